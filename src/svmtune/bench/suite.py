@@ -1,0 +1,130 @@
+"""What a benchmark suite is: data sets x methods x protocol, plus the papers' numbers.
+
+Each paper's suite lives in ``svmtune/bench/suites/<name>.py`` and exposes a module-level
+``SUITE`` (a :class:`Suite`); :data:`SUITES` maps suite names to those modules.  The runner
+(:mod:`svmtune.bench.runner`) turns a suite into cells (task x split x method), runs them,
+and appends one result row per cell to the result store.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Task", "MethodSpec", "Protocol", "Suite", "SUITES", "get_suite", "available_suites"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One classification task built from a bundled data set.
+
+    Attributes
+    ----------
+    name : str
+        Task name as the paper prints it (e.g. ``"balance-1"``, ``"adult"``).
+    dataset : str
+        Registry name (``svmtune.datasets.load_dataset``) of the (training) data.
+    positive : label or None
+        For one-vs-rest binary tasks: the original label that becomes the positive class,
+        all others negative.  None keeps the labels as they are.
+    subsample : int or None
+        Draw this many rows (stratified, with the suite's seed) before anything else.
+    test_dataset : str or None
+        Registry name of a fixed test file (``Protocol(kind="train_test")``).
+    drop_columns : tuple of str
+        Columns removed before use (e.g. identifiers).
+    options : dict
+        Anything else a suite needs (e.g. ``{"score_column": "duration"}``).
+    """
+
+    name: str
+    dataset: str
+    positive: Any = None
+    subsample: int | None = None
+    test_dataset: str | None = None
+    drop_columns: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method as a column of the suite's tables.
+
+    ``label`` is the paper's column name (e.g. ``"ESDR-CV"``); ``method`` and ``params`` are
+    passed to ``SVMTuner(method=..., method_params=...)``; ``tuner_params`` to SVMTuner itself
+    (e.g. ``{"final_model": "l1"}``).
+    """
+
+    label: str
+    method: str
+    params: dict[str, Any] = field(default_factory=dict)
+    tuner_params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How train/test splits are made.
+
+    kind : {"kfold", "split", "train_test"}
+        Stratified K-fold CV (``n_splits`` x ``n_repeats``), repeated stratified random
+        splits (``n_repeats`` of ``train_size`` / ``test_size``), or the task's fixed files.
+    """
+
+    kind: str = "kfold"
+    n_splits: int = 10
+    n_repeats: int = 1
+    train_size: int | float | None = None
+    test_size: int | float | None = None
+
+
+@dataclass
+class Suite:
+    """A benchmark suite.
+
+    Attributes
+    ----------
+    name, description : str
+    tasks : list of Task
+    methods : list of MethodSpec
+        Should include the two yardsticks, 10-fold grid search and the default SVC.
+    protocol : Protocol
+    seed : int
+        Master seed: subsamples, splits and every method's ``random_state`` derive from it.
+    published : list of dict
+        The papers' numbers, one dict per value: ``{"table": "II", "task": ..., "method":
+        <MethodSpec label>, "metric": "accuracy" | "accuracy_std" | "time" | ..., "value":
+        float}``.  Reports print them beside ours.
+    figures : list of callables ``(results: pandas.DataFrame, outdir: Path) -> list[Path]``
+        Plots and extra tables drawn from the suite's result rows.
+    experiments : list of callables ``(outdir: Path, seed: int) -> list[Path]``
+        Stand-alone studies of the suite that are not (task, split, method) cells (e.g.
+        Gaussian-data studies, scaling curves); they write their own result files.
+    """
+
+    name: str
+    description: str
+    tasks: list[Task]
+    methods: list[MethodSpec]
+    protocol: Protocol = field(default_factory=Protocol)
+    seed: int = 0
+    published: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[Callable[..., list[Path]]] = field(default_factory=list)
+    experiments: list[Callable[..., list[Path]]] = field(default_factory=list)
+
+
+#: suite name -> module defining ``SUITE``
+SUITES: dict[str, str] = {}
+
+
+def available_suites() -> list[str]:
+    return sorted(SUITES)
+
+
+def get_suite(name: str) -> Suite:
+    """Load the suite registered as ``name``."""
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; choose one of: {', '.join(available_suites())}")
+    return importlib.import_module(SUITES[name]).SUITE

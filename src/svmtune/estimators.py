@@ -1,0 +1,186 @@
+"""Final models: the exact L2-SVM classifier and the factory that builds a final SVM.
+
+:class:`L2SVC` is the squared-hinge kernel SVM that RBSVM, SpanSVM and RMSVM learn their
+hyperparameters for (RBSVM eq. (5)-(7)); multiclass problems are decomposed one-vs-rest.
+Its probabilities use RBSVM's tanh mapping ``P(y=+1|x) = (1 + tanh f(x)) / 2`` (eq. (29)).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.preprocessing import LabelEncoder
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from svmtune.kernels import Kernel
+from svmtune.svm import fit_l2_svm
+
+__all__ = ["L2SVC", "make_final_estimator", "tanh_proba", "class_weight_vector"]
+
+
+def tanh_proba(decision: np.ndarray) -> np.ndarray:
+    """Class probabilities from decision values by RBSVM's mapping (eq. (29)).
+
+    Binary ``decision`` of shape (n,) gives ``[(1 - tanh f)/2, (1 + tanh f)/2]``; one-vs-rest
+    ``decision`` of shape (n, k) gives ``(1 + tanh f_k)/2`` normalised over the classes.
+    """
+    decision = np.asarray(decision, dtype=float)
+    if decision.ndim == 1:
+        p = 0.5 * (1.0 + np.tanh(decision))
+        return np.column_stack([1.0 - p, p])
+    P = 0.5 * (1.0 + np.tanh(decision))
+    P = np.clip(P, 1e-300, None)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def class_weight_vector(y_enc: np.ndarray, classes: np.ndarray, class_weight) -> np.ndarray:
+    """Per-sample multipliers for a ``class_weight`` dict or ``"balanced"`` (None -> ones)."""
+    if class_weight is None:
+        return np.ones(y_enc.shape[0])
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError(f"class_weight must be a dict or 'balanced', got {class_weight!r}")
+        counts = np.bincount(y_enc, minlength=len(classes)).astype(float)
+        per_class = y_enc.shape[0] / (len(classes) * counts)
+        return per_class[y_enc]
+    per_class = np.array([float(class_weight.get(c, 1.0)) for c in classes])
+    return per_class[y_enc]
+
+
+class L2SVC(ClassifierMixin, BaseEstimator):
+    """Kernel SVM with the squared hinge loss (L2-SVM), solved exactly.
+
+    Trains the hard-margin SVM on ``K + I / C`` (RBSVM eq. (7)) with
+    :func:`svmtune.svm.fit_l2_svm`; multiclass problems are split one-vs-rest.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+    kernel : {"rbf", "linear", "poly", "sigmoid"}, default="rbf"
+    sigma : float, default=1.0
+        RBF width; ``gamma = 1 / (2 sigma^2)``.
+    gamma, degree, coef0 : kernel parameters for "poly" and "sigmoid".
+    class_weight : dict or "balanced", optional
+        Multiplies ``C`` per class.
+    """
+
+    def __init__(
+        self,
+        *,
+        C: float = 1.0,
+        kernel: str = "rbf",
+        sigma: float = 1.0,
+        gamma: float = 1.0,
+        degree: int = 3,
+        coef0: float = 0.0,
+        class_weight=None,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.sigma = sigma
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.class_weight = class_weight
+
+    def _kernel(self) -> Kernel:
+        return Kernel(
+            self.kernel, sigma=self.sigma, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+        )
+
+    def fit(self, X, y, sample_weight=None):
+        X, y = validate_data(self, X, y)
+        if not (np.isfinite(self.C) and self.C > 0):
+            raise ValueError(f"C must be positive and finite, got {self.C}")
+        enc = LabelEncoder().fit(y)
+        self.classes_ = enc.classes_
+        if len(self.classes_) < 2:
+            raise ValueError("L2SVC needs at least two classes in y")
+        y_enc = enc.transform(y)
+        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+        w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
+        kern = self._kernel()
+        K = kern(X)
+        if len(self.classes_) == 2:
+            tasks = [np.where(y_enc == 1, 1.0, -1.0)]
+        else:
+            tasks = [np.where(y_enc == k, 1.0, -1.0) for k in range(len(self.classes_))]
+        coefs, bs, used = [], [], np.zeros(X.shape[0], dtype=bool)
+        self.solutions_ = []
+        for t in tasks:
+            sol = fit_l2_svm(K, t, self.C, sample_weight=w)
+            self.solutions_.append(sol)
+            coefs.append(sol.dual_coef)
+            bs.append(sol.b)
+            used |= sol.support
+        self.support_ = np.flatnonzero(used)
+        self.support_vectors_ = X[used]
+        self.dual_coef_ = np.array(coefs)[:, used]
+        self.intercept_ = np.array(bs)
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        Kt = self._kernel()(X, self.support_vectors_)
+        F = Kt @ self.dual_coef_.T + self.intercept_
+        return F[:, 0] if len(self.classes_) == 2 else F
+
+    def predict(self, X):
+        F = self.decision_function(X)
+        idx = (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
+        return self.classes_[idx]
+
+    def predict_proba(self, X):
+        """RBSVM's tanh probabilities (eq. (29)); one-vs-rest normalised for multiclass."""
+        return tanh_proba(self.decision_function(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = False
+        return tags
+
+
+def make_final_estimator(
+    params: dict[str, Any],
+    *,
+    final_model: str = "l1",
+    multiclass: str = "ovr",
+    n_classes: int = 2,
+    probability: bool = False,
+    random_state=None,
+):
+    """Build the (unfitted) final SVM for selected hyperparameters.
+
+    Parameters
+    ----------
+    params : dict
+        ``best_params_``: kernel, sigma/gamma, C, class_weight, degree, coef0.
+    final_model : {"l1", "l2"}
+        libsvm hinge-loss ``SVC`` or the exact squared-hinge :class:`L2SVC`.
+    multiclass : {"ovr", "ovo"}
+        One-vs-rest (the papers' protocol) or libsvm's one-vs-one (L1 only).
+    probability : bool
+        Platt scaling (a sigmoid fitted on cross-validated decision values by
+        ``CalibratedClassifierCV(ensemble=False)``, what ``SVC(probability=True)`` did).
+    """
+    kern = Kernel.from_params(params)
+    C = float(params.get("C", 1.0))
+    cw = params.get("class_weight")
+    if final_model == "l2":
+        kp = {"kernel": kern.name, "sigma": kern.sigma, "gamma": kern.gamma}
+        kp.update(degree=int(kern.degree), coef0=kern.coef0)
+        return L2SVC(C=C, class_weight=cw, **kp)
+    if final_model != "l1":
+        raise ValueError(f"final_model must be 'l1' or 'l2', got {final_model!r}")
+    svc = SVC(C=C, class_weight=cw, random_state=random_state, **kern.sklearn_params())
+    if n_classes > 2 and multiclass == "ovr":
+        svc = OneVsRestClassifier(svc)
+    if probability:
+        return CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)
+    return svc

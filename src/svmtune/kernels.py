@@ -1,0 +1,179 @@
+"""Kernel functions, parameter conversions and derivatives in log-parameters.
+
+The RBF kernel is parametrised by its width ``sigma`` as in all five papers,
+
+    k(x, x') = exp(-||x - x'||^2 / (2 sigma^2))          (RBSVM eq. (4))
+
+which is scikit-learn's ``gamma = 1 / (2 sigma^2)``.  Every function here is pure:
+arrays in, arrays out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.metrics.pairwise import euclidean_distances
+
+KERNELS = ("rbf", "linear", "poly", "sigmoid")
+
+
+def gamma_from_sigma(sigma: float | np.ndarray) -> float | np.ndarray:
+    """Convert an RBF width ``sigma`` to scikit-learn's ``gamma = 1 / (2 sigma^2)``."""
+    sigma = np.asarray(sigma, dtype=float)
+    if np.any(sigma <= 0) or not np.all(np.isfinite(sigma)):
+        raise ValueError(f"sigma must be positive and finite, got {sigma}")
+    out = 1.0 / (2.0 * sigma**2)
+    return float(out) if out.ndim == 0 else out
+
+
+def sigma_from_gamma(gamma: float | np.ndarray) -> float | np.ndarray:
+    """Convert scikit-learn's ``gamma`` to the RBF width ``sigma = 1 / sqrt(2 gamma)``."""
+    gamma = np.asarray(gamma, dtype=float)
+    if np.any(gamma <= 0) or not np.all(np.isfinite(gamma)):
+        raise ValueError(f"gamma must be positive and finite, got {gamma}")
+    out = 1.0 / np.sqrt(2.0 * gamma)
+    return float(out) if out.ndim == 0 else out
+
+
+def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+    """Pairwise squared Euclidean distances, clipped at zero, exact zeros on the diagonal.
+
+    Uses the expansion ||x||^2 + ||y||^2 - 2 x.y (BLAS speed) and repairs its round-off:
+    negative values are clipped and, when ``Y is None``, the diagonal is set to 0.
+    """
+    X = np.asarray(X, dtype=float)
+    D = euclidean_distances(X, X if Y is None else np.asarray(Y, dtype=float), squared=True)
+    np.maximum(D, 0.0, out=D)
+    if Y is None:
+        np.fill_diagonal(D, 0.0)
+        D = 0.5 * (D + D.T)
+    return D
+
+
+def rbf_from_sqdist(D2: np.ndarray, sigma: float) -> np.ndarray:
+    """RBF kernel from squared distances: ``exp(-D2 / (2 sigma^2))`` (RBSVM eq. (4))."""
+    return np.exp(-D2 / (2.0 * float(sigma) ** 2))
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel with its parameters.
+
+    Parameters
+    ----------
+    name : {"rbf", "linear", "poly", "sigmoid"}
+    sigma : float
+        RBF width (``rbf`` only).
+    degree, gamma, coef0 : float
+        Polynomial ``(gamma <x, x'> + coef0)^degree`` and sigmoid ``tanh(gamma <x, x'> + coef0)``.
+    """
+
+    name: str = "rbf"
+    sigma: float = 1.0
+    degree: int = 3
+    gamma: float = 1.0
+    coef0: float = 0.0
+    _extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.name not in KERNELS:
+            raise ValueError(f"unknown kernel {self.name!r}; choose one of {KERNELS}")
+        if self.name == "rbf" and not (np.isfinite(self.sigma) and self.sigma > 0):
+            raise ValueError(f"RBF sigma must be positive and finite, got {self.sigma}")
+        if self.name in ("poly", "sigmoid") and not (np.isfinite(self.gamma) and self.gamma > 0):
+            raise ValueError(f"kernel gamma must be positive and finite, got {self.gamma}")
+        if self.name == "poly" and (int(self.degree) != self.degree or self.degree < 1):
+            raise ValueError(f"polynomial degree must be a positive integer, got {self.degree}")
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Kernel:
+        """Build from a ``best_params_``-style dict (keys kernel, sigma/gamma, degree, coef0)."""
+        name = params.get("kernel", "rbf")
+        if name == "rbf":
+            if "sigma" in params:
+                return cls("rbf", sigma=float(params["sigma"]))
+            return cls("rbf", sigma=sigma_from_gamma(float(params["gamma"])))
+        return cls(
+            name,
+            degree=int(params.get("degree", 3)),
+            gamma=float(params.get("gamma", 1.0)),
+            coef0=float(params.get("coef0", 0.0)),
+        )
+
+    def sklearn_params(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`sklearn.svm.SVC` that give the same kernel."""
+        if self.name == "rbf":
+            return {"kernel": "rbf", "gamma": gamma_from_sigma(self.sigma)}
+        if self.name == "linear":
+            return {"kernel": "linear"}
+        return {
+            "kernel": self.name,
+            "gamma": self.gamma,
+            "degree": int(self.degree),
+            "coef0": self.coef0,
+        }
+
+    def params(self) -> dict[str, Any]:
+        """The ``best_params_`` entries describing this kernel."""
+        if self.name == "rbf":
+            return {"kernel": "rbf", "sigma": self.sigma, "gamma": gamma_from_sigma(self.sigma)}
+        if self.name == "linear":
+            return {"kernel": "linear"}
+        out: dict[str, Any] = {"kernel": self.name, "gamma": self.gamma, "coef0": self.coef0}
+        if self.name == "poly":
+            out["degree"] = int(self.degree)
+        return out
+
+    def __call__(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted, exactly symmetric)."""
+        return kernel_matrix(X, Y, self)
+
+
+def kernel_matrix(X: np.ndarray, Y: np.ndarray | None, kernel: Kernel) -> np.ndarray:
+    """Kernel matrix between the rows of ``X`` and ``Y`` (train x train when ``Y`` is None)."""
+    X = np.asarray(X, dtype=float)
+    Yv = X if Y is None else np.asarray(Y, dtype=float)
+    if kernel.name == "rbf":
+        return rbf_from_sqdist(squared_distances(X, Y), kernel.sigma)
+    G = X @ Yv.T
+    if Y is None:
+        G = 0.5 * (G + G.T)
+    if kernel.name == "linear":
+        return G
+    if kernel.name == "poly":
+        return (kernel.gamma * G + kernel.coef0) ** int(kernel.degree)
+    return np.tanh(kernel.gamma * G + kernel.coef0)
+
+
+def rbf_dlogsigma(K: np.ndarray, D2: np.ndarray, sigma: float) -> np.ndarray:
+    """Derivative of the RBF kernel matrix with respect to ``log sigma``.
+
+    dK/d(log sigma) = sigma dK/dsigma = K * D2 / sigma^2.
+    """
+    return K * (D2 / float(sigma) ** 2)
+
+
+def kernel_dlogparams(X: np.ndarray, kernel: Kernel) -> dict[str, np.ndarray]:
+    """Derivatives of the train x train kernel matrix with respect to its log-parameters.
+
+    Returns a dict: ``{"log_sigma": ...}`` for RBF, ``{"log_gamma": ..., }`` for poly and
+    sigmoid (plus ``"coef0"``, a plain derivative, since coef0 may be zero or negative),
+    ``{}`` for the parameter-free linear kernel.
+    """
+    X = np.asarray(X, dtype=float)
+    if kernel.name == "rbf":
+        D2 = squared_distances(X)
+        return {"log_sigma": rbf_dlogsigma(rbf_from_sqdist(D2, kernel.sigma), D2, kernel.sigma)}
+    if kernel.name == "linear":
+        return {}
+    G = X @ X.T
+    G = 0.5 * (G + G.T)
+    u = kernel.gamma * G + kernel.coef0
+    if kernel.name == "poly":
+        p = int(kernel.degree)
+        base = p * u ** (p - 1)
+    else:
+        base = 1.0 - np.tanh(u) ** 2
+    return {"log_gamma": base * kernel.gamma * G, "coef0": base}

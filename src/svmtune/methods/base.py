@@ -1,0 +1,145 @@
+"""The selector contract every method implements, and the method registry.
+
+A *selector* turns training data into hyperparameters.  It receives standardised features
+``X`` (n, d), integer-encoded labels ``y`` in ``0..k-1`` (k >= 2, every class present with at
+least two samples: :class:`svmtune.SVMTuner` has validated all of that) and optional
+``sample_weight``; it returns a :class:`Selection`.  Selectors are configured by keyword
+arguments (``SVMTuner(method_params=...)``) and must not keep state between calls.
+
+Multiclass: a selector either handles ``k > 2`` itself (CV-based searches score multiclass
+accuracy; data indices take the minimum over class pairs) or decomposes with
+:func:`ovr_tasks` and combines the binary criteria into one objective, so that every method
+returns one set of hyperparameters.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = [
+    "Selection",
+    "Selector",
+    "METHODS",
+    "get_selector",
+    "available_methods",
+    "ovr_tasks",
+    "pm1",
+]
+
+
+@dataclass
+class Selection:
+    """What a selector found.
+
+    Attributes
+    ----------
+    params : dict
+        Chosen hyperparameters, keys among kernel, sigma, gamma, C, class_weight, degree,
+        coef0 (becomes ``SVMTuner.best_params_``).
+    estimate : float or None
+        The method's own estimate of the error rate in [0, 1] (LOO error, span-rule, CV
+        error, ...), or None for methods that have none.
+    criterion : float or None
+        The value of whatever the method optimised at the chosen point.
+    n_svm_fits : int
+        SVM trainings spent selecting (not counting the final fit).
+    history : list of dict
+        The path or the evaluated candidates, one dict per evaluation.
+    final_model : {"l1", "l2"}
+        The SVM the hyperparameters were chosen for: libsvm's hinge-loss SVC or the exact
+        squared-hinge L2-SVM.
+    info : dict
+        Method-specific diagnostics (e.g. S&S's d and sigma, number of objective evaluations).
+    """
+
+    params: dict[str, Any]
+    estimate: float | None = None
+    criterion: float | None = None
+    n_svm_fits: int = 0
+    history: list[dict[str, Any]] = field(default_factory=list)
+    final_model: str = "l1"
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.estimate is not None and not (0.0 <= float(self.estimate) <= 1.0):
+            raise ValueError(f"estimate must be an error rate in [0, 1], got {self.estimate}")
+        if self.final_model not in ("l1", "l2"):
+            raise ValueError(f"final_model must be 'l1' or 'l2', got {self.final_model!r}")
+
+
+class Selector:
+    """Base class of the selection methods.
+
+    Subclasses set ``name`` and implement :meth:`select`.  ``__init__`` takes the method's
+    options as keyword arguments and validates them (raising ``ValueError`` for unknown or
+    out-of-range options), so that ``SVMTuner(method_params=...)`` fails with a clear message.
+    """
+
+    name: ClassVar[str] = ""
+    #: kernels the method can select for
+    kernels: ClassVar[tuple[str, ...]] = ("rbf",)
+
+    def select(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        *,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+    ) -> Selection:
+        raise NotImplementedError
+
+    def check_kernel(self, kernel: str) -> None:
+        if kernel not in self.kernels:
+            raise ValueError(
+                f"method {self.name!r} selects hyperparameters for kernels {self.kernels}, "
+                f"not {kernel!r}"
+            )
+
+
+def pm1(y_binary: np.ndarray) -> np.ndarray:
+    """Encoded binary labels {0, 1} as {-1, +1} floats."""
+    return np.where(np.asarray(y_binary) == 1, 1.0, -1.0)
+
+
+def ovr_tasks(y: np.ndarray) -> list[np.ndarray]:
+    """One-vs-rest decomposition of encoded labels: a list of {-1, +1} label vectors.
+
+    Binary ``y`` (classes 0, 1) gives a single task with class 1 as +1.
+    """
+    k = int(np.max(y)) + 1
+    if k <= 2:
+        return [pm1(y)]
+    return [np.where(y == c, 1.0, -1.0) for c in range(k)]
+
+
+# Method name -> "module:Class".  Modules are imported on first use.
+METHODS: dict[str, str] = {
+    "default": "svmtune.methods.baselines:DefaultSVC",
+    "grid": "svmtune.methods.baselines:GridSearch",
+}
+
+
+def available_methods() -> list[str]:
+    """Names of the registered selection methods."""
+    return sorted(METHODS)
+
+
+def get_selector(name: str, params: dict[str, Any] | None = None) -> Selector:
+    """Instantiate the selector registered as ``name`` with options ``params``."""
+    if not isinstance(name, str) or name not in METHODS:
+        raise ValueError(
+            f"unknown method {name!r}; choose one of: {', '.join(available_methods())}"
+        )
+    module, cls = METHODS[name].split(":")
+    klass = getattr(importlib.import_module(module), cls)
+    try:
+        return klass(**(params or {}))
+    except TypeError as exc:
+        raise ValueError(f"invalid method_params for method {name!r}: {exc}") from None

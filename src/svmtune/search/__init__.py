@@ -1,0 +1,1 @@
+"""Search strategies: cross-validation scoring shared by all CV-based methods, and optimisers."""

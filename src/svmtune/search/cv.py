@@ -1,0 +1,112 @@
+"""The one cross-validation evaluation path every CV-based method shares.
+
+Grid, random, TPE (hyperopt and Optuna) searches and the "C by CV" step of ESDR-CV and
+LD-CV all score candidate hyperparameters with :func:`cv_errors`, so their numbers of SVM
+fits and their fold splits are comparable.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.model_selection import StratifiedKFold
+
+from svmtune.estimators import make_final_estimator
+
+__all__ = ["make_folds", "cv_errors", "fold_error"]
+
+
+def make_folds(y: np.ndarray, n_splits: int = 10, random_state=None) -> list[tuple]:
+    """Stratified, shuffled K-fold splits; ``n_splits`` is capped by the smallest class size."""
+    counts = np.bincount(np.asarray(y))
+    counts = counts[counts > 0]
+    k = int(min(n_splits, counts.min()))
+    if k < 2:
+        raise ValueError("cross-validation needs at least 2 samples of every class")
+    if k < n_splits:
+        warnings.warn(
+            f"smallest class has {counts.min()} samples: using {k}-fold instead of "
+            f"{n_splits}-fold cross-validation",
+            UserWarning,
+            stacklevel=3,
+        )
+    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
+    return list(skf.split(np.zeros(len(y)), y))
+
+
+def fold_error(
+    X: np.ndarray,
+    y: np.ndarray,
+    params: dict[str, Any],
+    train: np.ndarray,
+    test: np.ndarray,
+    *,
+    sample_weight: np.ndarray | None = None,
+    final_model: str = "l1",
+    multiclass: str = "ovr",
+    scoring: str = "error",
+) -> float:
+    """Validation loss of one candidate on one fold (error rate, or mean hinge loss)."""
+    est = make_final_estimator(
+        params, final_model=final_model, multiclass=multiclass, n_classes=int(y.max()) + 1
+    )
+    est = clone(est)
+    fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
+    est.fit(X[train], y[train], **fit_kw)
+    if scoring == "error":
+        return float(np.mean(est.predict(X[test]) != y[test]))
+    if scoring == "hinge":
+        f = est.decision_function(X[test])
+        if f.ndim != 1:
+            raise ValueError("hinge-loss scoring is defined for binary problems")
+        t = np.where(y[test] == 1, 1.0, -1.0)
+        return float(np.mean(np.maximum(0.0, 1.0 - t * f)))
+    if scoring == "f1":
+        from sklearn.metrics import f1_score
+
+        avg = "binary" if y.max() == 1 else "macro"
+        return 1.0 - float(f1_score(y[test], est.predict(X[test]), average=avg))
+    raise ValueError(f"unknown scoring {scoring!r}; use 'error', 'hinge' or 'f1'")
+
+
+def cv_errors(
+    X: np.ndarray,
+    y: np.ndarray,
+    candidates: list[dict[str, Any]],
+    *,
+    folds: list[tuple] | None = None,
+    n_splits: int = 10,
+    sample_weight: np.ndarray | None = None,
+    final_model: str = "l1",
+    multiclass: str = "ovr",
+    scoring: str = "error",
+    random_state=None,
+    n_jobs: int | None = None,
+) -> np.ndarray:
+    """Mean K-fold validation loss of every candidate (one row per candidate).
+
+    Returns an array of shape ``(len(candidates),)``; the number of SVM fits spent is
+    ``len(candidates) * len(folds)``.  Parallel over (candidate, fold) cells with joblib.
+    """
+    if folds is None:
+        folds = make_folds(y, n_splits, random_state)
+    cells = [(i, tr, te) for i in range(len(candidates)) for tr, te in folds]
+    out = Parallel(n_jobs=n_jobs)(
+        delayed(fold_error)(
+            X,
+            y,
+            candidates[i],
+            tr,
+            te,
+            sample_weight=sample_weight,
+            final_model=final_model,
+            multiclass=multiclass,
+            scoring=scoring,
+        )
+        for i, tr, te in cells
+    )
+    return np.asarray(out, dtype=float).reshape(len(candidates), len(folds)).mean(axis=1)

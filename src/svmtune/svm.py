@@ -1,0 +1,455 @@
+"""SVM solvers sharing one result type, :class:`DualSolution`.
+
+* :func:`fit_l1_svm` -- the hinge-loss (L1) SVM through libsvm (scikit-learn ``SVC``) with
+  per-sample bounds ``C_i = C * w_i``.  scikit-learn's ``dual_coef_`` sign conventions are
+  handled here and nowhere else.
+* :func:`fit_l2_svm` -- an exact squared-hinge (L2) kernel SVM, i.e. the hard-margin SVM on
+  ``H = K + diag(1 / (C w_i))`` (RBSVM eq. (6)-(7)), solved by an active-set Newton method to
+  KKT tolerance 1e-8.  It returns the factorisation of the extended support-set matrix
+
+      M = [[H_SS, 1], [1^T, 0]]                              (RBSVM eq. (22))
+
+  which the closed-form leave-one-out, span and radius-margin estimates all reuse.
+
+Labels are ``y in {-1, +1}`` throughout; the dual variables are ``alpha >= 0`` and the
+decision function is ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+from sklearn.svm import SVC
+
+from svmtune.kernels import Kernel
+
+__all__ = [
+    "DualSolution",
+    "ExtendedFactor",
+    "fit_l1_svm",
+    "fit_l2_svm",
+    "l2_diagonal",
+    "ConvergenceWarning",
+]
+
+
+class ConvergenceWarning(UserWarning):
+    """An SVM solver or hyperparameter search stopped before reaching its tolerance."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Extended matrix factorisation
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class ExtendedFactor:
+    """Factorisation of the extended matrix ``M = [[H, 1], [1^T, 0]]`` of a support set.
+
+    ``H`` is symmetric positive definite, so ``M`` is factored through the Cholesky factor of
+    ``H`` and the scalar Schur complement ``s = 1^T H^{-1} 1``:
+
+        M^{-1} = [[H^-1 - u u^T / s,  u / s],
+                  [u^T / s,          -1 / s]],   u = H^{-1} 1.
+    """
+
+    chol: tuple[np.ndarray, bool]
+    u: np.ndarray
+    s: float
+
+    @classmethod
+    def from_H(cls, H: np.ndarray) -> ExtendedFactor:
+        m = H.shape[0]
+        jitter = 0.0
+        for _ in range(8):
+            try:
+                chol = sla.cho_factor(H + jitter * np.eye(m), lower=True, check_finite=False)
+                break
+            except np.linalg.LinAlgError:
+                jitter = max(jitter * 10.0, 1e-12 * max(1.0, float(np.max(np.diag(H)))))
+        else:  # pragma: no cover - H is K + D with D > 0
+            raise np.linalg.LinAlgError("support-set matrix H is not positive definite")
+        if jitter:
+            warnings.warn(
+                f"support-set matrix nearly singular; added {jitter:.1e} to its diagonal",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        u = sla.cho_solve(chol, np.ones(m), check_finite=False)
+        return cls(chol=chol, u=u, s=float(u.sum()))
+
+    @property
+    def size(self) -> int:
+        return self.u.shape[0]
+
+    def solve_H(self, rhs: np.ndarray) -> np.ndarray:
+        """``H^{-1} rhs``."""
+        return sla.cho_solve(self.chol, rhs, check_finite=False)
+
+    def solve(self, rhs_top: np.ndarray, rhs_last: float | np.ndarray = 0.0):
+        """Solve ``M [x; z] = [rhs_top; rhs_last]``; returns ``(x, z)``."""
+        h = self.solve_H(rhs_top)
+        z = (np.ones(self.size) @ h - rhs_last) / self.s
+        if np.ndim(h) == 2:
+            x = h - np.outer(self.u, z)
+        else:
+            x = h - self.u * z
+        return x, z
+
+    def inverse(self) -> np.ndarray:
+        """The full ``(m+1) x (m+1)`` inverse of ``M``."""
+        m = self.size
+        Hinv = self.solve_H(np.eye(m))
+        out = np.empty((m + 1, m + 1))
+        out[:m, :m] = Hinv - np.outer(self.u, self.u) / self.s
+        out[:m, m] = out[m, :m] = self.u / self.s
+        out[m, m] = -1.0 / self.s
+        return out
+
+    def inverse_diagonal(self) -> np.ndarray:
+        """``(M^{-1})_ii`` for the ``m`` support vectors (not the bias entry)."""
+        L = self.chol[0]
+        Linv = sla.solve_triangular(L, np.eye(self.size), lower=True, check_finite=False)
+        return np.einsum("ij,ij->j", Linv, Linv) - self.u**2 / self.s
+
+
+# ---------------------------------------------------------------------------------------------
+# Result type
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class DualSolution:
+    """A trained binary kernel SVM in dual form.
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (n,)
+        Dual variables, ``alpha >= 0``.
+    b : float
+        Bias.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    upper : ndarray of shape (n,)
+        Box bounds ``C_i`` (``inf`` for the L2-SVM, which has no upper bound).
+    loss : {"l1", "l2"}
+    support, in_bound, bounded : ndarray of bool
+        ``alpha > 0``; ``0 < alpha < C_i``; ``alpha = C_i``.
+    factor : ExtendedFactor or None
+        Factorisation of the extended matrix of ``H`` on the support set (L2 only).
+    H_diag : ndarray or None
+        The added diagonal ``1 / (C w_i)`` of the L2-SVM (``H = K + diag(H_diag)``).
+    n_iter : int
+        Solver iterations (active-set changes for L2).
+    """
+
+    alpha: np.ndarray
+    b: float
+    y: np.ndarray
+    upper: np.ndarray
+    loss: str
+    support: np.ndarray
+    in_bound: np.ndarray
+    bounded: np.ndarray
+    factor: ExtendedFactor | None = None
+    H_diag: np.ndarray | None = None
+    n_iter: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def dual_coef(self) -> np.ndarray:
+        """``y_i alpha_i`` for all training points."""
+        return self.y * self.alpha
+
+    @property
+    def support_indices(self) -> np.ndarray:
+        return np.flatnonzero(self.support)
+
+    def decision_function(self, K_test_train: np.ndarray) -> np.ndarray:
+        """``f(x) = sum_i y_i alpha_i k(x_i, x) + b`` from a test x train kernel matrix."""
+        sv = self.support
+        return np.asarray(K_test_train)[:, sv] @ self.dual_coef[sv] + self.b
+
+    def training_outputs(self, K: np.ndarray) -> np.ndarray:
+        """Training outputs ``f(x_i)`` of the kernel (not ``H``) model."""
+        return self.decision_function(K)
+
+
+def _as_pm1(y: np.ndarray) -> np.ndarray:
+    y = np.asarray(y, dtype=float).ravel()
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("binary solver labels must be -1 or +1")
+    if np.all(y == y[0]):
+        raise ValueError("SVM training needs both classes (-1 and +1); got only one")
+    return y
+
+
+def _weights(n: int, sample_weight: np.ndarray | None) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=float).ravel()
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    return w
+
+
+# ---------------------------------------------------------------------------------------------
+# L1-SVM through libsvm
+# ---------------------------------------------------------------------------------------------
+def fit_l1_svm(
+    y: np.ndarray,
+    C: float,
+    *,
+    K: np.ndarray | None = None,
+    X: np.ndarray | None = None,
+    kernel: Kernel | None = None,
+    sample_weight: np.ndarray | None = None,
+    tol: float = 1e-3,
+    cache_size: float = 500.0,
+    return_estimator: bool = False,
+) -> DualSolution | tuple[DualSolution, SVC]:
+    """Train the hinge-loss SVM with libsvm and return its :class:`DualSolution`.
+
+    Solves ``max sum alpha - 1/2 sum alpha_i alpha_j y_i y_j k_ij`` subject to
+    ``0 <= alpha_i <= C_i = C w_i`` and ``sum y_i alpha_i = 0`` (Weighted span eq. (2)).
+
+    Parameters
+    ----------
+    y : array of {-1, +1}
+    C : float
+        Penalty; per-sample bounds are ``C * sample_weight``.
+    K : ndarray, optional
+        Precomputed train x train kernel matrix.  Give either ``K`` or ``X`` with ``kernel``.
+    X, kernel : optional
+        Raw features and the kernel libsvm evaluates natively.
+    tol : float
+        libsvm's stopping tolerance.
+    return_estimator : bool
+        Also return the fitted scikit-learn ``SVC``.
+    """
+    y = _as_pm1(y)
+    n = y.shape[0]
+    if not (np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be positive and finite, got {C}")
+    w = _weights(n, sample_weight)
+    if K is not None:
+        svc = SVC(kernel="precomputed", C=C, tol=tol, cache_size=cache_size)
+        svc.fit(np.asarray(K, dtype=float), y, sample_weight=None if sample_weight is None else w)
+    else:
+        if X is None or kernel is None:
+            raise ValueError("fit_l1_svm needs either K or both X and kernel")
+        svc = SVC(C=C, tol=tol, cache_size=cache_size, **kernel.sklearn_params())
+        svc.fit(X, y, sample_weight=None if sample_weight is None else w)
+    # scikit-learn orders classes_ = [-1, +1]; decision_function > 0 predicts +1, and
+    # dual_coef_[0] = y_i alpha_i with exactly that orientation, so alpha = |dual_coef_|.
+    # The sign is checked below rather than assumed.
+    coef = svc.dual_coef_[0]
+    idx = svc.support_
+    alpha = np.zeros(n)
+    alpha[idx] = np.abs(coef)
+    sign_ok = np.all(np.sign(coef[coef != 0]) == y[idx][coef != 0])
+    if not sign_ok:  # pragma: no cover - guards a change of convention in scikit-learn
+        raise RuntimeError("unexpected dual_coef_ sign convention in scikit-learn SVC")
+    upper = C * w
+    b = float(svc.intercept_[0])
+    support = alpha > 0
+    bounded = support & (alpha >= upper * (1.0 - 1e-10))
+    sol = DualSolution(
+        alpha=alpha,
+        b=b,
+        y=y,
+        upper=upper,
+        loss="l1",
+        support=support,
+        in_bound=support & ~bounded,
+        bounded=bounded,
+        n_iter=int(np.sum(svc.n_iter_)),
+    )
+    return (sol, svc) if return_estimator else sol
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact L2-SVM
+# ---------------------------------------------------------------------------------------------
+def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Diagonal added to ``K`` by the L2-SVM: ``1 / (C w_i)`` (RBSVM eq. (7)); inf where w_i=0."""
+    if not (np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be positive and finite, got {C}")
+    w = _weights(n, sample_weight)
+    with np.errstate(divide="ignore"):
+        return 1.0 / (C * w)
+
+
+def _solve_support(K, y, d, S):
+    Hs = K[np.ix_(S, S)] + np.diag(d[S])
+    fac = ExtendedFactor.from_H(Hs)
+    beta, b = fac.solve(y[S], 0.0)
+    return fac, beta, float(b)
+
+
+def fit_l2_svm(
+    K: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    *,
+    sample_weight: np.ndarray | None = None,
+    init_support: np.ndarray | None = None,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+) -> DualSolution:
+    """Exact squared-hinge (L2) SVM: the hard-margin SVM on ``H = K + diag(1/(C w))``.
+
+    Solves ``min 1/2 a^T Q a - 1^T a`` s.t. ``a >= 0``, ``y^T a = 0`` with
+    ``Q = (y y^T) * H`` (RBSVM eq. (6)-(7)).  On the support set ``S`` the KKT conditions are
+    the linear system ``M [beta_S; b] = [y_S; 0]`` with ``beta = y * alpha`` and
+    ``M = [[H_SS, 1], [1^T, 0]]`` (RBSVM eq. (22)).  The active set is found by a
+    primal-dual (semismooth Newton) iteration: drop support vectors with ``alpha < 0``, add
+    points with ``y_i f(x_i) < 1``; it starts from ``init_support`` (warm start) or from all
+    points.  Should the Newton iteration cycle, a primal active-set method (one change per
+    step, monotone in the dual objective, finite) finishes the job.
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Kernel matrix (without the ``1/C`` ridge).
+    y : array of {-1, +1}
+    C : float
+    sample_weight : array, optional
+        Per-sample weights: the ridge is ``1 / (C w_i)``; points with ``w_i = 0`` get
+        ``alpha_i = 0``.
+    init_support : bool mask or index array, optional
+        Starting support set (e.g. from the previous hyperparameter step).
+    tol : float
+        KKT tolerance on ``alpha >= 0`` and ``y_i f_i >= 1``.
+
+    Returns
+    -------
+    DualSolution
+        With ``factor`` the :class:`ExtendedFactor` of the final support set.
+    """
+    K = np.asarray(K, dtype=float)
+    y = _as_pm1(y)
+    n = y.shape[0]
+    if K.shape != (n, n):
+        raise ValueError(f"K has shape {K.shape}, expected ({n}, {n})")
+    d = l2_diagonal(n, C, sample_weight)
+    active = np.isfinite(d)
+    if np.all(y[active] == y[active][0]):
+        raise ValueError("L2-SVM needs points of both classes with positive weight")
+
+    if init_support is None:
+        S_mask = active.copy()
+    else:
+        S_mask = np.zeros(n, dtype=bool)
+        S_mask[np.asarray(init_support)] = True
+        S_mask &= active
+        if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):
+            S_mask = active.copy()
+
+    seen: set[bytes] = set()
+    n_iter = 0
+    converged = False
+    for n_iter in range(1, max_iter + 1):  # noqa: B007
+        S = np.flatnonzero(S_mask)
+        fac, beta, b = _solve_support(K, y, d, S)
+        alpha_S = y[S] * beta
+        neg = alpha_S < -tol
+        f = K[:, S] @ beta + b
+        margin = y * f  # for non-support points H_ij = K_ij (i not in S)
+        viol = active & ~S_mask & (margin < 1.0 - tol)
+        if not neg.any() and not viol.any():
+            converged = True
+            break
+        key = S_mask.tobytes()
+        if key in seen:
+            break
+        seen.add(key)
+        new = S_mask.copy()
+        new[S[neg]] = False
+        new |= viol
+        if new.sum() < 2 or np.all(y[new] == y[new][0]):
+            break
+        S_mask = new
+    if not converged:
+        S_mask, fac, beta, b, extra_iter = _primal_active_set(K, y, d, active, tol, 50 * n + 100)
+        n_iter += extra_iter
+        S = np.flatnonzero(S_mask)
+        alpha_S = y[S] * beta
+    alpha = np.zeros(n)
+    alpha[S] = np.maximum(alpha_S, 0.0)
+    support = alpha > 0
+    if not np.array_equal(support, S_mask):
+        # support vectors with alpha exactly 0 (degenerate): keep the factor of S but say so
+        pass
+    upper = np.full(n, np.inf)
+    return DualSolution(
+        alpha=alpha,
+        b=b,
+        y=y,
+        upper=upper,
+        loss="l2",
+        support=S_mask.copy(),
+        in_bound=S_mask.copy(),
+        bounded=np.zeros(n, dtype=bool),
+        factor=fac,
+        H_diag=d,
+        n_iter=n_iter,
+    )
+
+
+def _primal_active_set(K, y, d, active, tol, max_iter):
+    """Primal active-set method (Nocedal & Wright, Alg. 16.3) for the L2-SVM dual.
+
+    Feasible throughout (``alpha >= 0``, ``y^T alpha = 0``); each step changes one bound, and
+    the dual objective decreases monotonically, so it terminates.  Started from one point of
+    each class, the pair whose closed-form two-point solution is feasible.
+    """
+    n = y.shape[0]
+    ip = np.flatnonzero(active & (y > 0))
+    im = np.flatnonzero(active & (y < 0))
+    # closest pair in feature space gives a good start; any pair is feasible
+    Kd = np.diag(K)
+    i, j = ip[np.argmax(Kd[ip])], im[np.argmax(Kd[im])]
+    S_mask = np.zeros(n, dtype=bool)
+    S_mask[[i, j]] = True
+    alpha = np.zeros(n)
+    fac, beta, b = _solve_support(K, y, d, np.flatnonzero(S_mask))
+    alpha[S_mask] = y[S_mask] * beta
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007
+        S = np.flatnonzero(S_mask)
+        fac, beta, b = _solve_support(K, y, d, S)
+        target = y[S] * beta
+        if np.all(target >= -tol):
+            alpha[:] = 0.0
+            alpha[S] = np.maximum(target, 0.0)
+            f = K[:, S] @ beta + b
+            margin = y * f
+            cand = active & ~S_mask & (margin < 1.0 - tol)
+            if not cand.any():
+                return S_mask, fac, beta, b, it
+            k = np.flatnonzero(cand)[np.argmin(margin[cand])]
+            S_mask[k] = True
+            continue
+        # step towards target until the first free variable hits zero
+        cur = alpha[S]
+        step = target - cur
+        blocking = step < 0
+        ratios = np.full(S.shape[0], np.inf)
+        ratios[blocking] = cur[blocking] / -step[blocking]
+        t = min(1.0, float(ratios.min()))
+        alpha[S] = cur + t * step
+        drop = S[np.argmin(ratios)]
+        alpha[drop] = 0.0
+        S_mask[drop] = False
+        if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):  # pragma: no cover
+            break
+    warnings.warn(
+        "L2-SVM active-set solver did not converge; result may violate KKT conditions",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+    S = np.flatnonzero(S_mask)
+    fac, beta, b = _solve_support(K, y, d, S)
+    return S_mask, fac, beta, b, it

@@ -1,0 +1,183 @@
+"""SVMTuner: the scikit-learn meta-estimator users touch."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from svmtune._validation import check_min_class_count, validate_sample_weight, validate_Xy
+from svmtune.estimators import make_final_estimator, tanh_proba
+from svmtune.methods.base import get_selector
+from svmtune.preprocess import PREPROCESS_MODES, make_preprocessor
+
+__all__ = ["SVMTuner"]
+
+
+class SVMTuner(ClassifierMixin, BaseEstimator):
+    """Select SVM hyperparameters with a published method, then fit the final SVM.
+
+    Parameters
+    ----------
+    method : str, default="default"
+        Selection method; see :func:`svmtune.available_methods`.
+    kernel : str, default="rbf"
+        Kernel whose parameters are selected (methods state which kernels they support).
+    method_params : dict, optional
+        Options of the method (grid ranges, bounds, fold counts, ...).
+    preprocess : {"standard", "auto", "none"}, default="standard"
+        "standard" standardises numeric features and rejects NaN/inf; "auto" also imputes
+        missing values and one-hot encodes categorical DataFrame columns; all fitted on the
+        training data only (see :mod:`svmtune.preprocess`).
+    multiclass : {"ovr", "ovo"}, default="ovr"
+        Final multiclass SVM: one-vs-rest (the papers' protocol) or libsvm's one-vs-one.
+    final_model : {"auto", "l1", "l2"}, default="auto"
+        "auto" refits the SVM the method selected for (L2-SVM for RBSVM, SpanSVM, RMSVM;
+        libsvm's hinge-loss SVC otherwise); "l1" / "l2" force one.
+    probability : {"tanh", "platt"}, default="tanh"
+        ``predict_proba``: RBSVM's tanh mapping of the decision values (eq. (29)), or
+        Platt scaling by libsvm (L1 final models only; one-vs-one always uses Platt).
+    random_state : int, RandomState or None
+    n_jobs : int or None
+        Parallel jobs for candidate evaluation (joblib).
+
+    Attributes
+    ----------
+    best_params_ : dict
+    estimate_ : float or None
+    criterion_ : float or None
+    selection_time_ : float
+    n_svm_fits_ : int
+    history_ : list of dict
+    selection_ : Selection
+    classes_ : ndarray
+    estimator_ : fitted final SVM
+    preprocessor_ : fitted transformer
+    """
+
+    def __init__(
+        self,
+        *,
+        method: str = "default",
+        kernel: str = "rbf",
+        method_params: dict[str, Any] | None = None,
+        preprocess: str = "standard",
+        multiclass: str = "ovr",
+        final_model: str = "auto",
+        probability: str = "tanh",
+        random_state=None,
+        n_jobs: int | None = None,
+    ):
+        self.method = method
+        self.kernel = kernel
+        self.method_params = method_params
+        self.preprocess = preprocess
+        self.multiclass = multiclass
+        self.final_model = final_model
+        self.probability = probability
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ helpers
+    def _check_params(self) -> None:
+        if self.preprocess not in PREPROCESS_MODES:
+            raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {self.preprocess!r}")
+        if self.multiclass not in ("ovr", "ovo"):
+            raise ValueError(f"multiclass must be 'ovr' or 'ovo', got {self.multiclass!r}")
+        if self.final_model not in ("auto", "l1", "l2"):
+            raise ValueError(f"final_model must be 'auto', 'l1' or 'l2', got {self.final_model!r}")
+        if self.probability not in ("tanh", "platt"):
+            raise ValueError(f"probability must be 'tanh' or 'platt', got {self.probability!r}")
+
+    def _validate_X(self, X, reset: bool):
+        if self.preprocess == "auto":
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            return X
+        return validate_data(self, X, reset=reset)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None):
+        """Select hyperparameters on ``(X, y)`` and refit the final SVM on all of it."""
+        self._check_params()
+        selector = get_selector(self.method, self.method_params)
+        if self.preprocess == "auto":
+            validate_data(self, X, skip_check_array=True)
+            _, y = validate_Xy(np.zeros((len(y), 1)), y, estimator=self)
+            if len(X) != len(y):
+                raise ValueError(f"X has {len(X)} samples but y has {len(y)}")
+        else:
+            X, y = validate_data(self, X, y)
+            validate_Xy(X, y, estimator=self)
+        enc = LabelEncoder().fit(y)
+        self.classes_ = enc.classes_
+        y_enc = enc.transform(y)
+        check_min_class_count(y_enc, self.classes_, minimum=2)
+        w = validate_sample_weight(sample_weight, len(y_enc))
+
+        self.preprocessor_ = make_preprocessor(self.preprocess, X).fit(X)
+        Xp = np.asarray(self.preprocessor_.transform(X), dtype=float)
+        rs = check_random_state(self.random_state)
+        seed = int(rs.randint(np.iinfo(np.int32).max))
+
+        t0 = time.perf_counter()
+        sel = selector.select(
+            Xp, y_enc, w, kernel=self.kernel, random_state=seed, n_jobs=self.n_jobs
+        )
+        self.selection_time_ = time.perf_counter() - t0
+
+        final = sel.final_model if self.final_model == "auto" else self.final_model
+        n_classes = len(self.classes_)
+        platt = final == "l1" and (
+            self.probability == "platt" or (n_classes > 2 and self.multiclass == "ovo")
+        )
+        est = make_final_estimator(
+            sel.params,
+            final_model=final,
+            multiclass=self.multiclass,
+            n_classes=n_classes,
+            probability=platt,
+            random_state=seed,
+        )
+        fit_kw = {} if w is None else {"sample_weight": w}
+        self.estimator_ = clone(est).fit(Xp, y_enc, **fit_kw)
+        self.final_model_ = final
+        self.probability_ = "platt" if platt else "tanh"
+        self.selection_ = sel
+        self.best_params_ = dict(sel.params)
+        self.estimate_ = sel.estimate
+        self.criterion_ = sel.criterion
+        self.n_svm_fits_ = int(sel.n_svm_fits)
+        self.history_ = list(sel.history)
+        return self
+
+    # ------------------------------------------------------------------ predict
+    def _transform(self, X):
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return np.asarray(self.preprocessor_.transform(X), dtype=float)
+
+    def decision_function(self, X):
+        """Decision values of the final SVM: shape (n,) for binary, (n, n_classes) otherwise."""
+        return self.estimator_.decision_function(self._transform(X))
+
+    def predict(self, X):
+        return self.classes_[np.asarray(self.estimator_.predict(self._transform(X)), dtype=int)]
+
+    def predict_proba(self, X):
+        """Class probabilities (columns follow ``classes_``); see the ``probability`` option."""
+        Xp = self._transform(X)
+        if self.probability_ == "platt":
+            return self.estimator_.predict_proba(Xp)
+        return tanh_proba(self.estimator_.decision_function(Xp))
+
+    def predict_log_proba(self, X):
+        return np.log(np.clip(self.predict_proba(X), 1e-300, None))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self.preprocess == "auto"
+        return tags
