@@ -116,7 +116,14 @@ class Suite:
 
 
 #: suite name -> module defining ``SUITE``
-SUITES: dict[str, str] = {}
+SUITES: dict[str, str] = {
+    "quick": "svmtune.bench.suites.quick",
+    "rbsvm-paper": "svmtune.bench.suites.rbsvm_paper",
+    "esdr-paper": "svmtune.bench.suites.esdr_paper",
+    "ld-paper": "svmtune.bench.suites.ld_paper",
+    "span-paper": "svmtune.bench.suites.span_paper",
+    "ss-paper": "svmtune.bench.suites.ss_paper",
+}
 
 
 def available_suites() -> list[str]:

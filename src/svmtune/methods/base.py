@@ -123,6 +123,21 @@ def ovr_tasks(y: np.ndarray) -> list[np.ndarray]:
 METHODS: dict[str, str] = {
     "default": "svmtune.methods.baselines:DefaultSVC",
     "grid": "svmtune.methods.baselines:GridSearch",
+    "random": "svmtune.methods.baselines:RandomSearch",
+    "tpe": "svmtune.methods.baselines:HyperoptTPE",
+    "optuna": "svmtune.methods.baselines:OptunaTPE",
+    "halving": "svmtune.methods.baselines:HalvingSearch",
+    "rbsvm": "svmtune.methods.rbsvm:RBSVM",
+    "span": "svmtune.methods.gradient_baselines:SpanSVM",
+    "radius_margin": "svmtune.methods.gradient_baselines:RMSVM",
+    "esdr": "svmtune.methods.esdr:ESDRCV",
+    "dbtc": "svmtune.methods.esdr:DBTCCV",
+    "j4": "svmtune.methods.esdr:J4CV",
+    "ld": "svmtune.methods.ld:LDCV",
+    "ld_c1": "svmtune.methods.ld:LDC1",
+    "cv_cv": "svmtune.methods.ld:CVCV",
+    "span_rule": "svmtune.methods.span_rule:SpanRule",
+    "ss": "svmtune.methods.ss_ratio:SSRatio",
 }
 
 
