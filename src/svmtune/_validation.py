@@ -6,7 +6,22 @@ import numpy as np
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_X_y
 
-__all__ = ["validate_Xy", "validate_sample_weight", "check_min_class_count", "check_positive"]
+__all__ = [
+    "validate_Xy",
+    "validate_sample_weight",
+    "check_min_class_count",
+    "check_positive",
+    "check_feature_values",
+]
+
+
+def _label(value) -> str:
+    """A class label as users wrote it (numpy scalars shown as plain Python values)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return repr(value)
 
 
 def validate_Xy(X, y, *, allow_nan: bool = False, estimator=None):
@@ -35,16 +50,21 @@ def validate_Xy(X, y, *, allow_nan: bool = False, estimator=None):
 def check_min_class_count(y_encoded: np.ndarray, classes: np.ndarray, minimum: int = 2) -> None:
     """Raise if fewer than two classes, or a class has fewer than ``minimum`` samples."""
     counts = np.bincount(y_encoded, minlength=len(classes))
+    if len(y_encoded) < 2:
+        raise ValueError(
+            f"got {len(y_encoded)} sample (n_samples={len(y_encoded)}); selection needs at "
+            "least two samples of each of two classes."
+        )
     if len(classes) < 2:
         raise ValueError(
-            f"y has a single class ({classes[0]!r}); hyperparameter selection needs at "
+            f"y has 1 class ({classes[0]!r}); hyperparameter selection needs at "
             "least two classes."
         )
     small = [(c, k) for c, k in zip(classes, counts) if k < minimum]
     if small:
-        desc = ", ".join(f"{c!r}: {k}" for c, k in small)
+        desc = ", ".join(f"class {_label(c)} has {k}" for c, k in small)
         raise ValueError(
-            f"every class needs at least {minimum} samples for selection; too few in {desc}. "
+            f"every class needs at least {minimum} samples for selection; {desc}. "
             "Remove or merge the rare classes."
         )
 
@@ -79,3 +99,37 @@ def check_positive(name: str, value, *, allow_none: bool = False) -> None:
         ok = False
     if not ok:
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+
+
+def check_feature_values(X, *, allow_nan: bool = False) -> None:
+    """Raise a ``ValueError`` naming the columns of ``X`` that hold infinity (or NaN).
+
+    ``X`` is a DataFrame or a 2-D array; non-numeric (categorical) columns are skipped.  NaN
+    is allowed when ``allow_nan`` (the imputing ``preprocess="auto"`` pipeline fills it);
+    infinity never is: no preprocessing can tell what it should have been.
+    """
+    import pandas as pd
+
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+    num = frame.select_dtypes(include="number")
+    if num.shape[1] == 0:
+        return
+    values = num.to_numpy(dtype=float, na_value=np.nan)
+    names = [str(c) for c in num.columns]
+
+    def _cols(mask: np.ndarray) -> str:
+        bad = [names[j] for j in np.flatnonzero(mask.any(axis=0))]
+        return ", ".join(repr(b) for b in bad[:8]) + (", ..." if len(bad) > 8 else "")
+
+    inf = np.isinf(values)
+    if inf.any():
+        raise ValueError(
+            f"X contains infinity ({int(inf.sum())} cells, columns {_cols(inf)}); replace "
+            "or remove those values (imputation only fills missing values)"
+        )
+    nan = np.isnan(values)
+    if nan.any() and not allow_nan:
+        raise ValueError(
+            f"X contains NaN ({int(nan.sum())} missing cells, columns {_cols(nan)}); impute "
+            "them, e.g. with preprocess='auto' (median imputation + one-hot + standardise)"
+        )

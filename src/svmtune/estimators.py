@@ -12,15 +12,15 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
-from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import LabelEncoder
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from svmtune._validation import check_min_class_count, validate_sample_weight, validate_Xy
 from svmtune.kernels import Kernel
 from svmtune.svm import fit_l2_svm
 
-__all__ = ["L2SVC", "make_final_estimator", "tanh_proba", "class_weight_vector"]
+__all__ = ["L2SVC", "OvRSVC", "make_final_estimator", "tanh_proba", "class_weight_vector"]
 
 
 def tanh_proba(decision: np.ndarray) -> np.ndarray:
@@ -95,14 +95,15 @@ class L2SVC(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         X, y = validate_data(self, X, y)
+        validate_Xy(X, y, estimator=self)
         if not (np.isfinite(self.C) and self.C > 0):
             raise ValueError(f"C must be positive and finite, got {self.C}")
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
-        if len(self.classes_) < 2:
-            raise ValueError("L2SVC needs at least two classes in y")
         y_enc = enc.transform(y)
-        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+        check_min_class_count(y_enc, self.classes_, minimum=1)
+        w = validate_sample_weight(sample_weight, X.shape[0])
+        w = np.ones(X.shape[0]) if w is None else w
         w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
         kern = self._kernel()
         K = kern(X)
@@ -146,6 +147,52 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         return tags
 
 
+class OvRSVC(ClassifierMixin, BaseEstimator):
+    """One-vs-rest libsvm SVC (the papers' multiclass protocol) that accepts ``sample_weight``.
+
+    scikit-learn's ``OneVsRestClassifier`` forwards ``sample_weight`` only under metadata
+    routing; this small wrapper fits one binary ``SVC`` per class directly.
+    """
+
+    def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+                 class_weight=None, random_state=None):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.class_weight = class_weight
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        X, y = validate_data(self, X, y)
+        validate_Xy(X, y, estimator=self)
+        enc = LabelEncoder().fit(y)
+        self.classes_ = enc.classes_
+        y_enc = enc.transform(y)
+        check_min_class_count(y_enc, self.classes_, minimum=1)
+        w = validate_sample_weight(sample_weight, X.shape[0])
+        w = np.ones(X.shape[0]) if w is None else w
+        w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
+        params = dict(C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                      coef0=self.coef0, random_state=self.random_state)
+        tasks = [y_enc] if len(self.classes_) == 2 else [y_enc == k for k in range(len(self.classes_))]
+        self.estimators_ = [SVC(**params).fit(X, t.astype(int), sample_weight=w) for t in tasks]
+        return self
+
+    def decision_function(self, X):
+        """Shape (n,) for two classes (positive: ``classes_[1]``), (n, n_classes) otherwise."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        F = np.column_stack([e.decision_function(X) for e in self.estimators_])
+        return F[:, 0] if len(self.classes_) == 2 else F
+
+    def predict(self, X):
+        F = self.decision_function(X)
+        idx = (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
+        return self.classes_[idx]
+
+
 def make_final_estimator(
     params: dict[str, Any],
     *,
@@ -180,7 +227,7 @@ def make_final_estimator(
         raise ValueError(f"final_model must be 'l1' or 'l2', got {final_model!r}")
     svc = SVC(C=C, class_weight=cw, random_state=random_state, **kern.sklearn_params())
     if n_classes > 2 and multiclass == "ovr":
-        svc = OneVsRestClassifier(svc)
+        svc = OvRSVC(C=C, class_weight=cw, random_state=random_state, **kern.sklearn_params())
     if probability:
         return CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)
     return svc

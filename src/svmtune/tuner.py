@@ -118,7 +118,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         check_min_class_count(y_enc, self.classes_, minimum=2)
         w = validate_sample_weight(sample_weight, len(y_enc))
 
-        self.preprocessor_ = make_preprocessor(self.preprocess, X).fit(X)
+        self.preprocessor_ = make_preprocessor(self.preprocess, X)
+        if self.preprocess == "standard":
+            self.preprocessor_.fit(X, sample_weight=w)
+        else:
+            self.preprocessor_.fit(X)
         Xp = np.asarray(self.preprocessor_.transform(X), dtype=float)
         rs = check_random_state(self.random_state)
         seed = int(rs.randint(np.iinfo(np.int32).max))
@@ -162,10 +166,12 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Decision values of the final SVM: shape (n,) for binary, (n, n_classes) otherwise."""
-        return self.estimator_.decision_function(self._transform(X))
+        Xp = self._transform(X)
+        return self.estimator_.decision_function(Xp)
 
     def predict(self, X):
-        return self.classes_[np.asarray(self.estimator_.predict(self._transform(X)), dtype=int)]
+        Xp = self._transform(X)
+        return self.classes_[np.asarray(self.estimator_.predict(Xp), dtype=int)]
 
     def predict_proba(self, X):
         """Class probabilities (columns follow ``classes_``); see the ``probability`` option."""

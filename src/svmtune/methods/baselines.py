@@ -1,19 +1,53 @@
-"""Baselines: scikit-learn's default SVC and K-fold cross-validated searches.
+"""Baselines: scikit-learn's default SVC and cross-validated searches over (sigma, C).
 
-All CV-based baselines score candidates through :func:`svmtune.search.cv.cv_errors`.
+Every search except successive halving scores its candidates through the one shared CV path
+:func:`svmtune.search.cv.cv_errors` on the folds of :func:`svmtune.search.cv.make_folds`, so
+that numbers of SVM fits and fold splits are comparable across methods.  Successive halving
+is scikit-learn's own ``HalvingGridSearchCV`` (it must subsample the training folds itself);
+it uses the same stratified splitter with the same seed, so its full-resource folds are those
+of ``make_folds``.
+
+Ranges are given in log2 units, ``log2_sigma=(lo, hi)``.  The defaults are the RBSVM paper's
+search box ``sigma, C in [2^-8, 2^8]`` (RBSVM Sec. V-A: grid step 1 in log2; random and
+Bayesian search draw "independently from a uniform density on [2^-8, 2^8]").
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
+import numbers
+import warnings
+from collections.abc import Sequence
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
 
+import numpy as np
+from sklearn.utils import check_random_state
+
+from svmtune.estimators import make_final_estimator
 from svmtune.kernels import gamma_from_sigma, sigma_from_gamma
 from svmtune.methods.base import Selection, Selector
 from svmtune.search.cv import cv_errors, make_folds
 
-__all__ = ["DefaultSVC", "GridSearch", "log2_grid", "rbf_params"]
+__all__ = [
+    "DefaultSVC",
+    "GridSearch",
+    "RandomSearch",
+    "HyperoptTPE",
+    "OptunaTPE",
+    "HalvingSearch",
+    "log2_grid",
+    "rbf_params",
+    "sample_log2_box",
+    "check_log2_range",
+]
+
+DISTRIBUTIONS = ("loguniform", "uniform")
+SCORINGS = ("error", "hinge", "f1")
 
 
+# ----------------------------------------------------------------------------- pure helpers
 def log2_grid(lo: float, hi: float, step: float) -> np.ndarray:
     """``2 ** arange(lo, hi + step/2, step)``: the papers' log2 grids, endpoints included."""
     if not (np.isfinite(lo) and np.isfinite(hi) and hi >= lo):
@@ -31,6 +65,104 @@ def rbf_params(sigma: float, C: float, **extra) -> dict:
     return out
 
 
+def check_log2_range(name: str, value: Any, *, with_step: bool = False) -> tuple[float, ...]:
+    """Validate a log2 search range ``(lo, hi)`` (or ``(lo, hi, step)`` when ``with_step``).
+
+    Returns ``(lo, hi)`` or ``(lo, hi, step)`` as floats (step defaults to 1 for grids).
+    Raises ``ValueError`` naming the option when the range is malformed.
+    """
+    allowed = (2, 3) if with_step else (2,)
+    shape = "(lo, hi) or (lo, hi, step)" if with_step else "(lo, hi)"
+    try:
+        vals = tuple(float(v) for v in value)
+    except TypeError:
+        raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}") from None
+    if len(vals) not in allowed:
+        raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}")
+    lo, hi = vals[0], vals[1]
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
+        raise ValueError(f"{name} must satisfy lo <= hi (finite, log2 units), got {value!r}")
+    if with_step:
+        step = vals[2] if len(vals) == 3 else 1.0
+        if not (np.isfinite(step) and step > 0):
+            raise ValueError(f"{name}: grid step must be positive, got {step}")
+        return lo, hi, step
+    return lo, hi
+
+
+def sample_log2_box(
+    n: int,
+    log2_sigma: tuple[float, float],
+    log2_C: tuple[float, float],
+    distribution: str,
+    rng: np.random.RandomState,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``n`` independent (sigma, C) pairs from the box ``[2^lo, 2^hi]`` per coordinate.
+
+    Parameters
+    ----------
+    n : int
+    log2_sigma, log2_C : (lo, hi)
+        Bounds in log2 units.
+    distribution : {"loguniform", "uniform"}
+        ``"loguniform"``: ``log2 sigma ~ U(lo, hi)`` (Bergstra & Bengio's usual choice);
+        ``"uniform"``: ``sigma ~ U(2^lo, 2^hi)``, the RBSVM paper's random-search and
+        Bayesian-search distribution (RBSVM Sec. V-A).
+    rng : RandomState
+
+    Returns
+    -------
+    sigmas, Cs : ndarray of shape (n,)
+    """
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+    u = rng.uniform(size=(n, 2))
+    out = []
+    for j, (lo, hi) in enumerate((log2_sigma, log2_C)):
+        if distribution == "loguniform":
+            out.append(2.0 ** (lo + (hi - lo) * u[:, j]))
+        else:
+            out.append(2.0**lo + (2.0**hi - 2.0**lo) * u[:, j])
+    return out[0], out[1]
+
+
+def _seed_int(random_state) -> int | None:
+    """An int seed for libraries that want one (hyperopt, Optuna); None stays unseeded."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _check_budget(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer (number of candidates), got {value!r}")
+    return int(value)
+
+
+def _check_n_splits(n_splits: Any) -> int:
+    if isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or n_splits < 2:
+        raise ValueError(f"n_splits must be an integer >= 2 (CV folds), got {n_splits!r}")
+    return int(n_splits)
+
+
+def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def _estimate(scoring: str, loss: float) -> float | None:
+    """The error-rate estimate of a CV loss (only the ``"error"`` scoring is one)."""
+    return float(loss) if scoring == "error" else None
+
+
+def _history(cands: list[dict], losses: Sequence[float], **extra) -> list[dict]:
+    return [dict(c, cv_loss=float(e), **extra) for c, e in zip(cands, losses)]
+
+
+# ----------------------------------------------------------------------------- selectors
 class DefaultSVC(Selector):
     """scikit-learn's ``SVC()`` as is: gamma='scale', C=1 -- the practitioner's zero-cost choice.
 
@@ -47,7 +179,29 @@ class DefaultSVC(Selector):
         return Selection(params=rbf_params(sigma_from_gamma(gamma), 1.0), n_svm_fits=0)
 
 
-class GridSearch(Selector):
+class _CVSearch(Selector):
+    """Shared options of the K-fold cross-validated searches (folds and scoring)."""
+
+    kernels = ("rbf",)
+    scorings: tuple[str, ...] = SCORINGS
+
+    def _init_cv(self, n_splits: Any, scoring: Any) -> None:
+        self.n_splits = _check_n_splits(n_splits)
+        self.scoring = _check_choice("scoring", scoring, self.scorings)
+
+    def _score(self, X, y, cands, folds, sample_weight, n_jobs) -> np.ndarray:
+        return cv_errors(
+            X,
+            y,
+            cands,
+            folds=folds,
+            sample_weight=sample_weight,
+            scoring=self.scoring,
+            n_jobs=n_jobs,
+        )
+
+
+class GridSearch(_CVSearch):
     """K-fold cross-validated grid search over log2 sigma and log2 C.
 
     Defaults are the RBSVM paper's GridSearch baseline: log2 sigma and log2 C in [-8, 8],
@@ -55,7 +209,8 @@ class GridSearch(Selector):
 
     Parameters
     ----------
-    log2_sigma, log2_C : (lo, hi, step)
+    log2_sigma, log2_C : (lo, hi) or (lo, hi, step)
+        Grid ranges in log2 units (step 1 if omitted).
     sigmas, Cs : sequences, optional
         Explicit grids (override the log2 ranges).
     n_splits : int
@@ -63,7 +218,6 @@ class GridSearch(Selector):
     """
 
     name = "grid"
-    kernels = ("rbf",)
 
     def __init__(
         self,
@@ -75,32 +229,418 @@ class GridSearch(Selector):
         n_splits: int = 10,
         scoring: str = "error",
     ):
-        self.sigmas = np.asarray(sigmas, float) if sigmas is not None else log2_grid(*log2_sigma)
-        self.Cs = np.asarray(Cs, float) if Cs is not None else log2_grid(*log2_C)
-        if np.any(self.sigmas <= 0) or np.any(self.Cs <= 0):
-            raise ValueError("grid values of sigma and C must be positive")
-        if int(n_splits) < 2:
-            raise ValueError(f"n_splits must be at least 2, got {n_splits}")
-        if scoring not in ("error", "hinge", "f1"):
-            raise ValueError(f"scoring must be 'error', 'hinge' or 'f1', got {scoring!r}")
-        self.n_splits = int(n_splits)
-        self.scoring = scoring
+        if sigmas is not None:
+            self.sigmas = np.atleast_1d(np.asarray(sigmas, float))
+        else:
+            self.sigmas = log2_grid(*check_log2_range("log2_sigma", log2_sigma, with_step=True))
+        if Cs is not None:
+            self.Cs = np.atleast_1d(np.asarray(Cs, float))
+        else:
+            self.Cs = log2_grid(*check_log2_range("log2_C", log2_C, with_step=True))
+        for nm, v in (("sigmas", self.sigmas), ("Cs", self.Cs)):
+            if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
+                raise ValueError(f"grid values of {nm} must be positive and finite, got {v}")
+        self._init_cv(n_splits, scoring)
 
     def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
         self.check_kernel(kernel)
         folds = make_folds(y, self.n_splits, random_state)
         cands = [rbf_params(s, c) for s in self.sigmas for c in self.Cs]
-        errs = cv_errors(
-            X, y, cands, folds=folds, sample_weight=sample_weight,
-            scoring=self.scoring, n_jobs=n_jobs,
-        )
+        errs = self._score(X, y, cands, folds, sample_weight, n_jobs)
         best = int(np.argmin(errs))
-        history = [dict(c, cv_loss=float(e)) for c, e in zip(cands, errs)]
-        est = float(errs[best]) if self.scoring == "error" else None
         return Selection(
             params=cands[best],
-            estimate=est,
+            estimate=_estimate(self.scoring, errs[best]),
             criterion=float(errs[best]),
             n_svm_fits=len(cands) * len(folds),
+            history=_history(cands, errs),
+            info={"n_candidates": len(cands), "n_folds": len(folds)},
+        )
+
+
+class RandomSearch(_CVSearch):
+    """Random search (Bergstra & Bengio 2012) over (sigma, C) with K-fold CV, fixed budget.
+
+    Parameters
+    ----------
+    n_iter : int, default=60
+        Number of candidates (60 draws find a point of the best 5 % of the box with
+        probability 0.95).  The RBSVM paper's Fig. 4 uses the grid's budget (256).
+    log2_sigma, log2_C : (lo, hi), default=(-8, 8)
+    distribution : {"loguniform", "uniform"}, default="loguniform"
+        See :func:`sample_log2_box`; ``"uniform"`` is the RBSVM paper's setting.
+    n_splits : int, default=10
+    scoring : {"error", "hinge", "f1"}, default="error"
+    """
+
+    name = "random"
+
+    def __init__(
+        self,
+        *,
+        n_iter: int = 60,
+        log2_sigma=(-8.0, 8.0),
+        log2_C=(-8.0, 8.0),
+        distribution: str = "loguniform",
+        n_splits: int = 10,
+        scoring: str = "error",
+    ):
+        self.n_iter = _check_budget("n_iter", n_iter)
+        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
+        self.log2_C = check_log2_range("log2_C", log2_C)
+        self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
+        self._init_cv(n_splits, scoring)
+
+    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+        self.check_kernel(kernel)
+        rng = check_random_state(random_state)
+        folds = make_folds(y, self.n_splits, random_state)
+        sig, Cs = sample_log2_box(self.n_iter, self.log2_sigma, self.log2_C, self.distribution, rng)
+        cands = [rbf_params(s, c) for s, c in zip(sig, Cs)]
+        errs = self._score(X, y, cands, folds, sample_weight, n_jobs)
+        best = int(np.argmin(errs))
+        return Selection(
+            params=cands[best],
+            estimate=_estimate(self.scoring, errs[best]),
+            criterion=float(errs[best]),
+            n_svm_fits=len(cands) * len(folds),
+            history=_history(cands, errs),
+            info={"n_candidates": len(cands), "n_folds": len(folds)},
+        )
+
+
+class _SequentialSearch(_CVSearch):
+    """A model-based search proposing one candidate at a time, each scored by K-fold CV."""
+
+    def _objective(self, X, y, folds, sample_weight, n_jobs, history):
+        def evaluate(sigma: float, C: float) -> float:
+            cand = rbf_params(sigma, C)
+            loss = float(self._score(X, y, [cand], folds, sample_weight, n_jobs)[0])
+            history.append(dict(cand, cv_loss=loss, trial=len(history)))
+            return loss
+
+        return evaluate
+
+    def _selection(self, history: list[dict], n_folds: int, **info) -> Selection:
+        losses = np.array([h["cv_loss"] for h in history])
+        best = int(np.argmin(losses))
+        params = {k: v for k, v in history[best].items() if k not in ("cv_loss", "trial")}
+        return Selection(
+            params=params,
+            estimate=_estimate(self.scoring, losses[best]),
+            criterion=float(losses[best]),
+            n_svm_fits=len(history) * n_folds,
             history=history,
+            info={"n_candidates": len(history), "n_folds": n_folds, **info},
+        )
+
+
+class HyperoptTPE(_SequentialSearch):
+    """Bayesian search with hyperopt's Tree-structured Parzen Estimator (the RBSVM paper's
+    "BayesSearch", Sec. V-A), each candidate scored by K-fold CV.
+
+    Parameters
+    ----------
+    max_evals : int, default=60
+        Number of candidates evaluated.
+    log2_sigma, log2_C : (lo, hi), default=(-8, 8)
+    distribution : {"uniform", "loguniform"}, default="uniform"
+        Prior: ``hp.uniform`` on ``[2^lo, 2^hi]`` (the paper's choice) or ``hp.loguniform``.
+    n_startup : int, default=20
+        Random draws before TPE takes over (hyperopt's ``n_startup_jobs``).
+    n_splits : int, default=10
+    scoring : {"error", "hinge", "f1"}, default="error"
+    """
+
+    name = "tpe"
+
+    def __init__(
+        self,
+        *,
+        max_evals: int = 60,
+        log2_sigma=(-8.0, 8.0),
+        log2_C=(-8.0, 8.0),
+        distribution: str = "uniform",
+        n_startup: int = 20,
+        n_splits: int = 10,
+        scoring: str = "error",
+    ):
+        self.max_evals = _check_budget("max_evals", max_evals)
+        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
+        self.log2_C = check_log2_range("log2_C", log2_C)
+        self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
+        self.n_startup = _check_budget("n_startup", n_startup)
+        self._init_cv(n_splits, scoring)
+
+    def _space(self) -> dict:
+        from hyperopt import hp
+
+        space = {}
+        for nm, (lo, hi) in (("sigma", self.log2_sigma), ("C", self.log2_C)):
+            if self.distribution == "uniform":
+                space[nm] = hp.uniform(nm, 2.0**lo, 2.0**hi)
+            else:
+                space[nm] = hp.loguniform(nm, lo * math.log(2.0), hi * math.log(2.0))
+        return space
+
+    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+        from hyperopt import STATUS_OK, Trials, fmin, tpe
+
+        self.check_kernel(kernel)
+        seed = _seed_int(random_state)
+        folds = make_folds(y, self.n_splits, random_state)
+        history: list[dict] = []
+        evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history)
+
+        def fn(p):
+            # a degenerate interval (lo == hi) makes hyperopt draw slightly outside it
+            s = float(np.clip(p["sigma"], 2.0 ** self.log2_sigma[0], 2.0 ** self.log2_sigma[1]))
+            c = float(np.clip(p["C"], 2.0 ** self.log2_C[0], 2.0 ** self.log2_C[1]))
+            return {"loss": evaluate(s, c), "status": STATUS_OK}
+
+        fmin(
+            fn,
+            self._space(),
+            algo=partial(tpe.suggest, n_startup_jobs=self.n_startup),
+            max_evals=self.max_evals,
+            trials=Trials(),
+            rstate=np.random.default_rng(seed),
+            show_progressbar=False,
+        )
+        return self._selection(history, len(folds), sampler="hyperopt TPE", seed=seed)
+
+
+@contextmanager
+def _quiet_optuna():
+    """Silence Optuna's per-trial INFO logging for the duration of a search."""
+    import optuna
+
+    previous = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        yield optuna
+    finally:
+        optuna.logging.set_verbosity(previous)
+
+
+class OptunaTPE(_SequentialSearch):
+    """Bayesian search with Optuna's TPE sampler, each candidate scored by K-fold CV.
+
+    Parameters
+    ----------
+    n_trials : int, default=60
+    log2_sigma, log2_C : (lo, hi), default=(-8, 8)
+    distribution : {"loguniform", "uniform"}, default="loguniform"
+        ``suggest_float(..., log=True)`` on ``[2^lo, 2^hi]``, or uniform on it.
+    n_startup : int, default=10
+        Random trials before TPE takes over (``TPESampler(n_startup_trials=...)``).
+    multivariate : bool, default=False
+        Optuna's multivariate TPE (joint density over sigma and C).
+    n_splits : int, default=10
+    scoring : {"error", "hinge", "f1"}, default="error"
+    """
+
+    name = "optuna"
+
+    def __init__(
+        self,
+        *,
+        n_trials: int = 60,
+        log2_sigma=(-8.0, 8.0),
+        log2_C=(-8.0, 8.0),
+        distribution: str = "loguniform",
+        n_startup: int = 10,
+        multivariate: bool = False,
+        n_splits: int = 10,
+        scoring: str = "error",
+    ):
+        self.n_trials = _check_budget("n_trials", n_trials)
+        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
+        self.log2_C = check_log2_range("log2_C", log2_C)
+        self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
+        self.n_startup = _check_budget("n_startup", n_startup)
+        if not isinstance(multivariate, bool):
+            raise ValueError(f"multivariate must be True or False, got {multivariate!r}")
+        self.multivariate = multivariate
+        self._init_cv(n_splits, scoring)
+
+    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+        self.check_kernel(kernel)
+        seed = _seed_int(random_state)
+        folds = make_folds(y, self.n_splits, random_state)
+        history: list[dict] = []
+        evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history)
+        log = self.distribution == "loguniform"
+        (slo, shi), (clo, chi) = self.log2_sigma, self.log2_C
+
+        def objective(trial) -> float:
+            s = trial.suggest_float("sigma", 2.0**slo, 2.0**shi, log=log)
+            c = trial.suggest_float("C", 2.0**clo, 2.0**chi, log=log)
+            return evaluate(s, c)
+
+        with _quiet_optuna() as optuna, warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            sampler = optuna.samplers.TPESampler(
+                seed=seed, n_startup_trials=self.n_startup, multivariate=self.multivariate
+            )
+            study = optuna.create_study(direction="minimize", sampler=sampler)
+            study.optimize(objective, n_trials=self.n_trials)
+        return self._selection(history, len(folds), sampler="optuna TPE", seed=seed)
+
+
+class HalvingSearch(_CVSearch):
+    """Successive halving (scikit-learn's ``HalvingGridSearchCV``) over (sigma, C).
+
+    Every round fits all surviving candidates on a growing stratified subsample
+    (``resource="n_samples"``), keeps the best ``1/factor`` of them and multiplies the
+    resource by ``factor``.  The candidates are the log2 grid (``candidates="grid"``) or
+    ``n_candidates`` random draws (``candidates="random"``, see :func:`sample_log2_box`).
+    SVM fits are counted from ``cv_results_``: one row per (candidate, round), each row
+    ``n_splits`` fits.  The estimate is the CV error of the chosen candidate in the last
+    round it ran, i.e. on ``n_resources_[-1]`` samples (not necessarily all of them).
+
+    Parameters
+    ----------
+    candidates : {"grid", "random"}, default="grid"
+    log2_sigma, log2_C : (lo, hi[, step]), default=(-8, 8, 1)
+        Grid ranges (step used by ``"grid"`` only).
+    n_candidates : int, default=289
+        Number of random candidates (``"random"`` only).
+    distribution : {"loguniform", "uniform"}, default="loguniform"
+    factor : float, default=3
+    min_resources : int or "exhaust" or "smallest", default="exhaust"
+    aggressive_elimination : bool, default=False
+    n_splits : int, default=10
+    scoring : {"error", "f1"}, default="error"
+    """
+
+    name = "halving"
+    scorings = ("error", "f1")
+
+    def __init__(
+        self,
+        *,
+        candidates: str = "grid",
+        log2_sigma=(-8.0, 8.0, 1.0),
+        log2_C=(-8.0, 8.0, 1.0),
+        n_candidates: int = 289,
+        distribution: str = "loguniform",
+        factor: float = 3,
+        min_resources="exhaust",
+        aggressive_elimination: bool = False,
+        n_splits: int = 10,
+        scoring: str = "error",
+    ):
+        self.candidates = _check_choice("candidates", candidates, ("grid", "random"))
+        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma, with_step=True)
+        self.log2_C = check_log2_range("log2_C", log2_C, with_step=True)
+        self.n_candidates = _check_budget("n_candidates", n_candidates)
+        self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
+        if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not factor > 1:
+            raise ValueError(f"factor must be a number > 1 (elimination rate), got {factor!r}")
+        self.factor = factor
+        if not (
+            min_resources in ("exhaust", "smallest")
+            or (isinstance(min_resources, numbers.Integral) and min_resources >= 1)
+        ):
+            raise ValueError(
+                "min_resources must be 'exhaust', 'smallest' or a positive integer number of "
+                f"samples, got {min_resources!r}"
+            )
+        self.min_resources = min_resources
+        if not isinstance(aggressive_elimination, bool):
+            raise ValueError(
+                f"aggressive_elimination must be True or False, got {aggressive_elimination!r}"
+            )
+        self.aggressive_elimination = aggressive_elimination
+        self._init_cv(n_splits, scoring)
+
+    def _candidates(self, rng) -> tuple[np.ndarray, np.ndarray]:
+        if self.candidates == "grid":
+            s = log2_grid(*self.log2_sigma)
+            c = log2_grid(*self.log2_C)
+            S, Cg = np.meshgrid(s, c, indexing="ij")
+            return S.ravel(), Cg.ravel()
+        return sample_log2_box(
+            self.n_candidates, self.log2_sigma[:2], self.log2_C[:2], self.distribution, rng
+        )
+
+    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+        import sklearn
+        from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+        from sklearn.metrics import get_scorer
+        from sklearn.model_selection import HalvingGridSearchCV, StratifiedKFold
+
+        self.check_kernel(kernel)
+        rng = check_random_state(random_state)
+        seed = _seed_int(random_state)
+        n_folds = len(make_folds(y, self.n_splits, seed))
+        sigmas, Cs = self._candidates(rng)
+        n_classes = int(np.max(y)) + 1
+        with sklearn.config_context(enable_metadata_routing=sample_weight is not None):
+            est = make_final_estimator(
+                rbf_params(1.0, 1.0), final_model="l1", multiclass="ovr", n_classes=n_classes
+            )
+            svc = est.estimator if hasattr(est, "estimator") else est
+            prefix = "estimator__" if svc is not est else ""
+            if sample_weight is not None:
+                svc.set_fit_request(sample_weight=True)
+            grid = [
+                {prefix + "gamma": [float(gamma_from_sigma(s))], prefix + "C": [float(c)]}
+                for s, c in zip(sigmas, Cs)
+            ]
+            name = "accuracy" if self.scoring == "error" else "f1" if n_classes == 2 else "f1_macro"
+            # validation scores are unweighted, as in svmtune.search.cv.fold_error
+            scoring = get_scorer(name)
+            if sample_weight is not None:
+                scoring = scoring.set_score_request(sample_weight=False)
+            search = HalvingGridSearchCV(
+                est,
+                grid,
+                factor=self.factor,
+                resource="n_samples",
+                min_resources=self.min_resources,
+                aggressive_elimination=self.aggressive_elimination,
+                cv=StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed),
+                scoring=scoring,
+                refit=False,
+                return_train_score=False,
+                error_score=np.nan,
+                random_state=seed,
+                n_jobs=n_jobs,
+            )
+            fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+            with warnings.catch_warnings():
+                # subsampled rounds may hold fewer members of a rare class than folds
+                warnings.filterwarnings("ignore", message=".*least populated class.*")
+                search.fit(X, y, **fit_kw)
+        res = search.cv_results_
+        losses = 1.0 - np.asarray(res["mean_test_score"], dtype=float)
+        losses = np.where(np.isfinite(losses), losses, 1.0)
+        history = []
+        for i, p in enumerate(res["params"]):
+            cand = rbf_params(sigma_from_gamma(p[prefix + "gamma"]), p[prefix + "C"])
+            history.append(
+                dict(
+                    cand,
+                    cv_loss=float(losses[i]),
+                    iter=int(res["iter"][i]),
+                    n_resources=int(res["n_resources"][i]),
+                )
+            )
+        best = int(search.best_index_)
+        params = {k: history[best][k] for k in ("kernel", "sigma", "gamma", "C")}
+        return Selection(
+            params=params,
+            estimate=_estimate(self.scoring, losses[best]),
+            criterion=float(losses[best]),
+            n_svm_fits=len(res["params"]) * int(search.n_splits_),
+            history=history,
+            info={
+                "n_candidates": len(sigmas),
+                "n_folds": int(search.n_splits_),
+                "n_iterations": int(search.n_iterations_),
+                "n_candidates_per_iter": [int(v) for v in search.n_candidates_],
+                "n_resources_per_iter": [int(v) for v in search.n_resources_],
+            },
         )

@@ -1,0 +1,232 @@
+"""The result store: one JSON-lines file per suite, appended one row at a time, crash-safe.
+
+Layout: ``<out>/<suite>/results.jsonl``; experiment outputs go beside it.  Each row is one
+JSON object on one line, written with a single ``write`` on a file opened with ``O_APPEND``,
+then flushed to disk (``os.fsync``) before the next row.  A run killed mid-write leaves at most
+one torn last line: :func:`read_rows` ignores it and :class:`ResultStore` cuts it off before
+appending, so a resumed run never glues a new row onto a torn one.  Every row carries a
+``key`` (:func:`cell_key`); a resumed run skips the keys already stored, so a killed-then-
+resumed run ends with exactly the rows a clean run writes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import math
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "RESULTS_FILE",
+    "ResultStore",
+    "cell_key",
+    "jsonable",
+    "read_rows",
+    "find_result_files",
+    "load_results",
+]
+
+RESULTS_FILE = "results.jsonl"
+
+
+def jsonable(obj: Any) -> Any:
+    """A JSON-serialisable copy of ``obj``: numpy scalars/arrays to Python, dict keys to str,
+    non-finite floats to None, anything else unknown to its ``repr``."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, Path):
+        return str(obj)
+    return repr(obj)
+
+
+def cell_key(**fields: Any) -> str:
+    """Stable 16-hex-digit key of a cell from its identifying fields (order-independent)."""
+    text = json.dumps(jsonable(fields), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """All complete rows of a JSON-lines file.
+
+    A last line without its newline (a write cut short) is ignored silently; an unparsable
+    line elsewhere is skipped with a warning.  Missing file -> ``[]``.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    complete, tail = lines[:-1], lines[-1]
+    rows = []
+    for i, line in enumerate(complete):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            warnings.warn(f"{path}: skipping unparsable line {i + 1}", RuntimeWarning, stacklevel=2)
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    del tail  # a torn last line: never complete, never used
+    return rows
+
+
+def latest_by_key(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows deduplicated by ``key`` (the last written wins), in first-written order."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        k = row.get("key")
+        if k is None:
+            continue
+        if k in out:
+            out.pop(k)
+        out[k] = row
+    return list(out.values())
+
+
+class ResultStore:
+    """Append-only JSON-lines store of one suite's rows.
+
+    Parameters
+    ----------
+    directory : path
+        The suite's output directory (created if missing); rows go to ``results.jsonl``.
+
+    Use as a context manager: it takes an exclusive ``flock`` on ``.lock`` so that two runs
+    cannot write the same store at once, and repairs a torn last line before appending.
+    """
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self.path = self.directory / RESULTS_FILE
+        self._lock_fd: int | None = None
+        self._fd: int | None = None
+
+    # -------------------------------------------------------------- lifecycle
+    def open(self) -> ResultStore:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        lock_fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise RuntimeError(
+                f"another benchmark run is writing {self.path}; wait for it or kill it"
+            ) from None
+        self._lock_fd = lock_fd
+        self._repair_tail()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return self
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> ResultStore:
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _repair_tail(self) -> None:
+        """Cut a torn last line (no trailing newline) left by a killed writer."""
+        if not self.path.exists():
+            return
+        with open(self.path, "r+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return
+            # find the last newline: everything after it is the torn line
+            pos, chunk = size, 1 << 16
+            keep = 0
+            while pos > 0:
+                start = max(0, pos - chunk)
+                fh.seek(start)
+                buf = fh.read(pos - start)
+                j = buf.rfind(b"\n")
+                if j >= 0:
+                    keep = start + j + 1
+                    break
+                pos = start
+            fh.truncate(keep)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    # -------------------------------------------------------------- rows
+    def rows(self) -> list[dict[str, Any]]:
+        """Stored rows, deduplicated by key (last wins)."""
+        return latest_by_key(read_rows(self.path))
+
+    def keys(self, *, ok_only: bool = False) -> set[str]:
+        """Keys of the stored rows (only those with status "ok" if ``ok_only``)."""
+        return {
+            r["key"] for r in self.rows() if not ok_only or r.get("status") == "ok"
+        }
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Write one row as one line, atomically (single O_APPEND write + fsync)."""
+        if self._fd is None:
+            raise RuntimeError("ResultStore.append() outside 'with ResultStore(...)'")
+        if "key" not in row:
+            raise ValueError("a result row needs a 'key'")
+        line = json.dumps(jsonable(row), sort_keys=True, allow_nan=False) + "\n"
+        data = line.encode()
+        written = os.write(self._fd, data)
+        while written < len(data):  # a short write: finish it (same line, still appended)
+            written += os.write(self._fd, data[written:])
+        os.fsync(self._fd)
+
+
+def find_result_files(path: str | Path) -> list[Path]:
+    """Result files under ``path``: the file itself, or every ``*.jsonl`` below a directory."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"no such results file or directory: {path}")
+    return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+
+
+def load_results(path: str | Path) -> list[dict[str, Any]]:
+    """All rows of every result file under ``path`` (deduplicated by key, last wins)."""
+    rows: list[dict[str, Any]] = []
+    for f in find_result_files(path):
+        for r in read_rows(f):
+            r.setdefault("_file", str(f))
+            rows.append(r)
+    return latest_by_key(rows)
+
+
+def iter_files_digest(files: Iterable[Path]) -> Iterator[tuple[Path, str]]:
+    """(file, sha256) of each result file, for the report's provenance line."""
+    for f in files:
+        yield f, hashlib.sha256(Path(f).read_bytes()).hexdigest()

@@ -1,0 +1,544 @@
+"""Readers for the user's data files: CSV/TSV, svmlight/LIBSVM and ARFF (Weka and KEEL).
+
+:func:`load_file` returns ``(X, y)``: ``X`` a DataFrame (categorical string columns kept,
+missing values as NaN), ``y`` a 1-D ndarray of the labels as the file gives them.  Hand
+``X`` to ``SVMTuner(preprocess="auto")`` when it has categorical columns or missing values
+(:func:`svmtune.preprocess.needs_auto`).
+
+Formats
+-------
+``"csv"`` / ``"tsv"``
+    Delimited text with a header row; the delimiter is taken from the extension (``.tsv``,
+    ``.tab``) or sniffed (``,`` ``;`` tab ``|`` or runs of blanks).  A first row made only of
+    numbers is read as data and the columns are named ``"0"``, ``"1"``, ...  Empty cells,
+    ``?``, ``NA``, ``NaN``, ``null`` and ``<null>`` are missing.  The label column is
+    ``target`` (a column name or an integer position such as ``-1``); by default the one
+    column named ``target``, ``class`` or ``label`` (any case).
+``"svmlight"``
+    ``label index:value ...`` lines (:func:`sklearn.datasets.load_svmlight_file`), densified;
+    columns ``f1 ... fd`` (LIBSVM's 1-based feature numbers).
+``"arff"``
+    Weka ARFF and KEEL ``.dat`` files: ``@relation``, ``@attribute name type`` (``numeric``,
+    ``real``/``integer`` with KEEL's optional ``[lo, hi]`` range, nominal ``{a, b}``,
+    ``string``, ``date``), KEEL's ``@inputs``/``@outputs``, then ``@data`` rows.  ``?`` and
+    ``<null>`` are missing.  The label is ``target`` if given, else the ``@outputs``
+    attribute, else the last attribute.  Numeric-looking nominal labels (``{0, 1}``) become
+    numbers.
+
+Compressed files (``.gz``, ``.bz2``, ``.xz``) are read transparently.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import io
+import lzma
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FORMATS", "DataFileError", "load_file", "detect_format", "parse_arff"]
+
+#: accepted ``fmt`` values (aliases map to the first three)
+FORMATS = ("csv", "tsv", "svmlight", "arff")
+_ALIASES = {"libsvm": "svmlight", "svm": "svmlight", "keel": "arff", "dat": "arff"}
+_EXT = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".arff": "arff",
+    ".svm": "svmlight",
+    ".svmlight": "svmlight",
+    ".libsvm": "svmlight",
+}
+_COMPRESSION = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_TARGET_NAMES = ("target", "class", "label")
+_NA = ["", "?", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "<null>", "None"]
+_ARFF_NA = {"?", "<null>"}
+_SVMLIGHT_LINE = re.compile(r"^\s*[-+]?[0-9.eE+-]+(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
+_SNIFF_BYTES = 1 << 16
+
+
+class DataFileError(ValueError):
+    """A data file cannot be read as requested (unparsable content, no target column, ...)."""
+
+
+# ---------------------------------------------------------------------------- helpers
+def _compression(path: Path) -> str | None:
+    return path.suffix.lower() if path.suffix.lower() in _COMPRESSION else None
+
+
+def _base_suffix(path: Path) -> str:
+    """Extension without a compression suffix (``data.csv.gz`` -> ``.csv``)."""
+    stem = path.with_suffix("") if _compression(path) else path
+    return stem.suffix.lower()
+
+
+def _read_bytes(path: Path, limit: int | None = None) -> bytes:
+    opener = _COMPRESSION.get(_compression(path) or "", open)
+    try:
+        with opener(path, "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise DataFileError(f"cannot read {path}: {exc}") from None
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    if b"\x00" in raw[:_SNIFF_BYTES]:
+        raise DataFileError(
+            f"cannot parse {path}: it is a binary file, not CSV/TSV, svmlight or ARFF text"
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _first_lines(text: str, k: int, comment: str | None = None) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or (comment and s.startswith(comment)):
+            continue
+        out.append(line)
+        if len(out) >= k:
+            break
+    return out
+
+
+def _check_path(path: str | Path) -> Path:
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise FileNotFoundError(f"file not found: {path}")
+    if p.is_dir():
+        raise DataFileError(f"{path} is a directory, not a data file")
+    return p
+
+
+def _normalise_fmt(fmt: str) -> str:
+    key = str(fmt).strip().lower().lstrip(".")
+    key = _ALIASES.get(key, key)
+    if key not in FORMATS:
+        raise ValueError(
+            f"unknown data format {fmt!r}; use one of {', '.join(FORMATS)} "
+            f"(aliases: {', '.join(sorted(_ALIASES))})"
+        )
+    return key
+
+
+def detect_format(path: str | Path) -> str:
+    """Format of a data file from its extension, else from its first lines.
+
+    ``.csv``, ``.tsv``/``.tab``, ``.arff``, ``.svm``/``.svmlight``/``.libsvm`` decide by
+    name; ``.dat`` (KEEL) and anything else are sniffed: a first line starting with ``@``
+    means ARFF, ``label index:value ...`` lines mean svmlight, otherwise CSV.
+    """
+    p = _check_path(path)
+    by_ext = _EXT.get(_base_suffix(p))
+    if by_ext is not None:
+        return by_ext
+    text = _decode(_read_bytes(p, _SNIFF_BYTES), p)
+    lines = _first_lines(text, 20, comment="%")
+    if not lines:
+        raise DataFileError(f"cannot parse {path}: the file is empty")
+    if lines[0].lstrip().startswith("@"):
+        return "arff"
+    body = [ln for ln in lines if not ln.lstrip().startswith("#")]
+    if body and all(_SVMLIGHT_LINE.match(ln) for ln in body) and any(":" in ln for ln in body):
+        return "svmlight"
+    return "csv"
+
+
+# ---------------------------------------------------------------------------- target
+def _column_list(columns: list[str], limit: int = 12) -> str:
+    shown = ", ".join(repr(c) for c in columns[:limit])
+    return shown + (f", ... ({len(columns)} columns)" if len(columns) > limit else "")
+
+
+def _looks_non_numeric(series: pd.Series) -> bool:
+    return not pd.api.types.is_numeric_dtype(series)
+
+
+def pick_target(df: pd.DataFrame, target: str | int | None, source: str) -> str:
+    """Name of the label column of ``df``.
+
+    ``target`` may be a column name (exact, else case-insensitive) or an integer position
+    (``-1`` = last column); None picks the one column named target/class/label (any case).
+    """
+    cols = [str(c) for c in df.columns]
+    if target is None:
+        found = [c for c in cols if c.strip().lower() in _TARGET_NAMES]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise DataFileError(
+                f"{source}: several possible label columns {found}; choose one with --target "
+                "(target=...)"
+            )
+        hint = ""
+        last = df.columns[-1]
+        if _looks_non_numeric(df[last]):
+            hint = (
+                f" The last column {str(last)!r} holds non-numeric values; if it is the label, "
+                f"pass --target {str(last)!r}."
+            )
+        raise DataFileError(
+            f"{source}: no label column named target, class or label; name the label column "
+            f"with --target COLUMN (target=...). Columns: {_column_list(cols)}.{hint}"
+        )
+    key = str(target)
+    if key in cols:
+        return key
+    folded = [c for c in cols if c.strip().lower() == key.strip().lower()]
+    if len(folded) == 1:
+        return folded[0]
+    if re.fullmatch(r"[-+]?\d+", key.strip()):
+        pos = int(key)
+        if -len(cols) <= pos < len(cols):
+            return cols[pos]
+    raise DataFileError(
+        f"{source}: target column {key!r} not found. Columns: {_column_list(cols)}"
+    )
+
+
+def _split_target(df: pd.DataFrame, target: str, source: str) -> tuple[pd.DataFrame, np.ndarray]:
+    missing = df[target].isna().to_numpy()
+    if missing.all():
+        raise DataFileError(f"{source}: the target column {target!r} is empty")
+    if missing.any():
+        warnings.warn(
+            f"{source}: dropped {int(missing.sum())} rows with a missing label in {target!r}",
+            UserWarning,
+            stacklevel=3,
+        )
+        df = df.loc[~missing].reset_index(drop=True)
+    X = df.drop(columns=[target])
+    if X.shape[1] == 0:
+        raise DataFileError(f"{source}: no feature columns besides the target {target!r}")
+    return X, df[target].to_numpy()
+
+
+# ---------------------------------------------------------------------------- CSV / TSV
+def _sniff_delimiter(lines: list[str]) -> str:
+    """The delimiter that splits every sample line into the same number (> 1) of fields."""
+    for delim in (",", "\t", ";", "|"):
+        counts = {len(next(csv.reader([ln], delimiter=delim))) for ln in lines}
+        if len(counts) == 1 and counts.pop() > 1:
+            return delim
+    counts = {len(ln.split()) for ln in lines}
+    if len(counts) == 1 and counts.pop() > 1:
+        return r"\s+"
+    try:
+        return csv.Sniffer().sniff("\n".join(lines), delimiters=",;\t| ").delimiter
+    except csv.Error:
+        raise DataFileError(
+            "cannot find the column delimiter (tried comma, tab, semicolon, bar and blanks; "
+            "rows have differing numbers of fields)"
+        ) from None
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
+    lines = _first_lines(text, 50)
+    if not lines:
+        raise DataFileError(f"cannot parse {path}: the file is empty")
+    if delimiter is None:
+        try:
+            delimiter = _sniff_delimiter(lines)
+        except DataFileError as exc:
+            raise DataFileError(f"cannot parse {path} as CSV: {exc}") from None
+    if delimiter == r"\s+":
+        first = lines[0].split()
+    else:
+        first = next(csv.reader([lines[0]], delimiter=delimiter, skipinitialspace=True))
+    headerless = all(_is_number(c.strip()) for c in first if c.strip())
+    kw: dict[str, Any] = {
+        "sep": delimiter,
+        "na_values": _NA,
+        "keep_default_na": False,
+        "header": None if headerless else 0,
+        "skip_blank_lines": True,
+    }
+    if delimiter != r"\s+":
+        kw["skipinitialspace"] = True
+    try:
+        df = pd.read_csv(io.StringIO(text), **kw)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        msg = " ".join(str(exc).split())
+        raise DataFileError(f"cannot parse {path} as CSV: {msg}") from None
+    if headerless:
+        df.columns = [str(j) for j in range(df.shape[1])]
+    else:
+        df.columns = [str(c).strip() for c in df.columns]
+    if df.shape[1] < 2:
+        raise DataFileError(
+            f"cannot parse {path} as CSV: found a single column (no features besides a label?)"
+        )
+    if df.shape[0] == 0:
+        raise DataFileError(f"cannot parse {path} as CSV: no data rows")
+    for c in df.columns:  # strip blanks around category strings
+        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
+            df[c] = df[c].str.strip()
+    return df
+
+
+# ---------------------------------------------------------------------------- svmlight
+def _read_svmlight(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        Xs, y = load_svmlight_file(str(path))
+    except (ValueError, RuntimeError, OSError) as exc:
+        msg = " ".join(str(exc).split())
+        raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
+    if Xs.shape[0] == 0:
+        raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: no data rows")
+    X = pd.DataFrame(Xs.toarray(), columns=[f"f{j + 1}" for j in range(Xs.shape[1])])
+    if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        y = y.astype(np.int64)
+    return X, y
+
+
+# ---------------------------------------------------------------------------- ARFF / KEEL
+_ATTR = re.compile(r"""^@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s*(.*)$""", re.I)
+
+
+def _unquote(token: str) -> str:
+    token = token.strip()
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
+        return token[1:-1].replace("\\" + token[0], token[0])
+    return token
+
+
+def _split_values(line: str) -> list[str]:
+    """Comma-separated ARFF values, honouring single and double quotes."""
+    if "'" not in line and '"' not in line:
+        return [v.strip() for v in line.split(",")]
+    out, cur, quote, i = [], [], None, 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\" and i + 1 < len(line):
+                cur.append(line[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = None
+            else:
+                cur.append(ch)
+        elif ch in "'\"" and not "".join(cur).strip():
+            quote, cur = ch, []
+        elif ch == ",":
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    if quote:
+        raise ValueError("unterminated quote")
+    out.append("".join(cur).strip())
+    return out
+
+
+def _attribute_kind(spec: str) -> tuple[str, list[str] | None]:
+    s = spec.strip()
+    if s.startswith("{"):
+        if not s.endswith("}"):
+            raise ValueError(f"nominal attribute type {spec!r} lacks a closing brace")
+        return "nominal", [_unquote(v) for v in _split_values(s[1:-1]) if v != ""]
+    word = s.split()[0].lower() if s else ""
+    word = word.split("[")[0]
+    if word in ("numeric", "real", "integer"):
+        return "numeric", None
+    if word in ("string", "date"):
+        return "string", None
+    raise ValueError(f"unsupported attribute type {spec!r}")
+
+
+def _names_list(rest: str) -> list[str]:
+    return [_unquote(v) for v in _split_values(rest) if v]
+
+
+def parse_arff(text: str, source: str = "<arff>") -> tuple[pd.DataFrame, list[str], list[str]]:
+    """Parse ARFF / KEEL ``.dat`` text.
+
+    Returns
+    -------
+    df : DataFrame
+        One column per attribute: float for numeric attributes, strings (NaN for missing)
+        otherwise.
+    inputs : list of str
+        KEEL ``@inputs`` (empty when absent).
+    outputs : list of str
+        KEEL ``@outputs`` (empty when absent).
+    """
+    names: list[str] = []
+    kinds: list[str] = []
+    inputs: list[str] = []
+    outputs: list[str] = []
+    rows: list[list[str]] = []
+    line_no: list[int] = []
+    in_data = False
+    for no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("%"):
+            continue
+        if not in_data:
+            low = line.lower()
+            if low.startswith("@relation"):
+                continue
+            if low.startswith("@attribute"):
+                m = _ATTR.match(line)
+                if not m or not m.group(2):
+                    raise DataFileError(f"{source}: line {no}: malformed @attribute: {line!r}")
+                try:
+                    kind, _ = _attribute_kind(m.group(2))
+                except ValueError as exc:
+                    raise DataFileError(f"{source}: line {no}: {exc}") from None
+                names.append(_unquote(m.group(1)))
+                kinds.append(kind)
+            elif re.match(r"@inputs?\b", low):
+                inputs = _names_list((line.split(None, 1) + [""])[1])
+            elif re.match(r"@outputs?\b", low):
+                outputs = _names_list((line.split(None, 1) + [""])[1])
+            elif low.startswith("@data"):
+                in_data = True
+            else:
+                raise DataFileError(f"{source}: line {no}: unexpected header line {line!r}")
+            continue
+        if line.startswith("{"):
+            raise DataFileError(f"{source}: line {no}: sparse ARFF rows are not supported")
+        try:
+            values = _split_values(line)
+        except ValueError as exc:
+            raise DataFileError(f"{source}: line {no}: {exc}") from None
+        if len(values) != len(names):
+            raise DataFileError(
+                f"{source}: line {no}: expected {len(names)} values (one per @attribute), "
+                f"got {len(values)}"
+            )
+        rows.append(values)
+        line_no.append(no)
+    if not names:
+        raise DataFileError(f"cannot parse {source} as ARFF: no @attribute lines")
+    if not in_data:
+        raise DataFileError(f"cannot parse {source} as ARFF: no @data section")
+    if not rows:
+        raise DataFileError(f"cannot parse {source} as ARFF: no data rows")
+    if len(set(names)) != len(names):
+        raise DataFileError(f"{source}: duplicate attribute names")
+    for declared in inputs + outputs:
+        if declared not in names:
+            raise DataFileError(f"{source}: @inputs/@outputs name {declared!r} is no @attribute")
+    cols = list(zip(*rows))
+    data: dict[str, Any] = {}
+    for name, kind, col in zip(names, kinds, cols):
+        raw = pd.Series(col, dtype=object)
+        missing = raw.isin(_ARFF_NA)
+        if kind == "numeric":
+            num = pd.to_numeric(raw.mask(missing), errors="coerce").astype(float)
+            bad = num.isna() & ~missing
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise DataFileError(
+                    f"{source}: line {line_no[i]}: value {col[i]!r} of numeric attribute "
+                    f"{name!r} is not a number"
+                )
+            data[name] = num
+        else:
+            data[name] = raw.mask(missing, np.nan)
+    return pd.DataFrame(data), inputs, outputs
+
+
+def _numeric_labels(y: np.ndarray) -> np.ndarray:
+    """Strings that all look like numbers -> ints (or floats); anything else unchanged."""
+    if y.dtype.kind in "iuf":
+        if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+            return y.astype(np.int64)
+        return y
+    try:
+        num = pd.to_numeric(pd.Series(y), errors="raise").to_numpy()
+    except (ValueError, TypeError):
+        return y
+    return _numeric_labels(num.astype(float)) if num.dtype.kind in "iuf" else y
+
+
+def _read_arff(path: Path, text: str, target) -> tuple[pd.DataFrame, np.ndarray]:
+    df, inputs, outputs = parse_arff(text, source=str(path))
+    source = str(path)
+    if target is not None:
+        tcol = pick_target(df, target, source)
+    elif len(outputs) == 1:
+        tcol = outputs[0]
+    elif len(outputs) > 1:
+        raise DataFileError(
+            f"{source}: several @outputs {outputs}; choose the label with --target (target=...)"
+        )
+    else:
+        tcol = str(df.columns[-1])
+    if inputs:
+        keep = [c for c in df.columns if c in inputs or c == tcol]
+        df = df[keep]
+    X, y = _split_target(df, tcol, source)
+    return X, _numeric_labels(y)
+
+
+# ---------------------------------------------------------------------------- entry point
+def load_file(
+    path: str | Path, *, target: str | int | None = None, fmt: str | None = None
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Read a user's data file into features and labels.
+
+    Parameters
+    ----------
+    path : str or Path
+        CSV/TSV, svmlight/LIBSVM or ARFF/KEEL file, optionally ``.gz``/``.bz2``/``.xz``.
+    target : str or int, optional
+        Label column: a name, or an integer position (``-1`` = last).  Defaults: CSV/TSV the
+        column named target/class/label; ARFF the ``@outputs`` attribute or the last one;
+        svmlight files carry the label in each line (``target`` must be None).
+    fmt : {"csv", "tsv", "svmlight", "arff"}, optional
+        Format; by default from the extension or the content (:func:`detect_format`).
+        Aliases: "libsvm", "svm", "keel", "dat".
+
+    Returns
+    -------
+    X : DataFrame of shape (n, d)
+        Feature columns; categorical string columns kept; missing values NaN.
+    y : ndarray of shape (n,)
+        Labels as the file gives them; rows with a missing label are dropped with a warning.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    DataFileError (a ValueError)
+        Unparsable content, no label column, an unknown target column, ...
+    """
+    p = _check_path(path)
+    kind = _normalise_fmt(fmt) if fmt is not None else detect_format(p)
+    if kind == "svmlight":
+        if target is not None:
+            raise DataFileError(
+                f"{path}: svmlight/LIBSVM files keep the label in the first field of each "
+                "line; drop --target (target=...)"
+            )
+        return _read_svmlight(p)
+    text = _decode(_read_bytes(p), p)
+    if kind == "arff":
+        return _read_arff(p, text, target)
+    df = _read_csv(p, text, "\t" if kind == "tsv" else None)
+    tcol = pick_target(df, target, str(path))
+    return _split_target(df, tcol, str(path))

@@ -1,0 +1,391 @@
+"""Registry of the bundled benchmark data sets.
+
+Every data set is one gzip CSV in ``svmtune/datasets/data/`` (header row, feature columns,
+then the class labels in a last column ``target``; empty cells are missing values; categorical
+features are kept as the source gives them).  Names are the file stems (``"pima"``,
+``"ijcnn1_train"``, ``"mnist_2v9_test"``, ...).  ``MANIFEST.md`` beside the files records each
+set's provenance, licence, size and class counts; :func:`datasets_table` reads those rows
+without loading any data.  Side files ``<name>.<kind>.npz`` (e.g. ``spect.splits.npz``,
+``parkinson_speech_train.groups.npz``) hold row-aligned arrays or index splits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from svmtune.preprocess import categorical_columns
+
+__all__ = [
+    "DATA_DIR",
+    "TARGET",
+    "DatasetInfo",
+    "ManifestEntry",
+    "list_datasets",
+    "datasets_table",
+    "manifest",
+    "load_dataset",
+    "dataset_path",
+    "file_sha256",
+]
+
+#: directory of the bundled files
+DATA_DIR: Path = Path(__file__).resolve().parent / "data"
+#: name of the label column of every bundled CSV
+TARGET = "target"
+_SUFFIX = ".csv.gz"
+#: missing-value markers of the bundled CSVs (empty cells); pandas' defaults apart from "" are
+#: switched off so that category strings such as "NA" or "None" stay categories
+_NA_VALUES = [""]
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One data-file row of ``MANIFEST.md``.
+
+    Attributes
+    ----------
+    name : str
+        File stem (the registry name).
+    file : str
+    papers : str
+        Which of the five papers use the set (``"A, C, E"``; see MANIFEST.md).
+    n, d : int
+        Rows and feature columns (the ``target`` column not counted).
+    n_classes : int
+    class_counts : dict
+        Label (as printed in the manifest) -> count.
+    missing : int or None
+        Number of empty cells.
+    source : str
+        Where the file was read from (repository, path, commit; or PyPI wheel).
+    provenance : str
+        Original provenance and licence.
+    notes : str
+        Preprocessing notes (recodings, dropped columns, ...).
+    """
+
+    name: str
+    file: str
+    papers: str
+    n: int
+    d: int
+    n_classes: int
+    class_counts: dict[str, int] = field(hash=False)
+    missing: int | None
+    source: str
+    provenance: str
+    notes: str
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What :func:`load_dataset` knows about a loaded data set.
+
+    Also readable like a mapping (``info["version"]``) for callers that store it as a dict.
+
+    Attributes
+    ----------
+    name : str
+    n, d : int
+        Rows and feature columns of ``X``.
+    n_classes : int
+    class_counts : dict
+        Label (as in ``y``) -> number of rows.
+    missing : int
+        Number of missing (NaN) cells in ``X``.
+    categorical : tuple of str
+        Non-numeric columns of ``X`` (strings as the source gives them).
+    version : str
+        SHA-256 of the file's bytes (benchmark rows record it).
+    path : str
+        The bundled file.
+    source, provenance, notes, papers : str
+        From the data set's row of MANIFEST.md ("" when the manifest has no row for it).
+    side_files : dict
+        Kind -> path of the side files ``<name>.<kind>.npz`` (e.g. ``{"splits": ...}``);
+        read them with :meth:`load_side`.
+    """
+
+    name: str
+    n: int
+    d: int
+    n_classes: int
+    class_counts: dict[Any, int] = field(hash=False)
+    missing: int
+    categorical: tuple[str, ...]
+    version: str
+    path: str
+    source: str = ""
+    provenance: str = ""
+    notes: str = ""
+    papers: str = ""
+    side_files: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default) if key in self.__dataclass_fields__ else default
+
+    def keys(self) -> list[str]:
+        return list(self.__dataclass_fields__)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly copy (labels of ``class_counts`` as strings)."""
+        out = asdict(self)
+        out["class_counts"] = {str(_py(k)): int(v) for k, v in self.class_counts.items()}
+        out["categorical"] = list(self.categorical)
+        return out
+
+    def load_side(self, kind: str) -> dict[str, np.ndarray]:
+        """Arrays of the side file ``<name>.<kind>.npz`` (e.g. ``"splits"``, ``"groups"``)."""
+        if kind not in self.side_files:
+            have = ", ".join(sorted(self.side_files)) or "none"
+            raise KeyError(f"data set {self.name!r} has no {kind!r} side file (has: {have})")
+        with np.load(self.side_files[kind], allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+
+
+def _py(value: Any) -> Any:
+    """numpy scalar -> Python scalar (for readable reprs and JSON)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# ---------------------------------------------------------------------------- names
+def list_datasets() -> list[str]:
+    """Names of the bundled data sets (file stems), sorted."""
+    return sorted(p.name[: -len(_SUFFIX)] for p in DATA_DIR.glob("*" + _SUFFIX))
+
+
+def _normalise(name: str) -> str:
+    key = str(name).strip().lower()
+    for suffix in (_SUFFIX, ".csv"):
+        if key.endswith(suffix):
+            key = key[: -len(suffix)]
+    return key.replace("-", "_").replace(" ", "_")
+
+
+def _resolve(name: str) -> str:
+    """Registry name for ``name`` (case, '-' and a '.csv.gz' suffix forgiven)."""
+    if not isinstance(name, str):
+        raise TypeError(f"data set name must be a string, got {type(name).__name__}")
+    names = list_datasets()
+    if name in names:
+        return name
+    key = _normalise(name)
+    if key in names:
+        return key
+    close = difflib.get_close_matches(key, names, n=5, cutoff=0.6)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise ValueError(
+        f"unknown data set {name!r}.{hint} `svmtune datasets` (or "
+        "svmtune.datasets.list_datasets()) lists the bundled ones."
+    )
+
+
+def dataset_path(name: str) -> Path:
+    """Path of the bundled file of data set ``name``."""
+    return DATA_DIR / (_resolve(name) + _SUFFIX)
+
+
+def _side_files(name: str) -> dict[str, str]:
+    out = {}
+    for p in sorted(DATA_DIR.glob(f"{name}.*.npz")):
+        kind = p.name[len(name) + 1 : -len(".npz")]
+        if kind and "." not in kind:
+            out[kind] = str(p)
+    return out
+
+
+# ---------------------------------------------------------------------------- manifest
+def _split_row(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _parse_int(cell: str) -> int | None:
+    cell = cell.strip()
+    return int(cell) if re.fullmatch(r"\d+", cell) else None
+
+
+def parse_class_counts(cell: str) -> tuple[int, dict[str, int]]:
+    """Parse a manifest ``classes: counts`` cell, e.g. ``"2: b: 126; g: 225"``.
+
+    Returns the number of classes and ``{label: count}`` (labels as printed).
+    """
+    k, _, rest = cell.partition(": ")
+    counts: dict[str, int] = {}
+    for part in rest.split("; "):
+        label, _, count = part.rpartition(": ")
+        if not label or not count.strip().isdigit():
+            raise ValueError(f"cannot parse class counts {cell!r}")
+        counts[label] = int(count)
+    if int(k) != len(counts):
+        raise ValueError(f"class counts {cell!r} list {len(counts)} classes, not {k}")
+    return int(k), counts
+
+
+def _read_manifest_text() -> str:
+    return (DATA_DIR / "MANIFEST.md").read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def manifest() -> dict[str, ManifestEntry]:
+    """The data-file rows of ``MANIFEST.md``, keyed by registry name (cached)."""
+    header: list[str] | None = None
+    out: dict[str, ManifestEntry] = {}
+    for line in _read_manifest_text().splitlines():
+        if not line.startswith("|"):
+            header = None if not line.strip() else header
+            continue
+        cells = _split_row(line)
+        if header is None:
+            header = [c.lower() for c in cells]
+            continue
+        if all(set(c) <= set("-: ") for c in cells):
+            continue  # the |---| separator
+        row = dict(zip(header, cells))
+        file = row.get("file", "")
+        if not file.endswith(_SUFFIX):
+            continue  # side files (npz) have no size columns
+        n, d = _parse_int(row.get("n", "")), _parse_int(row.get("d", ""))
+        if n is None or d is None:
+            raise ValueError(f"MANIFEST.md row for {file} has no integer n/d")
+        k, counts = parse_class_counts(row.get("classes: counts", ""))
+        name = file[: -len(_SUFFIX)]
+        out[name] = ManifestEntry(
+            name=name,
+            file=file,
+            papers=row.get("papers", ""),
+            n=n,
+            d=d,
+            n_classes=k,
+            class_counts=counts,
+            missing=_parse_int(row.get("missing cells", "")),
+            source=row.get("source", "").replace("`", ""),
+            provenance=row.get("original provenance / license", ""),
+            notes=row.get("preprocessing & notes", ""),
+        )
+    return out
+
+
+def datasets_table() -> list[dict[str, Any]]:
+    """One row per bundled data set, from MANIFEST.md (nothing is loaded).
+
+    Keys: name, n, d, n_classes, papers, missing, source.  Sets missing from the manifest
+    appear with ``None`` sizes.
+    """
+    rows = []
+    entries = manifest()
+    for name in list_datasets():
+        e = entries.get(name)
+        rows.append(
+            {
+                "name": name,
+                "n": e.n if e else None,
+                "d": e.d if e else None,
+                "n_classes": e.n_classes if e else None,
+                "papers": e.papers if e else "",
+                "missing": e.missing if e else None,
+                "source": e.source if e else "",
+            }
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------------- loading
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 hex digest of a file's bytes (cached per path, size and mtime)."""
+    st = Path(path).stat()
+    return _sha256_cached(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def _read_frame(name: str, version: str) -> pd.DataFrame:
+    """Parsed CSV of a bundled set (cached per process; callers must copy)."""
+    path = DATA_DIR / (name + _SUFFIX)
+    df = pd.read_csv(path, na_values=_NA_VALUES, keep_default_na=False)
+    if TARGET not in df.columns:
+        raise ValueError(f"bundled file {path.name} has no {TARGET!r} column")
+    if df[TARGET].isna().any():
+        raise ValueError(f"bundled file {path.name} has missing labels")
+    return df
+
+
+def load_dataset(name: str, *, as_frame: bool = True) -> tuple[Any, np.ndarray, DatasetInfo]:
+    """Load a bundled data set.
+
+    Parameters
+    ----------
+    name : str
+        Registry name, i.e. the file stem (``"pima"``, ``"ijcnn1_train"``); case, ``-`` for
+        ``_`` and a ``.csv.gz`` suffix are forgiven.  Unknown names raise ``ValueError``
+        listing close matches.
+    as_frame : bool, default=True
+        Return ``X`` as a DataFrame (categorical string columns kept, missing = NaN).  With
+        False, ``X`` is a float ndarray; data sets with categorical columns then raise
+        ``ValueError`` (use the DataFrame with ``SVMTuner(preprocess="auto")``).
+
+    Returns
+    -------
+    X : DataFrame or ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        The labels as the source gives them (strings or numbers).
+    info : DatasetInfo
+    """
+    name = _resolve(name)
+    path = DATA_DIR / (name + _SUFFIX)
+    version = file_sha256(path)
+    df = _read_frame(name, version)
+    X = df.drop(columns=[TARGET]).copy(deep=True)
+    y = df[TARGET].to_numpy(copy=True)
+    categorical = tuple(str(c) for c in categorical_columns(X))
+    labels, counts = np.unique(y, return_counts=True)
+    entry = manifest().get(name)
+    info = DatasetInfo(
+        name=name,
+        n=int(X.shape[0]),
+        d=int(X.shape[1]),
+        n_classes=int(len(labels)),
+        class_counts={_py(lab): int(c) for lab, c in zip(labels, counts)},
+        missing=int(X.isna().to_numpy().sum()),
+        categorical=categorical,
+        version=version,
+        path=str(path),
+        source=entry.source if entry else "",
+        provenance=entry.provenance if entry else "",
+        notes=entry.notes if entry else "",
+        papers=entry.papers if entry else "",
+        side_files=_side_files(name),
+    )
+    if as_frame:
+        return X, y, info
+    if categorical:
+        raise ValueError(
+            f"data set {name!r} has categorical columns {list(categorical)}; load it with "
+            "as_frame=True and fit SVMTuner(preprocess='auto') (impute + one-hot + standardise)"
+        )
+    return X.to_numpy(dtype=float), y, info

@@ -1,0 +1,163 @@
+"""Radius-margin bound of the L2-SVM and its exact gradient.
+
+Chapelle, Vapnik, Bousquet & Mukherjee, "Choosing multiple parameters for support vector
+machines", Machine Learning 46 (2002) -- *Chapelle et al. 2002* -- select hyperparameters by
+minimising
+
+    T = R^2 ||w||^2                                            (RBSVM eq. (8): T_rm = T / n)
+
+for the L2-SVM, i.e. the hard-margin SVM on ``K~ = K + diag(1 / (C w_i))`` (RBSVM eq. (7)):
+both the radius ``R`` of the smallest sphere enclosing the training points and the margin
+``1 / ||w||`` are taken in the feature space of ``K~``, so that ``C`` enters both.
+
+* ``R^2`` comes from :func:`svmtune.loo.sphere.enclosing_ball` on ``K~``.
+* ``||w||^2 = 2 W(alpha)`` with ``W(alpha) = sum_i alpha_i - 1/2 beta^T K~ beta`` the dual
+  objective at the optimum (``beta = y * alpha``; equal to ``sum_i alpha_i`` by the KKT
+  conditions).
+
+Both are optima of quadratic programs, so their derivatives follow from the envelope theorem
+with both solutions held fixed (Chapelle et al. 2002, gradients of the radius and of the
+margin):
+
+    dR^2      = sum_i beta^ball_i dK~_ii - beta^ball^T dK~ beta^ball,
+    d||w||^2  = -sum_ij alpha_i alpha_j y_i y_j dK~_ij = -beta^T dK~ beta.
+
+For ``theta = (log sigma, log C)``: ``dK~/d log sigma = dK/d log sigma`` and
+``dK~/d log C = -diag(1 / (C w_i))``.  Multiclass one-vs-rest: the sphere does not depend on
+the labels, so ``T = R^2 sum_k ||w_k||^2`` over the tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from svmtune.loo.sphere import BallSolution, enclosing_ball, radius2_derivative
+from svmtune.svm import DualSolution
+
+__all__ = [
+    "RadiusMargin",
+    "margin_norm2",
+    "margin_norm2_derivative",
+    "radius_margin",
+]
+
+
+def _check_l2(sol: DualSolution) -> None:
+    if sol.loss != "l2" or sol.H_diag is None:
+        raise ValueError("the radius-margin bound needs L2-SVM solutions from fit_l2_svm")
+
+
+def margin_norm2(K: np.ndarray, sol: DualSolution) -> float:
+    """``||w||^2 = 2 W(alpha)`` of an L2-SVM, ``W`` its dual objective on ``K~`` (RBSVM eq. (6)).
+
+    ``W(alpha) = sum_i alpha_i - 1/2 sum_ij alpha_i alpha_j y_i y_j K~_ij`` with
+    ``K~ = K + diag(sol.H_diag)``; at the optimum ``2 W = sum_i alpha_i`` (Chapelle et al. 2002).
+    """
+    _check_l2(sol)
+    S = sol.support_indices
+    b = sol.dual_coef[S]
+    quad = float(b @ np.asarray(K)[np.ix_(S, S)] @ b + (b * b) @ sol.H_diag[S])
+    return 2.0 * float(sol.alpha[S].sum()) - quad
+
+
+def margin_norm2_derivative(sol: DualSolution, dH: np.ndarray) -> float:
+    """Derivative of ``||w||^2`` along a direction ``dH`` of ``K~`` (envelope theorem).
+
+    ``d||w||^2 = 2 dW = -sum_ij alpha_i alpha_j y_i y_j dK~_ij`` with ``alpha`` held fixed
+    (Chapelle et al. 2002).  ``dH`` is an (n, n) matrix or an (n,) vector (a diagonal
+    direction such as ``dK~/d log C = -diag(sol.H_diag)``).
+    """
+    _check_l2(sol)
+    S = sol.support_indices
+    b = sol.dual_coef[S]
+    dH = np.asarray(dH, dtype=float)
+    if dH.ndim == 1:
+        return -float((b * b) @ dH[S])
+    return -float(b @ dH[np.ix_(S, S)] @ b)
+
+
+@dataclass
+class RadiusMargin:
+    """Radius-margin criterion ``T = R^2 sum_k ||w_k||^2`` and its gradient.
+
+    Attributes
+    ----------
+    value : float
+        ``T``.
+    grad : ndarray of shape (n_directions,)
+    R2 : float
+        Squared radius of the smallest ball enclosing the points in the feature space of
+        ``K~`` (zero-weight points, which the SVM ignores, excluded).
+    w2 : ndarray of shape (n_tasks,)
+        ``||w_k||^2`` per one-vs-rest task.
+    ball : BallSolution
+        The sphere (indices relative to the positive-weight points), for warm starts.
+    """
+
+    value: float
+    grad: np.ndarray
+    R2: float
+    w2: np.ndarray
+    ball: BallSolution
+
+
+def radius_margin(
+    K: np.ndarray,
+    solutions: Sequence[DualSolution],
+    directions: Sequence[np.ndarray] = (),
+    *,
+    ball_init: np.ndarray | None = None,
+) -> RadiusMargin:
+    """Radius-margin bound ``T = R^2 ||w||^2`` of L2-SVMs and its exact gradient.
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Kernel matrix (without the ridge).
+    solutions : sequence of DualSolution
+        L2-SVM solutions on ``K`` sharing one ridge ``sol.H_diag`` (one per one-vs-rest task;
+        a single one for a binary problem).
+    directions : sequence of arrays
+        Derivatives of ``K~ = K + diag(H_diag)`` with respect to each hyperparameter: an
+        (n, n) matrix, or an (n,) vector for a diagonal direction (``dK~/d log C =
+        -H_diag``).  Entries of zero-weight points (infinite ridge) are ignored.
+    ball_init : bool mask, optional
+        Support of the previous sphere (``RadiusMargin.ball.support``), a warm start.
+
+    Returns
+    -------
+    RadiusMargin
+        ``grad[k] = dR^2_k sum ||w||^2 + R^2 sum d||w||^2_k`` (envelope theorem, Chapelle et
+        al. 2002).
+    """
+    if not len(solutions):
+        raise ValueError("radius_margin needs at least one SVM solution")
+    for s in solutions:
+        _check_l2(s)
+    d = solutions[0].H_diag
+    for s in solutions[1:]:
+        if not np.array_equal(s.H_diag, d):
+            raise ValueError("all one-vs-rest solutions must share the same ridge (C, weights)")
+    K = np.asarray(K, dtype=float)
+    active = np.flatnonzero(np.isfinite(d))
+    Kt = K[np.ix_(active, active)] + np.diag(d[active])
+    init = None
+    if ball_init is not None and np.asarray(ball_init).shape == (active.shape[0],):
+        init = ball_init
+    ball = enclosing_ball(Kt, init_support=init)
+    w2 = np.array([margin_norm2(K, s) for s in solutions])
+    W = float(w2.sum())
+    grad = np.zeros(len(directions))
+    for k, dH in enumerate(directions):
+        dH = np.asarray(dH, dtype=float)
+        if dH.ndim == 1:
+            dH_act = dH[active]
+        else:
+            dH_act = dH[np.ix_(active, active)]
+        dw = sum(margin_norm2_derivative(s, dH) for s in solutions)
+        dR2 = radius2_derivative(ball.beta, dH_act)
+        grad[k] = dR2 * W + ball.R2 * dw
+    return RadiusMargin(value=ball.R2 * W, grad=grad, R2=ball.R2, w2=w2, ball=ball)

@@ -1,0 +1,404 @@
+"""Closed-form leave-one-out outputs of the L2-SVM, the RBSVM objective and its exact gradient.
+
+Notation (RBSVM §III-B).  The L2-SVM is the hard-margin SVM on ``H = K + diag(d)``,
+``d_i = 1 / (C w_i)`` (eq. (6)-(7)).  On its support set ``S`` (``m`` points) the KKT
+conditions are the linear system
+
+    M [beta; b] = [y_S; 0],   M = [[H_SS, 1], [1^T, 0]],   beta = y_S * alpha_S     (eq. (22))
+
+**Leave-one-out output** (eq. (23)-(27)).  Write ``z = [beta_{-i}; b]`` and ``m_i`` for row ``i``
+of ``M`` without its diagonal entry.  If removing support vector ``i`` leaves the other
+support vectors' status unchanged, the reduced model solves ``M_{-i} z' = [y_{S-i}; 0]``, so
+``z' = z + M_{-i}^{-1} m_i beta_i`` and its output at ``x_i`` (``H_ij = K_ij`` for ``j != i``) is
+
+    f^{-i}(x_i) = m_i^T z' = y_i - beta_i (H_ii - m_i^T M_{-i}^{-1} m_i)
+                = y_i - beta_i / (M^{-1})_ii = y_i (1 - alpha_i / (M^{-1})_ii)      (eq. (27))
+
+i.e. eq. (27) with the paper's ``(H^{-1})_ii`` read as the diagonal of the inverse of the
+*extended* matrix ``M``.  It is the LOO output of the kernel model
+``f(x) = sum_j y_j alpha_j K(x_j, x) + b``, exactly what :func:`~svmtune.loo.brute.brute_force_loo`
+computes by retraining.  A non-support vector leaves the solution unchanged when removed, so its
+LOO output is the full model's output ``f(x_i)``.
+
+**Objective** (eq. (28)-(33)).  ``J = sum_i w_i L(y_i, tanh(r_i))`` with ``r_i`` the LOO output
+and the cross-entropy
+
+    L = -[(1+y)/2 log((1+tanh r)/2) + (1-y)/2 log((1-tanh r)/2)] = log(1 + exp(-2 y r)),
+
+evaluated as ``logaddexp(0, -2 y r)``, which is exact for any ``r`` and needs no clipping of
+``tanh r`` away from +-1; ``dL/dr = tanh(r) - y`` (eq. (31)).
+
+**Exact gradient.**  The printed gradient (35)-(36) keeps only ``dH_ii``, which is zero for the
+RBF width (``K_ii = 1``), so it cannot move sigma (see the reading notes).  For a fixed support
+set everything depends on ``theta`` through ``M``: with ``dM = [[dH_SS, 0], [0, 0]]``,
+
+    d(M^{-1}) = -M^{-1} dM M^{-1},     d[beta; b] = -M^{-1} dM [beta; b],
+    d r_i = -d beta_i / (M^{-1})_ii + beta_i d(M^{-1})_ii / (M^{-1})_ii^2       (i in S)
+    d r_i = dK_iS beta + K_iS d beta + d b                                      (i not in S)
+
+With ``c_i = w_i dL/dr_i``, ``B`` the top-left ``m x m`` block of ``M^{-1}``,
+``g = c_S beta / diag(B)^2``, ``h = [-c_S / diag(B) + K_NS^T c_N; sum c_N]`` and
+``v = (M^{-1} h)_{1..m}`` (an adjoint solve), every hyperparameter's derivative is
+
+    dJ = -<dH_SS, B diag(g) B + v beta^T> + c_N^T dK_NS beta.
+
+``B diag(g) B``, ``v`` and ``K_NS^T c_N`` are computed once per step (one factorisation of
+``M``, reused from the solver, plus one ``O(m^3)`` inverse), after which each hyperparameter
+costs ``O(m^2)`` plus an ``O(n m)`` product.  For ``log sigma`` ``dH = dK/dlog sigma``
+(:func:`svmtune.kernels.rbf_dlogsigma`); for ``log C`` ``dH = -diag(d)`` on ``S`` and
+``dK_NS = 0``.
+
+Multiclass problems sum ``J`` and its gradient over one-vs-rest tasks sharing one kernel
+matrix, so a single ``(sigma, C)`` is learned for all classes (RBSVM §IV-A).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
+from svmtune.svm import DualSolution, fit_l2_svm
+
+__all__ = [
+    "LOSSES",
+    "LOOObjective",
+    "closed_form_loo",
+    "loo_loss",
+    "loo_gradient",
+    "rbf_l2_derivatives",
+    "rbsvm_objective",
+    "loo_predictions",
+    "loo_error_rate",
+]
+
+#: loss variants of :func:`loo_loss`
+LOSSES = ("cross_entropy", "squared")
+
+_TINY = 1e-300
+
+
+# ---------------------------------------------------------------------------------------------
+# Closed-form LOO outputs
+# ---------------------------------------------------------------------------------------------
+def _check_l2(sol: DualSolution) -> None:
+    if sol.loss != "l2" or sol.factor is None or sol.H_diag is None:
+        raise ValueError(
+            "closed-form LOO needs an L2-SVM solution from svmtune.svm.fit_l2_svm "
+            "(with its support-set factorisation)"
+        )
+
+
+def _support_system(sol: DualSolution) -> tuple[np.ndarray, np.ndarray, float]:
+    """Support indices and the exact solution ``[beta; b] = M^{-1} [y_S; 0]`` (eq. (22))."""
+    S = np.flatnonzero(sol.support)
+    beta, b = sol.factor.solve(sol.y[S], 0.0)
+    return S, np.asarray(beta, dtype=float), float(b)
+
+
+def _safe_diag(diag: np.ndarray) -> np.ndarray:
+    bad = ~(diag > 0)
+    if bad.any():
+        warnings.warn(
+            f"{int(bad.sum())} diagonal entries of M^-1 are not positive (round-off on a "
+            "nearly singular support set); their leave-one-out outputs are clipped",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        diag = np.where(bad, np.finfo(float).tiny, diag)
+    return diag
+
+
+def closed_form_loo(
+    sol: DualSolution, K: np.ndarray, *, inverse: np.ndarray | None = None
+) -> np.ndarray:
+    """Leave-one-out decision values of an L2-SVM without retraining (RBSVM eq. (27)).
+
+    Parameters
+    ----------
+    sol : DualSolution
+        From :func:`svmtune.svm.fit_l2_svm` (its ``factor`` is reused).
+    K : ndarray (n, n)
+        The kernel matrix the SVM was trained on (without the ``1/C`` ridge).
+    inverse : ndarray (m+1, m+1), optional
+        ``M^{-1}`` if already computed (only its diagonal is used).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``r_i = y_i (1 - alpha_i / (M^{-1})_ii)`` for support vectors (exact when removing ``i``
+        leaves the other points' support status unchanged, an estimate otherwise) and the full
+        model's output ``f(x_i)`` for the other points (exact).
+    """
+    _check_l2(sol)
+    K = np.asarray(K, dtype=float)
+    S, beta, b = _support_system(sol)
+    out = K[:, S] @ beta + b
+    diag = sol.factor.inverse_diagonal() if inverse is None else np.diag(inverse)[: S.size]
+    diag = _safe_diag(np.asarray(diag, dtype=float))
+    out[S] = sol.y[S] - beta / diag
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Loss
+# ---------------------------------------------------------------------------------------------
+def loo_loss(
+    y: np.ndarray, r: np.ndarray, loss: str = "cross_entropy"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-point loss of the tanh-mapped LOO output and its derivative in ``r``.
+
+    Parameters
+    ----------
+    y : array of {-1, +1}
+    r : array
+        LOO decision values.
+    loss : {"cross_entropy", "squared"}
+        ``"cross_entropy"`` (RBSVM eq. (29)): ``log(1 + exp(-2 y r))``, derivative
+        ``tanh(r) - y`` (eq. (31)).  ``"squared"``: the Brier score of the probability
+        ``(1 + tanh r)/2``, ``(tanh r - y)^2 / 4``, derivative ``(tanh r - y)(1 - tanh^2 r)/2``
+        (bounded, so single badly predicted points weigh less).
+
+    Returns
+    -------
+    (values, derivatives) : ndarrays of the shape of ``r``
+    """
+    y = np.asarray(y, dtype=float)
+    r = np.asarray(r, dtype=float)
+    t = np.tanh(r)
+    if loss == "cross_entropy":
+        return np.logaddexp(0.0, -2.0 * y * r), t - y
+    if loss == "squared":
+        return 0.25 * (t - y) ** 2, 0.5 * (t - y) * (1.0 - t * t)
+    raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact gradient
+# ---------------------------------------------------------------------------------------------
+def loo_gradient(
+    sol: DualSolution,
+    K: np.ndarray,
+    dH: Sequence[np.ndarray],
+    dLdr: np.ndarray,
+    *,
+    inverse: np.ndarray | None = None,
+) -> np.ndarray:
+    """Exact gradient of ``sum_i c_i r_i``-type objectives for a fixed support set.
+
+    Given ``c = dJ/dr`` (per-point derivative of the objective with respect to the
+    closed-form LOO outputs ``r`` of :func:`closed_form_loo`), returns
+    ``dJ/dtheta_k = sum_i c_i dr_i/dtheta_k`` for each hyperparameter, through
+    ``d(M^{-1}) = -M^{-1} dM M^{-1}`` and ``d[beta; b] = -M^{-1} dM [beta; b]`` (module
+    docstring; replaces RBSVM eq. (35)-(36)).
+
+    Parameters
+    ----------
+    sol : DualSolution
+        L2-SVM solution (support set ``S`` of size ``m``).
+    K : ndarray (n, n)
+        Kernel matrix.
+    dH : sequence of arrays
+        One derivative per hyperparameter: an ``(n, m)`` array ``dH[:, S]`` (columns of the
+        derivative of ``H = K + diag(d)`` at the support vectors; its rows outside ``S`` are the
+        derivative of ``K_NS``), or an ``(m,)`` array for a derivative that only moves the
+        diagonal ``H_SS`` (such as ``d/dlog C``).
+    dLdr : array (n,)
+        ``c_i = dJ/dr_i``.
+    inverse : ndarray (m+1, m+1), optional
+        ``M^{-1}`` if already computed.
+
+    Returns
+    -------
+    ndarray of shape (len(dH),)
+    """
+    _check_l2(sol)
+    K = np.asarray(K, dtype=float)
+    c = np.asarray(dLdr, dtype=float)
+    n = sol.y.shape[0]
+    S, beta, _ = _support_system(sol)
+    m = S.size
+    N = np.flatnonzero(~sol.support)
+    Minv = sol.factor.inverse() if inverse is None else np.asarray(inverse, dtype=float)
+    B = Minv[:m, :m]
+    diag = _safe_diag(np.diag(B).copy())
+    cS, cN = c[S], c[N]
+    g = cS * beta / diag**2
+    W = (B * g) @ B  # B diag(g) B
+    h = np.empty(m + 1)
+    KNS = K[np.ix_(N, S)]
+    h[:m] = -cS / diag + KNS.T @ cN
+    h[m] = cN.sum()
+    v = (Minv @ h)[:m]
+    out = np.empty(len(dH))
+    for k, D in enumerate(dH):
+        D = np.asarray(D, dtype=float)
+        if D.ndim == 1:
+            if D.shape != (m,):
+                raise ValueError(f"diagonal derivative must have shape ({m},), got {D.shape}")
+            out[k] = -float(np.sum(D * (np.diag(W) + v * beta)))
+        else:
+            if D.shape != (n, m):
+                raise ValueError(f"derivative columns must have shape ({n}, {m}), got {D.shape}")
+            DSS = D[S]
+            val = -float(np.sum(DSS * W)) - float(v @ (DSS @ beta))
+            if N.size:
+                val += float(cN @ (D[N] @ beta))
+            out[k] = val
+    return out
+
+
+def rbf_l2_derivatives(
+    K: np.ndarray, D2: np.ndarray, sigma: float, sol: DualSolution
+) -> list[np.ndarray]:
+    """Derivatives of ``H = K + diag(1/(C w))`` in ``(log sigma, log C)`` for :func:`loo_gradient`.
+
+    ``dH/dlog sigma = K * D2 / sigma^2`` (RBSVM eq. (38) with the kernel's exact derivative,
+    :func:`svmtune.kernels.rbf_dlogsigma`), returned as its ``(n, m)`` support columns;
+    ``dH/dlog C = -1/(C w_i)`` on the support diagonal, returned as an ``(m,)`` vector.
+    """
+    _check_l2(sol)
+    S = np.flatnonzero(sol.support)
+    cols = rbf_dlogsigma(np.asarray(K)[:, S], np.asarray(D2)[:, S], sigma)
+    return [cols, -sol.H_diag[S]]
+
+
+# ---------------------------------------------------------------------------------------------
+# The RBSVM objective over (log sigma, log C), summed over one-vs-rest tasks
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class LOOObjective:
+    """Value, gradient and by-products of :func:`rbsvm_objective` at one ``theta``.
+
+    Attributes
+    ----------
+    value : float
+        ``J = sum_tasks sum_i w_i L(y_i, tanh r_i)`` (RBSVM eq. (33)).
+    grad : ndarray (2,) or None
+        ``dJ / d(log sigma, log C)`` for the solutions' support sets.
+    loo : list of ndarray
+        Closed-form LOO outputs per task.
+    solutions : list of DualSolution
+    theta : ndarray (2,)
+    n_support : int
+        Points that are support vectors of at least one task.
+    """
+
+    value: float
+    grad: np.ndarray | None
+    loo: list[np.ndarray]
+    solutions: list[DualSolution]
+    theta: np.ndarray
+    n_support: int
+    per_task_n_support: list[int] = field(default_factory=list)
+
+    @property
+    def supports(self) -> list[np.ndarray]:
+        """Support masks per task (the warm start for the next step)."""
+        return [s.support for s in self.solutions]
+
+
+def rbsvm_objective(
+    D2: np.ndarray,
+    tasks: Sequence[np.ndarray],
+    theta: Sequence[float] | np.ndarray,
+    *,
+    sample_weight: np.ndarray | None = None,
+    init_support: Sequence[np.ndarray | None] | None = None,
+    loss: str = "cross_entropy",
+    gradient: bool = True,
+    tol: float = 1e-8,
+) -> LOOObjective:
+    """The RBSVM leave-one-out objective and its exact gradient (RBSVM eq. (27)-(34)).
+
+    Parameters
+    ----------
+    D2 : ndarray (n, n)
+        Pairwise squared distances of the training points
+        (:func:`svmtune.kernels.squared_distances`).
+    tasks : sequence of arrays of {-1, +1}
+        Binary label vectors sharing the kernel (one for a binary problem, one per class for
+        one-vs-rest, :func:`svmtune.methods.base.ovr_tasks`).
+    theta : (log sigma, log C)
+        Natural logarithms.
+    sample_weight : array (n,), optional
+        Per-sample weights: they scale ``C`` per point (``d_i = 1/(C w_i)``) and the loss terms.
+    init_support : sequence of masks, optional
+        Warm-start support set per task (from the previous step).
+    loss : {"cross_entropy", "squared"}
+        See :func:`loo_loss`.
+    gradient : bool
+        Also compute the gradient.
+    tol : float
+        KKT tolerance of the L2-SVM solver.
+
+    Returns
+    -------
+    LOOObjective
+    """
+    theta = np.asarray(theta, dtype=float).ravel()
+    if theta.shape != (2,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    D2 = np.asarray(D2, dtype=float)
+    n = D2.shape[0]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
+    K = rbf_from_sqdist(D2, sigma)
+    if init_support is None:
+        init_support = [None] * len(tasks)
+    if len(init_support) != len(tasks):
+        raise ValueError("init_support needs one entry per task")
+    value = 0.0
+    grad = np.zeros(2) if gradient else None
+    loo, sols, used = [], [], np.zeros(n, dtype=bool)
+    for y_t, init in zip(tasks, init_support):
+        sol = fit_l2_svm(K, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
+        Minv = sol.factor.inverse() if gradient else None
+        r = closed_form_loo(sol, K, inverse=Minv)
+        L, dL = loo_loss(sol.y, r, loss)
+        value += float(w @ L)
+        if gradient:
+            dH = rbf_l2_derivatives(K, D2, sigma, sol)
+            grad += loo_gradient(sol, K, dH, w * dL, inverse=Minv)
+        loo.append(r)
+        sols.append(sol)
+        used |= sol.support
+    return LOOObjective(
+        value=value,
+        grad=grad,
+        loo=loo,
+        solutions=sols,
+        theta=theta.copy(),
+        n_support=int(used.sum()),
+        per_task_n_support=[int(s.support.sum()) for s in sols],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Predictions and error rate from LOO outputs
+# ---------------------------------------------------------------------------------------------
+def loo_predictions(loo: Sequence[np.ndarray]) -> np.ndarray:
+    """Encoded class predictions from LOO outputs: ``r > 0`` for one binary task, else the
+    one-vs-rest argmax (as :class:`svmtune.estimators.L2SVC` predicts)."""
+    if len(loo) == 1:
+        return (np.asarray(loo[0]) > 0).astype(int)
+    return np.argmax(np.column_stack(loo), axis=1)
+
+
+def loo_error_rate(
+    y: np.ndarray, loo: Sequence[np.ndarray], sample_weight: np.ndarray | None = None
+) -> float:
+    """Leave-one-out error rate of encoded labels ``y`` (0..k-1) from LOO outputs per task.
+
+    With ``sample_weight``, the weighted error rate (points of weight 0 do not count).
+    """
+    wrong = loo_predictions(loo) != np.asarray(y)
+    if sample_weight is None:
+        return float(np.mean(wrong))
+    w = np.asarray(sample_weight, dtype=float)
+    return float(w @ wrong / w.sum())

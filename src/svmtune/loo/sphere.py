@@ -1,0 +1,271 @@
+"""Smallest sphere enclosing the training points in feature space.
+
+The radius ``R`` of the smallest ball containing ``Phi(x_1), ..., Phi(x_n)`` enters the
+radius-margin bound ``T = R^2 ||w||^2`` (Chapelle, Vapnik, Bousquet & Mukherjee, "Choosing
+multiple parameters for support vector machines", Machine Learning 46, 2002, hereafter
+Chapelle et al. 2002; RBSVM eq. (8)) and the span bound of the weighted SVM (Weighted span, where ``D = 2R``).
+``R^2`` is the optimum of the quadratic program over the simplex (Chapelle et al. 2002,
+radius-margin section; Vapnik 1998)
+
+    R^2 = max_beta  sum_i beta_i K_ii - beta^T K beta,   beta_i >= 0,  sum_i beta_i = 1,
+
+whose solution gives the centre ``c = sum_i beta_i Phi(x_i)``.  On the support set
+``S = {i : beta_i > 0}`` (the points on the sphere) the KKT conditions are the linear system
+
+    [[2 K_SS, 1], [1^T, 0]] [beta_S; mu] = [diag(K)_S; 1],
+
+with ``R^2 = mu + beta^T K beta``, and every other point must lie inside the ball,
+``||Phi(x_i) - c||^2 = K_ii - 2 (K beta)_i + beta^T K beta <= R^2``.  :func:`enclosing_ball`
+finds ``S`` with the same primal-dual active-set (semismooth Newton) iteration that
+:func:`svmtune.svm.fit_l2_svm` uses for the SVM, warm-started from a previous support set;
+when ``K_SS`` is singular (linear kernel, duplicated points, ``sigma -> inf``) and the
+iteration cannot settle, it falls back to the interior-point QP solver clarabel and then
+polishes clarabel's support set with the exact Newton step.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+__all__ = ["BallSolution", "enclosing_ball", "min_enclosing_ball", "radius2_derivative"]
+
+
+@dataclass
+class BallSolution:
+    """The smallest enclosing ball of a kernel matrix.
+
+    Attributes
+    ----------
+    R2 : float
+        Squared radius.
+    beta : ndarray of shape (n,)
+        Simplex weights of the centre ``c = sum_i beta_i Phi(x_i)``.
+    support : ndarray of bool
+        Points on the sphere (``beta_i > 0``), reusable as ``init_support`` of the next call.
+    n_iter : int
+        Active-set iterations.
+    method : {"newton", "clarabel", "trivial"}
+        How the solution was obtained.
+    """
+
+    R2: float
+    beta: np.ndarray
+    support: np.ndarray
+    n_iter: int
+    method: str
+
+
+def _solve_kkt(K: np.ndarray, k: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """Solve ``[[2 K_SS, 1], [1^T, 0]] [b; mu] = [k_S; 1]``; None if numerically singular.
+
+    Through the Cholesky factor of ``K_SS`` (Schur complement on the multiplier) when
+    ``K_SS`` is positive definite, otherwise through a least-squares solve of the whole
+    extended system, accepted only if its residual is at round-off level.
+    """
+    Kss = K[np.ix_(S, S)]
+    kS = k[S]
+    m = S.shape[0]
+    ones = np.ones(m)
+    try:
+        cf = sla.cho_factor(Kss, lower=True, check_finite=False)
+        diag = np.diag(cf[0])
+        if diag.min() > 1e-7 * max(diag.max(), 1e-300):
+            a = sla.cho_solve(cf, kS, check_finite=False)
+            u = sla.cho_solve(cf, ones, check_finite=False)
+            s = ones @ u
+            if s > 0 and np.isfinite(s):
+                # 2 K b + mu 1 = k, 1^T b = 1  =>  b = (a - mu u) / 2, mu = (1^T a - 2) / s
+                mu = (ones @ a - 2.0) / s
+                return 0.5 * (a - mu * u), float(mu)
+    except np.linalg.LinAlgError:
+        pass
+    M = np.zeros((m + 1, m + 1))
+    M[:m, :m] = 2.0 * Kss
+    M[:m, m] = M[m, :m] = 1.0
+    rhs = np.append(kS, 1.0)
+    sol, *_ = sla.lstsq(M, rhs, check_finite=False, cond=1e-13)
+    scale = max(1.0, float(np.abs(rhs).max()), float(np.abs(M).max()))
+    if np.abs(M @ sol - rhs).max() > 1e-9 * scale * max(1.0, float(np.abs(sol).max())):
+        return None
+    return sol[:m], float(sol[m])
+
+
+def _kkt_ok(
+    K: np.ndarray, k: np.ndarray, S: np.ndarray, b: np.ndarray, mu: float, tol: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Negative weights in ``S`` and points outside the ball; also returns ``R^2``."""
+    Kb = K[:, S] @ b
+    bKb = float(b @ Kb[S])
+    R2 = mu + bKb
+    outside = k - 2.0 * Kb + bKb - R2  # squared distance to the centre minus R^2
+    neg = b < -tol
+    return neg, outside, R2
+
+
+def _clarabel_ball(K: np.ndarray, k: np.ndarray, tol: float) -> np.ndarray:
+    """Solve the ball QP with clarabel: ``min b^T K b - k^T b``, ``b >= 0``, ``1^T b = 1``."""
+    import clarabel
+
+    n = k.shape[0]
+    P = sp.triu(sp.csc_matrix(2.0 * K), format="csc")
+    A = sp.vstack([sp.csc_matrix(np.ones((1, n))), -sp.eye(n, format="csc")], format="csc")
+    rhs = np.concatenate([[1.0], np.zeros(n)])
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = min(1e-10, tol)
+    settings.tol_feas = min(1e-10, tol)
+    settings.max_iter = 500
+    cones = [clarabel.ZeroConeT(1), clarabel.NonnegativeConeT(n)]
+    solver = clarabel.DefaultSolver(P, -k, A, rhs, cones, settings)
+    out = solver.solve()
+    b = np.maximum(np.asarray(out.x, dtype=float), 0.0)
+    total = b.sum()
+    if not (np.all(np.isfinite(b)) and total > 0):  # pragma: no cover - clarabel failure
+        raise RuntimeError(f"clarabel failed on the enclosing-ball QP: {out.status}")
+    return b / total
+
+
+def enclosing_ball(
+    K: np.ndarray,
+    *,
+    init_support: np.ndarray | None = None,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> BallSolution:
+    """Smallest ball enclosing the points of kernel matrix ``K`` in feature space.
+
+    Solves ``max sum_i beta_i K_ii - beta^T K beta`` over the simplex (Chapelle et al. 2002)
+    by a primal-dual active-set iteration on the KKT system
+    ``[[2 K_SS, 1], [1^T, 0]] [beta_S; mu] = [diag(K)_S; 1]``: drop points with
+    ``beta_i < 0``, add points outside the ball, until neither exists.  If the iteration
+    cycles or ``K_SS`` is singular, clarabel solves the QP and the exact step is re-run from
+    clarabel's support set.
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Symmetric positive semi-definite kernel matrix.
+    init_support : bool mask or index array, optional
+        Starting support set (warm start, e.g. ``previous.support``); default all points.
+    tol : float
+        Tolerance, relative to ``max_i K_ii``, on ``beta_i >= 0`` and on the squared
+        distances ``||Phi(x_i) - c||^2 <= R^2``.
+    max_iter : int
+        Active-set iterations before the clarabel fallback.
+
+    Returns
+    -------
+    BallSolution
+    """
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be a square matrix, got shape {K.shape}")
+    if not np.all(np.isfinite(K)):
+        raise ValueError("K contains NaN or infinite entries")
+    n = K.shape[0]
+    if n == 0:
+        raise ValueError("the enclosing ball needs at least one point")
+    if n == 1:
+        return BallSolution(0.0, np.ones(1), np.ones(1, dtype=bool), 0, "trivial")
+    k = np.diag(K).copy()
+    scale = max(float(np.abs(k).max()), 1e-300)
+    atol = tol * scale
+
+    if init_support is None:
+        S_mask = np.ones(n, dtype=bool)
+    else:
+        S_mask = np.zeros(n, dtype=bool)
+        S_mask[np.asarray(init_support)] = True
+        if not S_mask.any():
+            S_mask[:] = True
+
+    seen: set[bytes] = set()
+    for it in range(1, max_iter + 1):
+        S = np.flatnonzero(S_mask)
+        res = _solve_kkt(K, k, S)
+        if res is None:
+            break
+        b, mu = res
+        neg, outside, R2 = _kkt_ok(K, k, S, b, mu, tol)
+        viol = ~S_mask & (outside > atol)
+        if not neg.any() and not viol.any():
+            beta = np.zeros(n)
+            beta[S] = np.maximum(b, 0.0)
+            beta /= beta.sum()
+            return BallSolution(max(float(R2), 0.0), beta, beta > 0, it, "newton")
+        key = S_mask.tobytes()
+        if key in seen:
+            break
+        seen.add(key)
+        new = S_mask.copy()
+        new[S[neg]] = False
+        new |= viol
+        if not new.any():
+            break
+        S_mask = new
+
+    # Fallback: interior point, then polish with the exact step from its support set.
+    beta = _clarabel_ball(K, k, tol)
+    thr = 1e-7 * beta.max()
+    S = np.flatnonzero(beta > thr)
+    res = _solve_kkt(K, k, S)
+    if res is not None:
+        b, mu = res
+        neg, outside, R2 = _kkt_ok(K, k, S, b, mu, tol)
+        mask = np.zeros(n, dtype=bool)
+        mask[S] = True
+        if not neg.any() and not (~mask & (outside > 10 * atol)).any():
+            beta = np.zeros(n)
+            beta[S] = np.maximum(b, 0.0)
+            beta /= beta.sum()
+            return BallSolution(max(float(R2), 0.0), beta, beta > 0, max_iter, "clarabel")
+    R2 = float(k @ beta - beta @ K @ beta)
+    if R2 < 0.0:
+        warnings.warn(
+            f"enclosing ball: negative R^2 = {R2:.2e} from round-off; clipped to 0",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return BallSolution(max(R2, 0.0), beta, beta > thr, max_iter, "clarabel")
+
+
+def min_enclosing_ball(
+    K: np.ndarray, *, init_support: np.ndarray | None = None, tol: float = 1e-10
+) -> tuple[float, np.ndarray]:
+    """Squared radius and centre weights of the smallest ball enclosing the points of ``K``.
+
+    ``R^2 = max_{beta >= 0, sum beta = 1} sum_i beta_i K_ii - beta^T K beta``
+    (Chapelle et al. 2002); see :func:`enclosing_ball` for the solver.
+
+    Returns
+    -------
+    R2 : float
+    beta : ndarray of shape (n,)
+    """
+    sol = enclosing_ball(K, init_support=init_support, tol=tol)
+    return sol.R2, sol.beta
+
+
+def radius2_derivative(beta: np.ndarray, dK: np.ndarray) -> float:
+    """Derivative of ``R^2`` along a kernel-matrix direction ``dK`` (envelope theorem).
+
+    With the optimal ``beta`` held fixed (the envelope argument of Chapelle et al. 2002 for the gradient of the radius),
+
+        dR^2 = sum_i beta_i dK_ii - beta^T dK beta.
+
+    ``dK`` may be a full (n, n) matrix or, for a purely diagonal direction, an (n,) vector
+    holding its diagonal.
+    """
+    beta = np.asarray(beta, dtype=float)
+    dK = np.asarray(dK, dtype=float)
+    if dK.ndim == 1:
+        return float(beta @ dK - (beta * dK) @ beta)
+    S = np.flatnonzero(beta)
+    b = beta[S]
+    dss = dK[np.ix_(S, S)]
+    return float(b @ np.diag(dss) - b @ dss @ b)

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from svmtune.estimators import L2SVC, OvRSVC, class_weight_vector, make_final_estimator, tanh_proba
+from svmtune.kernels import Kernel
+from svmtune.svm import fit_l2_svm
+
+from .conftest import make_problem
+
+
+@parametrize_with_checks(
+    [L2SVC(), L2SVC(kernel="linear", C=0.5), OvRSVC()],
+    expected_failed_checks=lambda est: (
+        {"check_sample_weight_equivalence_on_dense_data": "libsvm tolerance 1e-3, as for SVC"}
+        if isinstance(est, OvRSVC)
+        else {}
+    ),
+)
+def test_sklearn_contract(estimator, check):
+    check(estimator)
+
+
+def test_l2svc_equals_solver():
+    X, y = make_problem(50, 3, 2)
+    clf = L2SVC(C=3.0, sigma=0.7).fit(X, y)
+    K = Kernel("rbf", sigma=0.7)(X)
+    sol = fit_l2_svm(K, y, 3.0)
+    assert np.allclose(clf.decision_function(X), sol.decision_function(K), atol=1e-10)
+    P = clf.predict_proba(X)
+    assert np.allclose(P[:, 1], 0.5 * (1 + np.tanh(clf.decision_function(X))))
+
+
+def test_l2svc_multiclass_ovr():
+    X, y = load_iris(return_X_y=True)
+    clf = L2SVC(C=10.0, sigma=1.0).fit(X, y)
+    assert clf.decision_function(X).shape == (150, 3)
+    assert clf.score(X, y) > 0.9
+    assert np.allclose(clf.predict_proba(X).sum(1), 1.0)
+
+
+def test_tanh_proba_and_class_weights():
+    P = tanh_proba(np.array([-50.0, 0.0, 50.0]))
+    assert np.allclose(P, [[1, 0], [0.5, 0.5], [0, 1]])
+    y = np.array([0, 0, 0, 1])
+    assert np.allclose(class_weight_vector(y, np.array([0, 1]), "balanced"), [2 / 3] * 3 + [2])
+    assert np.allclose(class_weight_vector(y, np.array([0, 1]), {1: 5.0}), [1, 1, 1, 5])
+    with pytest.raises(ValueError, match="class_weight"):
+        class_weight_vector(y, np.array([0, 1]), "other")
+
+
+def test_make_final_estimator_options():
+    p = {"kernel": "rbf", "sigma": 2.0, "C": 3.0}
+    svc = make_final_estimator(p)
+    assert svc.gamma == pytest.approx(1 / 8) and svc.C == 3.0
+    assert type(make_final_estimator(p, n_classes=3)).__name__ == "OvRSVC"
+    assert type(make_final_estimator(p, final_model="l2")).__name__ == "L2SVC"
+    with pytest.raises(ValueError, match="final_model"):
+        make_final_estimator(p, final_model="l3")

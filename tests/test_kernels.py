@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kernel
+
+from svmtune.kernels import (
+    Kernel,
+    gamma_from_sigma,
+    kernel_dlogparams,
+    sigma_from_gamma,
+    squared_distances,
+)
+
+
+def test_sigma_gamma_roundtrip():
+    for s in [1e-3, 0.5, 1.0, 7.0, 300.0]:
+        assert gamma_from_sigma(s) == pytest.approx(1 / (2 * s * s))
+        assert sigma_from_gamma(gamma_from_sigma(s)) == pytest.approx(s)
+    with pytest.raises(ValueError, match="sigma must be positive"):
+        gamma_from_sigma(0.0)
+    with pytest.raises(ValueError, match="gamma must be positive"):
+        sigma_from_gamma(-1.0)
+
+
+def test_squared_distances_safe():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 4)) * 1e4 + 1e6  # catastrophic cancellation territory
+    D = squared_distances(X)
+    assert np.all(D >= 0) and np.all(np.diag(D) == 0) and np.array_equal(D, D.T)
+    ref = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    assert np.allclose(D, ref, rtol=1e-6, atol=1e-6 * ref.max())
+
+
+@pytest.mark.parametrize("name", ["rbf", "linear", "poly", "sigmoid"])
+def test_kernels_match_sklearn(name):
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(20, 3)), rng.normal(size=(7, 3))
+    k = Kernel(name, sigma=1.3, gamma=0.4, degree=3, coef0=0.5)
+    if name == "rbf":
+        ref = rbf_kernel(Y, X, gamma=gamma_from_sigma(1.3))
+    elif name == "linear":
+        ref = Y @ X.T
+    elif name == "poly":
+        ref = polynomial_kernel(Y, X, degree=3, gamma=0.4, coef0=0.5)
+    else:
+        ref = sigmoid_kernel(Y, X, gamma=0.4, coef0=0.5)
+    assert np.allclose(k(Y, X), ref, atol=1e-12)
+    K = k(X)
+    assert np.array_equal(K, K.T)
+    # params round-trip through the best_params_ dict
+    assert Kernel.from_params(k.params()).params() == k.params()
+
+
+@pytest.mark.parametrize(
+    "kernel,param",
+    [
+        (Kernel("rbf", sigma=0.9), "log_sigma"),
+        (Kernel("poly", gamma=0.3, degree=2, coef0=1.0), "log_gamma"),
+        (Kernel("sigmoid", gamma=0.3, coef0=0.2), "log_gamma"),
+        (Kernel("poly", gamma=0.3, degree=3, coef0=1.0), "coef0"),
+    ],
+)
+def test_kernel_derivatives_central_differences(kernel, param):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(15, 3))
+    dK = kernel_dlogparams(X, kernel)[param]
+    h = 1e-6
+
+    def at(delta):
+        if param == "log_sigma":
+            return Kernel("rbf", sigma=kernel.sigma * np.exp(delta))(X)
+        if param == "log_gamma":
+            return Kernel(kernel.name, gamma=kernel.gamma * np.exp(delta), degree=kernel.degree,
+                          coef0=kernel.coef0)(X)
+        return Kernel(kernel.name, gamma=kernel.gamma, degree=kernel.degree,
+                      coef0=kernel.coef0 + delta)(X)
+
+    fd = (at(h) - at(-h)) / (2 * h)
+    assert np.allclose(dK, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_invalid_kernels():
+    with pytest.raises(ValueError, match="unknown kernel"):
+        Kernel("laplace")
+    with pytest.raises(ValueError, match="sigma must be positive"):
+        Kernel("rbf", sigma=0.0)
+    with pytest.raises(ValueError, match="degree"):
+        Kernel("poly", degree=0)

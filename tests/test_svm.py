@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from cvxopt import matrix, solvers
+from sklearn.svm import SVC, LinearSVC
+
+from svmtune.kernels import Kernel
+from svmtune.svm import ExtendedFactor, fit_l1_svm, fit_l2_svm
+
+from .conftest import make_problem
+
+solvers.options["show_progress"] = False
+solvers.options["abstol"] = 1e-12
+solvers.options["reltol"] = 1e-12
+solvers.options["feastol"] = 1e-12
+
+
+def qp_l2_dual(K, y, C, w=None):
+    """Reference: min 1/2 a'Qa - 1'a, a >= 0, y'a = 0 with Q = yy' * (K + diag(1/(C w)))."""
+    n = len(y)
+    w = np.ones(n) if w is None else w
+    H = K + np.diag(1.0 / (C * w))
+    Q = np.outer(y, y) * H
+    sol = solvers.qp(
+        matrix(Q), matrix(-np.ones(n)), matrix(-np.eye(n)), matrix(np.zeros(n)),
+        matrix(y.reshape(1, -1)), matrix(0.0),
+    )
+    a = np.array(sol["x"]).ravel()
+    return a, 0.5 * a @ Q @ a - a.sum()
+
+
+def l2_objective(sol, K):
+    H = K + np.diag(sol.H_diag)
+    beta = sol.dual_coef
+    return 0.5 * beta @ H @ beta - sol.alpha.sum()
+
+
+CASES = [
+    (n, C, sigma, imb, seed)
+    for seed, (n, C, sigma, imb) in enumerate(
+        [(n, C, s, i) for n in (12, 40, 90) for C in (0.05, 1.0, 50.0) for s in (0.3, 1.5)
+         for i in (0.5, 0.2)][:36]
+        + [(25, 2.0 ** k, 2.0 ** (k / 3), 0.35) for k in range(-6, 8)]
+    )
+]
+
+
+@pytest.mark.parametrize("n,C,sigma,imbalance,seed", CASES)
+def test_l2_solver_matches_general_qp(n, C, sigma, imbalance, seed):
+    X, y = make_problem(n, 3, seed, imbalance=imbalance)
+    K = Kernel("rbf", sigma=sigma)(X)
+    sol = fit_l2_svm(K, y, C)
+    a_ref, obj_ref = qp_l2_dual(K, y, C)
+    obj = l2_objective(sol, K)
+    assert obj == pytest.approx(obj_ref, rel=1e-6, abs=1e-8)
+    assert np.allclose(sol.alpha, a_ref, atol=1e-5 * max(1.0, a_ref.max()))
+    # KKT at tolerance 1e-8
+    H = K + np.diag(sol.H_diag)
+    margin = sol.y * (H @ sol.dual_coef + sol.b)
+    assert np.all(sol.alpha >= 0)
+    assert abs(sol.y @ sol.alpha) < 1e-8 * max(1.0, sol.alpha.sum())
+    assert np.all(margin[~sol.support] >= 1 - 1e-8)
+    assert np.allclose(margin[sol.support], 1.0, atol=1e-8)
+
+
+def test_l2_solver_weights_and_warm_start():
+    X, y = make_problem(50, 2, 7)
+    K = Kernel("rbf", sigma=1.0)(X)
+    w = np.random.default_rng(0).uniform(0.2, 3.0, size=50)
+    w[3] = 0.0
+    sol = fit_l2_svm(K, y, 3.0, sample_weight=w)
+    keep = w > 0
+    a_ref, _ = qp_l2_dual(K[np.ix_(keep, keep)], y[keep], 3.0, w[keep])
+    assert sol.alpha[3] == 0.0
+    assert np.allclose(sol.alpha[keep], a_ref, atol=1e-5)
+    cold = fit_l2_svm(K, y, 3.5, sample_weight=w)
+    warm = fit_l2_svm(K, y, 3.5, sample_weight=w, init_support=sol.support)
+    assert np.allclose(cold.alpha, warm.alpha, atol=1e-10)
+    assert warm.n_iter <= cold.n_iter
+
+
+def test_extended_factor_inverse():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 6))
+    H = A @ A.T + np.eye(6)
+    M = np.block([[H, np.ones((6, 1))], [np.ones((1, 6)), np.zeros((1, 1))]])
+    fac = ExtendedFactor.from_H(H)
+    Minv = np.linalg.inv(M)
+    assert np.allclose(fac.inverse(), Minv, atol=1e-10)
+    assert np.allclose(fac.inverse_diagonal(), np.diag(Minv)[:6], atol=1e-10)
+    x, z = fac.solve(np.arange(6.0), 2.0)
+    assert np.allclose(M @ np.append(x, z), np.append(np.arange(6.0), 2.0))
+
+
+def test_l2_matches_linearsvc_squared_hinge():
+    # LinearSVC minimises 1/2|w|^2 + C' sum xi^2 (C' = C/2 of RBSVM eq. (5)) and regularises
+    # the bias through intercept_scaling; with a large scaling the two formulations coincide.
+    X, y = make_problem(80, 3, 11)
+    C = 2.0
+    sol = fit_l2_svm(Kernel("linear")(X), y, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lin = LinearSVC(C=C / 2, loss="squared_hinge", dual=True, tol=1e-12, max_iter=10**6,
+                        intercept_scaling=100).fit(X, y)
+    f = sol.decision_function(Kernel("linear")(X))
+    assert np.allclose(lin.decision_function(X), f, atol=1e-3)
+    assert np.allclose(lin.coef_.ravel(), X.T @ sol.dual_coef, atol=1e-3)
+
+
+def test_l2_degenerate_inputs_warn_not_nan():
+    X, y = make_problem(30, 2, 5)
+    X = np.vstack([X, X[:5]])  # duplicated points
+    y = np.concatenate([y, y[:5]])
+    for sigma in (1e-4, 1.0, 1e4):  # K -> I, regular, K -> 11^T
+        sol = fit_l2_svm(Kernel("rbf", sigma=sigma)(X), y, 1e3)
+        assert np.all(np.isfinite(sol.alpha)) and np.isfinite(sol.b)
+    with pytest.raises(ValueError, match="both classes"):
+        fit_l2_svm(np.eye(4), np.ones(4), 1.0)
+    with pytest.raises(ValueError, match="C must be positive"):
+        fit_l2_svm(np.eye(4), np.array([1.0, -1, 1, -1]), -1.0)
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_l1_adapter_reproduces_sklearn_and_kkt(native, weighted):
+    X, y = make_problem(70, 3, 21)
+    kern = Kernel("rbf", sigma=0.8)
+    K = kern(X)
+    w = np.random.default_rng(1).uniform(0.3, 2.0, 70) if weighted else None
+    kw = {"X": X, "kernel": kern} if native else {"K": K}
+    sol, svc = fit_l1_svm(y, 2.0, sample_weight=w, tol=1e-10, return_estimator=True, **kw)
+    ref = svc.decision_function(X if native else K)
+    assert np.allclose(sol.decision_function(K), ref, atol=1e-10)
+    # KKT: in-bound SVs on the margin, bounded SVs inside it, non-SVs outside
+    m = y * sol.decision_function(K)
+    assert np.allclose(m[sol.in_bound], 1.0, atol=1e-6)
+    assert np.all(m[sol.bounded] <= 1 + 1e-6)
+    assert np.all(m[~sol.support] >= 1 - 1e-6)
+    assert np.all(sol.alpha <= sol.upper + 1e-12)
+    assert abs(y @ sol.alpha) < 1e-8
+    assert not np.any(sol.in_bound & sol.bounded)
+    assert np.array_equal(sol.support, sol.in_bound | sol.bounded)
+
+
+def test_l1_adapter_errors():
+    X, y = make_problem(10, 2, 0)
+    with pytest.raises(ValueError, match="either K or both X and kernel"):
+        fit_l1_svm(y, 1.0)
+    with pytest.raises(ValueError, match="-1 or \\+1"):
+        fit_l1_svm(np.arange(10.0), 1.0, K=np.eye(10))
+    with pytest.raises(ValueError, match="non-negative"):
+        fit_l1_svm(y, 1.0, K=np.eye(10), sample_weight=-np.ones(10))
+
+
+def test_huge_C_precomputed_svc_equals_l2():
+    X, y = make_problem(40, 2, 3)
+    K = Kernel("rbf", sigma=1.0)(X)
+    sol = fit_l2_svm(K, y, 4.0)
+    svc = SVC(kernel="precomputed", C=1e8, tol=1e-8).fit(K + np.eye(40) / 4.0, y)
+    a = np.zeros(40)
+    a[svc.support_] = np.abs(svc.dual_coef_[0])
+    assert np.allclose(a, sol.alpha, atol=1e-4)

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from svmtune import SVMTuner
+
+from .conftest import make_problem
+
+SMALL_GRID = {"log2_sigma": (-1, 1, 1), "log2_C": (0, 1, 1), "n_splits": 2}
+
+
+def _expected_failures(estimator):
+    # As for scikit-learn's own SVC: libsvm stops at tolerance 1e-3, so weight 2 and a
+    # repeated row agree only to about 1e-4; cross-validated selection can also put the
+    # repeated row in another fold.
+    return {
+        "check_sample_weight_equivalence_on_dense_data": "libsvm tolerance; CV folds differ"
+    }
+
+
+@parametrize_with_checks(
+    [
+        SVMTuner(),
+        SVMTuner(method="grid", method_params=SMALL_GRID),
+        SVMTuner(final_model="l2"),
+    ],
+    expected_failed_checks=_expected_failures,
+)
+def test_sklearn_contract(estimator, check):
+    check(estimator)
+
+
+def test_fitted_attributes_binary():
+    X, y = make_problem(80, 3, 1)
+    t = SVMTuner(method="grid", method_params=SMALL_GRID, random_state=0).fit(X, y)
+    assert set(t.best_params_) >= {"kernel", "sigma", "gamma", "C"}
+    assert 0 <= t.estimate_ <= 1
+    assert t.n_svm_fits_ == 2 * 3 * 2
+    assert t.selection_time_ > 0 and len(t.history_) == 6
+    assert t.predict_proba(X).shape == (80, 2)
+    assert t.score(X, y) > 0.7
+
+
+def test_default_is_sklearn_default():
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    X, y = load_iris(return_X_y=True)
+    t = SVMTuner().fit(X, y)
+    Xs = StandardScaler().fit_transform(X)
+    ref = SVC().fit(Xs, y)
+    assert t.best_params_["gamma"] == pytest.approx(ref._gamma)
+    assert np.array_equal(t.predict(X), ref.predict(Xs))
+
+
+def test_multiclass_ovo_and_platt():
+    X, y = load_iris(return_X_y=True)
+    t = SVMTuner(multiclass="ovo", random_state=0).fit(X, y)
+    assert t.probability_ == "platt"
+    assert np.allclose(t.predict_proba(X).sum(1), 1)
+    t2 = SVMTuner(random_state=0).fit(X, y)
+    assert t2.decision_function(X).shape == (150, 3)
+
+
+def test_reproducible():
+    X, y = make_problem(60, 2, 3)
+    a = SVMTuner(method="grid", method_params=SMALL_GRID, random_state=4).fit(X, y)
+    b = SVMTuner(method="grid", method_params=SMALL_GRID, random_state=4).fit(X, y)
+    assert a.best_params_ == b.best_params_ and a.estimate_ == b.estimate_
+
+
+@pytest.mark.parametrize(
+    "kwargs,X,y,match",
+    [
+        ({}, [[0.0], [np.nan], [1.0], [2.0]], [0, 0, 1, 1], "NaN"),
+        ({}, [[0.0], [np.inf], [1.0], [2.0]], [0, 0, 1, 1], "infinity"),
+        ({}, [[0.0], [1.0], [2.0]], [1, 1, 1], "1 class"),
+        ({}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 0, 1], "at least 2 samples"),
+        ({}, [[0.0], [1.0], [2.0]], [0, 1], "inconsistent numbers of samples"),
+        ({}, [[0.0], [1.0], [2.0], [3.0]], [0.1, 0.2, 0.3, 0.4], "continuous"),
+        ({"method": "nope"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "unknown method"),
+        ({"preprocess": "x"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "preprocess"),
+        ({"method": "grid", "method_params": {"bogus": 1}}, [[0.0], [1.0], [2.0], [3.0]],
+         [0, 0, 1, 1], "invalid method_params"),
+    ],
+)
+def test_bad_input_messages(kwargs, X, y, match):
+    with pytest.raises(ValueError, match=match):
+        SVMTuner(**kwargs).fit(np.asarray(X), np.asarray(y))
+
+
+@pytest.mark.parametrize(
+    "w,match",
+    [([1, -1, 1, 1], "negative"), ([1, np.nan, 1, 1], "NaN"), ([1, 1], "shape"),
+     ([0, 0, 0, 0], "all zero")],
+)
+def test_bad_sample_weight(w, match):
+    X, y = np.arange(4.0).reshape(-1, 1), np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match=match):
+        SVMTuner().fit(X, y, sample_weight=np.asarray(w, dtype=float))
+
+
+def test_auto_preprocess_mixed_frame():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=40), "c": rng.choice(["u", "v"], 40)})
+    df.loc[3, "a"] = np.nan
+    y = (df["c"] == "u").astype(int).to_numpy()
+    t = SVMTuner(preprocess="auto").fit(df, y)
+    assert t.score(df, y) > 0.9
+    with pytest.raises(ValueError):
+        SVMTuner().fit(df, y)
