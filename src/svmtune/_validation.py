@@ -57,7 +57,7 @@ def check_min_class_count(y_encoded: np.ndarray, classes: np.ndarray, minimum: i
         )
     if len(classes) < 2:
         raise ValueError(
-            f"y has 1 class ({classes[0]!r}); hyperparameter selection needs at "
+            f"y has 1 class ({_label(classes[0])}); hyperparameter selection needs at "
             "least two classes."
         )
     small = [(c, k) for c, k in zip(classes, counts) if k < minimum]
@@ -121,15 +121,19 @@ def check_feature_values(X, *, allow_nan: bool = False) -> None:
         bad = [names[j] for j in np.flatnonzero(mask.any(axis=0))]
         return ", ".join(repr(b) for b in bad[:8]) + (", ..." if len(bad) > 8 else "")
 
+    def _cells(mask: np.ndarray) -> str:
+        k = int(mask.sum())
+        return f"{k} cell" if k == 1 else f"{k} cells"
+
     inf = np.isinf(values)
     if inf.any():
         raise ValueError(
-            f"X contains infinity ({int(inf.sum())} cells, columns {_cols(inf)}); replace "
+            f"X contains infinity ({_cells(inf)}, columns {_cols(inf)}); replace "
             "or remove those values (imputation only fills missing values)"
         )
     nan = np.isnan(values)
     if nan.any() and not allow_nan:
         raise ValueError(
-            f"X contains NaN ({int(nan.sum())} missing cells, columns {_cols(nan)}); impute "
+            f"X contains NaN ({_cells(nan)} missing, columns {_cols(nan)}); impute "
             "them, e.g. with preprocess='auto' (median imputation + one-hot + standardise)"
         )

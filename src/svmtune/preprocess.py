@@ -7,16 +7,23 @@ Three documented modes (``SVMTuner(preprocess=...)``):
     every feature standardised to zero mean and unit variance (constant features left at 0).
 ``"auto"``
     Mixed data: numeric columns -> median imputation + standardisation; categorical columns
-    (pandas ``object``/``category``/``string``/``bool`` dtypes) -> most-frequent imputation +
-    one-hot encoding (categories unseen in training are ignored at prediction time).  Works on
-    pandas DataFrames and on numeric arrays with missing values.
+    (pandas ``object``/``category``/``string``/``bool`` dtypes, or columns of an object array
+    that do not all convert to numbers) -> most-frequent imputation + one-hot encoding
+    (categories unseen in training are ignored at prediction time: all their one-hot entries
+    are 0).  Missing values are NaN, None or ``pd.NA``; infinite values are rejected (no
+    imputation can tell what they should have been).  Works on pandas DataFrames (nullable
+    dtypes included) and on arrays.
 ``"none"``
     Features used as given (still validated as finite numbers).
+
+Every statistic (medians, modes, categories, means, scales) is learnt in ``fit`` on the
+training data and only applied by ``transform``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
@@ -27,41 +34,105 @@ __all__ = ["PREPROCESS_MODES", "make_preprocessor", "categorical_columns", "need
 PREPROCESS_MODES = ("standard", "auto", "none")
 
 
+def _convertible(column) -> bool:
+    try:
+        np.asarray(column, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def categorical_columns(X) -> list:
-    """Names of the non-numeric columns of a DataFrame (empty for arrays)."""
+    """The non-numeric columns of ``X``.
+
+    DataFrames: names of the ``object``/``category``/``string``/``bool`` columns.  Arrays of
+    dtype object or str: integer indices of the columns whose values do not all convert to
+    numbers.  Numeric arrays: ``[]``.
+    """
     dtypes = getattr(X, "dtypes", None)
-    if dtypes is None:
+    if dtypes is not None and hasattr(X, "columns"):
+        out = []
+        for col, dt in dtypes.items():
+            kind = getattr(dt, "kind", "O")
+            if kind in "OSUb" or str(dt) in ("category", "string", "str", "bool", "boolean"):
+                out.append(col)
+        return out
+    arr = np.asarray(X)
+    if arr.ndim != 2 or arr.dtype.kind not in "OSU":
         return []
-    out = []
-    for col, dt in dtypes.items():
-        kind = getattr(dt, "kind", "O")
-        if kind in "OSUb" or str(dt) in ("category", "string", "str", "bool"):
-            out.append(col)
-    return out
+    return [j for j in range(arr.shape[1]) if not _convertible(arr[:, j])]
+
+
+def _numeric_values(X) -> np.ndarray:
+    """Numeric columns as a float array with NaN for missing (None, pd.NA)."""
+    if isinstance(X, pd.DataFrame):
+        return X.to_numpy(dtype=float, na_value=np.nan)
+    return np.asarray(X, dtype=float)
 
 
 def needs_auto(X) -> bool:
     """True when ``X`` has categorical columns or missing values (the CLI then uses "auto")."""
     if categorical_columns(X):
         return True
-    arr = np.asarray(X, dtype=float)
-    return not np.all(np.isfinite(arr))
+    return bool(np.isnan(_numeric_values(X)).any())
+
+
+def _as_float(X) -> np.ndarray:
+    """First step of the numeric branch: float array, NaN for missing, infinity rejected."""
+    values = _numeric_values(X)
+    if values.ndim == 1:
+        values = values.reshape(-1, 1)
+    inf = np.isinf(values)
+    if inf.any():
+        cols = list(X.columns) if isinstance(X, pd.DataFrame) else list(range(values.shape[1]))
+        bad = [str(cols[j]) for j in np.flatnonzero(inf.any(axis=0))]
+        raise ValueError(
+            f"X contains infinity in column(s) {', '.join(bad)}: replace or remove those "
+            "values (imputation only fills missing values)"
+        )
+    return values
+
+
+def _as_categories(X) -> np.ndarray:
+    """First step of the categorical branch: object array of strings, NaN for missing."""
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+    missing = frame.isna().to_numpy()
+    values = frame.astype(object).to_numpy()
+    out = np.empty(values.shape, dtype=object)
+    out[...] = np.nan
+    out[~missing] = [str(v) for v in values[~missing]]
+    return out
 
 
 def make_preprocessor(mode: str, X=None):
-    """An unfitted transformer for ``mode`` (see the module docstring)."""
+    """An unfitted transformer for ``mode`` (see the module docstring).
+
+    ``X`` (the training data) is needed for ``"auto"``: it decides which columns are
+    categorical.
+    """
     if mode == "standard":
         return StandardScaler()
     if mode == "none":
         return FunctionTransformer(validate=False)
     if mode != "auto":
         raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {mode!r}")
-    num_pipe = make_pipeline(SimpleImputer(strategy="median"), StandardScaler())
+    num_pipe = make_pipeline(
+        FunctionTransformer(_as_float, feature_names_out="one-to-one"),
+        SimpleImputer(strategy="median"),
+        StandardScaler(),
+    )
     cats = categorical_columns(X) if X is not None else []
     if not cats:
         return num_pipe
-    nums = [c for c in X.columns if c not in cats]
+    cat_set = set(cats)
+    n_cols = X.shape[1]
+    nums = (
+        [c for c in X.columns if c not in cat_set]
+        if hasattr(X, "columns")
+        else [j for j in range(n_cols) if j not in cat_set]
+    )
     cat_pipe = make_pipeline(
+        FunctionTransformer(_as_categories, feature_names_out="one-to-one"),
         SimpleImputer(strategy="most_frequent"),
         OneHotEncoder(handle_unknown="ignore", sparse_output=False),
     )

@@ -17,6 +17,7 @@ from svmtune.datasets.registry import (
     list_datasets,
     load_dataset,
     manifest,
+    resolve_name,
 )
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "load_dataset",
     "load_file",
     "manifest",
+    "resolve_name",
 ]

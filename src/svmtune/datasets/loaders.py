@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["FORMATS", "DataFileError", "load_file", "detect_format", "parse_arff"]
+__all__ = ["FORMATS", "DataFileError", "load_file", "detect_format", "parse_arff", "pick_target"]
 
-#: accepted ``fmt`` values (aliases map to the first three)
+#: accepted ``fmt`` values (the aliases below map onto them)
 FORMATS = ("csv", "tsv", "svmlight", "arff")
 _ALIASES = {"libsvm": "svmlight", "svm": "svmlight", "keel": "arff", "dat": "arff"}
 _EXT = {
@@ -202,9 +202,7 @@ def pick_target(df: pd.DataFrame, target: str | int | None, source: str) -> str:
         pos = int(key)
         if -len(cols) <= pos < len(cols):
             return cols[pos]
-    raise DataFileError(
-        f"{source}: target column {key!r} not found. Columns: {_column_list(cols)}"
-    )
+    raise DataFileError(f"{source}: target column {key!r} not found. Columns: {_column_list(cols)}")
 
 
 def _split_target(df: pd.DataFrame, target: str, source: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -234,6 +232,12 @@ def _sniff_delimiter(lines: list[str]) -> str:
     counts = {len(ln.split()) for ln in lines}
     if len(counts) == 1 and counts.pop() > 1:
         return r"\s+"
+    if not any(d in ln for d in ",\t;|" for ln in lines) and all(
+        len(ln.split()) == 1 for ln in lines
+    ):
+        raise DataFileError(
+            "found a single column: no comma, tab, semicolon, bar or blank separates fields"
+        )
     try:
         return csv.Sniffer().sniff("\n".join(lines), delimiters=",;\t| ").delimiter
     except csv.Error:

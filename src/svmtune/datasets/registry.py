@@ -36,6 +36,7 @@ __all__ = [
     "load_dataset",
     "dataset_path",
     "file_sha256",
+    "resolve_name",
 ]
 
 #: directory of the bundled files
@@ -180,8 +181,11 @@ def _normalise(name: str) -> str:
     return key.replace("-", "_").replace(" ", "_")
 
 
-def _resolve(name: str) -> str:
-    """Registry name for ``name`` (case, '-' and a '.csv.gz' suffix forgiven)."""
+def resolve_name(name: str) -> str:
+    """Registry name for ``name`` (case, '-' for '_' and a '.csv.gz' suffix forgiven).
+
+    Raises ``ValueError`` listing close matches when there is no such data set.
+    """
     if not isinstance(name, str):
         raise TypeError(f"data set name must be a string, got {type(name).__name__}")
     names = list_datasets()
@@ -200,7 +204,7 @@ def _resolve(name: str) -> str:
 
 def dataset_path(name: str) -> Path:
     """Path of the bundled file of data set ``name``."""
-    return DATA_DIR / (_resolve(name) + _SUFFIX)
+    return DATA_DIR / (resolve_name(name) + _SUFFIX)
 
 
 def _side_files(name: str) -> dict[str, str]:
@@ -356,7 +360,7 @@ def load_dataset(name: str, *, as_frame: bool = True) -> tuple[Any, np.ndarray, 
         The labels as the source gives them (strings or numbers).
     info : DatasetInfo
     """
-    name = _resolve(name)
+    name = resolve_name(name)
     path = DATA_DIR / (name + _SUFFIX)
     version = file_sha256(path)
     df = _read_frame(name, version)

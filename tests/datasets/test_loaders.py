@@ -1,0 +1,245 @@
+"""User-file loaders: CSV/TSV, svmlight/LIBSVM, ARFF and KEEL .dat, on small files."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+from svmtune.datasets import DataFileError, load_dataset, load_file
+from svmtune.datasets.loaders import detect_format, parse_arff
+
+
+def _write(path, text: str):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------- CSV / TSV
+def test_csv_with_class_column_categories_and_missing(tmp_path):
+    f = _write(
+        tmp_path / "d.csv",
+        "x1,colour,x2,Class\n1.5,red,2,yes\n,blue,3,no\n2.5, red ,?,yes\n3.5,,4,no\n",
+    )
+    X, y = load_file(f)
+    assert list(X.columns) == ["x1", "colour", "x2"]
+    assert list(y) == ["yes", "no", "yes", "no"]
+    assert np.isnan(X.loc[1, "x1"]) and np.isnan(X.loc[2, "x2"])
+    assert X["x1"].dtype == float and X["x2"].dtype == float
+    assert X.loc[2, "colour"] == "red"  # blanks stripped
+    assert pd.isna(X.loc[3, "colour"])
+
+
+def test_csv_semicolon_sniffed_and_target_by_name_or_position(tmp_path):
+    f = _write(tmp_path / "d.csv", "a;b;outcome\n1;2;0\n3;4;1\n5;6;0\n")
+    X, y = load_file(f, target="outcome")
+    assert list(X.columns) == ["a", "b"] and list(y) == [0, 1, 0]
+    X2, y2 = load_file(f, target="OUTCOME")  # case-insensitive
+    X3, y3 = load_file(f, target=-1)  # position
+    X4, y4 = load_file(f, target="0")  # position as text (the CLI passes strings)
+    assert list(y2) == list(y3) == [0, 1, 0] and list(y4) == [1, 3, 5]
+    assert list(X4.columns) == ["b", "outcome"]
+
+
+def test_tsv_by_extension(tmp_path):
+    f = _write(tmp_path / "d.tsv", "a\tb c\tlabel\n1\t2,5\tu\n3\t4,5\tv\n")
+    X, y = load_file(f)
+    assert list(X.columns) == ["a", "b c"] and list(y) == ["u", "v"]
+    assert list(X["b c"]) == ["2,5", "4,5"]  # the tab decides, not the comma
+
+
+def test_whitespace_separated_and_headerless(tmp_path):
+    f = _write(tmp_path / "d.data", "1.0 2.0 0\n3.0 4.0 1\n5.0 6.0 1\n")
+    X, y = load_file(f, target="-1")
+    assert list(X.columns) == ["0", "1"] and list(y) == [0, 1, 1]
+    assert X.to_numpy().tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+
+
+def test_compressed_csv(tmp_path):
+    f = tmp_path / "d.csv.gz"
+    with gzip.open(f, "wt") as fh:
+        fh.write("a,b,target\n1,2,x\n3,4,y\n")
+    X, y = load_file(f)
+    assert X.shape == (2, 2) and list(y) == ["x", "y"]
+
+
+def test_missing_labels_are_dropped_with_a_warning(tmp_path):
+    f = _write(tmp_path / "d.csv", "a,target\n1,x\n2,\n3,y\n")
+    with pytest.warns(UserWarning, match="dropped 1 rows"):
+        X, y = load_file(f)
+    assert list(y) == ["x", "y"] and list(X["a"]) == [1, 3]
+
+
+def test_bundled_csv_reads_the_same_as_the_registry():
+    from svmtune.datasets import dataset_path
+
+    X, y = load_file(dataset_path("crx"))
+    X0, y0, _ = load_dataset("crx")
+    pd.testing.assert_frame_equal(X, X0, check_dtype=False)
+    assert np.array_equal(y, y0)
+
+
+# ---------------------------------------------------------------------------- svmlight
+def test_svmlight_dense(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 4))
+    X[X < 0] = 0.0  # absent entries of the sparse format
+    X[:, -1] = 1.0 + rng.random(6)
+    y = np.array([1, -1, 1, 1, -1, -1])
+    f = tmp_path / "d.libsvm"
+    dump_svmlight_file(X, y, str(f), zero_based=False)
+    X1, y1 = load_file(f)
+    assert list(X1.columns) == ["f1", "f2", "f3", "f4"]
+    assert np.allclose(X1.to_numpy(), X)
+    assert y1.dtype.kind == "i" and np.array_equal(y1, y)
+    # a .txt file is recognised from its content
+    g = _write(tmp_path / "d.txt", f.read_text())
+    assert detect_format(g) == "svmlight"
+    with pytest.raises(DataFileError, match="drop --target"):
+        load_file(f, target="f1")
+
+
+def test_svmlight_unparsable(tmp_path):
+    f = _write(tmp_path / "bad.svm", "1 1:0.5 2:x\n")
+    with pytest.raises(DataFileError, match="cannot parse .* as svmlight"):
+        load_file(f)
+
+
+# ---------------------------------------------------------------------------- ARFF / KEEL
+WEKA = """% a Weka file
+@RELATION weather
+@ATTRIBUTE 'out look' {sunny, overcast, 'rainy day'}
+@ATTRIBUTE temperature NUMERIC
+@ATTRIBUTE humidity REAL
+@attribute windy {TRUE, FALSE}
+@ATTRIBUTE play {yes, no}
+
+@DATA
+sunny,85,85,FALSE,no
+overcast,?,86,FALSE,yes
+'rainy day',70,?,TRUE,yes
+% comment inside the data
+?,68,80,FALSE,no
+"""
+
+
+def test_weka_arff(tmp_path):
+    X, y = load_file(_write(tmp_path / "w.arff", WEKA))
+    assert list(X.columns) == ["out look", "temperature", "humidity", "windy"]
+    assert list(y) == ["no", "yes", "yes", "no"]
+    assert X.loc[2, "out look"] == "rainy day" and pd.isna(X.loc[3, "out look"])
+    assert np.isnan(X.loc[1, "temperature"]) and np.isnan(X.loc[2, "humidity"])
+    assert X["temperature"].dtype == float
+    X2, y2 = load_file(tmp_path / "w.arff", target="windy")
+    assert list(y2) == ["FALSE", "FALSE", "TRUE", "FALSE"] and "play" in X2.columns
+
+
+KEEL = """@relation toy-keel
+@attribute At1 real [0.0, 1.0]
+@attribute Id integer [1, 100]
+@attribute Colour {red, green}
+@attribute Class {1, 2}
+@attribute At2 real[-5.5,5.5]
+@inputs At1, Colour, At2
+@outputs Class
+@data
+0.25, 1, red, 1, -1.5
+<null>, 2, green, 2, 0.5
+0.75, 3, <null>, 1, ?
+0.5, 4, green, 2, 5.0
+"""
+
+
+def test_keel_dat_inputs_outputs_and_missing(tmp_path):
+    f = _write(tmp_path / "toy.dat", KEEL)
+    assert detect_format(f) == "arff"
+    X, y = load_file(f)
+    assert list(X.columns) == ["At1", "Colour", "At2"]  # Id is not an input
+    assert y.dtype.kind == "i" and list(y) == [1, 2, 1, 2]  # numeric-looking nominal labels
+    assert np.isnan(X.loc[1, "At1"]) and np.isnan(X.loc[2, "At2"])
+    assert pd.isna(X.loc[2, "Colour"]) and X.loc[1, "Colour"] == "green"
+    df, inputs, outputs = parse_arff(KEEL)
+    assert inputs == ["At1", "Colour", "At2"] and outputs == ["Class"]
+    assert df.shape == (4, 5)
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        (
+            "@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n1,x\nfoo,y\n",
+            "line 6: value 'foo' of numeric attribute 'a' is not a number",
+        ),
+        (
+            "@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n1,x,3\n",
+            "line 5: expected 2 values",
+        ),
+        ("@relation r\n@attribute a numeric\n@attribute c {x,y}\n", "no @data"),
+        ("@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n", "no data rows"),
+        ("@relation r\n@attribute a relational\n@data\n1\n", "unsupported attribute type"),
+        (
+            "@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n{0 1, 1 x}\n",
+            "sparse ARFF",
+        ),
+        (
+            "@relation r\n@attribute a numeric\n@attribute c {x,y}\n@outputs d\n@data\n1,x\n",
+            "'d' is no @attribute",
+        ),
+    ],
+)
+def test_arff_errors(tmp_path, text, match):
+    with pytest.raises(DataFileError, match=match):
+        load_file(_write(tmp_path / "bad.arff", text))
+
+
+# ---------------------------------------------------------------------------- errors
+def test_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="file not found"):
+        load_file(tmp_path / "nope.csv")
+
+
+def test_binary_file_is_unparsable(tmp_path):
+    f = tmp_path / "junk.csv"
+    f.write_bytes(bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8)))
+    with pytest.raises(DataFileError, match="binary file"):
+        load_file(f)
+
+
+@pytest.mark.parametrize(
+    "text,kwargs,match",
+    [
+        ("", {}, "empty"),
+        ("a,b,target\n1,2,0\n2,3,0,5,6\n3,4\n", {}, "cannot parse"),
+        ("onlyone\n1\n2\n", {}, "single column"),
+        ("a,b,species\n1,2,x\n3,4,y\n", {}, "--target 'species'"),
+        ("a,b,c\n1,2,3\n3,4,5\n", {}, "no label column named target, class or label"),
+        ("a,b,target\n1,2,0\n", {"target": "zz"}, "target column 'zz' not found"),
+        ("a,class,label\n1,2,0\n", {}, "several possible label columns"),
+        ("a,target\n1,\n2,\n", {}, "target column 'target' is empty"),
+        ("target\n1\n", {"fmt": "csv"}, "single column"),
+        ("a,target\n1,0\n", {"fmt": "excel"}, "unknown data format"),
+    ],
+)
+def test_csv_errors(tmp_path, text, kwargs, match):
+    f = _write(tmp_path / "bad.csv", text)
+    with pytest.raises(ValueError, match=match):
+        load_file(f, **kwargs)
+
+
+def test_directory_is_not_a_file(tmp_path):
+    with pytest.raises(DataFileError, match="directory"):
+        load_file(tmp_path)
+
+
+def test_bom_crlf_and_latin1(tmp_path):
+    f = tmp_path / "win.csv"
+    f.write_bytes("\ufeffa,b,target\r\n1,2,x\r\n3,4,y\r\n".encode())
+    X, y = load_file(f)
+    assert list(X.columns) == ["a", "b"] and list(y) == ["x", "y"]
+    g = tmp_path / "latin.csv"
+    g.write_bytes("a,city,target\n1,Málaga,x\n2,Zürich,y\n".encode("latin-1"))
+    X, _ = load_file(g)
+    assert list(X["city"]) == ["Málaga", "Zürich"]

@@ -1,0 +1,131 @@
+"""The bundled data sets: every file loads and agrees with its MANIFEST.md row."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from svmtune.datasets import (
+    DATA_DIR,
+    DatasetInfo,
+    dataset_path,
+    datasets_table,
+    list_datasets,
+    load_dataset,
+    manifest,
+)
+from svmtune.datasets.registry import parse_class_counts
+
+NAMES = list_datasets()
+
+
+def test_names_are_the_file_stems_and_have_manifest_rows():
+    stems = sorted(p.name[: -len(".csv.gz")] for p in DATA_DIR.glob("*.csv.gz"))
+    assert NAMES == stems
+    assert len(NAMES) >= 79
+    assert sorted(manifest()) == NAMES
+    for must in ("pima", "ijcnn1_train", "mnist_2v9_test", "banknote"):
+        assert must in NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dataset_matches_manifest(name):
+    entry = manifest()[name]
+    X, y, info = load_dataset(name)
+    assert isinstance(X, pd.DataFrame) and "target" not in X.columns
+    assert y.ndim == 1 and len(y) == len(X)
+    assert X.shape == (entry.n, entry.d)
+    assert (info.n, info.d, info.n_classes) == (entry.n, entry.d, entry.n_classes)
+    labels, counts = np.unique(y, return_counts=True)
+    assert {str(lab): int(c) for lab, c in zip(labels, counts)} == entry.class_counts
+    assert {str(k): v for k, v in info.class_counts.items()} == entry.class_counts
+    if entry.missing is not None:
+        assert int(X.isna().to_numpy().sum()) == entry.missing == info.missing
+    digest = hashlib.sha256(dataset_path(name).read_bytes()).hexdigest()
+    assert info.version == digest
+    assert info.source == entry.source and info.source
+    for kind, path in info.side_files.items():
+        arrays = info.load_side(kind)
+        assert arrays, f"{path} is empty"
+
+
+def test_side_files():
+    _, _, info = load_dataset("spect")
+    splits = info.load_side("splits")
+    idx = np.sort(np.concatenate([splits["train_idx"], splits["test_idx"]]))
+    assert np.array_equal(idx, np.arange(info.n))
+    _, _, info = load_dataset("parkinson_speech_train")
+    groups = info.load_side("groups")
+    assert all(len(v) == info.n for v in groups.values())
+    with pytest.raises(KeyError, match="no 'splits' side file"):
+        info.load_side("splits")
+    assert load_dataset("pima")[2].side_files == {}
+
+
+def test_categorical_columns_and_missing_kept():
+    X, y, info = load_dataset("crx")
+    assert info.categorical and set(info.categorical) <= set(X.columns)
+    assert X["A1"].isna().any()  # empty cells -> NaN, not a category
+    assert info.missing == 67
+    assert y.dtype == object and set(y) == {"+", "-"}
+
+
+def test_copies_not_views_of_the_cache():
+    X, y, _ = load_dataset("iris")
+    X.iloc[0, 0] = -999.0
+    y[0] = "changed"
+    X2, y2, _ = load_dataset("iris")
+    assert X2.iloc[0, 0] != -999.0 and y2[0] != "changed"
+
+
+def test_as_frame_false():
+    X, y, _ = load_dataset("banknote", as_frame=False)
+    assert isinstance(X, np.ndarray) and X.dtype == float and X.shape == (1372, 4)
+    with pytest.raises(ValueError, match="categorical columns"):
+        load_dataset("tic_tac_toe", as_frame=False)
+
+
+def test_unknown_name_lists_close_matches():
+    with pytest.raises(ValueError, match="Did you mean: pima"):
+        load_dataset("pimaa")
+    with pytest.raises(ValueError, match="unknown data set"):
+        load_dataset("no_such_thing_at_all")
+    with pytest.raises(TypeError):
+        load_dataset(3)
+
+
+def test_forgiving_names():
+    assert load_dataset("Tic-Tac-Toe")[2].name == "tic_tac_toe"
+    assert load_dataset("iris.csv.gz")[2].name == "iris"
+
+
+def test_info_reads_like_a_mapping_and_serialises():
+    _, _, info = load_dataset("banana")
+    assert isinstance(info, DatasetInfo)
+    assert info["version"] == info.version and info.get("nope", 1) == 1
+    assert set(info.keys()) >= {"name", "n", "d", "n_classes", "class_counts", "version"}
+    d = json.loads(json.dumps(info.to_dict()))
+    assert d["class_counts"] == {"-1.0": 2924, "1.0": 2376}
+    with pytest.raises(KeyError):
+        info["nope"]
+
+
+def test_table_comes_from_manifest():
+    rows = datasets_table()
+    assert [r["name"] for r in rows] == NAMES
+    for r in rows:
+        e = manifest()[r["name"]]
+        assert (r["n"], r["d"], r["n_classes"], r["source"]) == (e.n, e.d, e.n_classes, e.source)
+
+
+def test_parse_class_counts():
+    k, counts = parse_class_counts("2: <=50K: 24720; >50K: 7841")
+    assert k == 2 and counts == {"<=50K": 24720, ">50K": 7841}
+    k, counts = parse_class_counts("3: build wind float: 70; containers: 13; x: 1")
+    assert k == 3 and counts["build wind float"] == 70
+    with pytest.raises(ValueError):
+        parse_class_counts("3: a: 1; b: 2")

@@ -1,0 +1,258 @@
+"""The command line: datasets, select, demo, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from svmtune import SVMTuner, __version__
+from svmtune.cli import main, parse_param, to_jsonable
+from svmtune.datasets import datasets_table
+
+ENV = {"COLUMNS": "200"}  # wide rich tables in the captured output
+TINY_GRID = ["--param", "log2_sigma=(0,1,1)", "--param", "log2_C=(-1,0,1)", "--param", "n_splits=3"]
+
+
+def run(*args, ok=True):
+    result = CliRunner().invoke(main, [str(a) for a in args], env=ENV)
+    if ok:
+        assert result.exit_code == 0, result.output
+        assert result.exception is None
+    return result
+
+
+def assert_one_line_error(result, match: str, code: int = 1):
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    errors = [ln for ln in result.output.splitlines() if ln.startswith("Error:")]
+    assert len(errors) == 1, result.output
+    assert match in errors[0], errors[0]
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 40
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, "yes", "no")
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
+    path = tmp_path / "data.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+# ---------------------------------------------------------------------------- basics
+def test_help_version_and_group():
+    out = run("--help").output
+    for cmd in ("datasets", "select", "demo"):
+        assert cmd in out
+    assert __version__ in run("--version").output
+    assert isinstance(main, click.Group)
+
+    @click.command("extra-test-cmd")
+    def extra():
+        click.echo("extra ran")
+
+    main.add_command(extra)
+    try:
+        assert "extra ran" in run("extra-test-cmd").output
+    finally:
+        main.commands.pop("extra-test-cmd")
+
+
+def test_parse_param_and_json_helpers():
+    assert parse_param("log2_C=(-2,2,1)") == ("log2_C", (-2, 2, 1))
+    assert parse_param("scoring=f1") == ("scoring", "f1")
+    assert parse_param("n_splits = 5") == ("n_splits", 5)
+    with pytest.raises(click.BadParameter):
+        parse_param("no-equals-sign")
+    doc = to_jsonable({0: np.float64(np.nan), "a": np.arange(2), "t": (np.int64(1), "x")})
+    assert doc == {"0": None, "a": [0, 1], "t": [1, "x"]}
+
+
+def test_datasets_table_and_json():
+    out = run("datasets").output
+    for name in ("pima", "banknote", "mnist_2v9_test", "ijcnn1_train"):
+        assert name in out
+    doc = json.loads(run("datasets", "--json").output)
+    assert doc["datasets"] == json.loads(json.dumps(datasets_table()))
+
+
+# ---------------------------------------------------------------------------- select
+def test_select_json(csv_file):
+    path, df = csv_file
+    doc = json.loads(run("select", path, "--method", "default", "--json").output)
+    assert doc["data"]["n"] == 40 and doc["data"]["d"] == 3
+    assert doc["data"]["classes"] == {
+        "no": int((df.label == "no").sum()),
+        "yes": int((df.label == "yes").sum()),
+    }
+    ref = SVMTuner(method="default", random_state=0).fit(df[["a", "b", "c"]], df.label)
+    assert doc["best_params"] == pytest.approx(ref.best_params_)
+    assert doc["estimate"] is None and doc["n_svm_fits"] == 0
+    assert doc["preprocess"] == "standard" and doc["selection_time"] >= 0
+
+
+def test_select_table_with_method_params_and_info(csv_file):
+    path, _ = csv_file
+    out = run("select", path, "--method", "grid", *TINY_GRID).output
+    for key in ("sigma", "gamma", "estimate", "criterion", "selection_time", "n_svm_fits"):
+        assert key in out
+    assert "12" in out  # 2 x 2 candidates x 3 folds
+    doc = json.loads(run("select", path, "--method", "grid", *TINY_GRID, "--json").output)
+    assert doc["n_svm_fits"] == 12 and doc["method_params"]["log2_C"] == [-1, 0, 1]
+    assert 0.0 <= doc["estimate"] <= 1.0
+    assert isinstance(doc["info"], dict)
+
+
+def test_select_out_round_trip(csv_file, tmp_path):
+    path, df = csv_file
+    model = tmp_path / "model.joblib"
+    run("select", path, "--method", "grid", *TINY_GRID, "--random-state", 3, "--out", model)
+    tuner = joblib.load(model)
+    X = df[["a", "b", "c"]]
+    ref = SVMTuner(
+        method="grid",
+        method_params={"log2_sigma": (0, 1, 1), "log2_C": (-1, 0, 1), "n_splits": 3},
+        random_state=3,
+    ).fit(X, df.label)
+    assert tuner.best_params_ == ref.best_params_
+    assert np.array_equal(tuner.predict(X), ref.predict(X))
+
+
+def test_select_bundled_name_and_auto_preprocess(tmp_path):
+    doc = json.loads(run("select", "iris", "--method", "default", "--json").output)
+    assert doc["data"]["dataset"] == "iris" and doc["data"]["n"] == 150
+    assert len(doc["data"]["version"]) == 64
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(
+        "x,colour,target\n"
+        + "".join(f"{i % 7},{'red' if i % 3 else 'blue'},{i % 2}\n" for i in range(30))
+        + ",green,1\n"
+    )
+    doc = json.loads(run("select", mixed, "--method", "default", "--json").output)
+    assert doc["preprocess"] == "auto" and doc["data"]["n"] == 31
+
+
+def test_select_other_formats_and_weights(tmp_path):
+    arff = tmp_path / "d.arff"
+    rows = "".join(f"{i / 10},{'a' if i % 2 else 'b'},{'p' if i % 3 else 'q'}\n" for i in range(24))
+    arff.write_text(
+        "@relation r\n@attribute x numeric\n@attribute c {a,b}\n@attribute y {p,q}\n@data\n" + rows
+    )
+    doc = json.loads(run("select", arff, "--method", "default", "--json").output)
+    assert doc["data"]["classes"] == {"p": 16, "q": 8}
+    w = tmp_path / "w.csv"
+    w.write_text("a,wt,target\n" + "".join(f"{i},{1 + i % 2},{i % 2}\n" for i in range(20)))
+    doc = json.loads(
+        run("select", w, "--method", "default", "--sample-weight", "wt", "--json").output
+    )
+    assert doc["data"]["d"] == 1 and doc["data"]["sample_weight"] == "wt"
+
+
+# ---------------------------------------------------------------------------- errors
+def _csv(tmp_path, text, name="bad.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize(
+    "text,extra,match",
+    [
+        ("a,b,target\n1,inf,0\n2,3,0\n3,4,1\n5,5,1\n", [], "infinity"),
+        ("a,b,target\n1,,0\n2,3,0\n3,4,1\n5,5,1\n", ["--preprocess", "standard"], "NaN"),
+        ("a,b,target\n1,2,0\n2,3,0\n3,4,0\n", [], "1 class"),
+        ("a,b,target\n1,2,0\n2,3,0\n3,4,1\n", [], "at least 2 samples"),
+        ("a,b,species\n1,2,x\n2,3,y\n3,4,x\n4,5,y\n", [], "--target 'species'"),
+        ("a,b,target\n1,2,0\n2,3,0\n", ["--target", "zz"], "target column 'zz' not found"),
+        ("a,b,target\n1,2,0\n2,3,0\n3,4,1\n", ["--preprocess", "none"], "at least 2 samples"),
+        ("a,c,target\n1,x,0\n2,y,0\n3,x,1\n4,y,1\n", ["--preprocess", "standard"], "categorical"),
+        ("a,w,target\n1,-1,0\n2,1,0\n3,1,1\n4,1,1\n", ["--sample-weight", "w"], "negative"),
+        ("a,w,target\n1,,0\n2,1,0\n3,1,1\n4,1,1\n", ["--sample-weight", "w"], "NaN"),
+        ("a,w,target\n1,x,0\n2,1,0\n3,1,1\n4,1,1\n", ["--sample-weight", "w"], "not numeric"),
+        ("a,b,target\n1,2,0\n2,3,0,5,6\n3,4\n", [], "cannot parse"),
+        ("a,target\n0.1,0.2\n0.3,0.4\n0.5,0.6\n", [], "continuous"),
+    ],
+)
+def test_select_bad_data(tmp_path, text, extra, match):
+    path = _csv(tmp_path, text)
+    assert_one_line_error(run("select", path, "--method", "default", *extra, ok=False), match)
+
+
+def test_select_unparsable_and_missing_files(tmp_path):
+    junk = tmp_path / "junk.csv"
+    junk.write_bytes(bytes(np.random.default_rng(1).integers(0, 256, 3000, dtype=np.uint8)))
+    assert_one_line_error(run("select", junk, "--method", "default", ok=False), "cannot parse")
+    arff = _csv(
+        tmp_path, "@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\nq,x\n", "b.arff"
+    )
+    assert_one_line_error(run("select", arff, "--method", "default", ok=False), "not a number")
+    missing = tmp_path / "nope.csv"
+    assert_one_line_error(run("select", missing, "--method", "default", ok=False), "file not found")
+    r = run("select", "pimaa", "--method", "default", ok=False)
+    assert_one_line_error(r, "file not found")
+    assert "pima" in r.output
+
+
+def test_select_unknown_method_and_bad_params(csv_file):
+    path, _ = csv_file
+    r = run("select", path, "--method", "nope", ok=False)
+    assert_one_line_error(r, "unknown method 'nope'", code=2)
+    for name in ("default", "grid", "rbsvm", "span_rule", "ss"):
+        assert name in r.output
+    r = run("select", path, "--method", "rbsv", ok=False)
+    assert_one_line_error(r, "did you mean rbsvm", code=2)
+    r = run("select", path, "--method", "grid", "--param", "bogus=1", ok=False)
+    assert_one_line_error(r, "bogus")
+    assert "n_splits" in r.output  # the method's options are listed
+    assert_one_line_error(
+        run("select", path, "--method", "grid", "--param", "x", ok=False), "key=value", code=2
+    )
+    assert_one_line_error(
+        run("select", path, "--method", "default", "--kernel", "nope", ok=False), "kernel"
+    )
+
+
+def test_debug_shows_the_exception(tmp_path):
+    path = _csv(tmp_path, "a,b,target\n1,2,0\n2,3,0\n3,4,0\n")
+    r = CliRunner().invoke(main, ["--debug", "select", str(path), "--method", "default"])
+    assert isinstance(r.exception, ValueError) and "1 class" in str(r.exception)
+
+
+# ---------------------------------------------------------------------------- demo
+def test_demo_json_with_a_cheap_method():
+    doc = json.loads(run("demo", "--method", "default", "--json").output)
+    assert doc["data"]["dataset"] == "banknote"
+    assert doc["data"]["n_train"] + doc["data"]["n_test"] == 1372
+    assert doc["data"]["n_test"] == 412  # 30 % held out, stratified
+    assert 0.5 <= doc["test_accuracy"] <= 1.0
+    assert 0.5 <= doc["default_svc"]["test_accuracy"] <= 1.0
+    assert doc["default_svc"]["fit_time"] > 0
+    # the default method IS the default SVC: same test accuracy
+    assert doc["test_accuracy"] == pytest.approx(doc["default_svc"]["test_accuracy"])
+
+
+def test_demo_table_with_tiny_grid_on_mixed_data():
+    out = run("demo", "--method", "grid", *TINY_GRID, "--dataset", "tic-tac-toe").output
+    for key in (
+        "tic_tac_toe",
+        "auto",
+        "test accuracy, tuned",
+        "test accuracy, default SVC",
+        "default SVC fit time",
+        "selection_time",
+        "sigma",
+    ):
+        assert key in out
+
+
+def test_demo_errors():
+    assert_one_line_error(run("demo", "--dataset", "pimaa", ok=False), "Did you mean: pima", code=2)
+    assert_one_line_error(run("demo", "--method", "nope", ok=False), "unknown method", code=2)

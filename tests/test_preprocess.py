@@ -1,0 +1,109 @@
+"""Preprocessing is fitted on training data only and handles mixed, missing, unseen values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from svmtune import SVMTuner
+from svmtune.preprocess import PREPROCESS_MODES, categorical_columns, make_preprocessor, needs_auto
+
+
+def _train_test():
+    train = pd.DataFrame(
+        {
+            "num": [1.0, 2.0, 4.0, np.nan, 10.0, 3.0],
+            "cat": ["a", "b", "a", "b", None, "a"],
+        }
+    )
+    test = pd.DataFrame({"num": [np.nan, 100.0], "cat": ["zzz", None]})
+    return train, test
+
+
+def test_auto_is_fitted_on_train_only():
+    train, test = _train_test()
+    pre = make_preprocessor("auto", train).fit(train)
+    Zt = pre.transform(test)
+    assert Zt.shape == (2, 3)  # num + one-hot(a, b)
+    observed = np.array([1.0, 2.0, 4.0, 10.0, 3.0])
+    median = np.median(observed)  # 3.0, the training median
+    filled = np.array([1.0, 2.0, 4.0, median, 10.0, 3.0])  # training column after imputation
+    mean, std = filled.mean(), filled.std()
+    # NaN in the test set -> the TRAINING median, standardised with TRAINING mean/std
+    assert Zt[0, 0] == pytest.approx((median - mean) / std)
+    assert Zt[1, 0] == pytest.approx((100.0 - mean) / std)
+    # unseen category -> all-zero one-hot block; missing category -> training mode "a"
+    assert np.array_equal(Zt[0, 1:], [0.0, 0.0])
+    assert np.array_equal(Zt[1, 1:], [1.0, 0.0])
+    # transforming the test set does not refit anything
+    again = pre.transform(train)
+    assert np.allclose(again, make_preprocessor("auto", train).fit_transform(train))
+
+
+def test_tuner_auto_predicts_on_unseen_category_and_nan():
+    rng = np.random.default_rng(0)
+    n = 60
+    train = pd.DataFrame({"x": rng.normal(size=n), "c": rng.choice(["u", "v", "w"], n)})
+    y = np.where(train["x"] + (train["c"] == "u") > 0.3, "pos", "neg")
+    train.loc[[3, 7], "x"] = np.nan
+    train.loc[5, "c"] = None
+    tuner = SVMTuner(preprocess="auto").fit(train, y)
+    test = pd.DataFrame({"x": [np.nan, 0.5], "c": ["never-seen", None]})
+    pred = tuner.predict(test)
+    assert set(pred) <= {"pos", "neg"} and len(pred) == 2
+    assert np.all(np.isfinite(tuner.decision_function(test)))
+
+
+def test_nullable_pandas_dtypes():
+    df = pd.DataFrame(
+        {
+            "i": pd.array([1, None, 3, 4], dtype="Int64"),
+            "s": pd.array(["x", None, "y", "x"], dtype="string"),
+            "b": pd.array([True, None, False, True], dtype="boolean"),
+            "k": pd.Categorical(["u", "v", None, "u"]),
+        }
+    )
+    assert needs_auto(df)
+    assert categorical_columns(df) == ["s", "b", "k"]
+    Z = make_preprocessor("auto", df).fit_transform(df)
+    assert Z.shape == (4, 1 + 2 + 2 + 2) and np.all(np.isfinite(Z))
+
+
+def test_object_arrays():
+    A = np.array([[1.0, "a"], [None, "b"], [3.0, "a"]], dtype=object)
+    assert categorical_columns(A) == [1] and needs_auto(A)
+    Z = make_preprocessor("auto", A).fit_transform(A)
+    assert Z.shape == (3, 3) and np.all(np.isfinite(Z))
+
+
+def test_needs_auto():
+    X = np.arange(6.0).reshape(3, 2)
+    assert not needs_auto(X) and categorical_columns(X) == []
+    X[1, 1] = np.nan
+    assert needs_auto(X)
+    assert not needs_auto(pd.DataFrame({"a": [1.0, 2.0]}))
+    assert needs_auto(pd.DataFrame({"a": [1.0, 2.0], "c": ["x", "y"]}))
+
+
+def test_infinity_is_rejected_with_the_column():
+    df = pd.DataFrame({"ok": [1.0, 2.0, 3.0], "bad": [1.0, np.inf, 2.0]})
+    with pytest.raises(ValueError, match="infinity in column.*bad"):
+        make_preprocessor("auto", df).fit(df)
+
+
+def test_degenerate_columns_give_no_nan():
+    df = pd.DataFrame({"const": [5.0] * 4, "empty": [np.nan] * 4, "x": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.warns(UserWarning):  # the all-missing column is dropped by the imputer
+        Z = make_preprocessor("auto", df).fit_transform(df)
+    assert np.all(np.isfinite(Z)) and np.allclose(Z[:, 0], 0.0)
+    Zs = make_preprocessor("standard").fit_transform(df[["const", "x"]].to_numpy())
+    assert np.all(np.isfinite(Zs)) and np.allclose(Zs[:, 0], 0.0)
+
+
+def test_modes():
+    assert PREPROCESS_MODES == ("standard", "auto", "none")
+    X = np.array([[1.0, 2.0], [3.0, 5.0]])
+    assert np.array_equal(make_preprocessor("none").fit_transform(X), X)
+    with pytest.raises(ValueError, match="preprocess must be one of"):
+        make_preprocessor("minmax")

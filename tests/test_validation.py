@@ -1,0 +1,122 @@
+"""Bad input gives one clear error naming the problem (issue #2 acceptance), library side.
+
+The same cases through the command line are in ``tests/test_cli.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from svmtune import SVMTuner
+from svmtune._validation import (
+    check_feature_values,
+    check_min_class_count,
+    check_positive,
+    validate_sample_weight,
+)
+
+
+def _data(n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.array(["neg", "pos"] * (n // 2))
+    return X, y
+
+
+def _with(X, value):
+    X = X.copy()
+    X[2, 1] = value
+    return X
+
+
+@pytest.mark.parametrize("preprocess", ["standard", "auto"])
+def test_infinity(preprocess):
+    X, y = _data()
+    with pytest.raises(ValueError, match="infinity"):
+        SVMTuner(method="default", preprocess=preprocess).fit(_with(X, np.inf), y)
+    df = pd.DataFrame(_with(X, -np.inf), columns=["a", "b", "c"])
+    with pytest.raises(ValueError, match="infinity"):
+        SVMTuner(method="default", preprocess=preprocess).fit(df, y)
+
+
+def test_nan_rejected_unless_auto():
+    X, y = _data()
+    with pytest.raises(ValueError, match="NaN"):
+        SVMTuner(method="default").fit(_with(X, np.nan), y)
+    tuner = SVMTuner(method="default", preprocess="auto").fit(_with(X, np.nan), y)
+    assert np.all(np.isfinite(tuner.decision_function(_with(X, np.nan))))
+
+
+@pytest.mark.parametrize("preprocess", ["standard", "auto"])
+def test_one_class(preprocess):
+    X, _ = _data()
+    with pytest.raises(ValueError, match=r"y has 1 class \('only'\).*at least two classes"):
+        SVMTuner(method="default", preprocess=preprocess).fit(X, np.array(["only"] * len(X)))
+    with pytest.raises(ValueError, match=r"y has 1 class \(3\)"):
+        SVMTuner(method="default").fit(X, np.full(len(X), 3.0))
+
+
+def test_fewer_than_two_samples_per_class():
+    X, y = _data()
+    y = y.astype(object)
+    y[0] = "rare"
+    with pytest.raises(ValueError, match="at least 2 samples.*class 'rare' has 1"):
+        SVMTuner(method="default").fit(X, y)
+
+
+@pytest.mark.parametrize("preprocess", ["standard", "auto"])
+def test_mismatched_lengths(preprocess):
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"inconsistent numbers of samples|X has 12 .* y has 11"):
+        SVMTuner(method="default", preprocess=preprocess).fit(X, y[:-1])
+
+
+@pytest.mark.parametrize(
+    "bad,match",
+    [(-1.0, "negative"), (np.nan, "NaN"), (np.inf, "infinity")],
+)
+def test_bad_sample_weights(bad, match):
+    X, y = _data()
+    w = np.ones(len(y))
+    w[4] = bad
+    with pytest.raises(ValueError, match=match):
+        SVMTuner(method="default").fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match="expected \\(12,\\)"):
+        SVMTuner(method="default").fit(X, y, sample_weight=np.ones(5))
+
+
+def test_unknown_method_lists_choices():
+    X, y = _data()
+    with pytest.raises(ValueError, match="unknown method 'nope'; choose one of: .*default.*grid"):
+        SVMTuner(method="nope").fit(X, y)
+
+
+def test_continuous_target():
+    X, _ = _data()
+    with pytest.raises(ValueError, match="continuous"):
+        SVMTuner(method="default").fit(X, np.linspace(0, 1, len(X)))
+
+
+def test_check_feature_values_names_columns():
+    df = pd.DataFrame({"a": [1.0, np.nan], "b": [np.inf, 1.0], "s": ["x", None]})
+    with pytest.raises(ValueError, match=r"infinity \(1 cell, columns 'b'\)"):
+        check_feature_values(df, allow_nan=True)
+    with pytest.raises(ValueError, match=r"NaN \(1 cell missing, columns 'a'\)"):
+        check_feature_values(df[["a", "s"]])
+    check_feature_values(df[["a", "s"]], allow_nan=True)  # categorical column skipped
+    check_feature_values(np.zeros((2, 2)))
+
+
+def test_small_helpers():
+    check_min_class_count(np.array([0, 0, 1, 1]), np.array(["a", "b"]))
+    with pytest.raises(ValueError, match="class 'b' has 1"):
+        check_min_class_count(np.array([0, 0, 1]), np.array(["a", "b"]))
+    assert validate_sample_weight(None, 3) is None
+    with pytest.raises(ValueError, match="all zero"):
+        validate_sample_weight(np.zeros(3), 3)
+    check_positive("C", 2.0)
+    for bad in (0.0, -1.0, np.nan, np.inf, "x"):
+        with pytest.raises(ValueError, match="C must be a positive finite number"):
+            check_positive("C", bad)
