@@ -146,7 +146,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             probability=platt,
             random_state=seed,
         )
-        fit_kw = {} if w is None else {"sample_weight": w}
+        w_final = w if sel.sample_weight is None else sel.sample_weight
+        fit_kw = {} if w_final is None else {"sample_weight": w_final}
         self.estimator_ = clone(est).fit(Xp, y_enc, **fit_kw)
         self.final_model_ = final
         self.probability_ = "platt" if platt else "tanh"

@@ -54,6 +54,9 @@ class Selection:
         squared-hinge L2-SVM.
     info : dict
         Method-specific diagnostics (e.g. S&S's d and sigma, number of objective evaluations).
+    sample_weight : ndarray or None
+        Per-sample weights chosen by the method (instance-weight selection); the final SVM is
+        fitted with them instead of the user's ``sample_weight`` (which they already include).
     """
 
     params: dict[str, Any]
@@ -63,6 +66,7 @@ class Selection:
     history: list[dict[str, Any]] = field(default_factory=list)
     final_model: str = "l1"
     info: dict[str, Any] = field(default_factory=dict)
+    sample_weight: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.estimate is not None and not (0.0 <= float(self.estimate) <= 1.0):

@@ -1,0 +1,543 @@
+"""SpanRule: hyperparameter selection for the (weighted) L1-SVM by the span-rule.
+
+Weighted span Section 5 (eq. (38)): train one weighted SVM per candidate on all the
+training data, predict its leave-one-out error by the span-rule ``t_l`` (Corollary 1,
+eq. (37)) from closed-form spans (no re-training), and keep the candidate with the smallest
+``t_l``.  Three searches:
+
+``search="sigma_C"`` (default)
+    RBF width and penalty on the log2 grid ``[-8, 8]^2`` (step 1, as the RBSVM paper's grid
+    search): 289 candidates, one libsvm fit each, against 2890 fits for 10-fold grid search.
+``search="class_weights"`` (Weighted span Experiment #1)
+    ``C+`` / ``C-`` over ``log2 in [-6, 10]`` step 0.5 (33 x 33 = 1089 models) with a fixed
+    RBF width: the paper's heuristic ``gamma = 1/d`` on features scaled to ``[0, 1]``
+    (see :func:`unit_range_sigma` for how it is carried over to the standardised features
+    the selector receives), or ``sigma=`` / ``unit_gamma=``.
+``search="instance_weights"`` (Experiment #2; chosen automatically when ``scores`` is given)
+    Per-sample penalties ``C_i`` from importance scores ``q_i`` through the sigmoid family of
+    eq. (39) (:mod:`svmtune.loo.weights`), ``A = 1..10``, ``B = 0..0.9``,
+    ``log2 C = -6..10`` (1700 models), same fixed RBF width.
+
+``criterion`` picks the rule that ranks the candidates: the span-rule (default), the span
+bound of Theorem 1, the xi-alpha bound of eq. (21), or K-fold cross-validation through
+:func:`svmtune.search.cv.cv_errors` (the paper's K = 5) -- the four columns of the
+paper's Tables 2-3.  Whatever ranks them, ``Selection.estimate`` is the span-rule
+leave-one-out error of the chosen model.
+
+Multiclass problems are decomposed one-vs-rest; the span gives every task's leave-one-out
+decision value of each sample (Theorem 2, eq. (35)), so the span-rule estimate is the
+leave-one-out error of the one-vs-rest classifier (arg-max of the decision values).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from threadpoolctl import threadpool_limits
+
+from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, sigma_from_gamma, squared_distances
+from svmtune.loo.span_rule import (
+    enclosing_diameter,
+    estimate_span_bound,
+    estimate_span_rule,
+    estimate_xi_alpha,
+    n_empty_spans,
+    span_rule_loo_decision,
+    span_rule_spans,
+    xi_alpha_radius2,
+)
+from svmtune.loo.weights import (
+    DEFAULT_FLOOR,
+    PAPER_A_VALUES,
+    PAPER_B_VALUES,
+    check_scores,
+    sigmoid_sample_weights,
+)
+from svmtune.methods.base import Selection, Selector, ovr_tasks
+from svmtune.methods.baselines import log2_grid, rbf_params
+from svmtune.search.cv import cv_errors, make_folds
+from svmtune.svm import fit_l1_svm
+
+__all__ = ["SpanRule", "unit_range_sigma", "class_weight_params"]
+
+SEARCHES = ("sigma_C", "class_weights", "instance_weights")
+CRITERIA = ("span_rule", "span_bound", "xi_alpha", "cv")
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure helpers
+# ---------------------------------------------------------------------------------------------
+def unit_range_sigma(X: np.ndarray, unit_gamma: float | None = None) -> float:
+    """RBF width on ``X`` matching the heuristic "gamma = 1/d on features scaled to [0, 1]".
+
+    Weighted span Section 6.2 scales every feature linearly to ``[0, 1]``,
+    ``u_j = (x_j - min_j) / r_j`` with ``r_j`` the feature's range, and uses
+    ``k(u, u') = exp(-gamma_u ||u - u'||^2)`` with ``gamma_u = 1/d``.  A per-feature rescale
+    cannot be written as an isotropic RBF kernel on ``X`` (the features :class:`SVMTuner`
+    standardises and refits the final SVM on), so the selector honours the heuristic with
+    the isotropic kernel on ``X`` whose mean kernel exponent over all pairs equals the
+    heuristic's:
+
+        gamma_x sum_j Var(x_j) = gamma_u sum_j Var(x_j) / r_j^2,
+
+    (the mean of ``||x_i - x_k||^2`` over all pairs is ``2 sum_j Var(x_j)``).  When all
+    ranges are equal -- in particular for data already scaled to ``[0, 1]`` -- this is
+    exactly the paper's kernel.  Constant features are ignored (they add nothing to either
+    distance).
+
+    Parameters
+    ----------
+    X : ndarray (n, d)
+    unit_gamma : float, optional
+        ``gamma_u`` on the ``[0, 1]``-scaled features; default ``1/d``.
+
+    Returns
+    -------
+    float
+        ``sigma`` with ``gamma_x = 1 / (2 sigma^2)``.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise ValueError("unit_range_sigma needs a 2-D array with at least two rows")
+    d = X.shape[1]
+    g = 1.0 / d if unit_gamma is None else float(unit_gamma)
+    if not (np.isfinite(g) and g > 0):
+        raise ValueError(f"unit_gamma must be positive and finite, got {unit_gamma}")
+    r = X.max(axis=0) - X.min(axis=0)
+    var = X.var(axis=0)
+    ok = (r > 0) & (var > 0)
+    if not ok.any():
+        warnings.warn(
+            "every feature is constant: the kernel matrix is all ones whatever its width; "
+            "using gamma = unit_gamma",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return float(sigma_from_gamma(g))
+    gamma_x = g * float(np.sum(var[ok] / r[ok] ** 2)) / float(np.sum(var[ok]))
+    return float(sigma_from_gamma(gamma_x))
+
+
+def class_weight_params(C_pos: float, C_neg: float) -> tuple[float, dict[int, float]]:
+    """``C`` and a ``class_weight`` dict on the encoded labels giving ``C+`` / ``C-``.
+
+    The weighted SVM of Weighted span Experiment #1 has ``C_i = C+`` for ``y_i = +1``
+    (encoded label 1) and ``C_i = C-`` for ``y_i = -1`` (label 0).  libsvm's per-sample
+    bound is ``C * class_weight[label]``; this returns ``C = C-`` and
+    ``class_weight = {0: 1.0, 1: C+ / C-}``.
+    """
+    if not (np.isfinite(C_pos) and C_pos > 0 and np.isfinite(C_neg) and C_neg > 0):
+        raise ValueError(f"C+ and C- must be positive and finite, got {C_pos}, {C_neg}")
+    return float(C_neg), {0: 1.0, 1: float(C_pos) / float(C_neg)}
+
+
+def _grid(name: str, spec, explicit) -> np.ndarray:
+    if explicit is not None:
+        g = np.asarray(explicit, dtype=float).ravel()
+        if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
+            raise ValueError(f"{name} must be a non-empty sequence of positive numbers")
+        return g
+    try:
+        lo, hi, step = spec
+    except (TypeError, ValueError):
+        raise ValueError(f"log2 range for {name} must be (lo, hi, step), got {spec!r}") from None
+    return log2_grid(float(lo), float(hi), float(step))
+
+
+def _values(name: str, v) -> np.ndarray:
+    a = np.asarray(v, dtype=float).ravel()
+    if a.size == 0 or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be a non-empty sequence of finite numbers")
+    return a
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidate evaluation (runs in joblib workers)
+# ---------------------------------------------------------------------------------------------
+def _candidate_weights(spec: dict[str, Any], ctx: dict[str, Any]) -> np.ndarray:
+    """Per-sample multipliers ``w_i`` (``C_i = C w_i``) of one candidate."""
+    w = ctx["w_user"]
+    if spec["kind"] == "class":
+        return w * np.where(ctx["y"] == 1, spec["ratio"], 1.0)
+    if spec["kind"] == "scores":
+        q = ctx["scores"]
+        return w * sigmoid_sample_weights(
+            q, spec["A"], spec["B"], spec["C"], floor=ctx["floor"], weight_fn=ctx["weight_fn"]
+        )
+    return w
+
+
+def _evaluate(
+    K: np.ndarray,
+    spec: dict[str, Any],
+    ctx: dict[str, Any],
+    *,
+    D: float | None,
+    r2_delta: float,
+) -> dict[str, Any]:
+    """One libsvm fit per one-vs-rest task, then span-rule (and bounds) for the candidate."""
+    tasks, y = ctx["tasks"], ctx["y"]
+    w = _candidate_weights(spec, ctx)
+    t0 = time.perf_counter()
+    sols = [fit_l1_svm(t, spec["C"], K=K, sample_weight=w, tol=ctx["tol"]) for t in tasks]
+    t1 = time.perf_counter()
+    rec: dict[str, Any] = {"n_sv": 0, "n_inbound": 0, "n_bounded": 0, "n_empty": 0}
+    F = []
+    for sol in sols:
+        S2 = span_rule_spans(sol, K)
+        F.append(span_rule_loo_decision(sol, K, spans=S2))
+        rec["n_sv"] += int(sol.support.sum())
+        rec["n_inbound"] += int(sol.in_bound.sum())
+        rec["n_bounded"] += int(sol.bounded.sum())
+        rec["n_empty"] += n_empty_spans(sol)
+    if len(sols) == 1:
+        rec["span_rule"] = estimate_span_rule(sols[0], K, spans=S2)
+        rec["xi_alpha"] = estimate_xi_alpha(sols[0], K, r2_delta=r2_delta)
+    else:
+        rec["span_rule"] = float(np.mean(np.argmax(np.column_stack(F), axis=1) != y))
+    t2 = time.perf_counter()
+    rec["time_fit"] = t1 - t0
+    rec["time_span"] = t2 - t1
+    if D is not None:
+        rec["span_bound"] = estimate_span_bound(sols[0], K, D=D)
+        rec["time_bound"] = time.perf_counter() - t2
+    return rec
+
+
+def _evaluate_block(
+    D2: np.ndarray,
+    sigma: float,
+    items: list[tuple[int, dict[str, Any]]],
+    ctx: dict[str, Any],
+    with_bound: bool,
+) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """Evaluate candidates sharing one RBF width; returns records and the warning count."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        K = rbf_from_sqdist(D2, sigma)
+        D = enclosing_diameter(K) if with_bound else None
+        r2 = xi_alpha_radius2(K)
+        out = [(i, _evaluate(K, spec, ctx, D=D, r2_delta=r2)) for i, spec in items]
+    return out, len(caught)
+
+
+# ---------------------------------------------------------------------------------------------
+# The selector
+# ---------------------------------------------------------------------------------------------
+class SpanRule(Selector):
+    """Span-rule selection for the weighted L1-SVM (Weighted span Section 5, eq. (38)).
+
+    Parameters
+    ----------
+    search : {"sigma_C", "class_weights", "instance_weights"}, optional
+        What is searched (see the module docstring); default ``"instance_weights"`` when
+        ``scores`` is given, else ``"sigma_C"``.
+    criterion : {"span_rule", "span_bound", "xi_alpha", "cv"}, default="span_rule"
+        The rule candidates are ranked by: span-rule ``t_l`` (eq. (37)), span bound
+        (Theorem 1; one QP per in-bound SV per candidate), xi-alpha bound (eq. (21)), or
+        ``n_splits``-fold CV error (:func:`svmtune.search.cv.cv_errors`).  The two bounds are
+        for binary problems.
+    log2_sigma : (lo, hi, step), default=(-8, 8, 1)
+        RBF widths of ``search="sigma_C"``.
+    log2_C : (lo, hi, step), optional
+        Penalties: default ``(-8, 8, 1)`` for ``"sigma_C"``, ``(-6, 10, 1)`` (the scale ``C``
+        of eq. (39)) for ``"instance_weights"``.
+    sigmas, Cs : sequences, optional
+        Explicit grids overriding ``log2_sigma`` / ``log2_C``.
+    log2_C_pos, log2_C_neg : (lo, hi, step), default=(-6, 10, 0.5)
+        ``C+`` (class 1) and ``C-`` (class 0) of ``search="class_weights"``.
+    scores : array of shape (n_samples,), optional
+        Importance scores ``q_i`` of the training samples, in the order of ``X`` (the paper
+        scales them to ``[0, 1]``: :func:`svmtune.loo.weights.minmax_scores`).
+    weight_fn : callable, optional
+        ``weight_fn(q, A, B, C) -> C_i`` replacing the sigmoid family of eq. (39).
+    A_values, B_values : sequences, default 1..10 and 0..0.9
+        Grids of the slope and centre of eq. (39).
+    floor : float, default=0.01
+        Smallest instance weight (the paper's sigma in eq. (39)).
+    sigma : float, optional
+        Fixed RBF width (on the features the selector receives) for the weight searches.
+    unit_gamma : float, optional
+        ``gamma`` on ``[0, 1]``-scaled features for the weight searches (default ``1/d``,
+        the paper's heuristic; see :func:`unit_range_sigma`).  Exclusive with ``sigma``.
+    n_splits : int, default=5
+        Folds of ``criterion="cv"``.
+    tol : float, default=1e-3
+        libsvm's stopping tolerance (its default, as in the paper).
+
+    Notes
+    -----
+    Ties (the span-rule counts errors, so ties are common) go to the candidate with the
+    fewest support vectors -- the sparser model, with the smaller bound ``n_SV / l``
+    (Weighted span eq. (20)) -- then to the first in grid order; with ``criterion="cv"``
+    straight to the first in grid order.  ``Selection.sample_weight`` carries the
+    chosen per-sample multipliers of an instance-weight search (the user's ``sample_weight``
+    times ``C_i / C``); the final fit must use them instead of the user's weights.
+
+    ``Selection.history`` has one entry per candidate (grid order) with its parameters
+    (sigma, gamma, C and C_pos / C_neg or A / B), the span-rule ``t_l`` (``span_rule``), the
+    xi-alpha bound (``xi_alpha``, binary), ``span_bound`` (criterion "span_bound"), ``cv``
+    (criterion "cv"), the counts ``n_sv``, ``n_inbound``, ``n_bounded`` and ``n_empty`` (in-bound
+    SVs failing Lemma 1, summed over one-vs-rest tasks) and the seconds ``time_fit`` (libsvm)
+    and ``time_span`` (spans and estimates) -- what Tables 4-6 of the paper are made from.
+    ``info["time_per_model"]`` is the mean seconds per candidate: fit plus spans, or the
+    K-fold CV of one candidate with ``criterion="cv"``.
+    """
+
+    name = "span_rule"
+    kernels = ("rbf",)
+
+    def __init__(
+        self,
+        *,
+        search: str | None = None,
+        criterion: str = "span_rule",
+        log2_sigma=(-8.0, 8.0, 1.0),
+        log2_C=None,
+        sigmas=None,
+        Cs=None,
+        log2_C_pos=(-6.0, 10.0, 0.5),
+        log2_C_neg=(-6.0, 10.0, 0.5),
+        scores=None,
+        weight_fn: Callable[..., np.ndarray] | None = None,
+        A_values=PAPER_A_VALUES,
+        B_values=PAPER_B_VALUES,
+        floor: float = DEFAULT_FLOOR,
+        sigma: float | None = None,
+        unit_gamma: float | None = None,
+        n_splits: int = 5,
+        tol: float = 1e-3,
+    ):
+        if search is None:
+            search = "instance_weights" if scores is not None else "sigma_C"
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+        if criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+        if search == "instance_weights" and scores is None:
+            raise ValueError(
+                "search='instance_weights' needs scores=: one importance score per sample"
+            )
+        if scores is not None and search != "instance_weights":
+            raise ValueError(f"scores are used by search='instance_weights', not {search!r}")
+        if weight_fn is not None and not callable(weight_fn):
+            raise ValueError("weight_fn must be a callable weight_fn(q, A, B, C) -> C_i")
+        if weight_fn is not None and scores is None:
+            raise ValueError("weight_fn maps importance scores to weights: give scores= too")
+        if sigma is not None and unit_gamma is not None:
+            raise ValueError("give either sigma (on the input features) or unit_gamma, not both")
+        if search == "sigma_C" and (sigma is not None or unit_gamma is not None):
+            raise ValueError(
+                "search='sigma_C' selects sigma on a grid (log2_sigma / sigmas); sigma= and "
+                "unit_gamma= fix the width of the class- or instance-weight searches"
+            )
+        if sigma is not None and not (np.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma must be positive and finite, got {sigma}")
+        if unit_gamma is not None and not (np.isfinite(unit_gamma) and unit_gamma > 0):
+            raise ValueError(f"unit_gamma must be positive and finite, got {unit_gamma}")
+        if not (np.isfinite(floor) and floor >= 0):
+            raise ValueError(f"floor must be a non-negative number, got {floor}")
+        if int(n_splits) != n_splits or n_splits < 2:
+            raise ValueError(f"n_splits must be an integer >= 2, got {n_splits}")
+        if not (np.isfinite(tol) and tol > 0):
+            raise ValueError(f"tol must be positive, got {tol}")
+        self.search = search
+        self.criterion = criterion
+        if search == "sigma_C":
+            self.sigmas = _grid("sigmas", log2_sigma, sigmas)
+        else:
+            if sigmas is not None:
+                raise ValueError(f"sigmas= is a grid of search='sigma_C'; use sigma= for {search}")
+            self.sigmas = None
+        c_default = (-6.0, 10.0, 1.0) if search == "instance_weights" else (-8.0, 8.0, 1.0)
+        self.Cs = _grid("Cs", c_default if log2_C is None else log2_C, Cs)
+        self.C_pos = _grid("C+", log2_C_pos, None)
+        self.C_neg = _grid("C-", log2_C_neg, None)
+        self.scores = None if scores is None else check_scores(scores)
+        self.weight_fn = weight_fn
+        self.A_values = _values("A_values", A_values)
+        self.B_values = _values("B_values", B_values)
+        self.floor = float(floor)
+        self.sigma = None if sigma is None else float(sigma)
+        self.unit_gamma = None if unit_gamma is None else float(unit_gamma)
+        self.n_splits = int(n_splits)
+        self.tol = float(tol)
+
+    # ------------------------------------------------------------------ candidates
+    def _candidates(self, X: np.ndarray) -> list[tuple[float, dict[str, Any], dict[str, Any]]]:
+        """``(sigma, spec, params)`` per candidate, in grid order."""
+        out = []
+        if self.search == "sigma_C":
+            for s in self.sigmas:
+                for C in self.Cs:
+                    out.append((float(s), {"kind": "plain", "C": float(C)}, rbf_params(s, C)))
+            return out
+        s = self.sigma if self.sigma is not None else unit_range_sigma(X, self.unit_gamma)
+        if self.search == "class_weights":
+            for cp in self.C_pos:
+                for cn in self.C_neg:
+                    C, cw = class_weight_params(cp, cn)
+                    spec = {"kind": "class", "C": C, "ratio": cw[1], "C_pos": cp, "C_neg": cn}
+                    out.append((s, spec, rbf_params(s, C, class_weight=cw)))
+            return out
+        for A in self.A_values:
+            for B in self.B_values:
+                for C in self.Cs:
+                    spec = {"kind": "scores", "A": float(A), "B": float(B), "C": float(C)}
+                    out.append((s, spec, rbf_params(s, C)))
+        return out
+
+    @staticmethod
+    def _history_entry(sigma: float, spec: dict[str, Any]) -> dict[str, Any]:
+        h: dict[str, Any] = {
+            "sigma": sigma,
+            "gamma": float(gamma_from_sigma(sigma)),
+            "C": spec["C"],
+        }
+        for key in ("C_pos", "C_neg", "A", "B"):
+            if key in spec:
+                h[key] = spec[key]
+        return h
+
+    # ------------------------------------------------------------------ evaluation
+    def _span_records(self, D2, cands, ctx, n_jobs) -> tuple[list[dict[str, Any]], int]:
+        groups: dict[float, list[tuple[int, dict[str, Any]]]] = {}
+        for i, (s, spec, _) in enumerate(cands):
+            groups.setdefault(s, []).append((i, spec))
+        blocks = []
+        n_eff = effective_n_jobs(n_jobs)
+        per_group = 1 if n_eff == 1 else max(1, math.ceil(4 * n_eff / len(groups)))
+        for s, items in groups.items():
+            size = math.ceil(len(items) / per_group)
+            blocks += [(s, items[k : k + size]) for k in range(0, len(items), size)]
+        with_bound = self.criterion == "span_bound"
+        # BLAS single-threaded, as joblib makes it in its worker processes: the factorisations
+        # are small (n* in-bound SVs) and the parallelism is across candidates.
+        with threadpool_limits(1, user_api="blas"):
+            out = Parallel(n_jobs=n_jobs)(
+                delayed(_evaluate_block)(D2, s, items, ctx, with_bound) for s, items in blocks
+            )
+        records: list[dict[str, Any]] = [{} for _ in cands]
+        n_warn = 0
+        for recs, nw in out:
+            n_warn += nw
+            for i, rec in recs:
+                records[i] = rec
+        return records, n_warn
+
+    def _cv_losses(self, X, y, cands, ctx, random_state, n_jobs) -> tuple[np.ndarray, int]:
+        folds = make_folds(y, self.n_splits, random_state)
+        if self.search != "instance_weights":
+            params = [p for _, _, p in cands]
+            errs = cv_errors(X, y, params, folds=folds, sample_weight=ctx["w_user"], n_jobs=n_jobs)
+        else:
+            errs = np.array(
+                [
+                    cv_errors(
+                        X,
+                        y,
+                        [p],
+                        folds=folds,
+                        sample_weight=_candidate_weights(spec, ctx),
+                        n_jobs=n_jobs,
+                    )[0]
+                    for _, spec, p in cands
+                ]
+            )
+        return np.asarray(errs, dtype=float), len(cands) * len(folds)
+
+    # ------------------------------------------------------------------ select
+    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+        self.check_kernel(kernel)
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y).astype(int)
+        n = y.shape[0]
+        n_classes = int(y.max()) + 1
+        if self.search == "class_weights" and n_classes > 2:
+            raise ValueError(
+                "search='class_weights' chooses C+ / C- of a binary problem; y has "
+                f"{n_classes} classes (use search='sigma_C' or 'instance_weights')"
+            )
+        if self.criterion in ("span_bound", "xi_alpha") and n_classes > 2:
+            raise ValueError(
+                f"criterion={self.criterion!r} is a bound for binary problems; y has "
+                f"{n_classes} classes (use 'span_rule' or 'cv')"
+            )
+        scores = None if self.scores is None else check_scores(self.scores, n)
+        w_user = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        ctx = {
+            "tasks": ovr_tasks(y),
+            "y": y,
+            "w_user": w_user,
+            "scores": scores,
+            "weight_fn": self.weight_fn,
+            "floor": self.floor,
+            "tol": self.tol,
+        }
+        n_tasks = len(ctx["tasks"])
+        cands = self._candidates(X)
+        D2 = squared_distances(X)
+
+        if self.criterion == "cv":
+            t0 = time.perf_counter()
+            values, n_fits = self._cv_losses(X, y, cands, ctx, random_state, n_jobs)
+            time_per_model = (time.perf_counter() - t0) / len(cands)
+            best = int(np.argmin(values))
+            s, spec, _ = cands[best]
+            recs, n_warn = self._span_records(D2, [cands[best]], ctx, None)
+            chosen = recs[0]
+            n_fits += n_tasks
+            history = [
+                dict(self._history_entry(c[0], c[1]), cv=float(v)) for c, v in zip(cands, values)
+            ]
+            history[best].update(chosen)
+        else:
+            records, n_warn = self._span_records(D2, cands, ctx, n_jobs)
+            values = np.array([r[self.criterion] for r in records], dtype=float)
+            n_sv = np.array([r["n_sv"] for r in records])
+            ties = np.flatnonzero(values == values.min())
+            best = int(ties[np.argmin(n_sv[ties])])
+            chosen = records[best]
+            n_fits = len(cands) * n_tasks
+            history = [dict(self._history_entry(c[0], c[1]), **r) for c, r in zip(cands, records)]
+            time_per_model = float(np.mean([r["time_fit"] + r["time_span"] for r in records]))
+        if n_warn:
+            warnings.warn(
+                f"span-rule selection: {n_warn} numerical warnings while evaluating the "
+                "candidates (typically nearly singular in-bound kernel matrices at large RBF "
+                "widths, regularised by a tiny diagonal jitter)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        s, spec, params = cands[best]
+        info: dict[str, Any] = {
+            "search": self.search,
+            "criterion": self.criterion,
+            "n_candidates": len(cands),
+            "n_sv": chosen["n_sv"],
+            "n_inbound": chosen["n_inbound"],
+            "n_empty_spans": chosen["n_empty"],
+            "time_per_model": time_per_model,
+        }
+        info.update({k: float(spec[k]) for k in ("C_pos", "C_neg", "A", "B") if k in spec})
+        if self.search != "sigma_C":
+            info["sigma_rule"] = "fixed" if self.sigma is not None else "unit_range"
+        chosen_weights = None
+        if self.search == "instance_weights":
+            chosen_weights = _candidate_weights(spec, ctx)
+        return Selection(
+            params=dict(params),
+            estimate=float(chosen["span_rule"]),
+            criterion=float(values[best]),
+            n_svm_fits=int(n_fits),
+            history=history,
+            final_model="l1",
+            info=info,
+            sample_weight=chosen_weights,
+        )
