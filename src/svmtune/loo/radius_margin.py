@@ -34,7 +34,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmtune.loo.sphere import BallSolution, enclosing_ball, radius2_derivative
+from svmtune.loo.sphere import (
+    BallSolution,
+    Direction,
+    direction_block,
+    direction_diagonal,
+    enclosing_ball,
+    radius2_derivative,
+)
 from svmtune.svm import DualSolution
 
 __all__ = [
@@ -63,20 +70,20 @@ def margin_norm2(K: np.ndarray, sol: DualSolution) -> float:
     return 2.0 * float(sol.alpha[S].sum()) - quad
 
 
-def margin_norm2_derivative(sol: DualSolution, dH: np.ndarray) -> float:
+def margin_norm2_derivative(sol: DualSolution, dH: Direction) -> float:
     """Derivative of ``||w||^2`` along a direction ``dH`` of ``K~`` (envelope theorem).
 
     ``d||w||^2 = 2 dW = -sum_ij alpha_i alpha_j y_i y_j dK~_ij`` with ``alpha`` held fixed
-    (Chapelle et al. 2002).  ``dH`` is an (n, n) matrix or an (n,) vector (a diagonal
-    direction such as ``dK~/d log C = -diag(sol.H_diag)``).
+    (Chapelle et al. 2002).  ``dH`` is a :data:`svmtune.loo.sphere.Direction`: an (n, n)
+    matrix, an (n,) vector (a diagonal direction such as ``dK~/d log C = -sol.H_diag``) or a
+    block callable (only the support-set block is read).
     """
     _check_l2(sol)
     S = sol.support_indices
     b = sol.dual_coef[S]
-    dH = np.asarray(dH, dtype=float)
-    if dH.ndim == 1:
-        return -float((b * b) @ dH[S])
-    return -float(b @ dH[np.ix_(S, S)] @ b)
+    if not callable(dH) and np.ndim(dH) == 1:
+        return -float((b * b) @ direction_diagonal(dH, S))
+    return -float(b @ direction_block(dH, S) @ b)
 
 
 @dataclass
@@ -107,7 +114,7 @@ class RadiusMargin:
 def radius_margin(
     K: np.ndarray,
     solutions: Sequence[DualSolution],
-    directions: Sequence[np.ndarray] = (),
+    directions: Sequence[Direction] = (),
     *,
     ball_init: np.ndarray | None = None,
 ) -> RadiusMargin:
@@ -120,10 +127,11 @@ def radius_margin(
     solutions : sequence of DualSolution
         L2-SVM solutions on ``K`` sharing one ridge ``sol.H_diag`` (one per one-vs-rest task;
         a single one for a binary problem).
-    directions : sequence of arrays
+    directions : sequence of :data:`svmtune.loo.sphere.Direction`
         Derivatives of ``K~ = K + diag(H_diag)`` with respect to each hyperparameter: an
-        (n, n) matrix, or an (n,) vector for a diagonal direction (``dK~/d log C =
-        -H_diag``).  Entries of zero-weight points (infinite ridge) are ignored.
+        (n, n) matrix, an (n,) vector for a diagonal direction (``dK~/d log C =
+        -H_diag``), or a block callable (only the blocks on the SVMs' and the sphere's
+        supports are requested).  Entries of zero-weight points (infinite ridge) are ignored.
     ball_init : bool mask, optional
         Support of the previous sphere (``RadiusMargin.ball.support``), a warm start.
 
@@ -142,22 +150,25 @@ def radius_margin(
         if not np.array_equal(s.H_diag, d):
             raise ValueError("all one-vs-rest solutions must share the same ridge (C, weights)")
     K = np.asarray(K, dtype=float)
-    active = np.flatnonzero(np.isfinite(d))
-    Kt = K[np.ix_(active, active)] + np.diag(d[active])
+    n = K.shape[0]
+    finite = np.isfinite(d)
+    active = np.flatnonzero(finite)
+    all_active = active.size == n
+    # the ball of K~ on the positive-weight points, without forming K~ (ridge argument)
+    Ka = K if all_active else K[np.ix_(active, active)]
     init = None
     if ball_init is not None and np.asarray(ball_init).shape == (active.shape[0],):
         init = ball_init
-    ball = enclosing_ball(Kt, init_support=init)
+    ball = enclosing_ball(Ka, ridge=d[active], init_support=init)
+    beta_full = np.zeros(n)
+    beta_full[active] = ball.beta
     w2 = np.array([margin_norm2(K, s) for s in solutions])
     W = float(w2.sum())
     grad = np.zeros(len(directions))
     for k, dH in enumerate(directions):
-        dH = np.asarray(dH, dtype=float)
-        if dH.ndim == 1:
-            dH_act = dH[active]
-        else:
-            dH_act = dH[np.ix_(active, active)]
+        if not callable(dH) and np.ndim(dH) == 1:
+            dH = np.where(finite, np.asarray(dH, dtype=float), 0.0)
+        dR2 = radius2_derivative(beta_full, dH)
         dw = sum(margin_norm2_derivative(s, dH) for s in solutions)
-        dR2 = radius2_derivative(ball.beta, dH_act)
         grad[k] = dR2 * W + ball.R2 * dw
     return RadiusMargin(value=ball.R2 * W, grad=grad, R2=ball.R2, w2=w2, ball=ball)

@@ -3,7 +3,8 @@
 The radius ``R`` of the smallest ball containing ``Phi(x_1), ..., Phi(x_n)`` enters the
 radius-margin bound ``T = R^2 ||w||^2`` (Chapelle, Vapnik, Bousquet & Mukherjee, "Choosing
 multiple parameters for support vector machines", Machine Learning 46, 2002, hereafter
-Chapelle et al. 2002; RBSVM eq. (8)) and the span bound of the weighted SVM (Weighted span, where ``D = 2R``).
+Chapelle et al. 2002; RBSVM eq. (8)) and the span bound of the weighted SVM (Weighted span,
+where ``D = 2R``).
 ``R^2`` is the optimum of the quadratic program over the simplex (Chapelle et al. 2002,
 radius-margin section; Vapnik 1998)
 
@@ -26,13 +27,22 @@ polishes clarabel's support set with the exact Newton step.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-__all__ = ["BallSolution", "enclosing_ball", "min_enclosing_ball", "radius2_derivative"]
+__all__ = [
+    "BallSolution",
+    "Direction",
+    "direction_block",
+    "direction_diagonal",
+    "enclosing_ball",
+    "min_enclosing_ball",
+    "radius2_derivative",
+]
 
 
 @dataclass
@@ -60,14 +70,17 @@ class BallSolution:
     method: str
 
 
-def _solve_kkt(K: np.ndarray, k: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, float] | None:
-    """Solve ``[[2 K_SS, 1], [1^T, 0]] [b; mu] = [k_S; 1]``; None if numerically singular.
+def _solve_kkt(
+    K: np.ndarray, r: np.ndarray, k: np.ndarray, S: np.ndarray
+) -> tuple[np.ndarray, float] | None:
+    """Solve ``[[2 (K + diag r)_SS, 1], [1^T, 0]] [b; mu] = [k_S; 1]``; None if singular.
 
     Through the Cholesky factor of ``K_SS`` (Schur complement on the multiplier) when
     ``K_SS`` is positive definite, otherwise through a least-squares solve of the whole
     extended system, accepted only if its residual is at round-off level.
     """
     Kss = K[np.ix_(S, S)]
+    Kss[np.diag_indices_from(Kss)] += r[S]
     kS = k[S]
     m = S.shape[0]
     ones = np.ones(m)
@@ -96,10 +109,11 @@ def _solve_kkt(K: np.ndarray, k: np.ndarray, S: np.ndarray) -> tuple[np.ndarray,
 
 
 def _kkt_ok(
-    K: np.ndarray, k: np.ndarray, S: np.ndarray, b: np.ndarray, mu: float, tol: float
+    K: np.ndarray, r: np.ndarray, k: np.ndarray, S: np.ndarray, b: np.ndarray, mu: float, tol: float
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Negative weights in ``S`` and points outside the ball; also returns ``R^2``."""
     Kb = K[:, S] @ b
+    Kb[S] += r[S] * b
     bKb = float(b @ Kb[S])
     R2 = mu + bKb
     outside = k - 2.0 * Kb + bKb - R2  # squared distance to the centre minus R^2
@@ -133,6 +147,7 @@ def _clarabel_ball(K: np.ndarray, k: np.ndarray, tol: float) -> np.ndarray:
 def enclosing_ball(
     K: np.ndarray,
     *,
+    ridge: np.ndarray | None = None,
     init_support: np.ndarray | None = None,
     tol: float = 1e-10,
     max_iter: int = 100,
@@ -150,6 +165,9 @@ def enclosing_ball(
     ----------
     K : ndarray (n, n)
         Symmetric positive semi-definite kernel matrix.
+    ridge : ndarray (n,), optional
+        Non-negative diagonal added to ``K``: the ball of ``K + diag(ridge)`` (the L2-SVM's
+        ``K~ = K + diag(1 / (C w))``) without forming that matrix.
     init_support : bool mask or index array, optional
         Starting support set (warm start, e.g. ``previous.support``); default all points.
     tol : float
@@ -170,9 +188,15 @@ def enclosing_ball(
     n = K.shape[0]
     if n == 0:
         raise ValueError("the enclosing ball needs at least one point")
+    if ridge is None:
+        r = np.zeros(n)
+    else:
+        r = np.asarray(ridge, dtype=float)
+        if r.shape != (n,) or not np.all(np.isfinite(r)) or np.any(r < 0):
+            raise ValueError(f"ridge must be {n} finite non-negative numbers")
     if n == 1:
         return BallSolution(0.0, np.ones(1), np.ones(1, dtype=bool), 0, "trivial")
-    k = np.diag(K).copy()
+    k = np.diag(K) + r
     scale = max(float(np.abs(k).max()), 1e-300)
     atol = tol * scale
 
@@ -187,11 +211,11 @@ def enclosing_ball(
     seen: set[bytes] = set()
     for it in range(1, max_iter + 1):
         S = np.flatnonzero(S_mask)
-        res = _solve_kkt(K, k, S)
+        res = _solve_kkt(K, r, k, S)
         if res is None:
             break
         b, mu = res
-        neg, outside, R2 = _kkt_ok(K, k, S, b, mu, tol)
+        neg, outside, R2 = _kkt_ok(K, r, k, S, b, mu, tol)
         viol = ~S_mask & (outside > atol)
         if not neg.any() and not viol.any():
             beta = np.zeros(n)
@@ -210,13 +234,14 @@ def enclosing_ball(
         S_mask = new
 
     # Fallback: interior point, then polish with the exact step from its support set.
-    beta = _clarabel_ball(K, k, tol)
+    Kr = K + np.diag(r)
+    beta = _clarabel_ball(Kr, k, tol)
     thr = 1e-7 * beta.max()
     S = np.flatnonzero(beta > thr)
-    res = _solve_kkt(K, k, S)
+    res = _solve_kkt(K, r, k, S)
     if res is not None:
         b, mu = res
-        neg, outside, R2 = _kkt_ok(K, k, S, b, mu, tol)
+        neg, outside, R2 = _kkt_ok(K, r, k, S, b, mu, tol)
         mask = np.zeros(n, dtype=bool)
         mask[S] = True
         if not neg.any() and not (~mask & (outside > 10 * atol)).any():
@@ -224,7 +249,7 @@ def enclosing_ball(
             beta[S] = np.maximum(b, 0.0)
             beta /= beta.sum()
             return BallSolution(max(float(R2), 0.0), beta, beta > 0, max_iter, "clarabel")
-    R2 = float(k @ beta - beta @ K @ beta)
+    R2 = float(k @ beta - beta @ Kr @ beta)
     if R2 < 0.0:
         warnings.warn(
             f"enclosing ball: negative R^2 = {R2:.2e} from round-off; clipped to 0",
@@ -235,7 +260,11 @@ def enclosing_ball(
 
 
 def min_enclosing_ball(
-    K: np.ndarray, *, init_support: np.ndarray | None = None, tol: float = 1e-10
+    K: np.ndarray,
+    *,
+    ridge: np.ndarray | None = None,
+    init_support: np.ndarray | None = None,
+    tol: float = 1e-10,
 ) -> tuple[float, np.ndarray]:
     """Squared radius and centre weights of the smallest ball enclosing the points of ``K``.
 
@@ -247,25 +276,57 @@ def min_enclosing_ball(
     R2 : float
     beta : ndarray of shape (n,)
     """
-    sol = enclosing_ball(K, init_support=init_support, tol=tol)
+    sol = enclosing_ball(K, ridge=ridge, init_support=init_support, tol=tol)
     return sol.R2, sol.beta
 
 
-def radius2_derivative(beta: np.ndarray, dK: np.ndarray) -> float:
+#: A derivative of a kernel matrix along one hyperparameter: the full (n, n) matrix, an (n,)
+#: vector for a purely diagonal direction, or a callable ``block(I) -> (len(I), len(I))``
+#: returning the sub-matrix on the sorted indices ``I`` (so that only the blocks a criterion
+#: reads, e.g. the support set's, are computed).
+Direction = np.ndarray | Callable[[np.ndarray], np.ndarray]
+
+
+def direction_block(direction: Direction, I: np.ndarray) -> np.ndarray:
+    """The ``I x I`` block of a kernel-matrix direction (see :data:`Direction`)."""
+    I = np.asarray(I)
+    if callable(direction):
+        out = np.asarray(direction(I), dtype=float)
+        if out.shape != (I.size, I.size):
+            raise ValueError(
+                f"direction block for {I.size} indices has shape {out.shape}, "
+                f"expected ({I.size}, {I.size})"
+            )
+        return out
+    D = np.asarray(direction, dtype=float)
+    if D.ndim == 1:
+        return np.diag(D[I])
+    return D[np.ix_(I, I)]
+
+
+def direction_diagonal(direction: Direction, I: np.ndarray) -> np.ndarray:
+    """The diagonal entries ``(i, i)``, ``i in I``, of a kernel-matrix direction."""
+    if not callable(direction):
+        D = np.asarray(direction, dtype=float)
+        if D.ndim == 1:
+            return D[np.asarray(I)]
+    return np.diag(direction_block(direction, I)).copy()
+
+
+def radius2_derivative(beta: np.ndarray, dK: Direction) -> float:
     """Derivative of ``R^2`` along a kernel-matrix direction ``dK`` (envelope theorem).
 
-    With the optimal ``beta`` held fixed (the envelope argument of Chapelle et al. 2002 for the gradient of the radius),
+    With the optimal ``beta`` held fixed (the envelope argument Chapelle et al. 2002 use for
+    the gradient of the radius),
 
         dR^2 = sum_i beta_i dK_ii - beta^T dK beta.
 
-    ``dK`` may be a full (n, n) matrix or, for a purely diagonal direction, an (n,) vector
-    holding its diagonal.
+    ``dK`` is a :data:`Direction`: an (n, n) matrix, an (n,) vector holding the diagonal of
+    a purely diagonal direction, or a callable giving blocks (only the block on the sphere's
+    support is read).
     """
     beta = np.asarray(beta, dtype=float)
-    dK = np.asarray(dK, dtype=float)
-    if dK.ndim == 1:
-        return float(beta @ dK - (beta * dK) @ beta)
     S = np.flatnonzero(beta)
     b = beta[S]
-    dss = dK[np.ix_(S, S)]
+    dss = direction_block(dK, S)
     return float(b @ np.diag(dss) - b @ dss @ b)

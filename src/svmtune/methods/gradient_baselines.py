@@ -1,0 +1,340 @@
+"""SpanSVM and RMSVM: the gradient baselines of the RBSVM paper (Chapelle et al. 2002).
+
+Both learn ``theta = (log sigma, log C)`` of the RBF L2-SVM (RBSVM eq. (5)-(7)) by
+minimising a smooth estimate of its generalisation error with the exact gradient, through the
+optimiser RBSVM uses (:func:`svmtune.search.gradient.minimize_log_params`: L-BFGS-B in the box
+``log2 sigma, log2 C in [-8, 8]``, warm-started support sets, data-driven start):
+
+* :class:`SpanSVM` (``method="span"``) minimises the smoothed span estimate of the
+  leave-one-out error (:func:`svmtune.loo.span.smoothed_span`; RBSVM §II-D, eq. (14));
+* :class:`RMSVM` (``method="radius_margin"``) minimises the radius-margin bound
+  ``T = R^2 ||w||^2`` (:func:`svmtune.loo.radius_margin.radius_margin`; RBSVM §II-B, eq. (8)).
+
+Chapelle, Vapnik, Bousquet & Mukherjee, "Choosing multiple parameters for support vector
+machines", Machine Learning 46 (2002).  Multiclass problems are decomposed one-vs-rest
+(:func:`svmtune.methods.base.ovr_tasks`) and the binary criteria summed, so that one
+``(sigma, C)`` serves all classes, as in RBSVM.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist, squared_distances
+from svmtune.loo.radius_margin import radius_margin
+from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
+from svmtune.methods.base import Selection, Selector, ovr_tasks
+from svmtune.methods.baselines import rbf_params
+from svmtune.search.gradient import START_RULES, initial_sigma, minimize_log_params
+from svmtune.svm import DualSolution, fit_l2_svm
+
+__all__ = ["SpanSVM", "RMSVM"]
+
+
+def _check_box(name: str, box) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in box)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lo, hi) in log2 units, got {box!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"{name} must satisfy lo < hi (finite, log2 units), got {box!r}")
+    return lo, hi
+
+
+def _check_positive(name: str, value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return v
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    try:
+        ok = not isinstance(value, bool) and int(value) == value and value >= minimum
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_start(start):
+    msg = (
+        f"start must be one of {START_RULES}, a pair (sigma, C) or a dict with keys "
+        f"sigma and C; got {start!r}"
+    )
+    if isinstance(start, str):
+        if start not in START_RULES:
+            raise ValueError(msg)
+        return start
+    try:
+        s0, c0 = (start["sigma"], start["C"]) if isinstance(start, dict) else start
+        s0, c0 = float(s0), float(c0)
+    except (TypeError, ValueError, KeyError):
+        raise ValueError(msg) from None
+    if not (np.isfinite(s0) and s0 > 0 and np.isfinite(c0) and c0 > 0):
+        raise ValueError(f"start sigma and C must be positive and finite, got {start!r}")
+    return (s0, c0)
+
+
+class _GradientBaseline(Selector):
+    """Shared orchestration: fit the L2-SVMs at ``theta``, hand them to a criterion, optimise.
+
+    The search options are those of :class:`svmtune.methods.rbsvm.RBSVM`, with the same
+    defaults, so that the three gradient methods search the same box from the same start.
+
+    Parameters
+    ----------
+    log2_sigma, log2_C : (lo, hi)
+        Search box in log2 units (default ``(-8, 8)``, RBSVM §IV-A).
+    start : {"median", "sqrt_d"} or (sigma, C) or dict
+        Starting point: a rule for ``sigma0`` (:func:`svmtune.search.gradient.initial_sigma`)
+        with ``C0`` below, or the point itself as a pair or ``{"sigma": .., "C": ..}``.
+    C0 : float
+        Starting ``C`` of the rule-based starts (default 1, i.e. ``log C = 0``, RBSVM
+        Algorithm 1).
+    restarts : int
+        Extra starts drawn uniformly in the box with the selector's ``random_state``.
+    tol : float
+        Stop when the relative decrease of the criterion per iteration is below ``tol``.
+    max_iter : int
+        L-BFGS-B iterations per start.
+    max_eval : int, optional
+        Criterion evaluations (= warm-started L2-SVM trainings) per start; default
+        ``5 * max_iter``.
+    """
+
+    kernels = ("rbf",)
+
+    def __init__(
+        self,
+        *,
+        log2_sigma=(-8.0, 8.0),
+        log2_C=(-8.0, 8.0),
+        start="median",
+        C0: float = 1.0,
+        restarts: int = 0,
+        tol: float = 1e-6,
+        max_iter: int = 100,
+        max_eval: int | None = None,
+    ):
+        self.log2_sigma = _check_box("log2_sigma", log2_sigma)
+        self.log2_C = _check_box("log2_C", log2_C)
+        self.start = _check_start(start)
+        self.C0 = _check_positive("C0", C0)
+        self.restarts = _check_int("restarts", restarts, 0)
+        self.tol = _check_positive("tol", tol)
+        self.max_iter = _check_int("max_iter", max_iter, 1)
+        self.max_eval = None if max_eval is None else _check_int("max_eval", max_eval, 1)
+
+    # --- to be provided by the subclasses -----------------------------------------------------
+    def _criterion(
+        self,
+        K: np.ndarray,
+        solutions: list[DualSolution],
+        directions: list[np.ndarray],
+        state: dict[str, Any] | None,
+        sample_weight: np.ndarray | None,
+    ) -> tuple[float, np.ndarray, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _summary(
+        self,
+        K: np.ndarray,
+        y: np.ndarray,
+        state: dict[str, Any],
+        sample_weight: np.ndarray | None,
+    ) -> tuple[float | None, dict[str, Any], float | None]:
+        """``(estimate, info, criterion)``; criterion None means the optimised value."""
+        raise NotImplementedError
+
+    # --- orchestration ------------------------------------------------------------------------
+    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+        self.check_kernel(kernel)
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        tasks = ovr_tasks(y)
+        D2 = squared_distances(X)
+        if isinstance(self.start, tuple):
+            sigma0, C0 = self.start
+        else:
+            sigma0 = initial_sigma(
+                D2, rule=self.start, n_features=X.shape[1], random_state=random_state
+            )
+            C0 = self.C0
+
+        def fun(theta: np.ndarray, state: dict[str, Any] | None):
+            sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
+            K = rbf_from_sqdist(D2, sigma)
+            inits = state["supports"] if state is not None else [None] * len(tasks)
+            sols = [
+                fit_l2_svm(K, t, C, sample_weight=w, init_support=init)
+                for t, init in zip(tasks, inits)
+            ]
+
+            # dK/dlog sigma only on the blocks the criterion reads (support sets), and
+            # dK~/dlog C = -diag(1/(C w))
+            def dK_block(I: np.ndarray) -> np.ndarray:
+                ix = np.ix_(I, I)
+                return rbf_dlogsigma(K[ix], D2[ix], sigma)
+
+            directions = [dK_block, -sols[0].H_diag]
+            value, grad, extra = self._criterion(K, sols, directions, state, w)
+            used = np.zeros(len(y), dtype=bool)
+            for s in sols:
+                used |= s.support
+            # one evaluation = one (one-vs-rest) L2-SVM training, counted as one fit as in
+            # RBSVM and the CV baselines
+            new_state = {
+                "supports": [s.support.copy() for s in sols],
+                "solutions": sols,
+                "n_sv": int(used.sum()),
+            }
+            new_state.update(extra)
+            return value, grad, new_state
+
+        res = minimize_log_params(
+            fun,
+            np.log([sigma0, C0]),
+            bounds=[self.log2_sigma, self.log2_C],
+            names=("sigma", "C"),
+            tol=self.tol,
+            max_iter=self.max_iter,
+            max_eval=self.max_eval,
+            restarts=self.restarts,
+            random_state=random_state,
+        )
+        sigma, C = res.params["sigma"], res.params["C"]
+        K = rbf_from_sqdist(D2, sigma)
+        estimate, info, criterion = self._summary(K, y, res.state, w)
+        info.update(
+            n_support=int(res.state["n_sv"]),
+            n_evals=res.n_evals,
+            n_iter=res.n_iter,
+            converged=res.converged,
+            message=res.message,
+            at_bound=list(res.at_bound),
+            start_sigma=float(np.exp(res.starts[0][0])),
+            start_C=float(np.exp(res.starts[0][1])),
+            grad_norm=float(np.linalg.norm(res.grad)),
+        )
+        return Selection(
+            params=rbf_params(sigma, C),
+            estimate=estimate,
+            criterion=float(res.value) if criterion is None else criterion,
+            n_svm_fits=int(res.n_fits),
+            history=res.history,
+            final_model="l2",
+            info=info,
+        )
+
+
+class SpanSVM(_GradientBaseline):
+    """Smoothed span estimate minimised by gradient descent (Chapelle et al. 2002; "SpanSVM").
+
+    The criterion is the smoothed span estimate of the LOO error of the L2-SVM, summed over
+    one-vs-rest tasks (:func:`svmtune.loo.span.smoothed_span`): sigmoid
+    ``Psi(x) = 1 / (1 + exp(-A x + B))`` in place of the step and the span regularised by
+    ``D = diag(eta / alpha_p)``.  ``estimate`` is the plain (step-function, ``eta = 0``)
+    span-rule estimate of the LOO error at the chosen point
+    (:func:`svmtune.loo.span.span_rule_error_ovr`); ``criterion`` the smoothed value.
+
+    Parameters
+    ----------
+    eta : float
+        Span regulariser (default :data:`svmtune.loo.span.SPAN_ETA` = 0.1; 0 disables it).
+    A, B : float
+        Sigmoid slope and offset (defaults 5 and 0, Chapelle et al. 2002).
+    **options
+        The search options of :class:`_GradientBaseline` (bounds, start, restarts, ...).
+    """
+
+    name = "span"
+
+    def __init__(self, *, eta: float = SPAN_ETA, A: float = SPAN_A, B: float = SPAN_B, **options):
+        super().__init__(**options)
+        try:
+            eta = float(eta)
+        except (TypeError, ValueError):
+            raise ValueError(f"eta must be a non-negative number, got {eta!r}") from None
+        if not (np.isfinite(eta) and eta >= 0):
+            raise ValueError(f"eta must be a non-negative number, got {eta!r}")
+        self.eta = eta
+        self.A = _check_positive("A (sigmoid slope)", A)
+        try:
+            self.B = float(B)
+        except (TypeError, ValueError):
+            raise ValueError(f"B (sigmoid offset) must be a finite number, got {B!r}") from None
+        if not np.isfinite(self.B):
+            raise ValueError(f"B (sigmoid offset) must be a finite number, got {B!r}")
+
+    def _criterion(self, K, solutions, directions, state, sample_weight):
+        value, grad = 0.0, np.zeros(len(directions))
+        for sol in solutions:
+            out = smoothed_span(
+                K, sol, directions, eta=self.eta, A=self.A, B=self.B, sample_weight=sample_weight
+            )
+            value += out.value
+            grad += out.grad
+        return value, grad, {}
+
+    def _summary(self, K, y, state, sample_weight):
+        est = span_rule_error_ovr(state["solutions"], K, y, sample_weight)
+        info = {"span_rule_error": est, "eta": self.eta, "A": self.A, "B": self.B}
+        return est, info, None
+
+
+class RMSVM(_GradientBaseline):
+    """Radius-margin bound minimised by gradient descent (Chapelle et al. 2002; "RMSVM").
+
+    The criterion is ``T = R^2 sum_k ||w_k||^2`` of the L2-SVM in the feature space of
+    ``K + diag(1/(C w))`` (:func:`svmtune.loo.radius_margin.radius_margin`), its gradient by
+    the envelope theorem.  The optimiser is handed ``log T`` (gradient ``dT / T``): the same
+    minimiser, but a scale-free gradient, so that L-BFGS-B's first step does not jump to a
+    corner of the box because ``T`` happens to be in the hundreds (RBSVM divides its
+    objective by ``n`` for the same reason); the history's ``value`` is ``log T`` and its
+    ``T`` column ``T``.
+
+    ``T / n`` (RBSVM eq. (8)) bounds the LOO error of a binary SVM but is no estimate of it
+    (it is often far above 1), so ``estimate`` is None; ``criterion`` is ``T`` at the chosen
+    point and ``info`` holds ``R2``, ``w2`` (``sum_k ||w_k||^2``), ``n_ball`` (points on the
+    sphere) and ``bound = min(1, T/n)``.
+
+    Parameters
+    ----------
+    **options
+        The search options of :class:`_GradientBaseline` (bounds, start, restarts, ...).
+    """
+
+    name = "radius_margin"
+
+    def _criterion(self, K, solutions, directions, state, sample_weight):
+        ball_init = state.get("ball_support") if state is not None else None
+        out = radius_margin(K, solutions, directions, ball_init=ball_init)
+        extra = {
+            "ball_support": out.ball.support,
+            "T": out.value,
+            "R2": out.R2,
+            "w2": float(out.w2.sum()),
+            "n_ball": int(out.ball.support.sum()),
+        }
+        # T > 0: the ridge 1/(C w) keeps the points apart in feature space (R > 0), and an
+        # SVM with both classes has ||w|| > 0
+        T = max(out.value, np.finfo(float).tiny)
+        return float(np.log(T)), out.grad / T, extra
+
+    def _summary(self, K, y, state, sample_weight):
+        T = float(state["T"])
+        info = {
+            "R2": float(state["R2"]),
+            "w2": float(state["w2"]),
+            "n_ball": int(state["n_ball"]),
+            "bound": float(min(1.0, T / len(y))),
+        }
+        return None, info, T
