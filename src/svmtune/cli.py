@@ -24,6 +24,7 @@ import click
 import numpy as np
 
 from svmtune import __version__
+from svmtune.bench.cli import bench, report
 from svmtune.methods.base import available_methods
 
 __all__ = ["main", "parse_param", "parse_params", "to_jsonable"]
@@ -576,6 +577,9 @@ def demo_cmd(
         [("", head), ("", record["best_params"]), ("", result), ("info.", record["info"])],
     )
 
+
+main.add_command(bench)
+main.add_command(report)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

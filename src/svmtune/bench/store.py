@@ -17,7 +17,7 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "cell_key",
     "jsonable",
     "read_rows",
+    "latest_by_key",
     "find_result_files",
     "load_results",
 ]
@@ -188,9 +189,7 @@ class ResultStore:
 
     def keys(self, *, ok_only: bool = False) -> set[str]:
         """Keys of the stored rows (only those with status "ok" if ``ok_only``)."""
-        return {
-            r["key"] for r in self.rows() if not ok_only or r.get("status") == "ok"
-        }
+        return {r["key"] for r in self.rows() if not ok_only or r.get("status") == "ok"}
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one row as one line, atomically (single O_APPEND write + fsync)."""
@@ -224,9 +223,3 @@ def load_results(path: str | Path) -> list[dict[str, Any]]:
             r.setdefault("_file", str(f))
             rows.append(r)
     return latest_by_key(rows)
-
-
-def iter_files_digest(files: Iterable[Path]) -> Iterator[tuple[Path, str]]:
-    """(file, sha256) of each result file, for the report's provenance line."""
-    for f in files:
-        yield f, hashlib.sha256(Path(f).read_bytes()).hexdigest()

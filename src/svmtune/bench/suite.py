@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["Task", "MethodSpec", "Protocol", "Suite", "SUITES", "get_suite", "available_suites"]
 
@@ -79,6 +79,27 @@ class Protocol:
     train_size: int | float | None = None
     test_size: int | float | None = None
 
+    KINDS: ClassVar[tuple[str, ...]] = ("kfold", "split", "train_test")
+
+    def __post_init__(self) -> None:
+        if self.kind not in self.KINDS:
+            raise ValueError(f"Protocol.kind must be one of {self.KINDS}, got {self.kind!r}")
+        if self.kind == "kfold" and int(self.n_splits) < 2:
+            raise ValueError(f"Protocol.n_splits must be >= 2 for K-fold CV, got {self.n_splits}")
+        if int(self.n_repeats) < 1:
+            raise ValueError(f"Protocol.n_repeats must be >= 1, got {self.n_repeats}")
+        if self.kind == "split" and self.train_size is None and self.test_size is None:
+            raise ValueError("Protocol(kind='split') needs train_size and/or test_size")
+
+    @property
+    def n_splits_per_task(self) -> int:
+        """Number of (train, test) splits of every task: one result row per split and method."""
+        if self.kind == "kfold":
+            return int(self.n_splits) * int(self.n_repeats)
+        if self.kind == "split":
+            return int(self.n_repeats)
+        return 1
+
 
 @dataclass
 class Suite:
@@ -101,7 +122,16 @@ class Suite:
         Plots and extra tables drawn from the suite's result rows.
     experiments : list of callables ``(outdir: Path, seed: int) -> list[Path]``
         Stand-alone studies of the suite that are not (task, split, method) cells (e.g.
-        Gaussian-data studies, scaling curves); they write their own result files.
+        Gaussian-data studies, scaling curves); they write their own result files into
+        ``outdir`` (``<out>/<suite>/experiments/<callable name>/``).
+    yardsticks : dict
+        Labels of the reference methods every other method is compared with, keys
+        ``"grid"`` and ``"default"``.  Empty (default): the MethodSpec with
+        ``method="grid"`` and 10 folds, and the one with ``method="default"``.
+
+    Published numbers are matched to ours by task name, method label and metric; metrics the
+    report knows: ``accuracy``, ``accuracy_std``, ``f1``, ``error`` (in percent, as printed),
+    ``log_loss``, ``brier``, ``entropy``, ``time`` (selection seconds), ``n_svm_fits``.
     """
 
     name: str
@@ -113,6 +143,47 @@ class Suite:
     published: list[dict[str, Any]] = field(default_factory=list)
     figures: list[Callable[..., list[Path]]] = field(default_factory=list)
     experiments: list[Callable[..., list[Path]]] = field(default_factory=list)
+    yardsticks: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for what, names in (
+            ("task names", [t.name for t in self.tasks]),
+            ("method labels", [m.label for m in self.methods]),
+        ):
+            dup = sorted({x for x in names if names.count(x) > 1})
+            if dup:
+                raise ValueError(f"suite {self.name!r}: duplicate {what}: {dup}")
+        if self.protocol.kind == "train_test":
+            missing = [t.name for t in self.tasks if t.test_dataset is None]
+            if missing:
+                raise ValueError(
+                    f"suite {self.name!r} uses fixed train/test files but tasks {missing} "
+                    "have no test_dataset"
+                )
+        labels = {m.label for m in self.methods}
+        for role, label in self.yardsticks.items():
+            if role not in ("grid", "default") or label not in labels:
+                raise ValueError(
+                    f"suite {self.name!r}: yardsticks must map 'grid'/'default' to method "
+                    f"labels of the suite, got {role!r}: {label!r}"
+                )
+        for i, entry in enumerate(self.published):
+            need = {"task", "method", "metric", "value"} - set(entry)
+            if need:
+                raise ValueError(
+                    f"suite {self.name!r}: published[{i}] lacks {sorted(need)}; each entry "
+                    "needs task, method (a MethodSpec label), metric and value"
+                )
+
+    def yardstick_labels(self) -> dict[str, str]:
+        """``{"grid": label, "default": label}`` of the reference methods found in the suite."""
+        out = dict(self.yardsticks)
+        for m in self.methods:
+            if "grid" not in out and m.method == "grid" and m.params.get("n_splits", 10) == 10:
+                out["grid"] = m.label
+            if "default" not in out and m.method == "default":
+                out["default"] = m.label
+        return out
 
 
 #: suite name -> module defining ``SUITE``

@@ -174,7 +174,10 @@ class DefaultSVC(Selector):
 
     def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
         self.check_kernel(kernel)
-        var = float(X.var())
+        # weighted like repeated rows, so sample_weight=2 equals a duplicated row
+        w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+        mean = float(np.average(X, axis=0, weights=w).mean())
+        var = float(np.average(((X - mean) ** 2).mean(axis=1), weights=w))
         gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         return Selection(params=rbf_params(sigma_from_gamma(gamma), 1.0), n_svm_fits=0)
 
@@ -377,7 +380,9 @@ class HyperoptTPE(_SequentialSearch):
 
         space = {}
         for nm, (lo, hi) in (("sigma", self.log2_sigma), ("C", self.log2_C)):
-            if self.distribution == "uniform":
+            if lo == hi:  # a fixed coordinate (hyperopt rejects empty intervals)
+                space[nm] = 2.0**lo
+            elif self.distribution == "uniform":
                 space[nm] = hp.uniform(nm, 2.0**lo, 2.0**hi)
             else:
                 space[nm] = hp.loguniform(nm, lo * math.log(2.0), hi * math.log(2.0))
@@ -393,10 +398,7 @@ class HyperoptTPE(_SequentialSearch):
         evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history)
 
         def fn(p):
-            # a degenerate interval (lo == hi) makes hyperopt draw slightly outside it
-            s = float(np.clip(p["sigma"], 2.0 ** self.log2_sigma[0], 2.0 ** self.log2_sigma[1]))
-            c = float(np.clip(p["C"], 2.0 ** self.log2_C[0], 2.0 ** self.log2_C[1]))
-            return {"loss": evaluate(s, c), "status": STATUS_OK}
+            return {"loss": evaluate(float(p["sigma"]), float(p["C"])), "status": STATUS_OK}
 
         fmin(
             fn,

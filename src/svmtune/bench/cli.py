@@ -1,0 +1,144 @@
+"""``svmtune bench`` and ``svmtune report``: click commands attached to the main CLI group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["bench", "report"]
+
+
+def _split_list(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    return items or None
+
+
+@click.command("bench")
+@click.option("--suite", "suite_name", required=True, help="Suite name, e.g. 'quick'.")
+@click.option(
+    "--out",
+    default="benchmarks/results",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Results root; rows go to OUT/<suite>/results.jsonl (appended, resumable).",
+)
+@click.option("--n-jobs", default=1, show_default=True, type=int, help="Cells run in parallel.")
+@click.option("--tasks", default=None, help="Comma-separated task names to run (default: all).")
+@click.option(
+    "--methods", default=None, help="Comma-separated method labels or names (default: all)."
+)
+@click.option("--max-cells", default=None, type=click.IntRange(min=0), help="Run at most N cells.")
+@click.option("--retry-errors", is_flag=True, help="Rerun cells whose stored row is an error.")
+@click.option(
+    "--experiments/--no-experiments",
+    default=True,
+    show_default=True,
+    help="Run the suite's stand-alone experiments.",
+)
+@click.option(
+    "--entropy/--no-entropy",
+    default=True,
+    show_default=True,
+    help="Record the RBSVM model entropy of every chosen model.",
+)
+@click.option(
+    "--blas-threads",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="BLAS threads per cell (times are then single-core times).",
+)
+@click.option("--progress/--no-progress", default=True, show_default=True)
+def bench(
+    suite_name,
+    out,
+    n_jobs,
+    tasks,
+    methods,
+    max_cells,
+    retry_errors,
+    experiments,
+    entropy,
+    blas_threads,
+    progress,
+):
+    """Run (or resume) a benchmark suite; each finished cell is appended to the result store.
+
+    A killed run restarted with the same command continues where it stopped.
+    """
+    from rich.console import Console
+
+    from svmtune.bench.runner import run_suite
+    from svmtune.bench.suite import available_suites, get_suite
+
+    if suite_name not in available_suites():
+        raise click.UsageError(
+            f"unknown suite {suite_name!r}; choose one of: {', '.join(available_suites())}"
+        )
+    try:
+        suite = get_suite(suite_name)
+    except ModuleNotFoundError as exc:
+        raise click.ClickException(
+            f"suite {suite_name!r} is registered but its module is not available ({exc.name})"
+        ) from None
+    if n_jobs == 0:
+        raise click.UsageError("--n-jobs must be a positive number of processes or -1 (all)")
+    try:
+        summary = run_suite(
+            suite,
+            out,
+            n_jobs=n_jobs,
+            tasks=_split_list(tasks),
+            methods=_split_list(methods),
+            max_cells=max_cells,
+            retry_errors=retry_errors,
+            experiments=experiments,
+            entropy=entropy,
+            progress=progress,
+            blas_threads=blas_threads,
+        )
+    except (ValueError, RuntimeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    con = Console()
+    con.print(
+        f"suite [bold]{suite.name}[/]: {summary.n_cells} cells, {summary.n_skipped} already "
+        f"stored, {summary.n_run} run ({summary.n_ok} ok, {summary.n_error} errors), "
+        f"{summary.n_remaining} left"
+    )
+    for e in summary.experiments:
+        con.print(f"experiment {e['experiment']}: {e['status']}")
+    con.print(f"results: {summary.path}")
+    if summary.n_error:
+        con.print("[yellow]some cells failed; their status is in the result rows[/]")
+
+
+@click.command("report")
+@click.argument("results_dir", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write one self-contained HTML page here.",
+)
+@click.option(
+    "--md",
+    "md_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write markdown here (figures go to <stem>_files/ beside it).",
+)
+def report(results_dir, html_path, md_path):
+    """Tables and figures of the results under RESULTS_DIR, papers' numbers beside ours."""
+    from svmtune.bench.report import build_report
+
+    if html_path is None and md_path is None:
+        raise click.UsageError("give --html FILE and/or --md FILE")
+    try:
+        build_report(results_dir, html=html_path, md=md_path)
+    except FileNotFoundError as exc:
+        raise click.ClickException(str(exc)) from None
+    for p in (html_path, md_path):
+        if p is not None:
+            click.echo(f"wrote {p}")

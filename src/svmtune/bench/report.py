@@ -1,0 +1,706 @@
+"""Reports from result files: one self-contained HTML page and/or a markdown file.
+
+Everything in a report is computed from the result rows (``*.jsonl`` under the results
+directory); the suite definitions (``svmtune.bench.suite.SUITES``) contribute only what is
+not a result: the list of (task, method) cells a suite defines (so those without any row are
+marked "not run"), the papers' published numbers printed beside ours, and the suite's figure
+callables, which draw from the result rows.
+
+Per suite the report shows, for every task, each method's accuracy (mean +- std over
+splits) and its accuracy and selection cost relative to the 10-fold grid search and to one
+``SVC()`` fit with scikit-learn's defaults measured on the same split; overview tables over
+tasks; paired Wilcoxon signed-rank tests against both yardsticks (RBSVM Table IV
+conventions, see :mod:`svmtune.bench.stats`); the published numbers next to ours; a cost vs
+accuracy figure plus the suite's own figures; the experiments that ran; the errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html as htmlmod
+import math
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from svmtune.bench import stats
+from svmtune.bench.store import find_result_files, load_results
+from svmtune.bench.suite import Suite, get_suite
+
+__all__ = [
+    "Table",
+    "Figure",
+    "Section",
+    "build_report",
+    "render_markdown",
+    "render_html",
+    "PUBLISHED_METRICS",
+    "cost_accuracy_figure",
+]
+
+#: published metric -> (result column, aggregate, scale to the paper's unit)
+PUBLISHED_METRICS: dict[str, tuple[str, str, float]] = {
+    "accuracy": ("accuracy", "mean", 100.0),
+    "accuracy_std": ("accuracy", "std", 100.0),
+    "f1": ("f1", "mean", 100.0),
+    "error": ("accuracy", "error", 100.0),
+    "log_loss": ("log_loss", "mean", 1.0),
+    "brier": ("brier", "mean", 1.0),
+    "entropy": ("entropy", "mean", 1.0),
+    "time": ("selection_time", "mean", 1.0),
+    "n_svm_fits": ("n_svm_fits", "mean", 1.0),
+}
+
+NOT_RUN = "not run"
+
+
+# ----------------------------------------------------------------------------- model
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+
+@dataclass
+class Figure:
+    title: str
+    path: Path
+
+
+@dataclass
+class Section:
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- formatting
+def _isnum(v: Any) -> bool:
+    return (
+        v is not None and isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(v)
+    )
+
+
+def _pct(v, digits: int = 2) -> str:
+    return f"{100 * v:.{digits}f}" if _isnum(v) else "—"
+
+
+def _num(v, digits: int = 3) -> str:
+    if not _isnum(v):
+        return "—"
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 10**-digits):
+        return f"{v:.{digits}g}"
+    return f"{v:.{digits}f}"
+
+
+def _ratio(v) -> str:
+    if not _isnum(v):
+        return "—"
+    return f"×{v:.3g}"
+
+
+def _signed_pp(v) -> str:
+    if not _isnum(v):
+        return "—"
+    return f"{0.0 if abs(v) < 5e-7 else 100 * v:+.2f}"  # no "-0.00" from float noise
+
+
+def _pm(values: pd.Series, fmt: Callable[[Any], str]) -> str:
+    """``mean ± std`` (sample std over splits; 0 for a single split) of a column."""
+    v = values.dropna()
+    if v.empty:
+        return "—"
+    return f"{fmt(v.mean())} ± {fmt(v.std(ddof=1) if len(v) > 1 else 0.0)}"
+
+
+def _pval(p) -> str:
+    if not _isnum(p):
+        return "—"
+    return f"{p:.5f}" if p >= 1e-5 else f"{p:.2e}"
+
+
+# ----------------------------------------------------------------------------- figures
+def cost_accuracy_figure(
+    df: pd.DataFrame, outdir: Path, yardsticks: dict[str, str], name: str = "cost_accuracy"
+) -> list[Path]:
+    """Mean accuracy difference to the grid search (or to SVC() without a grid method)
+    against the selection-time ratio, one point per method, averaged over tasks."""
+    from matplotlib.figure import Figure as MplFigure
+
+    rel = stats.relative_table(df, yardsticks)
+    if rel.empty:
+        return []
+    use_grid = rel["d_acc_grid"].notna().any()
+    dcol, tcol = (
+        ("d_acc_grid", "time_ratio_grid") if use_grid else ("d_acc_default", "time_ratio_default")
+    )
+    agg = (
+        rel.groupby("method", sort=False)
+        .agg(
+            d=(dcol, "mean"), t=(tcol, lambda s: float(np.exp(np.log(s.clip(lower=1e-12)).mean())))
+        )
+        .dropna()
+    )
+    if agg.empty:
+        return []
+    fig = MplFigure(figsize=(7, 4.5), dpi=110)
+    ax = fig.subplots()
+    ax.scatter(agg["t"], 100 * agg["d"], s=30, color="tab:blue")
+    for m, r in agg.iterrows():
+        ax.annotate(
+            str(m), (r["t"], 100 * r["d"]), fontsize=7, xytext=(3, 3), textcoords="offset points"
+        )
+    ax.set_xscale("log")
+    ax.axhline(0.0, color="grey", lw=0.8)
+    ref = f"grid search ({yardsticks['grid']})" if use_grid else "SVC() defaults"
+    ax.set_xlabel(
+        "selection time / "
+        + ("grid-search selection time" if use_grid else "one SVC() fit")
+        + " (geometric mean over tasks)"
+    )
+    ax.set_ylabel(f"accuracy − {ref} (pp, mean over tasks)")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    path = Path(outdir) / f"{name}.png"
+    fig.savefig(path)
+    return [path]
+
+
+def _run_figure(fn: Callable, df: pd.DataFrame, outdir: Path) -> tuple[list[Path], str | None]:
+    try:
+        return [Path(p) for p in (fn(df, outdir) or [])], None
+    except Exception as exc:
+        return [], f"figure {getattr(fn, '__name__', fn)!r} failed: {type(exc).__name__}: {exc}"
+
+
+# ----------------------------------------------------------------------------- sections
+def _cell_status(
+    df: pd.DataFrame, task: str, method: str, n_expected: int | None, *, short: bool = True
+) -> str | None:
+    """None if the cell has successful rows for every expected split, else a status:
+    "not run", "error" (the message unless ``short``) or "k/n splits"."""
+    sub = df[(df["task"] == task) & (df["method"] == method)]
+    if sub.empty:
+        return NOT_RUN
+    n_ok = int((sub["status"] == "ok").sum())
+    if n_ok == 0:
+        if short:
+            return "error"
+        msg = str(sub["status"].iloc[-1])
+        return msg if len(msg) <= 120 else msg[:117] + "..."
+    if n_expected is not None and n_ok < n_expected:
+        return f"{n_ok}/{n_expected} splits"
+    return None
+
+
+def _ours(df: pd.DataFrame, task: str, method: str, metric: str, unit: str | None) -> float | None:
+    col, agg, scale = PUBLISHED_METRICS[metric]
+    if unit == "fraction":
+        scale = 1.0
+    sub = df[(df["task"] == task) & (df["method"] == method) & (df["status"] == "ok")][col]
+    sub = sub.dropna()
+    if sub.empty:
+        return None
+    if agg == "mean":
+        v = sub.mean()
+    elif agg == "std":
+        v = sub.std(ddof=1) if len(sub) > 1 else 0.0
+    else:
+        v = 1.0 - sub.mean()
+    return float(v) * scale
+
+
+def _published_lookup(suite: Suite | None) -> dict[tuple[str, str, str], dict]:
+    if suite is None:
+        return {}
+    return {(p["task"], p["method"], p["metric"]): p for p in suite.published}
+
+
+def _suite_section(
+    name: str, df: pd.DataFrame, suite: Suite | None, files: list[Path], workdir: Path
+) -> Section:
+    sec = Section(title=f"Suite `{name}`")
+    if suite is not None:
+        sec.text.append(suite.description)
+        p = suite.protocol
+        sizes = ", ".join(
+            f"{k} {v}" for k, v in (("train", p.train_size), ("test", p.test_size)) if v
+        )
+        proto = {
+            "kfold": f"{p.n_splits}-fold stratified CV x {p.n_repeats}",
+            "split": f"{p.n_repeats} stratified random splits ({sizes})",
+            "train_test": "fixed train/test files",
+        }[p.kind]
+        sec.text.append(f"Protocol: {proto}; seed {suite.seed}.")
+        tasks = [t.name for t in suite.tasks]
+        methods = [m.label for m in suite.methods]
+        yard = suite.yardstick_labels()
+        n_expected: int | None = p.n_splits_per_task
+    else:
+        sec.text.append(
+            f"(No suite definition named {name!r} is registered: cells are taken from the rows.)"
+        )
+        tasks = list(dict.fromkeys(df["task"]))
+        methods = list(dict.fromkeys(df["method"]))
+        yard = {}
+        names = df.drop_duplicates("method").set_index("method")["method_name"]
+        grids = [m for m, mn in names.items() if mn == "grid"]
+        if grids:
+            yard["grid"] = grids[0]
+        yard["default"] = "SVC()"
+        n_expected = None
+    # tasks/methods that appear only in the rows (e.g. renamed since) are shown too
+    tasks += [t for t in dict.fromkeys(df["task"]) if t not in tasks]
+    methods += [m for m in dict.fromkeys(df["method"]) if m not in methods]
+    # rows in suite order, whatever order parallel workers finished in
+    order = {"task": tasks, "method": methods}
+    df = df.sort_values(
+        ["task", "method", "split"],
+        key=lambda s: s.map({v: i for i, v in enumerate(order[s.name])}) if s.name in order else s,
+        kind="stable",
+    ).reset_index(drop=True)
+    yard.setdefault("default", "SVC()")
+
+    n_ok = int((df["status"] == "ok").sum())
+    sec.text.append(
+        f"{len(df)} result rows ({n_ok} ok, {len(df) - n_ok} errors) from "
+        + ", ".join(f"`{f.name}` (sha256 {d[:12]})" for f, d in _digests(files))
+        + "."
+    )
+    env = _environment_summary(df)
+    if env:
+        sec.text.append(env)
+    grid = yard.get("grid")
+    sec.text.append(
+        "Yardsticks: "
+        + (f"grid search = `{grid}`" if grid else "no 10-fold grid search in this suite")
+        + "; SVC() = one scikit-learn `SVC()` (gamma='scale', C=1) fitted on the same "
+        "preprocessed training part of every cell (fit time: fastest of 3). Accuracies in "
+        "%, Δ in percentage points (mean over shared splits); '×' = mean selection time "
+        "relative to the grid search's mean selection time on the task / to the mean SVC() "
+        "fit time on the same splits."
+    )
+    published = _published_lookup(suite)
+    rel = stats.relative_table(df, yard)
+    rel_idx = rel.set_index(["task", "method"]) if not rel.empty else None
+    ok = df[df["status"] == "ok"]
+
+    # ---- overview: accuracy per task and method
+    acc_rows = []
+    for m in methods:
+        row = [m]
+        vals = []
+        for t in tasks:
+            st = _cell_status(df, t, m, n_expected)
+            if rel_idx is not None and (t, m) in rel_idx.index:
+                v = rel_idx.loc[(t, m), "accuracy_mean"]
+                vals.append(v)
+                row.append(_pct(v) + (f" ({st})" if st else ""))
+            else:
+                row.append(st or NOT_RUN)
+        row.append(_pct(np.mean(vals)) if len(vals) == len(tasks) and vals else "—")
+        acc_rows.append(row)
+    sec.tables.append(
+        Table(
+            "Test accuracy (%) by task and method (mean over splits)",
+            ["method", *tasks, "mean"],
+            acc_rows,
+            "Cells marked 'not run' have no result row; 'k/n splits' ran partly.",
+        )
+    )
+
+    # ---- overview: cost relative to grid and to SVC()
+    for col, title in (
+        ("d_acc_grid", "Accuracy − grid search (pp)"),
+        ("time_ratio_grid", "Selection time ÷ grid-search selection time"),
+        ("d_acc_default", "Accuracy − SVC() defaults (pp), same splits"),
+        ("time_ratio_default", "Selection time ÷ one SVC() fit, same splits"),
+    ):
+        if col.endswith("grid") and not grid:
+            continue
+        fmt = _signed_pp if col.startswith("d_acc") else _ratio
+        rows = []
+        for m in methods:
+            row = [m]
+            for t in tasks:
+                if rel_idx is not None and (t, m) in rel_idx.index:
+                    row.append(fmt(rel_idx.loc[(t, m), col]))
+                else:
+                    row.append(_cell_status(df, t, m, n_expected) or NOT_RUN)
+            rows.append(row)
+        sec.tables.append(Table(title, ["method", *tasks], rows))
+
+    # ---- per task detail
+    for t in tasks:
+        rows = []
+        for m in methods:
+            st = _cell_status(df, t, m, n_expected, short=False)
+            pub = published.get((t, m, "accuracy"))
+            paper = _num(pub["value"], 2) if pub else ""
+            if rel_idx is None or (t, m) not in rel_idx.index:
+                rows.append([m, "0", st or NOT_RUN, paper] + ["—"] * 9)
+                continue
+            r = rel_idx.loc[(t, m)]
+            sub = ok[(ok["task"] == t) & (ok["method"] == m)]
+            rows.append(
+                [
+                    m,
+                    str(int(r["n"])) + (f" ({st})" if st else ""),
+                    f"{_pct(r['accuracy_mean'])} ± {_pct(r['accuracy_std'])}",
+                    paper,
+                    _pm(sub["f1"], _pct),
+                    _num(sub["log_loss"].mean()),
+                    _num(sub["entropy"].mean()),
+                    _signed_pp(r["d_acc_grid"]),
+                    _signed_pp(r["d_acc_default"]),
+                    _pm(sub["selection_time"], _num),
+                    _ratio(r["time_ratio_grid"]),
+                    _ratio(r["time_ratio_default"]),
+                    _pm(sub["n_svm_fits"], lambda v: _num(v, 1)),
+                ]
+            )
+        dsub = df[df["task"] == t]
+        ds = (
+            ", ".join(
+                f"{a} ({str(v)[:12]})"
+                for a, v in dsub[["dataset", "dataset_version"]]
+                .drop_duplicates()
+                .itertuples(index=False)
+            )
+            if "dataset_version" in dsub
+            else ""
+        )
+        sec.tables.append(
+            Table(
+                f"Task `{t}`",
+                [
+                    "method",
+                    "splits",
+                    "accuracy %",
+                    "paper",
+                    "F1 %",
+                    "log-loss",
+                    "entropy",
+                    "Δ grid",
+                    "Δ SVC()",
+                    "sel. time s",
+                    "× grid",
+                    "× SVC() fit",
+                    "SVM fits",
+                ],
+                rows,
+                f"data: {ds}" if ds else "",
+            )
+        )
+
+    # ---- Wilcoxon tests over tasks
+    tests = stats.paired_tests(df, yard, "accuracy")
+    if not tests.empty:
+        rows = [
+            [
+                r["method"],
+                r["reference"],
+                str(r["n_tasks"]),
+                f"{r['wins']}/{r['n_zero']}/{r['losses']}",
+                _signed_pp(r["mean_diff"]),
+                _num(r["r_plus"], 1),
+                _num(r["r_minus"], 1),
+                f"{r['z']:.3f}",
+                _pval(r["p"]),
+            ]
+            for _, r in tests.iterrows()
+        ]
+        sec.tables.append(
+            Table(
+                "Paired Wilcoxon signed-rank tests over tasks (accuracy)",
+                ["method", "reference", "tasks", "win/tie/loss", "mean Δ pp", "R+", "R−", "z", "p"],
+                rows,
+                "One pair per task (mean over splits); zero differences dropped; z from the "
+                "normal approximation on min(R+, R−), tie-corrected, two-sided p "
+                "(RBSVM Table IV convention).",
+            )
+        )
+
+    # ---- published numbers beside ours
+    if suite is not None and suite.published:
+        rows = []
+        for p in suite.published:
+            metric = p["metric"]
+            known = metric in PUBLISHED_METRICS
+            mine = _ours(df, p["task"], p["method"], metric, p.get("unit")) if known else None
+            st = _cell_status(df, p["task"], p["method"], n_expected)
+            rows.append(
+                [
+                    str(p.get("table", "")),
+                    p["task"],
+                    p["method"],
+                    metric,
+                    _num(p["value"], 3),
+                    _num(mine, 3)
+                    if mine is not None
+                    else (st or NOT_RUN)
+                    if known
+                    else "unknown metric",
+                    _num(mine - p["value"], 3) if mine is not None else "—",
+                ]
+            )
+        sec.tables.append(
+            Table(
+                "Published numbers beside ours",
+                ["paper table", "task", "method", "metric", "paper", "ours", "ours − paper"],
+                rows,
+                "Accuracy-type metrics in percent as the papers print them.",
+            )
+        )
+
+    # ---- errors
+    bad = df[df["status"] != "ok"]
+    if not bad.empty:
+        rows = [
+            [m, str(len(g)), "; ".join(dict.fromkeys(g["status"].astype(str)))[:300]]
+            for m, g in bad.groupby("method", sort=False)
+        ]
+        sec.tables.append(Table("Cells that failed", ["method", "rows", "status"], rows))
+
+    # ---- figures
+    figdir = workdir / _slug(name)
+    figdir.mkdir(parents=True, exist_ok=True)
+    for path in cost_accuracy_figure(df, figdir, yard):
+        sec.figures.append(Figure("Accuracy vs selection cost relative to the yardsticks", path))
+    if suite is not None:
+        for fn in suite.figures:
+            paths, err = _run_figure(fn, df.copy(), figdir)
+            if err:
+                sec.text.append(err)
+            for pth in paths:
+                if pth.suffix.lower() == ".png":
+                    sec.figures.append(Figure(pth.stem.replace("_", " "), pth))
+                else:
+                    sec.files.append(str(pth))
+    return sec
+
+
+def _experiments_section(name: str, exp: pd.DataFrame, suite: Suite | None) -> Section | None:
+    names = [getattr(f, "__name__", repr(f)) for f in (suite.experiments if suite else [])]
+    if exp.empty and not names:
+        return None
+    sec = Section(title=f"Experiments of suite `{name}`")
+    rows = []
+    seen = set()
+    for _, r in exp.iterrows():
+        seen.add(r["experiment"])
+        files = r.get("files") or []
+        rows.append(
+            [
+                str(r["experiment"]),
+                str(r["status"]),
+                _num(r.get("time")),
+                ", ".join(map(str, files)),
+            ]
+        )
+    for n in names:
+        if n not in seen:
+            rows.append([n, NOT_RUN, "—", ""])
+    sec.tables.append(Table("Experiments", ["experiment", "status", "time s", "files"], rows))
+    return sec
+
+
+def _slug(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)
+
+
+def _digests(files: list[Path]) -> list[tuple[Path, str]]:
+    return [(f, hashlib.sha256(f.read_bytes()).hexdigest()) for f in files]
+
+
+def _environment_summary(df: pd.DataFrame) -> str:
+    parts = []
+    for col in ("versions", "machine"):
+        if col in df:
+            vals = {str(v) for v in df[col].dropna()}
+            if vals:
+                shown = sorted(vals)[:3]
+                parts.append(f"{col}: " + " | ".join(shown) + (" ..." if len(vals) > 3 else ""))
+    return "; ".join(parts)
+
+
+# ----------------------------------------------------------------------------- build
+def build_report(
+    results: str | Path,
+    *,
+    html: str | Path | None = None,
+    md: str | Path | None = None,
+    suites: dict[str, Suite] | None = None,
+) -> list[Section]:
+    """Build the report of every suite found under ``results`` and write it.
+
+    Parameters
+    ----------
+    results : path
+        A results directory (all ``*.jsonl`` below it are read) or one result file.
+    html : path, optional
+        Self-contained HTML page (figures embedded as base64 PNGs).
+    md : path, optional
+        Markdown file; its figures are written to ``<md stem>_files/`` beside it.
+    suites : dict, optional
+        Suite definitions by name (default: the registered suites).
+
+    Returns
+    -------
+    list of Section
+    """
+    if "matplotlib.pyplot" not in sys.modules:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    results = Path(results)
+    files = find_result_files(results)
+    rows = load_results(results)
+    df_all = pd.DataFrame(rows)
+    sections: list[Section] = []
+    workdir = Path(tempfile.mkdtemp(prefix="svmtune-report-"))
+    try:
+        if df_all.empty or "suite" not in df_all:
+            sections.append(Section("No results", [f"No result rows found under `{results}`."]))
+        else:
+            for name in sorted(df_all["suite"].dropna().unique()):
+                suite = (suites or {}).get(name) or _registered_suite(name)
+                rows_s = [r for r in rows if r.get("suite") == name]
+                rows_s, n_stale = _current_rows(rows_s, suite)
+                cells = stats.cells_frame(rows_s)
+                exp = pd.DataFrame([r for r in rows_s if r.get("kind") == "experiment"])
+                sfiles = sorted({Path(r["_file"]) for r in rows_s if "_file" in r})
+                if cells.empty:
+                    sections.append(Section(f"Suite `{name}`", ["No cell rows."]))
+                else:
+                    sections.append(_suite_section(name, cells, suite, sfiles, workdir))
+                if n_stale:
+                    sections[-1].text.insert(
+                        1,
+                        f"{n_stale} stored cell rows belong to an older definition of the suite "
+                        "(other parameters, seed or split count) and are left out.",
+                    )
+                es = _experiments_section(name, exp, suite)
+                if es is not None:
+                    sections.append(es)
+        header = f"Results: `{results}` ({len(files)} result file(s), {len(rows)} rows)."
+        if md is not None:
+            Path(md).parent.mkdir(parents=True, exist_ok=True)
+            Path(md).write_text(render_markdown(sections, header, Path(md)))
+        if html is not None:
+            Path(html).parent.mkdir(parents=True, exist_ok=True)
+            Path(html).write_text(render_html(sections, header))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return sections
+
+
+def _current_rows(rows: list[dict], suite: Suite | None) -> tuple[list[dict], int]:
+    """The rows of ``suite``'s current cells (and its experiment records), and how many cell
+    rows were dropped because the suite definition has changed since they were written."""
+    if suite is None:
+        return rows, 0
+    from svmtune.bench.runner import build_cells
+
+    current = {c.key for c in build_cells(suite)}
+    keep = [r for r in rows if r.get("kind", "cell") != "cell" or r.get("key") in current]
+    return keep, len(rows) - len(keep)
+
+
+def _registered_suite(name: str) -> Suite | None:
+    try:
+        return get_suite(name)
+    except Exception:
+        return None
+
+
+# ----------------------------------------------------------------------------- renderers
+def _md_cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(sections: Sequence[Section], header: str, md_path: Path) -> str:
+    """Markdown text; figures are copied to ``<md stem>_files/`` and linked relatively."""
+    out = ["# svmtune benchmark report", "", header, ""]
+    assets = md_path.parent / f"{md_path.stem}_files"
+    if any(s.figures for s in sections):
+        if assets.exists():
+            shutil.rmtree(assets)
+        assets.mkdir(parents=True)
+    for sec in sections:
+        out += [f"## {sec.title}", ""]
+        for t in sec.text:
+            out += [t, ""]
+        for tab in sec.tables:
+            out += [f"### {tab.title}", ""]
+            out.append("| " + " | ".join(_md_cell(c) for c in tab.columns) + " |")
+            out.append("|" + "---|" * len(tab.columns))
+            for r in tab.rows:
+                out.append("| " + " | ".join(_md_cell(c) for c in r) + " |")
+            out.append("")
+            if tab.note:
+                out += [f"*{tab.note}*", ""]
+        for fig in sec.figures:
+            dest = assets / f"{_slug(sec.title)}-{fig.path.name}"
+            shutil.copyfile(fig.path, dest)
+            out += [f"![{fig.title}]({assets.name}/{dest.name})", ""]
+        for f in sec.files:
+            out += [f"- output file: `{Path(f).name}`", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:110em;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:0.85em}
+th,td{border:1px solid #ccc;padding:0.2em 0.5em;text-align:right}
+th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}
+.note{color:#555;font-size:0.85em}h2{border-bottom:2px solid #888;margin-top:2em}
+img{max-width:100%}
+"""
+
+
+def render_html(sections: Sequence[Section], header: str) -> str:
+    """One self-contained HTML page (figures embedded as base64 PNGs)."""
+    e = htmlmod.escape
+    out = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        "<title>svmtune benchmark report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>svmtune benchmark report</h1>",
+        f"<p>{e(header)}</p>",
+    ]
+    for sec in sections:
+        out.append(f"<h2>{e(sec.title)}</h2>")
+        for t in sec.text:
+            out.append(f"<p>{e(t)}</p>")
+        for tab in sec.tables:
+            out.append(f"<h3>{e(tab.title)}</h3><table><thead><tr>")
+            out.append("".join(f"<th>{e(str(c))}</th>" for c in tab.columns))
+            out.append("</tr></thead><tbody>")
+            for r in tab.rows:
+                out.append("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>")
+            out.append("</tbody></table>")
+            if tab.note:
+                out.append(f"<p class='note'>{e(tab.note)}</p>")
+        for fig in sec.figures:
+            data = base64.b64encode(fig.path.read_bytes()).decode()
+            out.append(
+                f"<figure><img alt='{e(fig.title)}' src='data:image/png;base64,{data}'>"
+                f"<figcaption>{e(fig.title)}</figcaption></figure>"
+            )
+        for f in sec.files:
+            out.append(f"<p class='note'>output file: {e(Path(f).name)}</p>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

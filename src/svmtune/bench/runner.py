@@ -1,0 +1,616 @@
+"""The benchmark runner: a suite becomes cells (task x split x method), each cell one row.
+
+For every cell the runner loads and prepares the task's data (positive class for one-vs-rest
+binary tasks, stratified subsample with the suite's seed, dropped columns), splits it by the
+suite's protocol, fits :class:`svmtune.SVMTuner` on the training part and scores it on the
+test part.  Only the selection (``tuner.selection_time_``) and the final fit are timed, plus
+one ``SVC()`` fit with scikit-learn's defaults on the same preprocessed training part (the
+fastest of three repeats), so that costs read as ratios.  A failing cell becomes a row with
+``status = "error: ..."``; it never stops the run.
+
+Rows are appended by the parent process, one at a time, to the suite's
+:class:`~svmtune.bench.store.ResultStore` as workers finish (joblib,
+``return_as="generator_unordered"``); a restarted run skips the cells already stored.
+
+Seeds: subsamples and the protocol's splits use ``suite.seed``; a cell's ``random_state``
+(passed to the tuner) is derived from (suite seed, task, split) and is therefore the same for
+every method on the same split -- CV-based methods see the same inner folds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from svmtune.bench.store import ResultStore, cell_key, jsonable
+from svmtune.bench.suite import MethodSpec, Suite, Task
+
+__all__ = [
+    "Cell",
+    "TaskData",
+    "RunSummary",
+    "default_loader",
+    "derive_seed",
+    "prepare_task",
+    "split_indices",
+    "build_cells",
+    "run_cell",
+    "run_suite",
+    "environment",
+    "suite_dir",
+]
+
+Loader = Callable[[str], tuple[Any, np.ndarray, Any]]
+
+
+# ----------------------------------------------------------------------------- data
+def default_loader(name: str):
+    """``svmtune.datasets.load_dataset(name)`` (imported on first use)."""
+    from svmtune.datasets import load_dataset
+
+    return load_dataset(name)
+
+
+def derive_seed(*parts: Any) -> int:
+    """A stable 31-bit seed from any JSON-able parts (independent of ``PYTHONHASHSEED``)."""
+    text = json.dumps(jsonable(list(parts)), separators=(",", ":"))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def _info_get(info: Any, key: str, default: Any = None) -> Any:
+    if info is None:
+        return default
+    if isinstance(info, dict):
+        return info.get(key, default)
+    return getattr(info, key, default)
+
+
+@dataclass
+class TaskData:
+    """A prepared task: features, labels, and the fixed test file if the protocol has one."""
+
+    X: pd.DataFrame
+    y: np.ndarray
+    info: Any
+    X_test: pd.DataFrame | None = None
+    y_test: np.ndarray | None = None
+    test_info: Any = None
+
+    @property
+    def preprocess(self) -> str:
+        """ "auto" when any part has categorical columns or missing values, else "standard"."""
+        from svmtune.preprocess import needs_auto
+
+        parts = [self.X] + ([self.X_test] if self.X_test is not None else [])
+        return "auto" if any(needs_auto(p) for p in parts) else "standard"
+
+
+def _binarise(y: np.ndarray, positive: Any, task: str) -> np.ndarray:
+    """One-vs-rest labels: 1 for ``positive``, 0 for every other class."""
+    y = np.asarray(y)
+    mask = y == positive
+    if not np.any(mask):  # labels read as strings vs a numeric positive, or the reverse
+        mask = y.astype(str) == str(positive)
+    if not np.any(mask):
+        raise ValueError(
+            f"task {task!r}: positive class {positive!r} is not among the labels "
+            f"{sorted(map(str, np.unique(y)))}"
+        )
+    if np.all(mask):
+        raise ValueError(f"task {task!r}: every sample is of the positive class {positive!r}")
+    return mask.astype(int)
+
+
+def _apply_task(X, y, task: Task) -> tuple[pd.DataFrame, np.ndarray]:
+    X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+    if task.drop_columns:
+        missing = [c for c in task.drop_columns if c not in X.columns]
+        if missing:
+            raise ValueError(f"task {task.name!r}: drop_columns {missing} not in the data")
+        X = X.drop(columns=list(task.drop_columns))
+    y = np.asarray(y)
+    if task.positive is not None:
+        y = _binarise(y, task.positive, task.name)
+    return X.reset_index(drop=True), y
+
+
+def prepare_task(task: Task, loader: Loader, seed: int) -> TaskData:
+    """Load ``task.dataset`` (and ``task.test_dataset``) and apply the task's definition.
+
+    The subsample (``task.subsample`` rows of the training data, stratified) is drawn with
+    ``seed`` (the suite's seed); the row order of the subsample follows the file.
+    """
+    from sklearn.model_selection import train_test_split
+
+    X, y, info = loader(task.dataset)
+    X, y = _apply_task(X, y, task)
+    if task.subsample is not None and int(task.subsample) < len(y):
+        idx, _ = train_test_split(
+            np.arange(len(y)), train_size=int(task.subsample), stratify=y, random_state=seed
+        )
+        idx = np.sort(idx)
+        X, y = X.iloc[idx].reset_index(drop=True), y[idx]
+    data = TaskData(X=X, y=y, info=info)
+    if task.test_dataset is not None:
+        Xt, yt, tinfo = loader(task.test_dataset)
+        data.X_test, data.y_test = _apply_task(Xt, yt, task)
+        data.test_info = tinfo
+    return data
+
+
+def split_indices(y: np.ndarray, suite: Suite, task: Task) -> list[tuple[np.ndarray, Any]]:
+    """The protocol's (train, test) index pairs for one task; ``test`` is None for the
+    fixed train/test protocol (the test part is the task's test file)."""
+    from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
+
+    p = suite.protocol
+    dummy = np.zeros(len(y))
+    if p.kind == "kfold":
+        cv = RepeatedStratifiedKFold(
+            n_splits=int(p.n_splits), n_repeats=int(p.n_repeats), random_state=suite.seed
+        )
+        return list(cv.split(dummy, y))
+    if p.kind == "split":
+        cv = StratifiedShuffleSplit(
+            n_splits=int(p.n_repeats),
+            train_size=p.train_size,
+            test_size=p.test_size,
+            random_state=suite.seed,
+        )
+        return list(cv.split(dummy, y))
+    return [(np.arange(len(y)), None)]
+
+
+_TASK_CACHE: dict[tuple[str, Any], tuple[TaskData, list]] = {}
+
+
+def _prepared(suite: Suite, task: Task, loader: Loader) -> tuple[TaskData, list]:
+    """Prepared data and splits of a task, cached per process (cells of one task share it)."""
+    k = (
+        cell_key(suite=suite.name, seed=suite.seed, task=repr(task), protocol=repr(suite.protocol)),
+        loader,
+    )
+    if k not in _TASK_CACHE:
+        if len(_TASK_CACHE) >= 4:
+            _TASK_CACHE.pop(next(iter(_TASK_CACHE)))
+        data = prepare_task(task, loader, suite.seed)
+        _TASK_CACHE[k] = (data, split_indices(data.y, suite, task))
+    return _TASK_CACHE[k]
+
+
+# ----------------------------------------------------------------------------- cells
+@dataclass(frozen=True)
+class Cell:
+    """One (task, split, method) unit of work; ``key`` identifies its row in the store."""
+
+    suite: Suite
+    task: Task
+    split: int
+    method: MethodSpec
+    seed: int
+    key: str
+
+    def describe(self) -> str:
+        return f"{self.task.name} #{self.split} {self.method.label}"
+
+
+def _select(items: Sequence, wanted: Iterable[str] | None, names, what: str) -> list:
+    if wanted is None:
+        return list(items)
+    wanted = [w for w in wanted if w]
+    known = {n for it in items for n in names(it)}
+    unknown = [w for w in wanted if w not in known]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown}; the suite has: {sorted(known)}")
+    return [it for it in items if any(w in names(it) for w in wanted)]
+
+
+def build_cells(
+    suite: Suite,
+    *,
+    tasks: Iterable[str] | None = None,
+    methods: Iterable[str] | None = None,
+) -> list[Cell]:
+    """All cells of ``suite`` in a fixed order (task, split, method), optionally filtered by
+    task names and by method labels or method names."""
+    ts = _select(suite.tasks, tasks, lambda t: {t.name}, "tasks")
+    ms = _select(suite.methods, methods, lambda m: {m.label, m.method}, "methods")
+    cells = []
+    for t in ts:
+        for s in range(suite.protocol.n_splits_per_task):
+            seed = derive_seed(suite.seed, t.name, s)
+            for m in ms:
+                key = cell_key(
+                    suite=suite.name,
+                    task=t.name,
+                    split=s,
+                    label=m.label,
+                    method=m.method,
+                    params=m.params,
+                    tuner_params=m.tuner_params,
+                    seed=seed,
+                )
+                cells.append(Cell(suite, t, s, m, seed, key))
+    return cells
+
+
+@cache
+def environment() -> dict[str, dict[str, Any]]:
+    """Package versions and machine description recorded with every row."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions: dict[str, Any] = {"python": platform.python_version()}
+    for mod, dist in (
+        ("svmtune", "svmtune"),
+        ("numpy", "numpy"),
+        ("scipy", "scipy"),
+        ("sklearn", "scikit-learn"),
+        ("pandas", "pandas"),
+        ("hyperopt", "hyperopt"),
+        ("optuna", "optuna"),
+    ):
+        try:
+            versions[mod] = version(dist)
+        except PackageNotFoundError:
+            versions[mod] = None
+    machine = {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "cpu_count": os.cpu_count(),
+    }
+    return {"versions": versions, "machine": machine}
+
+
+def _error_status(exc: BaseException) -> str:
+    if isinstance(exc, ModuleNotFoundError):
+        return f"error: method module not available ({exc.name or exc})"
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    return f"error: {type(exc).__name__}: {msg}"[:500]
+
+
+def _metrics(tuner, X_test, y_test) -> tuple[dict[str, Any], dict[str, str]]:
+    """Test accuracy, F1 (binary: of classes_[1]; multiclass: macro), log-loss and Brier."""
+    from sklearn.metrics import brier_score_loss, f1_score, log_loss
+
+    out: dict[str, Any] = {}
+    notes: dict[str, str] = {}
+    classes = tuner.classes_
+    pred = tuner.predict(X_test)
+    out["accuracy"] = float(np.mean(pred == y_test))
+    if len(classes) == 2:
+        out["f1"] = float(f1_score(y_test, pred, pos_label=classes[1], zero_division=0.0))
+    else:
+        out["f1"] = float(
+            f1_score(y_test, pred, labels=classes, average="macro", zero_division=0.0)
+        )
+    try:
+        P = tuner.predict_proba(X_test)
+        out["log_loss"] = float(log_loss(y_test, P, labels=classes))
+        out["brier"] = float(brier_score_loss(y_test, P, labels=classes))
+    except Exception as exc:  # e.g. a test label unseen in training
+        out["log_loss"] = out["brier"] = None
+        notes["proba"] = _error_status(exc)
+    return out, notes
+
+
+def _timed_default_fit(svc_class, X: np.ndarray, y: np.ndarray, repeats: int = 3):
+    """Fit ``SVC()`` ``repeats`` times; the fastest is the fit time (a fit takes milliseconds
+    on small data, where one measurement is mostly timer and scheduler noise)."""
+    best, svc = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        svc = svc_class().fit(X, y)
+        best = min(best, time.perf_counter() - t0)
+    return best, svc
+
+
+def _preprocessed(tuner, X) -> np.ndarray:
+    """``X`` through the tuner's fitted preprocessor, given as the preprocessor was fitted
+    (a DataFrame if it saw column names, else an array)."""
+    pre = tuner.preprocessor_
+    Xin = X if hasattr(pre, "feature_names_in_") else np.asarray(X, dtype=float)
+    return np.asarray(pre.transform(Xin), dtype=float)
+
+
+def _entropy(
+    Xp: np.ndarray, y_enc: np.ndarray, params: dict, sample_weight: np.ndarray | None = None
+) -> tuple[float | None, str | None]:
+    """RBSVM model entropy (eq. (39)-(40)) of the L2-SVM at ``params`` (class weights
+    included, with the instance weights a method chose), or None and why."""
+    if params.get("kernel", "rbf") != "rbf":
+        return None, "not an RBF model"
+    try:
+        from svmtune.loo.entropy import l2_model_entropy
+    except ImportError as exc:
+        return None, f"svmtune.loo.entropy not available ({exc})"
+    try:
+        return float(l2_model_entropy(Xp, y_enc, dict(params), sample_weight)), None
+    except Exception as exc:
+        return None, _error_status(exc)
+
+
+def run_cell(
+    cell: Cell,
+    loader: Loader | None = None,
+    *,
+    entropy: bool = True,
+    blas_threads: int | None = 1,
+) -> dict:
+    """Run one cell and return its result row (never raises: failures become the status).
+
+    ``blas_threads`` caps the BLAS/OpenMP threads of the cell (default 1: cells are the unit
+    of parallelism, and times are single-core times whether cells run in this process or in
+    workers); None leaves the libraries' defaults.
+    """
+    from threadpoolctl import threadpool_limits
+
+    if blas_threads is None:
+        return _run_cell(cell, loader, entropy=entropy)
+    with threadpool_limits(limits=int(blas_threads)):
+        return _run_cell(cell, loader, entropy=entropy)
+
+
+def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
+    from sklearn.svm import SVC
+
+    from svmtune.tuner import SVMTuner
+
+    loader = loader or default_loader
+    t_start, cpu_start = time.perf_counter(), time.process_time()
+    m = cell.method
+    row: dict[str, Any] = {
+        "kind": "cell",
+        "key": cell.key,
+        "suite": cell.suite.name,
+        "task": cell.task.name,
+        "dataset": cell.task.dataset,
+        "dataset_version": None,
+        "split": cell.split,
+        "protocol": cell.suite.protocol.kind,
+        "method": m.label,
+        "method_name": m.method,
+        "method_params": m.params,
+        "tuner_params": m.tuner_params,
+        "seed": cell.seed,
+        "status": "ok",
+        **environment(),
+    }
+    caught: list[str] = []
+    try:
+        with warnings.catch_warnings(record=True) as wlist:
+            warnings.simplefilter("always")
+            data, splits = _prepared(cell.suite, cell.task, loader)
+            row["dataset_version"] = _info_get(data.info, "version")
+            if data.test_info is not None:
+                row["test_dataset"] = cell.task.test_dataset
+                row["test_dataset_version"] = _info_get(data.test_info, "version")
+            train, test = splits[cell.split]
+            Xtr, ytr = data.X.iloc[train], data.y[train]
+            if test is None:
+                Xte, yte = data.X_test, data.y_test
+            else:
+                Xte, yte = data.X.iloc[test], data.y[test]
+            row.update(n_train=len(ytr), n_test=len(yte), n_classes=len(np.unique(ytr)))
+            tuner_kw = {"preprocess": data.preprocess, "n_jobs": 1, **m.tuner_params}
+            row["preprocess"] = tuner_kw["preprocess"]
+            tuner = SVMTuner(
+                method=m.method,
+                method_params=dict(m.params),
+                random_state=cell.seed,
+                **tuner_kw,
+            )
+            t0 = time.perf_counter()
+            tuner.fit(Xtr, ytr)
+            fit_wall = time.perf_counter() - t0
+            row["selection_time"] = float(tuner.selection_time_)
+            final = getattr(tuner, "final_fit_time_", None)
+            # without a timer of its own, the final fit is the rest of fit(): the refit plus
+            # preprocessing and validation (no selection work)
+            row["final_fit_time"] = float(
+                final if final is not None else fit_wall - tuner.selection_time_
+            )
+            row.update(
+                params=tuner.best_params_,
+                estimate=tuner.estimate_,
+                criterion=tuner.criterion_,
+                n_svm_fits=int(tuner.n_svm_fits_),
+                final_model=getattr(tuner, "final_model_", None),
+                selection_info=tuner.selection_.info,
+            )
+            metrics, notes = _metrics(tuner, Xte, yte)
+            row.update(metrics)
+            # yardstick: one SVC() with scikit-learn's defaults on the same preprocessed fold
+            Xp_tr = _preprocessed(tuner, Xtr)
+            Xp_te = _preprocessed(tuner, Xte)
+            ytr_enc = np.searchsorted(tuner.classes_, ytr)
+            row["n_features"] = int(Xp_tr.shape[1])
+            row["default_fit_time"], svc = _timed_default_fit(SVC, Xp_tr, ytr_enc)
+            row["default_accuracy"] = float(np.mean(tuner.classes_[svc.predict(Xp_te)] == yte))
+            if entropy:
+                sw = getattr(tuner.selection_, "sample_weight", None)
+                row["entropy"], note = _entropy(Xp_tr, ytr_enc, tuner.best_params_, sw)
+                if note:
+                    notes["entropy"] = note
+            else:
+                row["entropy"], notes["entropy"] = None, "not computed (entropy=False)"
+            row["notes"] = notes
+        caught = [str(w.message) for w in wlist]
+    except Exception as exc:
+        row["status"] = _error_status(exc)
+        row["traceback"] = traceback.format_exc()[-3000:]
+    if caught:
+        uniq = list(dict.fromkeys(" ".join(c.split())[:300] for c in caught))
+        row["warnings"] = uniq[:10]
+        row["n_warnings"] = len(caught)
+    row["cell_time"] = time.perf_counter() - t_start
+    row["cell_cpu_time"] = time.process_time() - cpu_start
+    row["timestamp"] = datetime.now(UTC).isoformat(timespec="seconds")
+    return jsonable(row)
+
+
+# ----------------------------------------------------------------------------- suites
+def suite_dir(out: str | Path, suite: Suite | str) -> Path:
+    """The output directory of a suite: ``<out>/<suite name>``."""
+    return Path(out) / (suite if isinstance(suite, str) else suite.name)
+
+
+@dataclass
+class RunSummary:
+    """What one invocation of :func:`run_suite` did."""
+
+    path: Path
+    n_cells: int
+    n_skipped: int
+    n_run: int = 0
+    n_ok: int = 0
+    n_error: int = 0
+    n_remaining: int = 0
+    experiments: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _run_experiment(fn, outdir: Path, seed: int) -> tuple[str, list[str], float]:
+    t0 = time.perf_counter()
+    try:
+        paths = fn(outdir, seed) or []
+        status = "ok"
+    except Exception as exc:
+        paths, status = [], _error_status(exc)
+    return status, [str(p) for p in paths], time.perf_counter() - t0
+
+
+def _progress(enabled: bool):
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=Console(stderr=True),
+        disable=not enabled,
+    )
+
+
+def run_suite(
+    suite: Suite,
+    out: str | Path,
+    *,
+    loader: Loader | None = None,
+    n_jobs: int | None = 1,
+    tasks: Iterable[str] | None = None,
+    methods: Iterable[str] | None = None,
+    max_cells: int | None = None,
+    retry_errors: bool = False,
+    experiments: bool = True,
+    entropy: bool = True,
+    progress: bool = True,
+    blas_threads: int | None = 1,
+) -> RunSummary:
+    """Run (or resume) ``suite``, appending one row per cell to ``<out>/<suite>/results.jsonl``.
+
+    Parameters
+    ----------
+    suite : Suite
+    out : path
+        Results root; the suite writes into ``<out>/<suite.name>/``.
+    loader : callable ``name -> (X, y, info)``, optional
+        Data loader (default :func:`svmtune.datasets.load_dataset`); must be picklable when
+        ``n_jobs != 1``.
+    n_jobs : int
+        Cells run in parallel (joblib); each tuner itself runs single-threaded.
+    tasks, methods : iterables of str, optional
+        Run only these tasks / methods (labels or method names).
+    max_cells : int, optional
+        Run at most this many not-yet-stored cells in this invocation.
+    retry_errors : bool
+        Also rerun cells whose stored row is an error (the new row supersedes it).
+    experiments : bool
+        Run the suite's ``experiments`` callables (each once; recorded in the store).
+    entropy : bool
+        Compute the RBSVM model entropy of every chosen model.
+    progress : bool
+        Show a rich progress bar with ETA on stderr.
+    blas_threads : int or None
+        BLAS threads per cell (see :func:`run_cell`).
+    """
+    from joblib import Parallel, delayed
+
+    loader = loader or default_loader
+    cells = build_cells(suite, tasks=tasks, methods=methods)
+    if max_cells is not None and int(max_cells) < 0:
+        raise ValueError(f"max_cells must be >= 0, got {max_cells}")
+    directory = suite_dir(out, suite)
+    with ResultStore(directory) as store:
+        done = store.keys(ok_only=retry_errors)
+        pending = [c for c in cells if c.key not in done]
+        summary = RunSummary(store.path, len(cells), len(cells) - len(pending))
+        todo = pending if max_cells is None else pending[: int(max_cells)]
+        summary.n_remaining = len(pending) - len(todo)
+        if todo:
+            par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+            jobs = (
+                delayed(run_cell)(c, loader, entropy=entropy, blas_threads=blas_threads)
+                for c in todo
+            )
+            with _progress(progress) as bar:
+                tid = bar.add_task(suite.name, total=len(todo), last="")
+                for row in par(jobs):
+                    store.append(row)
+                    summary.n_run += 1
+                    ok = row.get("status") == "ok"
+                    summary.n_ok += ok
+                    summary.n_error += not ok
+                    last = f"{row['task']} #{row['split']} {row['method']}"
+                    bar.update(tid, advance=1, last=last + ("" if ok else " [red]error"))
+        if experiments:
+            for fn in suite.experiments:
+                name = getattr(fn, "__name__", repr(fn))
+                key = cell_key(suite=suite.name, experiment=name, seed=suite.seed)
+                stored = {r["key"]: r for r in store.rows()}
+                if key in stored and (stored[key].get("status") == "ok" or not retry_errors):
+                    summary.experiments.append(stored[key])
+                    continue
+                exp_dir = directory / "experiments" / name
+                exp_dir.mkdir(parents=True, exist_ok=True)
+                status, paths, took = _run_experiment(fn, exp_dir, suite.seed)
+                rec = {
+                    "kind": "experiment",
+                    "key": key,
+                    "suite": suite.name,
+                    "experiment": name,
+                    "status": status,
+                    "files": [os.path.relpath(p, directory) for p in paths],
+                    "time": took,
+                    "seed": suite.seed,
+                    "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+                    **environment(),
+                }
+                store.append(rec)
+                summary.experiments.append(jsonable(rec))
+    return summary

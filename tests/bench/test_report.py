@@ -1,0 +1,128 @@
+"""Reports are built from result files only: not-run cells, published numbers, figures."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from svmtune.bench.report import build_report
+from svmtune.bench.runner import run_suite
+from svmtune.bench.suite import MethodSpec
+
+from ._tiny import loader, tiny_suite
+
+
+def _figure(results, outdir):
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    fig.subplots().plot(results["accuracy"].fillna(0).to_numpy())
+    p = Path(outdir) / "tiny_accuracy.png"
+    fig.savefig(p)
+    csv = Path(outdir) / "tiny_table.csv"
+    results[["task", "method", "accuracy"]].to_csv(csv, index=False)
+    return [p, csv]
+
+
+def _broken_figure(results, outdir):
+    raise RuntimeError("cannot draw")
+
+
+def _suite():
+    return tiny_suite(
+        methods=[*tiny_suite().methods, MethodSpec("never", "random", {"n_iter": 1})],
+        published=[
+            {"table": "T1", "task": "two", "method": "grid", "metric": "accuracy", "value": 91.5},
+            {"table": "T1", "task": "two", "method": "never", "metric": "accuracy", "value": 50},
+        ],
+        figures=[_figure, _broken_figure],
+    )
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("res")
+    # every cell except the method "never"
+    run_suite(_suite(), out, loader=loader, methods=["default", "grid"], progress=False)
+    return out
+
+
+def test_report_tables_published_not_run_and_figures(results_dir, tmp_path):
+    md, html = tmp_path / "REPORT.md", tmp_path / "report.html"
+    build_report(results_dir, md=md, html=html, suites={"tiny": _suite()})
+    text = md.read_text()
+    # every (task, method) of the suite: the never-run method is marked in every task
+    acc_table = text.split("### Test accuracy (%)")[1].split("###")[0]
+    never = [ln for ln in acc_table.splitlines() if ln.startswith("| never |")]
+    assert never == ["| never | not run | not run | — |"]
+    # the yardstick columns exist for every run method and task
+    assert "### Accuracy − grid search (pp)" in text
+    assert "### Selection time ÷ one SVC() fit, same splits" in text
+    # published numbers beside ours
+    lines = (results_dir / "tiny" / "results.jsonl").read_text().splitlines()
+    accs = [
+        r["accuracy"]
+        for r in map(json.loads, lines)
+        if r["task"] == "two" and r["method"] == "grid"
+    ]
+    ours = 100 * sum(accs) / len(accs)
+    assert f"| T1 | two | grid | accuracy | 91.500 | {ours:.3f} |" in text
+    assert "| T1 | two | never | accuracy | 50.000 | not run |" in text
+    # figures: the generic one and the suite's, a failing figure callable reported, not fatal
+    assert re.search(r"!\[.*\]\(REPORT_files/.*cost_accuracy\.png\)", text)
+    assert "REPORT_files/" in text and "tiny_accuracy.png" in text
+    assert "figure '_broken_figure' failed: RuntimeError: cannot draw" in text
+    assert "output file: `tiny_table.csv`" in text
+    assert len(list((tmp_path / "REPORT_files").glob("*.png"))) == 2
+    page = html.read_text()
+    assert page.count("data:image/png;base64,") == 2
+    assert not re.search(r"src=['\"](?!data:)", page)  # self-contained
+    assert "not run" in page and "91.500" in page
+
+
+def test_report_changes_when_a_result_file_changes(results_dir, tmp_path):
+    copy = tmp_path / "res"
+    (copy / "tiny").mkdir(parents=True)
+    src = (results_dir / "tiny" / "results.jsonl").read_text().splitlines()
+    rows = [json.loads(x) for x in src]
+    (copy / "tiny" / "results.jsonl").write_text("\n".join(src) + "\n")
+    build_report(copy, md=tmp_path / "a.md", suites={"tiny": _suite()})
+    for r in rows:  # the default method on task "two" now scores 100 % on every split
+        if r["task"] == "two" and r["method"] == "default":
+            r["accuracy"] = 1.0
+    (copy / "tiny" / "results.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    build_report(copy, md=tmp_path / "b.md", suites={"tiny": _suite()})
+    a, b = (tmp_path / "a.md").read_text(), (tmp_path / "b.md").read_text()
+    assert a != b
+    line = [
+        ln
+        for ln in b.split("### Test accuracy (%)")[1].splitlines()
+        if ln.startswith("| default |")
+    ][0]
+    assert line.split("|")[2].strip() == "100.00"
+    # without any change the report is reproduced byte for byte
+    build_report(copy, md=tmp_path / "b.md", suites={"tiny": _suite()})
+    assert (tmp_path / "b.md").read_text() == b
+
+
+def test_report_without_suite_definition_and_empty(tmp_path, results_dir):
+    build_report(results_dir, md=tmp_path / "x.md")  # "tiny" is not a registered suite
+    text = (tmp_path / "x.md").read_text()
+    assert "No suite definition named 'tiny'" in text and "### Task `two`" in text
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    build_report(empty, md=tmp_path / "e.md")
+    assert "No result rows found" in (tmp_path / "e.md").read_text()
+
+
+def test_rows_of_an_older_suite_definition_are_left_out(results_dir, tmp_path):
+    changed = _suite()
+    changed.methods[1] = MethodSpec("grid", "grid", {"n_splits": 4})  # new params, new cells
+    build_report(results_dir, md=tmp_path / "s.md", suites={"tiny": changed})
+    text = (tmp_path / "s.md").read_text()
+    assert "4 stored cell rows belong to an older definition of the suite" in text
+    acc_table = text.split("### Test accuracy (%)")[1].split("###")[0]
+    assert "| grid | not run | not run | — |" in acc_table

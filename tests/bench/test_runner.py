@@ -1,0 +1,252 @@
+"""The benchmark runner: task preparation, cells, rows, and kill-and-resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from svmtune.bench.runner import (
+    build_cells,
+    derive_seed,
+    prepare_task,
+    run_cell,
+    run_suite,
+    split_indices,
+)
+from svmtune.bench.store import read_rows
+from svmtune.bench.suite import MethodSpec, Protocol, Task
+from svmtune.methods import base as methods_base
+
+from ._tiny import loader, tiny_suite
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: row fields that must be identical between two runs of the same cell
+DETERMINISTIC = (
+    "status",
+    "suite",
+    "task",
+    "split",
+    "method",
+    "seed",
+    "dataset_version",
+    "params",
+    "accuracy",
+    "f1",
+    "log_loss",
+    "brier",
+    "estimate",
+    "criterion",
+    "n_svm_fits",
+    "default_accuracy",
+    "entropy",
+    "n_train",
+    "n_test",
+)
+
+
+def _fingerprint(rows):
+    return {r["key"]: tuple(repr(r.get(f)) for f in DETERMINISTIC) for r in rows}
+
+
+def _file_rows(out, suite="tiny"):
+    return read_rows(Path(out) / suite / "results.jsonl")
+
+
+def test_derive_seed_is_stable():
+    assert derive_seed(0, "a", 1) == derive_seed(0, "a", 1)
+    assert derive_seed(0, "a", 1) != derive_seed(0, "a", 2)
+    assert 0 <= derive_seed("x") < 2**31
+
+
+def test_prepare_task_positive_drop_subsample():
+    t = Task("m", "mixed", positive="pos", drop_columns=("id",), subsample=20)
+    d1 = prepare_task(t, loader, seed=5)
+    d2 = prepare_task(t, loader, seed=5)
+    assert list(d1.X.columns) == ["x0", "x1", "x2", "colour"]
+    assert d1.X.equals(d2.X) and np.array_equal(d1.y, d2.y)  # same seed, same subsample
+    assert len(d1.y) == 20 and set(d1.y) == {0, 1} and d1.y.sum() == 10  # stratified
+    assert d1.preprocess == "auto"
+    assert prepare_task(Task("t", "two"), loader, 0).preprocess == "standard"
+    # labels and positive given as different types still match
+    num = prepare_task(
+        Task("n", "two", positive="1"), lambda n: (*loader(n)[:1], np.arange(48) % 2, {}), 0
+    )
+    assert num.y.sum() == 24
+    with pytest.raises(ValueError, match="positive class 'nope'"):
+        prepare_task(Task("bad", "two", positive="nope"), loader, 0)
+    with pytest.raises(ValueError, match="drop_columns"):
+        prepare_task(Task("bad", "two", drop_columns=("zz",)), loader, 0)
+
+
+def test_split_indices_follow_protocol():
+    y = np.arange(40) % 2
+    t = Task("t", "two")
+    kf = split_indices(y, tiny_suite(protocol=Protocol("kfold", n_splits=4, n_repeats=2)), t)
+    assert len(kf) == 8
+    for r in range(2):
+        tests = np.concatenate([te for _, te in kf[4 * r : 4 * r + 4]])
+        assert np.array_equal(np.sort(tests), np.arange(40))  # each repeat partitions
+    sp = split_indices(y, tiny_suite(protocol=Protocol("split", n_repeats=3, test_size=0.25)), t)
+    assert len(sp) == 3 and all(len(te) == 10 and len(tr) == 30 for tr, te in sp)
+    suite_tt = tiny_suite(
+        protocol=Protocol("train_test"), tasks=[Task("t", "two", test_dataset="two")]
+    )
+    ((tr, te),) = split_indices(y, suite_tt, t)
+    assert te is None and len(tr) == 40
+
+
+def test_build_cells_keys_and_filters():
+    suite = tiny_suite()
+    cells = build_cells(suite)
+    assert len(cells) == 2 * 2 * 2
+    assert len({c.key for c in cells}) == len(cells)
+    assert [c.key for c in build_cells(suite)] == [c.key for c in cells]  # stable
+    same_split = [c for c in cells if c.task.name == "two" and c.split == 1]
+    assert len({c.seed for c in same_split}) == 1  # methods share the split's seed
+    assert len(build_cells(suite, tasks=["two"])) == 4
+    assert len(build_cells(suite, methods=["grid"])) == 4  # by label or method name
+    with pytest.raises(ValueError, match="unknown tasks"):
+        build_cells(suite, tasks=["nope"])
+    # a change of a method's params is a different cell
+    other = tiny_suite(methods=[MethodSpec("grid", "grid", {"n_splits": 4})])
+    assert not {c.key for c in build_cells(other)} & {c.key for c in cells}
+
+
+def test_run_cell_row_on_mixed_data():
+    suite = tiny_suite(
+        tasks=[Task("mixed", "mixed", drop_columns=("id",))],
+        methods=[
+            MethodSpec("grid", "grid", {"log2_sigma": (0, 1, 1), "log2_C": (0, 0), "n_splits": 3})
+        ],
+    )
+    row = run_cell(build_cells(suite)[0], loader)
+    assert row["status"] == "ok", row.get("traceback")
+    assert row["preprocess"] == "auto" and row["dataset_version"] == "sha-mixed"
+    assert row["n_train"] == 20 and row["n_test"] == 20 and row["n_features"] == 5
+    for f in ("accuracy", "f1", "default_accuracy"):
+        assert 0.0 <= row[f] <= 1.0
+    assert row["log_loss"] > 0 and 0 <= row["brier"] <= 2
+    assert row["selection_time"] > 0 and row["final_fit_time"] > 0
+    assert row["default_fit_time"] > 0 and row["n_svm_fits"] == 2 * 3
+    assert row["params"]["kernel"] == "rbf" and row["estimate"] is not None
+    assert row["entropy"] is not None or "entropy" in row["notes"]
+    assert set(row["versions"]) >= {"svmtune", "numpy", "scipy", "sklearn"}
+    assert row["machine"]["cpu_count"] == os.cpu_count() and row["timestamp"]
+
+
+def test_run_cell_records_errors(monkeypatch):
+    monkeypatch.setitem(methods_base.METHODS, "rbsvm", "svmtune.methods.not_there:X")
+    suite = tiny_suite(
+        methods=[MethodSpec("RBSVM", "rbsvm"), MethodSpec("bad", "grid", {"n_splits": 1})]
+    )
+    cells = build_cells(suite, tasks=["two"])
+    rows = [run_cell(c, loader) for c in cells[:2]]
+    assert rows[0]["status"] == "error: method module not available (svmtune.methods.not_there)"
+    assert rows[1]["status"].startswith("error: ValueError: n_splits must be")
+    assert "traceback" in rows[1] and rows[1]["key"] == cells[1].key
+
+
+def test_killed_run_resumes_to_the_clean_rows(tmp_path):
+    clean = tmp_path / "clean"
+    run_suite(tiny_suite(), clean, loader=loader, progress=False)
+    clean_rows = _file_rows(clean)
+    assert len(clean_rows) == 8 and all(r["status"] == "ok" for r in clean_rows)
+
+    out = tmp_path / "killed"
+    path = out / "tiny" / "results.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.bench._tiny", str(out)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            if path.exists() and path.read_bytes().count(b"\n") >= 1:
+                break
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    n_before = len(read_rows(path))
+    assert 1 <= n_before < 8, "the run must be killed in the middle"
+    with open(path, "ab") as fh:  # and as if it died while writing a row
+        fh.write(b'{"key": "torn", "status": "o')
+
+    summary = run_suite(tiny_suite(), out, loader=loader, progress=False)
+    assert summary.n_skipped == n_before and summary.n_run == 8 - n_before
+    lines = path.read_bytes().decode().splitlines()
+    assert len(lines) == 8  # the torn line is gone, nothing duplicated
+    rows = _file_rows(out)
+    assert len({r["key"] for r in rows}) == 8
+    assert _fingerprint(rows) == _fingerprint(clean_rows)
+
+    again = run_suite(tiny_suite(), out, loader=loader, progress=False)
+    assert again.n_run == 0 and len(_file_rows(out)) == 8
+
+
+def test_max_cells_then_resume_and_parallel(tmp_path):
+    first = run_suite(tiny_suite(), tmp_path / "a", loader=loader, max_cells=3, progress=False)
+    assert (first.n_run, first.n_remaining) == (3, 5)
+    rest = run_suite(tiny_suite(), tmp_path / "a", loader=loader, n_jobs=2, progress=False)
+    assert (rest.n_skipped, rest.n_run, rest.n_remaining) == (3, 5, 0)
+    seq = run_suite(tiny_suite(), tmp_path / "b", loader=loader, progress=False)
+    assert seq.n_ok == 8
+    assert _fingerprint(_file_rows(tmp_path / "a")) == _fingerprint(_file_rows(tmp_path / "b"))
+
+
+def test_retry_errors_and_experiments(tmp_path, monkeypatch):
+    calls = []
+
+    def study(outdir, seed):
+        calls.append(seed)
+        p = Path(outdir) / "study.csv"
+        p.write_text("a,b\n1,2\n")
+        return [p]
+
+    def broken(outdir, seed):
+        raise RuntimeError("no data")
+
+    suite = tiny_suite(methods=[MethodSpec("RBSVM", "rbsvm")], experiments=[study, broken])
+    monkeypatch.setitem(methods_base.METHODS, "rbsvm", "svmtune.methods.not_there:X")
+    s1 = run_suite(suite, tmp_path, loader=loader, progress=False)
+    assert s1.n_error == 4 and calls == [3]
+    exp = {e["experiment"]: e for e in s1.experiments}
+    assert exp["study"]["status"] == "ok" and exp["study"]["files"] == [
+        "experiments/study/study.csv"
+    ]
+    assert exp["broken"]["status"] == "error: RuntimeError: no data"
+    assert (tmp_path / "tiny" / "experiments" / "study" / "study.csv").exists()
+
+    s2 = run_suite(suite, tmp_path, loader=loader, progress=False)  # nothing to redo
+    assert s2.n_run == 0 and calls == [3]
+
+    monkeypatch.setitem(methods_base.METHODS, "rbsvm", "svmtune.methods.baselines:DefaultSVC")
+    s3 = run_suite(suite, tmp_path, loader=loader, retry_errors=True, progress=False)
+    assert (s3.n_run, s3.n_ok) == (4, 4) and calls == [3]  # "study" succeeded before
+    rows = [r for r in _file_rows(tmp_path) if r["kind"] == "cell"]
+    latest = {r["key"]: r["status"] for r in rows}  # superseded rows stay in the file
+    assert len(rows) == 8 and set(latest.values()) == {"ok"}
+
+
+def test_cells_run_with_single_threaded_blas():
+    from threadpoolctl import threadpool_info
+
+    seen = []
+
+    def recording_loader(name):
+        seen.append({i["num_threads"] for i in threadpool_info()})
+        return loader(name)
+
+    row = run_cell(build_cells(tiny_suite())[0], recording_loader)
+    assert row["status"] == "ok" and seen == [{1}]

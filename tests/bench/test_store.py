@@ -1,0 +1,115 @@
+"""The JSON-lines result store: atomic rows, torn-line repair, keys, locking."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from svmtune.bench.store import (
+    ResultStore,
+    cell_key,
+    find_result_files,
+    jsonable,
+    latest_by_key,
+    load_results,
+    read_rows,
+)
+
+
+def test_jsonable_converts_numpy_and_keys():
+    obj = {
+        1: np.float64(0.5),
+        "a": np.arange(3),
+        "b": (np.int64(2), np.bool_(True)),
+        "c": float("nan"),
+        "d": {np.int64(4): None},
+    }
+    out = jsonable(obj)
+    assert out == {"1": 0.5, "a": [0, 1, 2], "b": [2, True], "c": None, "d": {"4": None}}
+    json.dumps(out, allow_nan=False)
+
+
+def test_cell_key_is_stable_and_order_independent():
+    k1 = cell_key(suite="s", task="t", split=0, params={"a": 1, "b": 2})
+    k2 = cell_key(params={"b": 2, "a": 1}, split=0, task="t", suite="s")
+    assert k1 == k2 and len(k1) == 16
+    assert cell_key(suite="s", task="t", split=1, params={"a": 1, "b": 2}) != k1
+    # known value: the key must not depend on the process (no salted hash())
+    assert cell_key(a=1) == "015abd7f5cc57a2d"
+
+
+def test_append_and_read(tmp_path):
+    with ResultStore(tmp_path / "s") as st:
+        st.append({"key": "k1", "v": np.float32(1.5)})
+        st.append({"key": "k2", "v": 2})
+    rows = read_rows(tmp_path / "s" / "results.jsonl")
+    assert rows == [{"key": "k1", "v": 1.5}, {"key": "k2", "v": 2}]
+    with pytest.raises(ValueError, match="key"):
+        with ResultStore(tmp_path / "s") as st:
+            st.append({"v": 1})
+
+
+def test_torn_last_line_is_ignored_and_repaired(tmp_path):
+    d = tmp_path / "s"
+    with ResultStore(d) as st:
+        st.append({"key": "k1", "status": "ok"})
+        st.append({"key": "k2", "status": "ok"})
+    path = d / "results.jsonl"
+    with open(path, "ab") as fh:  # a writer killed in the middle of its row
+        fh.write(b'{"key": "k3", "status": "o')
+    assert [r["key"] for r in read_rows(path)] == ["k1", "k2"]
+    with ResultStore(d) as st:  # reopening cuts the torn line before appending
+        assert st.keys() == {"k1", "k2"}
+        st.append({"key": "k3", "status": "ok"})
+    assert path.read_bytes().count(b"\n") == 3
+    assert [r["key"] for r in read_rows(path)] == ["k1", "k2", "k3"]
+
+
+def test_torn_only_line(tmp_path):
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "results.jsonl").write_bytes(b'{"key": "x"')
+    assert read_rows(d / "results.jsonl") == []
+    with ResultStore(d) as st:
+        st.append({"key": "k1"})
+    assert read_rows(d / "results.jsonl") == [{"key": "k1"}]
+
+
+def test_corrupt_middle_line_warns(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"key": "a"}\nnot json\n{"key": "b"}\n')
+    with pytest.warns(RuntimeWarning, match="line 2"):
+        rows = read_rows(p)
+    assert [r["key"] for r in rows] == ["a", "b"]
+
+
+def test_last_row_per_key_wins(tmp_path):
+    rows = [{"key": "a", "v": 1}, {"key": "b", "v": 2}, {"key": "a", "v": 3}]
+    assert latest_by_key(rows) == [{"key": "b", "v": 2}, {"key": "a", "v": 3}]
+    with ResultStore(tmp_path) as st:
+        for r in rows:
+            st.append(r)
+        assert st.keys(ok_only=True) == set()
+        assert {r["key"]: r["v"] for r in st.rows()} == {"a": 3, "b": 2}
+
+
+def test_second_writer_is_refused(tmp_path):
+    with ResultStore(tmp_path):
+        with pytest.raises(RuntimeError, match="another benchmark run"):
+            ResultStore(tmp_path).open()
+    with ResultStore(tmp_path) as st:  # released on exit
+        st.append({"key": "z"})
+
+
+def test_find_and_load_results(tmp_path):
+    for name in ("a", "b"):
+        with ResultStore(tmp_path / name) as st:
+            st.append({"key": name, "suite": name})
+    files = find_result_files(tmp_path)
+    assert [f.parent.name for f in files] == ["a", "b"]
+    assert {r["key"] for r in load_results(tmp_path)} == {"a", "b"}
+    assert find_result_files(files[0]) == [files[0]]
+    with pytest.raises(FileNotFoundError):
+        find_result_files(tmp_path / "missing")

@@ -1,0 +1,219 @@
+"""Baselines: samplers (Monte Carlo), option validation, the shared CV path, SVMTuner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.utils import check_random_state
+
+from svmtune import SVMTuner
+from svmtune.methods.base import get_selector
+from svmtune.methods.baselines import (
+    GridSearch,
+    HalvingSearch,
+    HyperoptTPE,
+    OptunaTPE,
+    RandomSearch,
+    check_log2_range,
+    sample_log2_box,
+)
+from svmtune.search.cv import cv_errors, make_folds
+
+
+def _data(n=60, k=2, seed=0, d=3):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    X = rng.normal(size=(n, d)) + 1.2 * y[:, None]
+    return (X - X.mean(0)) / X.std(0), y
+
+
+# ----------------------------------------------------------------------- samplers
+def test_loguniform_box_by_monte_carlo():
+    rng = np.random.RandomState(0)
+    s, c = sample_log2_box(20000, (-8.0, 8.0), (-2.0, 3.0), "loguniform", rng)
+    assert s.min() >= 2.0**-8 and s.max() <= 2.0**8 and c.min() >= 0.25 and c.max() <= 8
+    # log2 sigma ~ U(-8, 8) and log2 C ~ U(-2, 3)
+    assert stats.kstest(np.log2(s), stats.uniform(-8, 16).cdf).pvalue > 0.01
+    assert stats.kstest(np.log2(c), stats.uniform(-2, 5).cdf).pvalue > 0.01
+    assert np.mean(s < 1.0) == pytest.approx(0.5, abs=0.02)
+
+
+def test_uniform_box_is_the_rbsvm_papers_distribution():
+    rng = np.random.RandomState(1)
+    s, c = sample_log2_box(20000, (-8.0, 8.0), (-8.0, 8.0), "uniform", rng)
+    lo, hi = 2.0**-8, 2.0**8
+    assert stats.kstest(s, stats.uniform(lo, hi - lo).cdf).pvalue > 0.01
+    assert stats.kstest(c, stats.uniform(lo, hi - lo).cdf).pvalue > 0.01
+    # on [2^-8, 2^8] uniform draws land below 1 with probability ~1/256
+    assert np.mean(s < 1.0) == pytest.approx((1 - lo) / (hi - lo), abs=0.003)
+    with pytest.raises(ValueError, match="distribution"):
+        sample_log2_box(3, (0, 1), (0, 1), "normal", rng)
+
+
+def test_check_log2_range_messages():
+    assert check_log2_range("r", (-1, 2)) == (-1.0, 2.0)
+    assert check_log2_range("r", (-1, 2), with_step=True) == (-1.0, 2.0, 1.0)
+    with pytest.raises(ValueError, match=r"log2_C must be a tuple \(lo, hi\)"):
+        check_log2_range("log2_C", (-1, 2, 0.5))
+    with pytest.raises(ValueError, match="lo <= hi"):
+        check_log2_range("log2_C", (3, 2))
+    with pytest.raises(ValueError, match="step must be positive"):
+        check_log2_range("log2_C", (1, 2, 0), with_step=True)
+    with pytest.raises(ValueError, match="log2 units"):
+        check_log2_range("log2_C", 5)
+
+
+@pytest.mark.parametrize(
+    "name, params, match",
+    [
+        ("random", {"n_iter": 0}, "n_iter must be a positive integer"),
+        ("random", {"distribution": "gauss"}, "distribution must be one of"),
+        ("random", {"n_splits": 1}, "n_splits must be an integer >= 2"),
+        ("tpe", {"max_evals": 2.5}, "max_evals must be a positive integer"),
+        ("tpe", {"scoring": "auc"}, "scoring must be one of"),
+        ("optuna", {"n_trials": -1}, "n_trials must be a positive integer"),
+        ("optuna", {"multivariate": "yes"}, "multivariate must be True or False"),
+        ("halving", {"factor": 1}, "factor must be a number > 1"),
+        ("halving", {"scoring": "hinge"}, "scoring must be one of"),
+        ("halving", {"candidates": "all"}, "candidates must be one of"),
+        ("halving", {"min_resources": 0}, "min_resources must be"),
+        ("grid", {"Cs": [1.0, -1.0]}, "grid values of Cs must be positive"),
+        ("grid", {"budget": 3}, "invalid method_params for method 'grid'"),
+    ],
+)
+def test_options_are_validated(name, params, match):
+    with pytest.raises(ValueError, match=match):
+        get_selector(name, params)
+
+
+# ----------------------------------------------------------------------- the shared CV path
+def test_random_search_estimate_is_the_cv_error_of_its_choice():
+    X, y = _data()
+    sel = RandomSearch(n_iter=5, n_splits=4).select(X, y, random_state=7)
+    assert len(sel.history) == 5 and sel.n_svm_fits == 5 * 4
+    losses = [h["cv_loss"] for h in sel.history]
+    assert sel.criterion == min(losses) == sel.estimate
+    folds = make_folds(y, 4, 7)
+    again = cv_errors(X, y, [sel.params], folds=folds)[0]
+    assert again == sel.estimate
+    # the draws follow the seed, a different seed draws other candidates
+    rng = check_random_state(7)
+    s, c = sample_log2_box(5, (-8, 8), (-8, 8), "loguniform", rng)
+    assert np.allclose([h["sigma"] for h in sel.history], s)
+    assert np.allclose([h["C"] for h in sel.history], c)
+    other = RandomSearch(n_iter=5, n_splits=4).select(X, y, random_state=8)
+    assert [h["sigma"] for h in other.history] != [h["sigma"] for h in sel.history]
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        RandomSearch(n_iter=2, log2_sigma=(0.5, 0.5), log2_C=(1, 1), n_splits=5),
+        HyperoptTPE(max_evals=2, n_startup=1, log2_sigma=(0.5, 0.5), log2_C=(1, 1), n_splits=5),
+        OptunaTPE(n_trials=2, n_startup=1, log2_sigma=(0.5, 0.5), log2_C=(1, 1), n_splits=5),
+        HalvingSearch(
+            candidates="random",
+            n_candidates=1,
+            log2_sigma=(0.5, 0.5, 1),
+            log2_C=(1, 1, 1),
+            n_splits=5,
+            min_resources=60,
+        ),
+    ],
+    ids=["random", "tpe", "optuna", "halving"],
+)
+def test_every_search_scores_on_the_grid_searchs_folds(method):
+    """On a one-point box every search must report the grid search's CV error of that point:
+    same folds (make_folds with the same seed), same scoring."""
+    X, y = _data(seed=3)
+    ref = GridSearch(sigmas=[2**0.5], Cs=[2.0], n_splits=5).select(X, y, random_state=11)
+    sel = method.select(X, y, random_state=11)
+    assert sel.params["sigma"] == pytest.approx(2**0.5) and sel.params["C"] == pytest.approx(2)
+    assert sel.estimate == pytest.approx(ref.estimate, abs=1e-12)
+
+
+def test_tpe_and_optuna_are_seeded_and_stay_in_the_box():
+    X, y = _data(seed=1)
+    for cls, budget in ((HyperoptTPE, "max_evals"), (OptunaTPE, "n_trials")):
+        opts = {budget: 6, "n_startup": 3, "log2_sigma": (-2, 2), "log2_C": (-1, 3), "n_splits": 3}
+        a = cls(**opts).select(X, y, random_state=5)
+        b = cls(**opts).select(X, y, random_state=5)
+        assert [h["sigma"] for h in a.history] == [h["sigma"] for h in b.history]
+        assert len(a.history) == 6 and a.n_svm_fits == 6 * 3
+        s = np.array([h["sigma"] for h in a.history])
+        c = np.array([h["C"] for h in a.history])
+        assert np.all((s >= 0.25) & (s <= 4)) and np.all((c >= 0.5) & (c <= 8))
+        assert a.criterion == min(h["cv_loss"] for h in a.history) == a.estimate
+
+
+def test_optuna_logging_is_restored():
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.DEBUG)
+    try:
+        X, y = _data()
+        OptunaTPE(n_trials=2, n_splits=3).select(X, y, random_state=0)
+        assert optuna.logging.get_verbosity() == optuna.logging.DEBUG
+    finally:
+        optuna.logging.set_verbosity(optuna.logging.INFO)
+
+
+def test_halving_counts_fits_from_cv_results():
+    X, y = _data(n=90, k=3, seed=2)
+    h = HalvingSearch(log2_sigma=(-2, 2, 1), log2_C=(-1, 1, 1), n_splits=3, factor=3)
+    sel = h.select(X, y, random_state=0)
+    info = sel.info
+    assert info["n_candidates"] == 15 and info["n_candidates_per_iter"][0] == 15
+    assert len(sel.history) == sum(info["n_candidates_per_iter"])
+    assert sel.n_svm_fits == len(sel.history) * 3
+    # rounds grow the resource and shrink the candidate set by the factor
+    assert info["n_resources_per_iter"] == sorted(info["n_resources_per_iter"])
+    last = max(r["iter"] for r in sel.history)
+    final = [r for r in sel.history if r["iter"] == last]
+    assert sel.criterion == min(r["cv_loss"] for r in final) == sel.estimate
+    assert {r["sigma"] for r in sel.history if r["iter"] == 0} == set(2.0 ** np.arange(-2, 3))
+
+
+# ----------------------------------------------------------------------- through SVMTuner
+@pytest.mark.parametrize(
+    "method, params, fits",
+    [
+        ("grid", {"log2_sigma": (-1, 1, 1), "log2_C": (0, 1, 1), "n_splits": 3}, 6 * 3),
+        ("random", {"n_iter": 3, "n_splits": 3}, 3 * 3),
+        ("tpe", {"max_evals": 3, "n_startup": 2, "n_splits": 3}, 3 * 3),
+        ("optuna", {"n_trials": 3, "n_startup": 2, "n_splits": 3}, 3 * 3),
+        ("halving", {"log2_sigma": (-1, 1, 1), "log2_C": (0, 1, 1), "n_splits": 3}, None),
+        ("default", {}, 0),
+    ],
+)
+@pytest.mark.parametrize("k", [2, 3])
+def test_baselines_through_svmtuner(method, params, fits, k):
+    X, y = _data(n=45, k=k, seed=4)
+    labels = np.array(["a", "b", "c"])[y]
+    w = np.linspace(0.5, 1.5, len(y))
+    tuner = SVMTuner(method=method, method_params=params, random_state=0)
+    tuner.fit(X, labels, sample_weight=w)
+    assert set(tuner.best_params_) >= {"kernel", "sigma", "gamma", "C"}
+    if fits is not None:
+        assert tuner.n_svm_fits_ == fits
+    else:
+        assert tuner.n_svm_fits_ == len(tuner.history_) * 3 > 0
+    if method != "default":
+        assert 0.0 <= tuner.estimate_ <= 1.0 and len(tuner.history_) > 0
+    assert tuner.score(X, labels) > 0.5
+    P = tuner.predict_proba(X)
+    assert P.shape == (45, k) and np.allclose(P.sum(1), 1.0)
+
+
+def test_degenerate_data_do_not_crash():
+    """Duplicated points and a box whose ends give K = I (sigma -> 0) and K = 11^T."""
+    X, y = _data(n=30, seed=5)
+    X = np.vstack([X, X[:10]])
+    y = np.concatenate([y, y[:10]])
+    for sel in (
+        RandomSearch(n_iter=4, log2_sigma=(-30, 30), n_splits=3),
+        HalvingSearch(log2_sigma=(-30, 30, 30), log2_C=(0, 0, 1), n_splits=3),
+    ):
+        out = sel.select(X, y, random_state=0)
+        assert np.isfinite(out.criterion) and 0 <= out.estimate <= 1
