@@ -112,7 +112,8 @@ def l2_model_entropy(
         (or the poly/sigmoid parameters), ``C`` and optionally ``class_weight`` (keys are the
         encoded labels, or "balanced").
     sample_weight : array (n,), optional
-        Per-sample weights (``C_i = C w_i``; also weight the mean).
+        Per-sample weights (``C_i = C w_i`` times any class weight; the sample weights alone
+        also weight the mean).
 
     Returns
     -------
@@ -128,12 +129,13 @@ def l2_model_entropy(
     kern = Kernel.from_params(params)
     C = float(params["C"])
     k = int(y.max()) + 1
-    w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    w = np.ones(y.shape[0]) if sw is None else sw
     w = w * class_weight_vector(y, np.arange(k), params.get("class_weight"))
     K = kern(X)
     out = []
     for t in ovr_tasks(y):
         sol = fit_l2_svm(K, t, C, sample_weight=w)
         r = closed_form_loo(sol, K)
-        out.append(model_entropy(t, r, sample_weight=None if sample_weight is None else w))
+        out.append(model_entropy(t, r, sample_weight=sw))
     return float(np.mean(out))

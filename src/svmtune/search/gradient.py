@@ -27,6 +27,15 @@ previous support set, since hyperparameters move smoothly along the path.  If ``
 a mapping, its scalar entries (int, float, bool, str) are copied into the history and its
 optional entry ``"n_fits"`` says how many SVM trainings the evaluation spent (default 1).
 
+Scale the objective so that its gradient is of order one (e.g. a mean over the training points
+rather than a sum): L-BFGS-B's first step is ``-grad`` (then projected on the box), so a gradient
+of order ``n`` sends the first trial point to a corner of the box.
+
+Objectives built on a support set are only piecewise smooth: they may jump where the support
+set changes.  A line search that meets such a jump shrinks its step towards zero and would
+otherwise spend its whole budget of trial points there; the search therefore also stops when a
+trial point comes closer than ``xtol`` (log2 units) to the current iterate.
+
 The data-driven start
 ---------------------
 :func:`initial_sigma` gives the starting RBF width instead of the paper's ``sigma = 1``
@@ -99,7 +108,8 @@ def initial_sigma(
     n_features : int, optional
         Number of features (needed for ``rule="sqrt_d"``).
     max_pairs : int
-        Above this many pairs the median is taken over a random subset of ``max_pairs`` pairs.
+        Above this many pairs the median is taken over ``max_pairs`` random pairs (drawn with
+        replacement; pairs ``i = j`` dropped).
     random_state : int, RandomState or None
         Used only for that subset.
 
@@ -118,10 +128,13 @@ def initial_sigma(
         raise ValueError("rule='median' needs the squared-distance matrix D2")
     D2 = np.asarray(D2, dtype=float)
     n = D2.shape[0]
-    iu, ju = np.triu_indices(n, k=1)
-    if iu.size > max_pairs:
-        pick = check_random_state(random_state).choice(iu.size, size=max_pairs, replace=False)
-        iu, ju = iu[pick], ju[pick]
+    if n * (n - 1) // 2 > max_pairs:
+        rng = check_random_state(random_state)
+        iu, ju = rng.randint(0, n, max_pairs), rng.randint(0, n, max_pairs)
+        keep = iu != ju
+        iu, ju = iu[keep], ju[keep]
+    else:
+        iu, ju = np.triu_indices(n, k=1)
     vals = D2[iu, ju]
     vals = vals[vals > 0]
     if vals.size == 0:
@@ -214,6 +227,98 @@ def _scalar_items(state: Any) -> dict[str, Any]:
     return out
 
 
+class _StepTooSmall(Exception):
+    """Raised inside a line search whose trial point is closer than ``xtol`` to the iterate."""
+
+
+class _Run:
+    """Book-keeping of one call of :func:`minimize_log_params`: evaluations, history, best."""
+
+    def __init__(self, fun: Objective, names, lo, hi, xtol: float):
+        self.fun, self.names, self.lo, self.hi, self.xtol = fun, names, lo, hi, xtol
+        self.history: list[dict[str, Any]] = []
+        self.best: dict[str, Any] = {"value": np.inf}
+        self.counters = {"evals": 0, "fits": 0, "iter": 0}
+        self.t_start = time.perf_counter()
+        self.worst_finite = 0.0
+        self.nonfinite_warned = False
+
+    def new_start(self, index: int, x0: np.ndarray) -> None:
+        self.start = index
+        self.state: Any = None
+        self.anchor = np.clip(np.asarray(x0, dtype=float), self.lo, self.hi)
+        self.last_x: np.ndarray | None = None
+        self.last_out: tuple[float, np.ndarray] | None = None
+        self.seen: dict[bytes, int] = {}
+
+    def evaluate(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        x = np.clip(np.asarray(x, dtype=float), self.lo, self.hi)
+        if self.last_x is not None and np.array_equal(x, self.last_x):
+            return self.last_out
+        step = np.max(np.abs(x - self.anchor))
+        if self.xtol > 0 and 0 < step < self.xtol:
+            raise _StepTooSmall
+        dim = x.shape[0]
+        t0 = time.perf_counter()
+        value, grad, new_state = self.fun(x.copy(), self.state)
+        eval_time = time.perf_counter() - t0
+        value = float(value)
+        grad = np.asarray(grad, dtype=float).reshape(dim)
+        finite = bool(np.isfinite(value) and np.all(np.isfinite(grad)))
+        self.counters["evals"] += 1
+        nf = 1
+        if isinstance(new_state, Mapping) and "n_fits" in new_state:
+            nf = int(new_state["n_fits"])
+        self.counters["fits"] += nf
+        rec: dict[str, Any] = {
+            "start": self.start,
+            "eval": self.counters["evals"],
+            "theta": x.tolist(),
+        }
+        for j, nm in enumerate(self.names):
+            rec[nm] = float(np.exp(x[j]))
+            rec[f"log2_{nm}"] = float(x[j] / _LN2)
+        rec["value"] = value
+        rec["grad_norm"] = float(np.linalg.norm(grad)) if finite else float("nan")
+        rec["time"] = time.perf_counter() - self.t_start
+        rec["eval_time"] = eval_time
+        rec["accepted"] = False
+        rec.update(_scalar_items(new_state))
+        self.history.append(rec)
+        self.seen[x.tobytes()] = len(self.history) - 1
+        if finite:
+            self.worst_finite = max(self.worst_finite, value)
+            self.state = new_state
+            if value < self.best["value"]:
+                self.best.update(
+                    value=value, theta=x.copy(), grad=grad.copy(), state=new_state, start=self.start
+                )
+            out = (value, grad)
+        else:
+            # L-BFGS-B cannot digest inf/NaN: report a value above everything seen so far
+            # with a zero gradient, so that the line search backtracks.
+            if not self.nonfinite_warned:
+                warnings.warn(
+                    "objective returned a non-finite value at "
+                    f"{dict(zip(self.names, np.exp(x).round(6).tolist()))}; treating the point "
+                    "as infeasible",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+                self.nonfinite_warned = True
+            out = (self.worst_finite + abs(self.worst_finite) + 1.0, np.zeros(dim))
+        self.last_x, self.last_out = x, out
+        return out
+
+    def callback(self, xk) -> None:
+        self.counters["iter"] += 1
+        xk = np.clip(np.asarray(getattr(xk, "x", xk), dtype=float), self.lo, self.hi)
+        self.anchor = xk
+        idx = self.seen.get(xk.tobytes())
+        if idx is not None:
+            self.history[idx]["accepted"] = True
+
+
 def minimize_log_params(
     fun: Objective,
     theta0: Sequence[float] | np.ndarray,
@@ -222,6 +327,7 @@ def minimize_log_params(
     names: Sequence[str] | None = None,
     tol: float = 1e-6,
     gtol: float = 1e-8,
+    xtol: float = 1e-3,
     max_iter: int = 100,
     max_eval: int | None = None,
     restarts: int = 0,
@@ -246,6 +352,12 @@ def minimize_log_params(
         Stop when the relative change of the objective per iteration is below ``tol``.
     gtol : float
         Stop when the largest projected gradient component is below ``gtol`` (absolute).
+    xtol : float
+        Stop when a line search tries a point closer than ``xtol`` (log2 units, max over
+        coordinates) to the current iterate.  Objectives built on a changing support set are
+        only piecewise smooth and may jump where the support set changes; there L-BFGS-B's
+        line search shrinks its step towards zero and would otherwise spend its whole budget
+        of trial points.  ``xtol = 0`` disables the test.
     max_iter : int
         Iterations per start.
     max_eval : int, optional
@@ -282,6 +394,8 @@ def minimize_log_params(
         raise ValueError(f"tol must be a positive number, got {tol}")
     if not (np.isfinite(gtol) and gtol >= 0):
         raise ValueError(f"gtol must be a non-negative number, got {gtol}")
+    if not (np.isfinite(xtol) and xtol >= 0):
+        raise ValueError(f"xtol must be a non-negative number, got {xtol}")
     if int(max_iter) != max_iter or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter}")
     max_iter = int(max_iter)
@@ -297,113 +411,45 @@ def minimize_log_params(
     for _ in range(int(restarts)):
         starts.append(rng.uniform(b2[:, 0], b2[:, 1]) * _LN2)
 
-    history: list[dict[str, Any]] = []
-    t_start = time.perf_counter()
-    best: dict[str, Any] = {"value": np.inf}
-    counters = {"evals": 0, "fits": 0, "iter": 0}
-    worst_finite = [0.0]
-    nonfinite_warned = [False]
+    run = _Run(fun, names, lo, hi, xtol * _LN2)
     per_start: list[dict[str, Any]] = []
-
     for s_idx, x0 in enumerate(starts):
-        holder: dict[str, Any] = {"state": None, "last_x": None, "last_out": None}
-        seen_index: dict[bytes, int] = {}
+        run.new_start(s_idx, x0)
+        try:
+            res = minimize(
+                run.evaluate,
+                x0,
+                jac=True,
+                method="L-BFGS-B",
+                bounds=list(zip(lo, hi)),
+                callback=run.callback,
+                options={"ftol": tol, "gtol": gtol, "maxiter": max_iter, "maxfun": max_eval},
+            )
+            status, message = int(res.status), str(res.message)
+        except _StepTooSmall:
+            status, message = 0, f"CONVERGENCE: line-search step below xtol = {xtol:g} (log2)"
+        per_start.append({"converged": status == 0, "limit": status == 1, "message": message})
 
-        def evaluate(x: np.ndarray, _s=s_idx, _h=holder, _seen=seen_index):
-            x = np.clip(np.asarray(x, dtype=float), lo, hi)
-            if _h["last_x"] is not None and np.array_equal(x, _h["last_x"]):
-                return _h["last_out"]
-            t0 = time.perf_counter()
-            value, grad, new_state = fun(x.copy(), _h["state"])
-            eval_time = time.perf_counter() - t0
-            value = float(value)
-            grad = np.asarray(grad, dtype=float).reshape(dim)
-            finite = np.isfinite(value) and np.all(np.isfinite(grad))
-            counters["evals"] += 1
-            nf = 1
-            if isinstance(new_state, Mapping) and "n_fits" in new_state:
-                nf = int(new_state["n_fits"])
-            counters["fits"] += nf
-            rec: dict[str, Any] = {"start": _s, "eval": counters["evals"], "theta": x.tolist()}
-            for j, nm in enumerate(names):
-                rec[nm] = float(np.exp(x[j]))
-                rec[f"log2_{nm}"] = float(x[j] / _LN2)
-            rec["value"] = value
-            rec["grad_norm"] = float(np.linalg.norm(grad)) if finite else float("nan")
-            rec["time"] = time.perf_counter() - t_start
-            rec["eval_time"] = eval_time
-            rec["accepted"] = False
-            rec.update(_scalar_items(new_state))
-            history.append(rec)
-            _seen[x.tobytes()] = len(history) - 1
-            if finite:
-                worst_finite[0] = max(worst_finite[0], value)
-                _h["state"] = new_state
-                if value < best["value"]:
-                    best.update(
-                        value=value, theta=x.copy(), grad=grad.copy(), state=new_state, start=_s
-                    )
-                out = (value, grad)
-            else:
-                # L-BFGS-B cannot digest inf/NaN: report a value above everything seen so
-                # far with a zero gradient, so the line search backtracks.
-                if not nonfinite_warned[0]:
-                    warnings.warn(
-                        f"objective returned a non-finite value at "
-                        f"{dict(zip(names, np.exp(x).round(6).tolist()))}; treating the point "
-                        "as infeasible",
-                        RuntimeWarning,
-                        stacklevel=2,
-                    )
-                    nonfinite_warned[0] = True
-                out = (worst_finite[0] + abs(worst_finite[0]) + 1.0, np.zeros(dim))
-            _h["last_x"], _h["last_out"] = x, out
-            return out
-
-        def callback(intermediate_result, _seen=seen_index):
-            counters["iter"] += 1
-            xk = np.clip(np.asarray(intermediate_result.x, dtype=float), lo, hi)
-            idx = _seen.get(xk.tobytes())
-            if idx is not None:
-                history[idx]["accepted"] = True
-
-        res = minimize(
-            evaluate,
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=list(zip(lo, hi)),
-            callback=callback,
-            options={"ftol": tol, "gtol": gtol, "maxiter": max_iter, "maxfun": max_eval},
-        )
-        per_start.append(
-            {
-                "converged": bool(res.status == 0),
-                "limit": res.status == 1,
-                "message": str(res.message),
-            }
-        )
-
+    history, best, counters = run.history, run.best, run.counters
     if not np.isfinite(best["value"]):
         raise FloatingPointError(
             "the objective was non-finite at every evaluated point; check the data "
             "(constant features, NaN) and the bounds"
         )
     theta = best["theta"]
-    at_bound = []
-    for j, nm in enumerate(names):
+    sides = []
+    for j in range(dim):
         t2 = theta[j] / _LN2
         if t2 <= b2[j, 0] + 1e-6:
-            at_bound.append(f"{nm} (lower)")
+            sides.append((j, "lower"))
         elif t2 >= b2[j, 1] - 1e-6:
-            at_bound.append(f"{nm} (upper)")
+            sides.append((j, "upper"))
+    at_bound = [f"{names[j]} ({side})" for j, side in sides]
     if warn_at_bound:
-        for entry in at_bound:
-            nm, side = entry.split(" ")
-            j = names.index(nm)
+        for j, side in sides:
             warnings.warn(
-                f"{nm} = 2^{theta[j] / _LN2:.2f} = {np.exp(theta[j]):.4g} is on the "
-                f"{side.strip('()')} bound of its search range [2^{b2[j, 0]:g}, 2^{b2[j, 1]:g}]; "
+                f"{names[j]} = 2^{theta[j] / _LN2:.2f} = {np.exp(theta[j]):.4g} is on the "
+                f"{side} bound of its search range [2^{b2[j, 0]:g}, 2^{b2[j, 1]:g}]; "
                 "the optimum may lie outside it: widen the bounds or check the feature scaling",
                 BoundWarning,
                 stacklevel=2,

@@ -1,0 +1,173 @@
+"""The shared bounded L-BFGS-B search over log-hyperparameters."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from svmtune.kernels import squared_distances
+from svmtune.search.gradient import BoundWarning, initial_sigma, minimize_log_params
+from svmtune.svm import ConvergenceWarning
+
+LN2 = np.log(2.0)
+
+
+def quadratic(center, scale=(1.0, 3.0)):
+    """Smooth test function with its minimum at ``center`` (natural log)."""
+    center = np.asarray(center, float)
+    A = np.diag(scale) + 0.5
+    calls = {"n": 0, "states": []}
+
+    def fun(theta, state):
+        calls["n"] += 1
+        calls["states"].append(state)
+        d = theta - center
+        return float(d @ A @ d + 1.0), 2.0 * A @ d, {"n_sv": calls["n"], "tag": "q"}
+
+    return fun, calls
+
+
+def test_converges_to_the_minimum_of_a_smooth_function():
+    fun, calls = quadratic([0.7, -1.2])
+    res = minimize_log_params(fun, [2.0, 2.0], tol=1e-12, gtol=1e-10, xtol=0)
+    np.testing.assert_allclose(res.theta, [0.7, -1.2], atol=1e-5)
+    assert res.value == pytest.approx(1.0, abs=1e-9)
+    assert res.converged
+    assert res.n_evals == calls["n"] == res.n_fits == len(res.history)
+    assert res.params == pytest.approx({"sigma": np.exp(0.7), "C": np.exp(-1.2)}, rel=1e-4)
+    h = res.history[0]
+    assert {"theta", "sigma", "C", "log2_sigma", "log2_C", "value", "grad_norm", "time"} <= set(h)
+    assert h["n_sv"] == 1 and h["tag"] == "q"  # scalar state entries are recorded
+    assert any(r["accepted"] for r in res.history)
+    # the state returned by one evaluation is passed to the next
+    assert calls["states"][0] is None
+    assert calls["states"][1] == {"n_sv": 1, "tag": "q"}
+
+
+def test_rosenbrock_in_log_space():
+    def rosen(theta, state):
+        x, y = theta
+        v = (1 - x) ** 2 + 100 * (y - x * x) ** 2
+        g = np.array([-2 * (1 - x) - 400 * x * (y - x * x), 200 * (y - x * x)])
+        return v, g, None
+
+    res = minimize_log_params(rosen, [-1.0, 1.5], tol=1e-14, gtol=1e-9, max_iter=500, xtol=0)
+    np.testing.assert_allclose(res.theta, [1.0, 1.0], atol=1e-3)
+
+
+def test_bound_is_reported_with_a_warning():
+    fun, _ = quadratic([12.0 * LN2, 0.0])  # sigma optimum at 2^12, outside [2^-8, 2^8]
+    with pytest.warns(BoundWarning, match="sigma .* upper bound"):
+        res = minimize_log_params(fun, [0.0, 0.0])
+    assert res.theta[0] == pytest.approx(8 * LN2)
+    assert res.at_bound == ["sigma (upper)"]
+    fun, _ = quadratic([0.0, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
+        res = minimize_log_params(fun, [1.0, 1.0], bounds=[(-2, 2), (-3, 3)])
+    assert res.at_bound == []
+
+
+def test_custom_bounds_and_clipped_start():
+    fun, calls = quadratic([0.0, 0.0])
+    res = minimize_log_params(fun, [10.0, 0.0], bounds=[(1, 3), (-1, 1)], warn_at_bound=False)
+    assert res.starts[0][0] == pytest.approx(3 * LN2)
+    assert res.theta[0] == pytest.approx(1 * LN2)
+    assert all(LN2 - 1e-12 <= r["theta"][0] <= 3 * LN2 + 1e-12 for r in res.history)
+
+
+def test_restarts_are_reproducible_and_return_the_best_point():
+    def wavy(theta, state):
+        x, y = theta
+        v = np.sin(3 * x) + 0.1 * x * x + (y - 1) ** 2
+        g = np.array([3 * np.cos(3 * x) + 0.2 * x, 2 * (y - 1)])
+        return v, g, None
+
+    single = minimize_log_params(wavy, [3.0, 0.0])
+    r1 = minimize_log_params(wavy, [3.0, 0.0], restarts=6, random_state=5)
+    r2 = minimize_log_params(wavy, [3.0, 0.0], restarts=6, random_state=5)
+    assert len(r1.starts) == 7
+    np.testing.assert_array_equal(r1.theta, r2.theta)
+    assert [h["value"] for h in r1.history] == [h["value"] for h in r2.history]
+    assert r1.value <= single.value
+    assert r1.value == min(h["value"] for h in r1.history)
+    assert {h["start"] for h in r1.history} == set(range(7))
+
+
+def test_state_n_fits_is_counted():
+    def fun(theta, state):
+        return float(theta @ theta), 2 * theta, {"n_fits": 3}
+
+    res = minimize_log_params(fun, [1.0, 1.0])
+    assert res.n_fits == 3 * res.n_evals
+
+
+def test_non_finite_values_are_survived():
+    def fun(theta, state):
+        if theta[0] > 1.0:
+            return np.nan, np.array([np.nan, np.nan]), None
+        d = theta - 2.0
+        return float(d @ d), 2 * d, None
+
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        res = minimize_log_params(fun, [0.0, 0.0])
+    assert np.isfinite(res.value)
+    assert res.theta[0] <= 1.0 + 1e-12
+
+
+def test_jumps_stop_the_line_search_instead_of_exhausting_it():
+    def jumpy(theta, state):  # minimum of the smooth part sits on a jump
+        d = theta - np.array([0.5, 0.5])
+        v = float(d @ d) + (0.3 if theta[0] > 0.5 else 0.0)
+        return v, 2 * d, None
+
+    res = minimize_log_params(jumpy, [-1.0, -1.0], max_iter=50)
+    assert res.value < 0.01
+    assert res.n_evals < 60
+    assert res.converged
+
+
+def test_iteration_limit_warns():
+    fun, _ = quadratic([3.0, -2.0])
+    with pytest.warns(ConvergenceWarning, match="before its tolerance"):
+        res = minimize_log_params(fun, [-3.0, 3.0], max_iter=1, warn_at_bound=False)
+    assert not res.converged
+
+
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"bounds": [(1, 0), (0, 1)]}, "lo < hi"),
+        ({"bounds": [(0, 1)]}, "pairs"),
+        ({"tol": 0}, "tol"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"restarts": -1}, "restarts"),
+        ({"xtol": -1}, "xtol"),
+        ({"names": ("a",)}, "names"),
+    ],
+)
+def test_option_validation(kw, msg):
+    fun, _ = quadratic([0.0, 0.0])
+    with pytest.raises(ValueError, match=msg):
+        minimize_log_params(fun, [0.0, 0.0], **kw)
+
+
+def test_initial_sigma_rules():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 4))
+    D2 = squared_distances(X)
+    iu = np.triu_indices(50, 1)
+    assert initial_sigma(D2) == pytest.approx(np.sqrt(np.median(D2[iu])))
+    assert initial_sigma(D2, rule="sqrt_d", n_features=4) == 2.0
+    sub = initial_sigma(D2, max_pairs=300, random_state=1)
+    assert 0.5 * initial_sigma(D2) < sub < 2.0 * initial_sigma(D2)
+    X2 = np.vstack([X, X])  # duplicates (zero distances) are ignored
+    assert initial_sigma(squared_distances(X2)) == pytest.approx(initial_sigma(D2), rel=0.1)
+    with pytest.warns(RuntimeWarning, match="coincide"):
+        assert initial_sigma(np.zeros((5, 5))) == 1.0
+    with pytest.raises(ValueError, match="start rule"):
+        initial_sigma(D2, rule="mean")
+    with pytest.raises(ValueError, match="n_features"):
+        initial_sigma(D2, rule="sqrt_d")
