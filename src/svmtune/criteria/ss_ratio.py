@@ -1,0 +1,829 @@
+"""Separability and scatteredness (S&S) ratio: C, kernel and kernel parameter without a search.
+
+Shamsi & Beheshti ("S&S ratio") describe two classes by
+
+* the separability ``d = |mu_1 - mu_2|``, the distance between the class centres (eq. (7)),
+* the scatteredness ``sigma = sqrt((n_1 sigma_1^2 + n_2 sigma_2^2) / (n_1 + n_2))``, the pooled
+  spread of the classes (eq. (8)),
+* the ratio ``S&S = 20 log10(d / (alpha sigma))`` in decibels with ``alpha = 6`` (eq. (9)), so
+  that ``S&S = 0`` at ``sigma / d = 1/6`` and ``S&S = -5`` at ``sigma / d = 0.3``,
+
+and read the hinge-loss optimal ``C`` off a curve of ``sigma / d`` (eq. (22)-(23), regimes of
+eq. (28) and (32)).  Kernels are compared by the S&S of the data mapped into (an approximation
+of) their feature space (eq. (26)-(27)); multiclass problems use the worst class pair (eq. (31)).
+
+Choices this module makes where the paper is under-specified (each documented where it is
+implemented):
+
+* **Per-class spread** ``sigma_c``.  ``spread="directional"`` (default): the standard
+  deviation of the class's points projected on the line through the two centres (the
+  paper's "directional scatteredness").  It is dimension-free, so it means the same in input
+  space and in a kernel feature space of any dimension, it is computable exactly from the
+  kernel matrix, and for the paper's isotropic Gaussian classes it is exactly the simulated
+  ``sigma``.  ``spread="isotropic"``: the root-mean-square per-coordinate standard deviation
+  ``sqrt(tr Cov_c / p)`` ("the average standard deviation of all data points"), equal to
+  the simulated ``sigma`` for isotropic classes too, but in a feature space it depends on the
+  number of features ``p`` of the map (see :func:`kernel_features`).
+* **Estimator.**  ``estimator="plain"`` is the paper's in-sample computation.
+  ``estimator="loo"`` (default) removes every point's own contribution: ``d^2`` is the
+  unbiased (U-statistic) estimate of the squared centre distance and each point is projected
+  on the centre line built without it.  The plain estimates are biased upwards when the
+  feature dimension is comparable with ``n``; with an RBF kernel of vanishing width
+  (``K -> I``) the plain directional S&S diverges to ``+inf`` while the LOO one goes to
+  ``-inf`` (no separation left), which is what kernel selection needs.
+* **Scale of C.**  Scaling the data by ``a`` and ``C`` by ``1 / a^2`` leaves the hinge-loss
+  SVM's decision function unchanged, so a curve built at ``d = 1`` gives
+  ``C_opt = C_curve(sigma / d) / d^2`` (``rescale=True``, default).  The paper reads
+  ``C_curve`` directly (``rescale=False``), which is only right when ``d = 1``.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.special import ndtr
+from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
+
+from svmtune.kernels import Kernel, gamma_from_sigma
+
+__all__ = [
+    "ALPHA",
+    "SS_BREAK",
+    "SS_KERNEL",
+    "SPREADS",
+    "ESTIMATORS",
+    "FEATURE_MAPS",
+    "SSResult",
+    "ExpPiece",
+    "CoptCurve",
+    "PAPER_CURVE",
+    "ss_db",
+    "ss_from_ratio",
+    "ratio_from_ss",
+    "pooled_sigma",
+    "separability",
+    "class_spreads",
+    "ss_ratio",
+    "kernel_ss_ratio",
+    "pairwise_ss",
+    "min_pairwise_ss",
+    "c_opt",
+    "ss_regime",
+    "load_copt_table",
+    "gaussian_error_from_ss",
+    "kernel_features",
+    "exact_kernel_features",
+    "select_kernel",
+]
+
+#: normalising factor of eq. (9) (the reading notes: 6, the "3-sigma rule" on both classes)
+ALPHA = 6.0
+#: S&S at sigma / d = 1/6: above it the classes are separable, C_opt rises with sigma / d
+SS_BREAK = 0.0
+#: S&S at sigma / d = 0.3: at or below it the paper asks for a (better) kernel
+SS_KERNEL = -5.0
+SPREADS = ("directional", "isotropic")
+ESTIMATORS = ("loo", "plain")
+FEATURE_MAPS = ("exact", "rff", "nystroem", "tensor_sketch")
+
+_TABLE_RESOURCE = "data/ss_copt_table.json"
+
+
+# ---------------------------------------------------------------------------------------------
+# decibel conversions
+# ---------------------------------------------------------------------------------------------
+def _check_alpha(alpha: float) -> float:
+    alpha = float(alpha)
+    if not (np.isfinite(alpha) and alpha > 0):
+        raise ValueError(f"alpha must be positive and finite, got {alpha}")
+    return alpha
+
+
+def ss_db(d: float, sigma: float, alpha: float = ALPHA) -> float:
+    """The S&S ratio in decibels, ``20 log10(d / (alpha sigma))`` (S&S ratio eq. (9)).
+
+    Parameters
+    ----------
+    d : float
+        Separability (eq. (7)), ``>= 0``.
+    sigma : float
+        Scatteredness (eq. (8)), ``>= 0``.
+    alpha : float
+        Normalising factor (6 in the paper).
+
+    Returns
+    -------
+    float
+        ``-inf`` when ``d = 0`` (no separation, whatever the spread); ``+inf`` when
+        ``sigma = 0 < d`` (point-like, separated classes).
+    """
+    alpha = _check_alpha(alpha)
+    d, sigma = float(d), float(sigma)
+    if not (np.isfinite(d) and d >= 0) or not (np.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"d and sigma must be finite and non-negative, got d={d}, sigma={sigma}")
+    if d == 0.0:
+        return -np.inf
+    if sigma == 0.0:
+        return np.inf
+    return float(20.0 * np.log10(d / (alpha * sigma)))
+
+
+def ss_from_ratio(ratio: float | np.ndarray, alpha: float = ALPHA) -> float | np.ndarray:
+    """S&S of a scatteredness-to-separability ratio ``sigma / d`` (eq. (9) with ``d = 1``)."""
+    alpha = _check_alpha(alpha)
+    r = np.asarray(ratio, dtype=float)
+    if np.any(r < 0) or np.any(np.isnan(r)):
+        raise ValueError("sigma / d must be non-negative")
+    with np.errstate(divide="ignore"):
+        out = -20.0 * np.log10(alpha * r)
+    return float(out) if out.ndim == 0 else out
+
+
+def ratio_from_ss(ss: float | np.ndarray, alpha: float = ALPHA) -> float | np.ndarray:
+    """``sigma / d = 10^(-S&S / 20) / alpha``, the inverse of :func:`ss_from_ratio`."""
+    alpha = _check_alpha(alpha)
+    s = np.asarray(ss, dtype=float)
+    if np.any(np.isnan(s)):
+        raise ValueError("S&S must not be NaN")
+    with np.errstate(over="ignore"):
+        out = 10.0 ** (-s / 20.0) / alpha
+    return float(out) if out.ndim == 0 else out
+
+
+def gaussian_error_from_ss(ss: float | np.ndarray, alpha: float = ALPHA) -> float | np.ndarray:
+    """Bayes error of two equiprobable isotropic Gaussian classes with the given S&S.
+
+    With centres ``d`` apart and common spread ``sigma`` the optimal boundary is the
+    perpendicular bisector and the error is ``Phi(-d / (2 sigma))``; by eq. (9)
+    ``d / sigma = alpha 10^(S&S / 20)``.  This is the paper's "SNR" reading of S&S (§6,
+    Fig. 11) made explicit; it is a model value, not an estimate for non-Gaussian data.
+    """
+    alpha = _check_alpha(alpha)
+    s = np.asarray(ss, dtype=float)
+    with np.errstate(over="ignore"):
+        out = ndtr(-0.5 * alpha * 10.0 ** (s / 20.0))
+    return float(out) if out.ndim == 0 else out
+
+
+# ---------------------------------------------------------------------------------------------
+# separability, scatteredness, S&S
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SSResult:
+    """Separability, scatteredness and S&S of one pair of classes.
+
+    Attributes
+    ----------
+    d : float
+        Separability, the distance between the class centres (eq. (7)); with
+        ``estimator="loo"`` the square root of the unbiased estimate of ``d^2`` (0 when that
+        estimate is negative).
+    sigma : float
+        Pooled scatteredness (eq. (8)).
+    ss : float
+        ``20 log10(d / (alpha sigma))`` in dB (eq. (9)).
+    class_sigmas : (float, float)
+        ``sigma_1, sigma_2`` of the two classes, in the order of ``classes``.
+    class_sizes : (float, float)
+        ``n_1, n_2`` (sums of sample weights).
+    classes : (label, label)
+        The two labels, sorted.
+    spread, estimator : str
+        How ``sigma_c`` and the estimates were computed.
+    """
+
+    d: float
+    sigma: float
+    ss: float
+    class_sigmas: tuple[float, float]
+    class_sizes: tuple[float, float]
+    classes: tuple[Any, Any]
+    spread: str = "directional"
+    estimator: str = "loo"
+
+    @property
+    def ratio(self) -> float:
+        """``sigma / d`` (``inf`` when ``d = 0``)."""
+        return float(self.sigma / self.d) if self.d > 0 else np.inf
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["classes"] = [_plain(c) for c in self.classes]
+        out["class_sigmas"] = list(self.class_sigmas)
+        out["class_sizes"] = list(self.class_sizes)
+        return out
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _check_choice(name: str, value: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def _binary(y: np.ndarray, sample_weight: np.ndarray | None, n: int):
+    """Two sorted labels, their row masks and the per-sample weights."""
+    y = np.asarray(y).ravel()
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but the data have {n} rows")
+    labels = np.unique(y)
+    if labels.shape[0] != 2:
+        raise ValueError(
+            f"S&S is defined for two classes, got {labels.shape[0]}; "
+            "use pairwise_ss / min_pairwise_ss for multiclass labels (eq. (31))"
+        )
+    if sample_weight is None:
+        w = np.ones(n)
+    else:
+        w = np.asarray(sample_weight, dtype=float).ravel()
+        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"sample_weight must be {n} finite non-negative numbers")
+    masks = [y == labels[0], y == labels[1]]
+    for lab, m in zip(labels, masks):
+        if np.sum(w[m] > 0) < 1:
+            raise ValueError(f"class {lab!r} has no sample with positive weight")
+    return labels, masks, w
+
+
+def _wmean(v: np.ndarray, w: np.ndarray) -> float:
+    return float(np.sum(w * v) / np.sum(w))
+
+
+def _wvar(v: np.ndarray, w: np.ndarray, unbiased: bool) -> float:
+    """Weighted variance; ``unbiased`` applies the reliability-weights correction."""
+    W = np.sum(w)
+    m = np.sum(w * v) / W
+    ss = float(np.sum(w * (v - m) ** 2))
+    if not unbiased:
+        return ss / W
+    denom = W - np.sum(w**2) / W
+    if denom <= 0:
+        return 0.0
+    return ss / denom
+
+
+def _wvar_cols(Z: np.ndarray, w: np.ndarray, unbiased: bool) -> np.ndarray:
+    """Column-wise weighted variances (see :func:`_wvar`)."""
+    W = np.sum(w)
+    m = (w @ Z) / W
+    ss = w @ (Z - m) ** 2
+    if not unbiased:
+        return ss / W
+    denom = W - np.sum(w**2) / W
+    return ss / denom if denom > 0 else np.zeros_like(ss)
+
+
+def _directional(
+    s_own: np.ndarray,
+    s_oth: np.ndarray,
+    self_sim: np.ndarray,
+    masks: list[np.ndarray],
+    w: np.ndarray,
+    estimator: str,
+):
+    """Separability and directional spreads from class-sum similarities.
+
+    ``s_own[i]`` / ``s_oth[i]`` are ``sum_j w_j <z_i, z_j>`` over the class of ``i`` / the
+    other class; ``self_sim[i] = <z_i, z_i>``.  The score of point ``i`` is its projection
+    ``g_i = <z_i, mu_1 - mu_2>`` on the centre line (unnormalised), signed towards its own
+    class; with ``estimator="loo"`` its own class centre is computed without it.  The class
+    means of ``g`` differ by ``d^2`` (plain: ``|mu_1 - mu_2|^2``; loo: its U-statistic), and
+    the spreads along the unit direction are ``std(g) / d``.
+    """
+    W = [float(np.sum(w[m])) for m in masks]
+    Wown = np.where(masks[0], W[0], W[1])
+    Woth = np.where(masks[0], W[1], W[0])
+    if estimator == "loo":
+        denom = Wown - w
+        if np.any(denom[w > 0] <= 0):
+            raise ValueError(
+                "estimator='loo' needs at least two samples with positive weight in each class"
+            )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m_own = np.where(denom > 0, (s_own - w * self_sim) / np.where(denom > 0, denom, 1), 0)
+    else:
+        m_own = s_own / Wown
+    m_oth = s_oth / Woth
+    # projection on mu_first - mu_second: own-minus-other for the first class, reversed for
+    # the second
+    g = np.where(masks[0], m_own - m_oth, m_oth - m_own)
+    d2 = _wmean(g[masks[0]], w[masks[0]]) - _wmean(g[masks[1]], w[masks[1]])
+    unbiased = estimator == "loo"
+    var_g = [_wvar(g[m], w[m], unbiased) for m in masks]
+    if estimator == "plain":
+        d2 = max(d2, 0.0)
+    d = float(np.sqrt(d2)) if d2 > 0 else 0.0
+    if d > 0:
+        sig = tuple(float(np.sqrt(max(v, 0.0))) / d for v in var_g)
+    else:
+        sig = (0.0, 0.0)
+    return d, sig, (W[0], W[1])
+
+
+def _finish(d, sigmas, sizes, labels, spread, estimator, alpha) -> SSResult:
+    sigma = pooled_sigma(sigmas, sizes)
+    if d > 0 and sigma > 0:
+        ss = ss_db(d, sigma, alpha)
+    elif d > 0:
+        warnings.warn(
+            "both classes collapse to a point along the centre line (zero scatteredness): "
+            "S&S = +inf",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        ss = np.inf
+    else:
+        ss = -np.inf
+    return SSResult(
+        d=float(d),
+        sigma=float(sigma),
+        ss=float(ss),
+        class_sigmas=(float(sigmas[0]), float(sigmas[1])),
+        class_sizes=(float(sizes[0]), float(sizes[1])),
+        classes=(_plain(labels[0]), _plain(labels[1])),
+        spread=spread,
+        estimator=estimator,
+    )
+
+
+def pooled_sigma(class_sigmas: Sequence[float], class_sizes: Sequence[float]) -> float:
+    """Scatteredness ``sqrt((n_1 sigma_1^2 + n_2 sigma_2^2) / (n_1 + n_2))`` (eq. (8))."""
+    s = np.asarray(class_sigmas, dtype=float)
+    n = np.asarray(class_sizes, dtype=float)
+    if s.shape != n.shape or np.any(s < 0) or np.any(n < 0) or n.sum() <= 0:
+        raise ValueError("class spreads and sizes must be non-negative and of equal length")
+    return float(np.sqrt(np.sum(n * s**2) / np.sum(n)))
+
+
+def _as_features(Z: np.ndarray) -> np.ndarray:
+    Z = np.asarray(Z, dtype=float)
+    if Z.ndim == 1:
+        Z = Z[:, None]
+    if Z.ndim != 2 or not np.all(np.isfinite(Z)):
+        raise ValueError("features must be a finite 2-D array (n_samples, n_features)")
+    return Z
+
+
+def separability(
+    Z: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    estimator: str = "plain",
+) -> float:
+    """Distance between the two class centres, ``d = |mu_1 - mu_2|`` (S&S ratio eq. (7)).
+
+    ``estimator="plain"`` is the distance between the (weighted) sample means;
+    ``estimator="loo"`` is the square root of the unbiased estimate
+    ``|m_1 - m_2|^2 - tr S_1 / n_1 - tr S_2 / n_2`` (0 if that is negative).
+    """
+    return ss_ratio(Z, y, sample_weight, spread="isotropic", estimator=estimator).d
+
+
+def class_spreads(
+    Z: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    spread: str = "directional",
+    estimator: str = "loo",
+) -> tuple[float, float]:
+    """Per-class spreads ``(sigma_1, sigma_2)`` entering eq. (8); see :func:`ss_ratio`."""
+    return ss_ratio(Z, y, sample_weight, spread=spread, estimator=estimator).class_sigmas
+
+
+def ss_ratio(
+    Z: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    spread: str = "directional",
+    estimator: str = "loo",
+    alpha: float = ALPHA,
+) -> SSResult:
+    """Separability, scatteredness and S&S of two classes in a feature space (eq. (7)-(9)).
+
+    Parameters
+    ----------
+    Z : ndarray (n, p)
+        The data (input space, or a feature map from :func:`kernel_features`).
+    y : array (n,)
+        Two distinct labels.
+    sample_weight : array (n,), optional
+        Weighted means and variances; ``n_c`` in eq. (8) becomes the class's total weight.
+    spread : {"directional", "isotropic"}
+        ``sigma_c``: standard deviation of the class projected on the line between the centres
+        (directional), or ``sqrt(tr Cov_c / p)``, the RMS per-coordinate standard deviation
+        (isotropic).  Both equal ``sigma`` for the paper's isotropic Gaussian classes.
+    estimator : {"loo", "plain"}
+        "plain": in-sample means and population variances (the paper).  "loo": unbiased
+        ``d^2``; directional projections of every point on the centre line computed without
+        it (leave-one-out) and unbiased variances.
+    alpha : float
+        Eq. (9)'s normalising factor.
+
+    Returns
+    -------
+    SSResult
+    """
+    _check_choice("spread", spread, SPREADS)
+    _check_choice("estimator", estimator, ESTIMATORS)
+    alpha = _check_alpha(alpha)
+    Z = _as_features(Z)
+    labels, masks, w = _binary(y, sample_weight, Z.shape[0])
+    sums = [Z.T @ np.where(m, w, 0.0) for m in masks]
+    s_first, s_second = Z @ sums[0], Z @ sums[1]
+    s_own = np.where(masks[0], s_first, s_second)
+    s_oth = np.where(masks[0], s_second, s_first)
+    self_sim = np.einsum("ij,ij->i", Z, Z)
+    d, dir_sig, sizes = _directional(s_own, s_oth, self_sim, masks, w, estimator)
+    if estimator == "plain":
+        # the distance between the means directly (no cancellation at small d)
+        mu = [sums[k] / sizes[k] for k in range(2)]
+        d_direct = float(np.linalg.norm(mu[0] - mu[1]))
+        if d > 0:
+            dir_sig = tuple(s * d / d_direct for s in dir_sig) if d_direct > 0 else (0.0, 0.0)
+        d = d_direct
+    if spread == "directional":
+        sigmas = dir_sig
+    else:
+        unbiased = estimator == "loo"
+        p = Z.shape[1]
+        sigmas = tuple(float(np.sqrt(_wvar_cols(Z[m], w[m], unbiased).sum() / p)) for m in masks)
+    return _finish(d, sigmas, sizes, labels, spread, estimator, alpha)
+
+
+def kernel_ss_ratio(
+    K: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    estimator: str = "loo",
+    alpha: float = ALPHA,
+) -> SSResult:
+    """Directional S&S in the exact feature space of a kernel, from the kernel matrix alone.
+
+    With ``K = Phi Phi^T``: ``d^2 = S_11 + S_22 - 2 S_12`` (class-block means of ``K``) and
+    the projection of ``phi(x_i)`` on the centre line is
+    ``(mean_{j in 1} K_ij - mean_{j in 2} K_ij) / d`` -- eq. (7)-(9) evaluated in the feature
+    space of eq. (24) without forming it (the exact-SVD features of §5.1 give the same
+    numbers, see :func:`exact_kernel_features`).  O(n^2).  The isotropic spread needs the
+    dimension of a feature map and is only available through :func:`ss_ratio`.
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Symmetric positive semi-definite kernel matrix.
+    y, sample_weight, estimator, alpha
+        As in :func:`ss_ratio`.
+    """
+    _check_choice("estimator", estimator, ESTIMATORS)
+    alpha = _check_alpha(alpha)
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
+        raise ValueError(f"K must be a finite square kernel matrix, got shape {K.shape}")
+    labels, masks, w = _binary(y, sample_weight, K.shape[0])
+    s_first, s_second = (K @ np.column_stack([np.where(m, w, 0.0) for m in masks])).T
+    s_own = np.where(masks[0], s_first, s_second)
+    s_oth = np.where(masks[0], s_second, s_first)
+    d, sig, sizes = _directional(s_own, s_oth, np.diag(K).copy(), masks, w, estimator)
+    return _finish(d, sig, sizes, labels, "directional", estimator, alpha)
+
+
+def pairwise_ss(
+    y: np.ndarray,
+    *,
+    Z: np.ndarray | None = None,
+    K: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    spread: str = "directional",
+    estimator: str = "loo",
+    alpha: float = ALPHA,
+) -> dict[tuple[Any, Any], SSResult]:
+    """S&S of every pair of classes, ``S&S_(i,j)`` (S&S ratio §5.3).
+
+    Give features ``Z`` (any spread) or a kernel matrix ``K`` (directional only).  Each pair
+    is computed on its own two classes' samples.
+    """
+    if (Z is None) == (K is None):
+        raise ValueError("give exactly one of Z (features) or K (kernel matrix)")
+    y = np.asarray(y).ravel()
+    labels = np.unique(y)
+    if labels.shape[0] < 2:
+        raise ValueError("S&S needs at least two classes")
+    if K is not None and spread != "directional":
+        raise ValueError("from a kernel matrix only spread='directional' is defined")
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float).ravel()
+    out: dict[tuple[Any, Any], SSResult] = {}
+    for a in range(labels.shape[0]):
+        for b in range(a + 1, labels.shape[0]):
+            idx = np.flatnonzero((y == labels[a]) | (y == labels[b]))
+            wi = None if w is None else w[idx]
+            if K is not None:
+                Kab = K if idx.size == y.size else K[np.ix_(idx, idx)]
+                res = kernel_ss_ratio(Kab, y[idx], wi, estimator=estimator, alpha=alpha)
+            else:
+                res = ss_ratio(
+                    np.asarray(Z)[idx], y[idx], wi, spread=spread, estimator=estimator, alpha=alpha
+                )
+            out[(_plain(labels[a]), _plain(labels[b]))] = res
+    return out
+
+
+def min_pairwise_ss(
+    y: np.ndarray,
+    *,
+    Z: np.ndarray | None = None,
+    K: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    spread: str = "directional",
+    estimator: str = "loo",
+    alpha: float = ALPHA,
+) -> tuple[tuple[Any, Any], SSResult]:
+    """The worst class pair ``S&S_min = min_(i,j) S&S_(i,j)`` and its result (eq. (31)).
+
+    For two classes this is simply their S&S.  Ties go to the first pair in label order.
+    """
+    res = pairwise_ss(
+        y, Z=Z, K=K, sample_weight=sample_weight, spread=spread, estimator=estimator, alpha=alpha
+    )
+    pair = min(res, key=lambda k: res[k].ss)
+    return pair, res[pair]
+
+
+# ---------------------------------------------------------------------------------------------
+# C_opt as a function of S&S
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExpPiece:
+    """``C(r) = a exp(b r) + c`` of ``r = sigma / d`` (the form of eq. (22)-(23))."""
+
+    a: float
+    b: float
+    c: float
+
+    def __call__(self, r: float | np.ndarray) -> float | np.ndarray:
+        out = self.a * np.exp(self.b * np.asarray(r, dtype=float)) + self.c
+        return float(out) if np.ndim(out) == 0 else out
+
+
+@dataclass(frozen=True)
+class CoptCurve:
+    """Hinge-loss optimal ``C`` as a function of ``r = sigma / d`` at ``d = 1``.
+
+    ``rising`` applies for ``r < r_break`` (S&S > 0, eq. (22)), ``falling`` for
+    ``r_break <= r < r_kernel`` (-5 < S&S <= 0, eq. (23)).  For ``r >= r_kernel`` (S&S <= -5)
+    the paper gives no value -- it asks for a kernel (eq. (32)); without a ``tail`` the curve
+    returns its value at ``r_kernel``, with one (the regenerated table simulates that regime
+    too) it follows ``tail`` up to ``r_max`` and stays constant beyond.  Values are floored
+    at ``c_min`` (the printed constants make eq. (22)-(23) negative far outside their ranges).
+
+    Attributes
+    ----------
+    rising, falling : ExpPiece
+    r_break, r_kernel : float
+    tail : ExpPiece or None
+    r_max : float or None
+        End of the simulated range of ``tail``.
+    c_min : float
+    source : str
+        Where the constants come from.
+    """
+
+    rising: ExpPiece
+    falling: ExpPiece
+    r_break: float = 1.0 / 6.0
+    r_kernel: float = 0.3
+    tail: ExpPiece | None = None
+    r_max: float | None = None
+    c_min: float = 1e-3
+    source: str = ""
+
+    def __call__(self, r: float | np.ndarray) -> float | np.ndarray:
+        r = np.asarray(r, dtype=float)
+        if np.any(np.isnan(r)) or np.any(r < 0):
+            raise ValueError("sigma / d must be non-negative")
+        if self.tail is None:
+            rc = np.minimum(r, self.r_kernel)
+            out = np.where(rc < self.r_break, self.rising(rc), self.falling(rc))
+        else:
+            r_max = self.r_kernel if self.r_max is None else max(self.r_max, self.r_kernel)
+            rc = np.minimum(r, r_max)
+            out = np.where(
+                rc < self.r_break,
+                self.rising(rc),
+                np.where(rc < self.r_kernel, self.falling(rc), self.tail(rc)),
+            )
+        out = np.maximum(out, self.c_min)
+        return float(out) if out.ndim == 0 else out
+
+
+#: eq. (22)-(23) with the printed constants; the switch is at S&S = 0 (eq. (28)), i.e.
+#: sigma / d = 1/6, where the text puts the breaking point (eq. (22)-(23) print 0.16)
+PAPER_CURVE = CoptCurve(
+    rising=ExpPiece(0.7345, 33.6915, -0.5247),
+    falling=ExpPiece(5164.4657, -21.2514, -0.8548),
+    r_break=1.0 / 6.0,
+    r_kernel=0.3,
+    source="S&S ratio eq. (22)-(23), printed constants",
+)
+
+
+def ss_regime(ss: float) -> str:
+    """Regime of eq. (28)/(32): "separable" (S&S > 0), "overlapping" (-5 < S&S <= 0) or
+    "kernel" (S&S <= -5: not linearly separable in this space, the paper asks for a kernel).
+    """
+    ss = float(ss)
+    if np.isnan(ss):
+        raise ValueError("S&S must not be NaN")
+    if ss > SS_BREAK:
+        return "separable"
+    if ss > SS_KERNEL:
+        return "overlapping"
+    return "kernel"
+
+
+def c_opt(
+    ss: float,
+    *,
+    d: float | None = None,
+    curve: CoptCurve = PAPER_CURVE,
+    rescale: bool = True,
+    alpha: float = ALPHA,
+) -> float:
+    """Hinge-loss optimal ``C`` from the S&S ratio (S&S ratio eq. (22)-(23), (28), (32)).
+
+    ``r = sigma / d = 10^(-S&S/20) / alpha`` is read off ``curve`` (built for ``d = 1``).
+    With ``rescale=True`` and ``d`` given the value is divided by ``d^2``: the hinge-loss SVM
+    on data scaled by ``a`` with penalty ``C / a^2`` has the same decision function, so a
+    curve for ``d = 1`` transfers to separability ``d`` as ``C_curve(r) / d^2``.  The paper
+    omits this factor (``rescale=False``).  ``S&S = +inf`` gives ``curve(0)``; for
+    ``S&S <= -5`` see :class:`CoptCurve` (the paper's curve stops at ``r_kernel = 0.3``).
+    """
+    ss = float(ss)
+    if np.isnan(ss):
+        raise ValueError("S&S must not be NaN")
+    r = 0.0 if ss == np.inf else (np.inf if ss == -np.inf else ratio_from_ss(ss, alpha))
+    C = float(curve(r))
+    if rescale:
+        if d is None:
+            raise ValueError("rescale=True needs the separability d (or pass rescale=False)")
+        d = float(d)
+        if not (np.isfinite(d) and d > 0):
+            raise ValueError(f"d must be positive and finite to rescale C, got {d}")
+        C = C / d**2
+    return C
+
+
+def load_copt_table(path: str | Path | None = None) -> CoptCurve:
+    """The regenerated C_opt curve shipped with svmtune (or the JSON at ``path``).
+
+    The file is written by ``python -m svmtune.criteria.ss_table``; its ``"fit"`` entry holds
+    the exponential pieces refitted to the simulated optimum ``C`` (see that module).
+    """
+    if path is None:
+        text = resources.files("svmtune.criteria").joinpath(_TABLE_RESOURCE).read_text()
+    else:
+        text = Path(path).read_text()
+    table = json.loads(text)
+    fit = table["fit"]
+    tail = fit.get("tail")
+    return CoptCurve(
+        rising=ExpPiece(**fit["rising"]),
+        falling=ExpPiece(**fit["falling"]),
+        r_break=float(fit["r_break"]),
+        r_kernel=float(fit["r_kernel"]),
+        tail=None if tail is None else ExpPiece(**tail),
+        r_max=None if fit.get("r_max") is None else float(fit["r_max"]),
+        c_min=float(fit.get("c_min", 1e-3)),
+        source=str(table.get("command", "svmtune.criteria.ss_table")),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# feature maps (eq. (24), §5.1) and kernel selection (eq. (26)-(27))
+# ---------------------------------------------------------------------------------------------
+def exact_kernel_features(K: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
+    """Exact feature map of a kernel matrix by its eigendecomposition (§5.1, "SVD").
+
+    ``K = V diag(lam) V^T`` gives ``Phi = V_+ diag(sqrt(lam_+))`` with ``Phi Phi^T = K`` on
+    the eigenvalues above ``rtol * max(lam)``; rows are the training points.  O(n^3).
+    """
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
+        raise ValueError("K must be a finite square matrix")
+    lam, V = np.linalg.eigh(0.5 * (K + K.T))
+    top = float(lam.max()) if lam.size else 0.0
+    if top <= 0:
+        return np.zeros((K.shape[0], 1))
+    keep = lam > rtol * top
+    return V[:, keep] * np.sqrt(lam[keep])
+
+
+def kernel_features(
+    X: np.ndarray,
+    kernel: Kernel,
+    *,
+    method: str = "exact",
+    n_components: int = 512,
+    random_state: int | np.random.RandomState | None = None,
+) -> np.ndarray:
+    """Feature map ``Phi(X)`` of a kernel, exact or approximate (S&S ratio §5.1).
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+    kernel : Kernel
+        "linear" (returns ``X``), "rbf" or "poly".
+    method : {"exact", "rff", "nystroem", "tensor_sketch"}
+        "exact": eigendecomposition of the kernel matrix (:func:`exact_kernel_features`);
+        "rff": random Fourier features / random kitchen sinks (RBF only; Rahimi & Recht,
+        scikit-learn ``RBFSampler``); "nystroem": Nystroem features on ``n_components``
+        random landmarks; "tensor_sketch": Tensor Sketch (polynomial only; Pham & Pagh,
+        scikit-learn ``PolynomialCountSketch``).
+    n_components : int
+        Dimension of the approximate maps (ignored by "exact").
+    random_state
+        Seeds the approximate maps.
+    """
+    _check_choice("method", method, FEATURE_MAPS)
+    X = _as_features(X)
+    if not isinstance(kernel, Kernel):
+        raise TypeError("kernel must be a svmtune.kernels.Kernel")
+    if kernel.name not in ("linear", "rbf", "poly"):
+        raise ValueError(
+            f"S&S feature maps are defined for positive semi-definite kernels "
+            f"('linear', 'rbf', 'poly'), not {kernel.name!r}"
+        )
+    if int(n_components) < 1:
+        raise ValueError(f"n_components must be a positive integer, got {n_components}")
+    n_components = int(n_components)
+    if kernel.name == "linear":
+        return X
+    if method == "exact":
+        return exact_kernel_features(kernel(X))
+    if method == "rff":
+        if kernel.name != "rbf":
+            raise ValueError("random Fourier features approximate the RBF kernel only")
+        rs = RBFSampler(
+            gamma=gamma_from_sigma(kernel.sigma),
+            n_components=n_components,
+            random_state=random_state,
+        )
+        return rs.fit_transform(X)
+    if method == "tensor_sketch":
+        if kernel.name != "poly":
+            raise ValueError("Tensor Sketch approximates the polynomial kernel only")
+        ts = PolynomialCountSketch(
+            gamma=kernel.gamma,
+            degree=int(kernel.degree),
+            coef0=kernel.coef0,
+            n_components=n_components,
+            random_state=random_state,
+        )
+        return ts.fit_transform(X)
+    # Nystroem
+    kw: dict[str, Any] = {"kernel": kernel.name}
+    if kernel.name == "rbf":
+        kw["gamma"] = gamma_from_sigma(kernel.sigma)
+    else:
+        kw.update(gamma=kernel.gamma, degree=int(kernel.degree), coef0=kernel.coef0)
+    ny = Nystroem(n_components=min(n_components, X.shape[0]), random_state=random_state, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # n_components > n_samples is capped above
+        return ny.fit_transform(X)
+
+
+def select_kernel(ss_values: Sequence[float], threshold: float = SS_KERNEL) -> tuple[int, bool]:
+    """Index of the kernel to use: the highest S&S among those above ``threshold``.
+
+    Eq. (26)-(27): kernels with ``S&S <= -5`` are discarded, the maximum is kept.  When every
+    candidate is discarded the paper gives no rule; the maximum over all candidates is
+    returned with ``admissible=False`` so that the caller can say so.  Ties go to the first
+    candidate.
+
+    Returns
+    -------
+    index : int
+    admissible : bool
+        Whether the chosen candidate passed the threshold.
+    """
+    s = np.asarray(ss_values, dtype=float)
+    if s.ndim != 1 or s.size == 0:
+        raise ValueError("need a non-empty 1-D sequence of S&S values")
+    if np.any(np.isnan(s)):
+        raise ValueError("S&S values must not be NaN")
+    ok = s > threshold
+    if ok.any():
+        return int(np.flatnonzero(ok)[np.argmax(s[ok])]), True
+    return int(np.argmax(s)), False

@@ -1,0 +1,189 @@
+"""S&S-RB selector (method "ss"): kernel and C from the S&S ratio, no SVM fits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from svmtune import SVMTuner
+from svmtune.criteria.ss_ratio import (
+    PAPER_CURVE,
+    c_opt,
+    kernel_ss_ratio,
+    load_copt_table,
+    min_pairwise_ss,
+)
+from svmtune.kernels import Kernel
+from svmtune.methods.base import get_selector
+from svmtune.methods.ss_ratio import SSRatio
+
+
+def rings(n=120, seed=0):
+    """Two concentric rings: not linearly separable, easy for an RBF kernel."""
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0, 2 * np.pi, n)
+    r = np.where(np.arange(n) < n // 2, 1.0, 3.0) + 0.2 * rng.normal(size=n)
+    X = np.column_stack([r * np.cos(t), r * np.sin(t)])
+    y = (np.arange(n) >= n // 2).astype(int)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def blobs3(seed=0):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    y = np.repeat([0, 1, 2], [30, 25, 35])
+    X = centres[y] + 0.7 * rng.normal(size=(90, 2))
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def test_registered_and_validates_options():
+    assert isinstance(get_selector("ss"), SSRatio)
+    bad = [
+        {"kernels": "sigmoid"},
+        {"kernels": ("rbf", "tanh")},
+        {"kernels": ()},
+        {"sigmas": [1.0, -2.0]},
+        {"log2_sigma": (3.0, 1.0, 0.5)},
+        {"log2_sigma": 5},
+        {"degrees": (0, 2)},
+        {"degrees": (2.5,)},
+        {"spread": "total"},
+        {"estimator": "jackknife"},
+        {"feature_map": "svd"},
+        {"n_components": 1},
+        {"curve": "fit"},
+        {"threshold": np.nan},
+        {"max_samples": 2},
+        {"max_exact": -1},
+    ]
+    for params in bad:
+        with pytest.raises(ValueError):
+            get_selector("ss", params)
+    with pytest.raises(ValueError, match="invalid method_params"):
+        get_selector("ss", {"no_such_option": 1})
+
+
+def test_rbf_selection_is_the_argmax_and_c_follows_the_curve():
+    X, y = rings()
+    sel = SSRatio().select(X, y, random_state=0)
+    assert sel.n_svm_fits == 0 and sel.final_model == "l1" and sel.estimate is None
+    assert sel.params["kernel"] == "rbf"
+    scores = [h["ss"] for h in sel.history]
+    ok = [s for s in scores if s > -5]
+    assert sel.criterion == pytest.approx(max(ok) if ok else max(scores))
+    assert sel.info["ss"] == sel.criterion
+    assert set(sel.info) >= {"d", "sigma", "ss", "kernel_scores", "C_opt"}
+    assert len(sel.info["kernel_scores"]) == 15
+    # recompute from the definitions: exact kernel matrix of the chosen width
+    res = kernel_ss_ratio(Kernel("rbf", sigma=sel.params["sigma"])(X), y)
+    assert res.ss == pytest.approx(sel.criterion)
+    assert sel.info["d"] == pytest.approx(res.d)
+    assert sel.info["sigma"] == pytest.approx(res.sigma)
+    # every candidate's score is the S&S of its exact kernel matrix (the selector builds the
+    # RBF matrices of the sqrt(2)-spaced grid by squaring the previous one)
+    for h in sel.history:
+        direct = kernel_ss_ratio(Kernel("rbf", sigma=h["sigma"])(X), y).ss
+        assert h["ss"] == pytest.approx(direct, rel=1e-9, abs=1e-9)
+    C = c_opt(res.ss, d=res.d, curve=load_copt_table())
+    assert sel.params["C"] == pytest.approx(C) == pytest.approx(sel.info["C_opt"])
+    # the rings need a kernel: the linear S&S is far below the chosen RBF one
+    lin = SSRatio().select(X, y, kernel="linear")
+    assert lin.info["admissible"] is False and lin.info["regime"] == "kernel"
+    assert lin.params == {"kernel": "linear", "C": lin.params["C"]}
+    assert lin.criterion < sel.criterion - 5
+
+
+def test_options_change_c_as_documented():
+    X, y = rings(seed=1)
+    a = SSRatio(curve="paper").select(X, y)
+    b = SSRatio(curve="paper", rescale=False).select(X, y)
+    assert a.params["sigma"] == b.params["sigma"]
+    assert b.params["C"] == pytest.approx(c_opt(b.criterion, curve=PAPER_CURVE, rescale=False))
+    assert a.params["C"] == pytest.approx(b.params["C"] / a.info["d"] ** 2)
+    s = SSRatio(sigmas=[0.3, 1.0]).select(X, y)
+    assert s.params["sigma"] in (0.3, 1.0) and len(s.history) == 2
+
+
+def test_kernel_families():
+    X, y = rings(seed=2)
+    poly = SSRatio().select(X, y, kernel="poly")
+    assert poly.params["kernel"] == "poly" and poly.params["degree"] in (2, 3)
+    assert poly.params["gamma"] == pytest.approx(0.5) and poly.params["coef0"] == 1.0
+    allk = SSRatio(kernels="all").select(X, y, kernel="rbf")
+    labels = list(allk.info["kernel_scores"])
+    assert labels[0] == "linear" and labels[1:3] == ["poly(degree=2)", "poly(degree=3)"]
+    assert all(k.startswith("rbf") for k in labels[3:])
+    best = max(allk.info["kernel_scores"].values())
+    assert allk.criterion == pytest.approx(best)
+    two = SSRatio(kernels=("linear", "poly"), degrees=[2]).select(X, y)
+    assert list(two.info["kernel_scores"]) == ["linear", "poly(degree=2)"]
+    with pytest.raises(ValueError, match="kernels"):
+        SSRatio().select(X, y, kernel="sigmoid")
+
+
+def test_multiclass_uses_the_worst_pair():
+    X, y = blobs3()
+    sel = SSRatio().select(X, y)
+    K = Kernel("rbf", sigma=sel.params["sigma"])(X)
+    pair, res = min_pairwise_ss(y, K=K)
+    assert sel.info["pair"] == list(pair)
+    assert sel.criterion == pytest.approx(res.ss)
+
+
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"feature_map": "approx"},
+        {"feature_map": "nystroem", "n_components": 50},
+        {"spread": "isotropic"},
+        {"spread": "isotropic", "feature_map": "exact"},
+        {"estimator": "plain"},
+        {"max_samples": 60},
+        {"kernels": "all", "feature_map": "approx", "n_components": 64},
+    ],
+)
+def test_feature_space_variants_are_seeded_and_finite(opts):
+    X, y = rings(seed=3)
+    a = SSRatio(**opts).select(X, y, random_state=7)
+    b = SSRatio(**opts).select(X, y, random_state=7)
+    assert a.params == b.params and a.criterion == b.criterion
+    assert np.isfinite(a.params["C"]) and a.params["C"] > 0
+    assert all(not np.isnan(h["ss"]) for h in a.history)
+
+
+def test_sample_weight_is_used():
+    X, y = rings(seed=4)
+    w = np.where(y == 1, 3.0, 1.0)
+    a = SSRatio().select(X, y)
+    b = SSRatio().select(X, y, w)
+    sa = np.array([h["ss"] for h in a.history])
+    sb = np.array([h["ss"] for h in b.history])
+    finite = np.isfinite(sa) & np.isfinite(sb)
+    assert finite.sum() > 5
+    assert np.all(np.abs(sa[finite] - sb[finite]) > 1e-6)
+
+
+def test_degenerate_data_warn_and_stay_finite():
+    X = np.zeros((20, 3))
+    y = np.r_[np.zeros(10, int), np.ones(10, int)]
+    with pytest.warns(UserWarning, match="no candidate kernel"):
+        sel = SSRatio().select(X, y)
+    assert sel.criterion == -np.inf
+    assert np.isfinite(sel.params["C"]) and sel.params["C"] > 0
+    # duplicated rows
+    Xr, yr = rings(n=40, seed=5)
+    Xd, yd = np.vstack([Xr, Xr]), np.r_[yr, yr]
+    sel = SSRatio().select(Xd, yd)
+    assert np.isfinite(sel.params["C"])
+
+
+def test_tuner_end_to_end():
+    X, y = rings(n=160, seed=6)
+    tuner = SVMTuner(method="ss", random_state=0).fit(X[:100], y[:100])
+    assert tuner.n_svm_fits_ == 0
+    assert tuner.criterion_ == tuner.selection_.info["ss"]
+    assert tuner.best_params_["kernel"] == "rbf"
+    assert tuner.score(X[100:], y[100:]) > 0.9
+    Xm, ym = blobs3(seed=1)
+    t3 = SVMTuner(method="ss", method_params={"kernels": "all"}).fit(Xm, ym)
+    assert t3.score(Xm, ym) > 0.9
