@@ -1,0 +1,184 @@
+"""The span-paper suite: its definition, its figure and experiments on tiny inputs, and a tiny
+slice of it through the runner."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from svmtune.bench.runner import run_suite
+from svmtune.bench.suite import MethodSpec, get_suite
+from svmtune.bench.suites import _span_experiments as X
+from svmtune.bench.suites import span_paper as sp
+from svmtune.datasets import list_datasets, load_dataset
+from svmtune.loo.span_rule import holdout_error, worst_case_at_minimum
+from svmtune.methods.base import METHODS
+from svmtune.svm import fit_l1_svm
+
+
+def test_suite_is_registered_and_consistent():
+    suite = get_suite("span-paper")
+    assert suite is sp.SUITE and suite.name == "span-paper"
+    names = set(list_datasets())
+    for t in suite.tasks:
+        assert t.dataset in names, t.dataset
+        assert t.test_dataset is None or t.test_dataset in names
+        assert t.options["n_train"] > 0 and t.options["n_test"] > 0
+    assert len(suite.tasks) == 14  # Table 1
+    for m in suite.methods:
+        assert m.method in METHODS
+    yard = suite.yardstick_labels()
+    assert yard == {"grid": "grid-10fold", "default": "default"}
+    grid = next(m for m in suite.methods if m.label == "grid-10fold")
+    assert grid.method == "grid" and grid.params["n_splits"] == 10
+    cv = next(m for m in suite.methods if m.label == "K-fold CV")
+    assert cv.params == {"search": "class_weights", "criterion": "cv", "n_splits": 5}
+
+
+def test_published_entries_match_tasks_and_labels():
+    suite = sp.SUITE
+    tasks = {t.name for t in suite.tasks}
+    labels = {m.label for m in suite.methods}
+    assert len(suite.published) == 12 * 4
+    for p in suite.published:
+        assert p["task"] in tasks and p["method"] in labels
+        assert p["metric"] == "error" and p["unit"] == "fraction"
+        assert 0.0 < p["value"] < 0.5
+    # spot checks against the text of Table 2
+    pub = {(p["task"], p["method"]): p["value"] for p in suite.published}
+    assert pub[("mushrooms", "K-fold CV")] == 0.0456
+    assert pub[("MNIST 0's vs. 8's", "Span bound")] == 0.0061
+    assert pub[("adult", "xi-alpha bound")] == 0.2405
+    # Tables 3-6 cover the 14 data sets; every row of Table 2 and 3 has 5 columns
+    for table in (sp.TABLE4, sp.TABLE5, sp.TABLE6):
+        assert set(table) == tasks
+    assert set(sp.TABLE2) | set(sp.TABLE3) == tasks
+    assert all(len(v) == 5 for v in list(sp.TABLE2.values()) + list(sp.TABLE3.values()))
+    # the minimum test error is a lower bound of every column (a transcription check)
+    for v in list(sp.TABLE2.values()) + list(sp.TABLE3.values()):
+        assert min(v[:4]) >= v[4]
+
+
+def test_error_by_method_figure_on_a_synthetic_frame(tmp_path):
+    rows = []
+    for t in ("banana", "waveform"):
+        for m, acc in (("Span-rule", 0.8), ("K-fold CV", 0.75), ("default", 0.7)):
+            rows.append({"task": t, "method": m, "status": "ok", "accuracy": acc})
+    rows.append({"task": "banana", "method": "xi-alpha bound", "status": "error: x"})
+    paths = sp.error_by_method(pd.DataFrame(rows), tmp_path)
+    assert [p.suffix for p in paths] == [".png", ".csv"]
+    table = pd.read_csv(paths[1], index_col=0)
+    assert table.loc["banana", "Span-rule"] == pytest.approx(0.2)
+    assert sp.error_by_method(pd.DataFrame(rows[-1:]), tmp_path) == []
+
+
+def _blobs(n, seed):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    Xm = rng.normal(size=(n, 3)) + 0.9 * (y > 0)[:, None]
+    return Xm, y
+
+
+def test_grid_study_matches_direct_fits():
+    Xtr, ytr = _blobs(60, 0)
+    Xte, yte = _blobs(80, 1)
+    Xtr, Xte = X.scale_unit(Xtr, Xte)
+    data = X.SplitData(Xtr, ytr, Xte, yte, None)
+    grid = X.class_weight_grid(8.0)  # log2 C+/C- in {-6, 2, 10}: 9 models
+    assert len(grid) == 9
+    df = X.grid_study(data, grid, seed=0)
+    assert len(df) == 9
+    for c in X.CRITERIA:
+        assert np.all((df[c] >= 0) & np.isfinite(df[c]))
+    assert np.all((df["cv"] <= 1) & (df["span_rule"] <= 1) & (df["xi_alpha"] <= 1))
+    # the test error of one model equals a direct fit with the same per-class bounds
+    from svmtune.kernels import Kernel, sigma_from_gamma
+
+    r = df.iloc[4]
+    k = Kernel("rbf", sigma=float(sigma_from_gamma(1.0 / 3)))
+    sol = fit_l1_svm(ytr, r["C"], K=k(Xtr), sample_weight=np.where(ytr > 0, r["ratio"], 1.0))
+    assert r["test_error"] == pytest.approx(holdout_error(sol, k(Xte, Xtr), yte))
+    assert r["n_sv"] == sol.support.sum()
+    s = X.summarise_grid(df)
+    assert s["sel_span_rule"] == worst_case_at_minimum(df["span_rule"], df["test_error"])
+    assert s["min_error"] <= min(s[f"sel_{c}"] for c in X.CRITERIA)
+    assert s["time_span_rule"] >= s["time_spans"] > 0
+
+
+def test_instance_weight_grid_and_error_curves(tmp_path):
+    grid = X.instance_weight_grid((1.0, 5.0), (0.0, 0.5), (-2.0, 2.0, 2.0))
+    assert len(grid) == 12 and {g["kind"] for g in grid} == {"scores"}
+    assert len(X.instance_weight_grid()) == 1700  # the paper's grid
+    assert len(X.class_weight_grid()) == 1089
+    Xtr, ytr = _blobs(50, 2)
+    Xte, yte = _blobs(40, 3)
+    q = np.linspace(0, 1, 50)
+    A_tr, A_te = X.scale_unit(Xtr, Xte)
+    data = X.SplitData(A_tr, ytr, A_te, yte, q)
+    df = X.grid_study(data, grid, span_bound=False, cv=False, seed=0)
+    assert "cv" not in df and "span_bound" not in df
+    path = X.plot_error_curves(df, ("A", "B", "C"), "tiny", tmp_path / "f.png")
+    assert path.exists() and path.stat().st_size > 0
+    with pytest.raises(ValueError, match="scores"):
+        X.grid_study(X.SplitData(data.X_train, ytr, data.X_test, yte, None), grid, cv=False)
+
+
+def test_ringnorm_study_marks_sizes_not_run(tmp_path):
+    df = X.ringnorm_study(
+        (32, 64, 128), (2,), run_sizes=(32,), grid=X.class_weight_grid(16.0), seed=0
+    )
+    assert list(df["status"]) == ["ok", "not run", "not run"]
+    ok = df.iloc[0]
+    assert ok["time_span_rule"] > 0 and ok["time_cv"] > 0 and ok["n_sv"] >= ok["n_inbound"]
+    paths = X.plot_ringnorm(df, tmp_path / "t.png", tmp_path / "s.png")
+    assert all(p.exists() for p in paths)
+
+
+def test_paper_splits_follow_table1():
+    task = next(t for t in sp.TASKS if t.name == "Parkinson's speech")
+    d = X.load_paper_split(task, 0)
+    assert len(d.y_train) == len(d.y_test) == 520  # 20 subjects x 26 recordings each
+    assert d.q is not None and d.q.min() >= 0 and d.q.max() == 1
+    assert np.all(d.q[d.y_train < 0] == 1)  # healthy: score 1 (Section 6.3)
+    assert d.X_train.min() >= 0 and d.X_train.max() <= 1
+    bank = next(t for t in sp.TASKS if t.name == "bank marketing")
+    raw, _, _ = load_dataset("bank_marketing")
+    assert "duration" in raw.columns and "duration" in bank.drop_columns
+    breast = next(t for t in sp.TASKS if t.name == "breast cancer")
+    d = X.load_paper_split(breast, 0)
+    assert len(d.y_train) == 100 and len(d.y_test) == 599  # 699 rows: 783 not available
+    assert "783" in d.notes
+
+
+def test_tiny_slice_through_the_runner(tmp_path):
+    task = replace(next(t for t in sp.TASKS if t.name == "breast cancer"), subsample=120)
+    tiny = replace(
+        sp.SUITE,
+        tasks=[task],
+        methods=[
+            MethodSpec(
+                "Span-rule",
+                "span_rule",
+                {"search": "class_weights", "log2_C_pos": (-2, 6, 4), "log2_C_neg": (-2, 6, 4)},
+            ),
+            MethodSpec("default", "default"),
+        ],
+        protocol=replace(sp.SUITE.protocol, train_size=60),
+        experiments=[],
+        yardsticks={"default": "default"},
+    )
+    summary = run_suite(tiny, tmp_path, progress=False, entropy=False)
+    assert (summary.n_cells, summary.n_ok) == (2, 2)
+    rows = [
+        json.loads(x) for x in (tmp_path / "span-paper" / "results.jsonl").read_text().splitlines()
+    ]
+    span = next(r for r in rows if r["method"] == "Span-rule")
+    assert span["n_train"] == 60 and span["n_test"] == 60
+    assert span["selection_info"]["n_candidates"] == 9
+    assert 0 <= span["estimate"] <= 1
+    paths = sp.error_by_method(pd.DataFrame(rows), tmp_path)
+    assert paths and paths[0].exists()
