@@ -1,0 +1,1042 @@
+"""Helpers of the ``rbsvm-paper`` suite: the paper's tables as data, our side of them, Fig. 4.
+
+Everything here is about reproducing Peng et al., "Regression-based hyperparameter learning
+for support vector machines" (RBSVM, IEEE TNNLS 2023):
+
+* ``PAPER_TABLE_II`` / ``PAPER_TABLE_III`` / ``PAPER_TABLE_V`` / ``PAPER_WILCOXON``: the
+  paper's Tables II (learned sigma, C), III (10-fold accuracy, mean and std in %), V (model
+  entropy) and IV / VI (paired Wilcoxon tests of RBSVM against each baseline), transcribed
+  from the paper text (``tests/bench/test_suite_rbsvm_paper.py`` re-parses the paper and checks
+  every number when the paper file is available);
+* :func:`paper_tables` (a suite *figure*): Tables II-VI with our numbers beside the paper's,
+  and the acceptance check of issue #3 (RBSVM vs grid search accuracy and selection-time ratio
+  per task, measured in the same run);
+* :class:`RuntimeVsN` (a suite *experiment*): RBSVM Fig. 4, selection time against the
+  number of samples on stratified subsamples of skin_nonskin, for the gradient methods and
+  for grid / random / Bayesian search with 16 and 256 candidates; sizes and the largest size
+  actually run per method are parameters, and the plot marks the points not run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from svmtune.bench.stats import wilcoxon_signed_rank
+
+__all__ = [
+    "METHOD_LABELS",
+    "PAPER_TABLE_II",
+    "PAPER_TABLE_III",
+    "PAPER_TABLE_V",
+    "PAPER_WILCOXON",
+    "published_entries",
+    "wilcoxon_vs_reference",
+    "acceptance_table",
+    "paper_tables",
+    "RuntimeVsN",
+    "FIG4_METHODS",
+]
+
+#: the paper's six method columns (Tables II-VI), in the paper's order; these are also the
+#: MethodSpec labels of the suite
+METHOD_LABELS: tuple[str, ...] = (
+    "RBSVM",
+    "SpanSVM",
+    "RMSVM",
+    "GridSearch",
+    "RandomSearch",
+    "BayesSearch",
+)
+
+# ----------------------------------------------------------------------------- paper data
+#: RBSVM Table II: learned (sigma, C) per task, for each method of METHOD_LABELS in order
+PAPER_TABLE_II: dict[str, tuple[tuple[float, float], ...]] = {
+    "breast-cancer": (
+        (3.9005, 3.7979),
+        (4.3421, 3.8711),
+        (3.9283, 0.92540),
+        (0.0039, 0.0039),
+        (36.238, 97.454),
+        (102.36, 98.832),
+    ),
+    "spect-heart": (
+        (6.0129, 3.3595),
+        (1.7195, 2.3278),
+        (6.1977, 2.48500),
+        (0.0039, 0.0039),
+        (10.097, 37.983),
+        (252.79, 47.214),
+    ),
+    "hepatitis": (
+        (5.8777, 2.9377),
+        (8.8703, 3.6909),
+        (5.6806, 1.85831),
+        (4.0000, 0.5000),
+        (31.891, 24.408),
+        (90.989, 186.86),
+    ),
+    "diabetes": (
+        (9.1474, 17.545),
+        (9.0826, 17.127),
+        (5.4155, 0.51174),
+        (32.000, 128.00),
+        (34.692, 230.98),
+        (151.81, 75.439),
+    ),
+    "thyroid": (
+        (1.9382, 13.896),
+        (1.5207, 3.7117),
+        (1.1809, 2.74195),
+        (2.0000, 128.00),
+        (2.7062, 102.81),
+        (2.5300, 88.396),
+    ),
+    "monks-1": (
+        (1.8015, 85.618),
+        (1.5358, 20.944),
+        (1.9125, 0.58766),
+        (4.0000, 4.0000),
+        (11.027, 212.15),
+        (11.040, 186.70),
+    ),
+    "monks-2": (
+        (1.9515, 875.72),
+        (1.7213, 165.74),
+        (1.8015, 85.6178),
+        (2.0000, 128.00),
+        (3.3074, 250.61),
+        (244.80, 188.96),
+    ),
+    "monks-3": (
+        (2.9620, 826.39),
+        (2.2453, 108.64),
+        (1.8061, 30.8556),
+        (4.0000, 4.0000),
+        (11.027, 212.15),
+        (11.040, 186.70),
+    ),
+    "tic-tac-toe": (
+        (2.2153, 20.188),
+        (2.3974, 11.308),
+        (4.3590, 109.523),
+        (4.0000, 64.000),
+        (6.1030, 160.35),
+        (5.6574, 124.27),
+    ),
+    "adult": (
+        (1.7198, 2.6242),
+        (0.8874, 1.7704),
+        (5.7342, 0.50358),
+        (16.000, 2.0000),
+        (16.125, 30.527),
+        (129.52, 136.89),
+    ),
+    "crx": (
+        (4.0909, 0.5177),
+        (3.1659, 0.4262),
+        (3.9232, 0.27584),
+        (4.0000, 0.1250),
+        (66.317, 116.98),
+        (56.840, 116.03),
+    ),
+    "cmc": (
+        (0.3481, 50.690),
+        (0.6290, 165.14),
+        (0.1752, 19.9075),
+        (16.000, 64.000),
+        (12.884, 31.855),
+        (20.429, 192.25),
+    ),
+    "twonorm": (
+        (3.9715, 0.4008),
+        (2.5280, 0.4773),
+        (4.6866, 0.40087),
+        (2.0000, 0.0156),
+        (86.365, 1.0865),
+        (183.24, 5.0184),
+    ),
+    "balance-1": (
+        (3.1217, 839.50),
+        (2.7669, 249.59),
+        (2.8867, 8.58761),
+        (4.0000, 128.00),
+        (4.5363, 138.87),
+        (4.8811, 224.11),
+    ),
+    "balance-2": (
+        (2.9079, 926.88),
+        (2.3344, 568.17),
+        (2.1747, 1.90632),
+        (2.0000, 128.00),
+        (3.3244, 190.20),
+        (2.4731, 181.73),
+    ),
+    "balance-3": (
+        (2.2009, 481.05),
+        (2.0243, 143.80),
+        (2.2122, 4.17880),
+        (2.0000, 128.00),
+        (2.2593, 231.91),
+        (2.6509, 189.43),
+    ),
+    "german": (
+        (6.0113, 1.0409),
+        (5.6368, 1.3453),
+        (6.1475, 0.30717),
+        (8.0000, 0.5000),
+        (95.546, 19.028),
+        (163.85, 55.220),
+    ),
+    "australian": (
+        (6.2752, 1.6780),
+        (6.6151, 0.7465),
+        (5.0276, 0.42501),
+        (0.1250, 0.1250),
+        (3.3906, 174.24),
+        (0.4186, 92.808),
+    ),
+    "ijcnn1": (
+        (7.5612, 3.1361),
+        (4.1767, 9.0165),
+        (4.0884, 14.1236),
+        (4.0000, 8.0000),
+        (4.3088, 30.284),
+        (12.124, 154.12),
+    ),
+    "skin-nonskin": (
+        (0.3552, 2.0729),
+        (0.2545, 1.3859),
+        (0.2972, 2.27256),
+        (0.2500, 2.0000),
+        (1.5703, 25.468),
+        (0.3554, 60.249),
+    ),
+}
+
+#: RBSVM Table III: 10-fold CV accuracy in %, (mean, std) per method of METHOD_LABELS
+PAPER_TABLE_III: dict[str, tuple[tuple[float, float], ...]] = {
+    "breast-cancer": (
+        (75.51, 0.70),
+        (74.45, 0.60),
+        (74.11, 0.66),
+        (70.30, 1.40),
+        (70.30, 1.40),
+        (70.30, 7.58),
+    ),
+    "spect-heart": (
+        (84.26, 0.18),
+        (83.87, 0.96),
+        (83.86, 1.22),
+        (79.40, 0.17),
+        (79.40, 0.17),
+        (79.41, 4.82),
+    ),
+    "hepatitis": (
+        (89.08, 0.89),
+        (89.08, 0.89),
+        (89.08, 0.89),
+        (88.40, 6.20),
+        (87.80, 0.66),
+        (87.79, 6.57),
+    ),
+    "diabetes": (
+        (77.60, 0.18),
+        (77.59, 0.17),
+        (77.59, 0.17),
+        (75.60, 0.90),
+        (75.60, 0.90),
+        (75.63, 9.03),
+    ),
+    "thyroid": (
+        (98.12, 0.06),
+        (95.82, 0.11),
+        (96.30, 0.18),
+        (94.50, 5.70),
+        (94.50, 0.57),
+        (94.50, 5.71),
+    ),
+    "monks-1": (
+        (99.78, 0.01),
+        (90.53, 0.02),
+        (83.32, 0.30),
+        (77.50, 17.10),
+        (77.00, 17.10),
+        (78.20, 17.68),
+    ),
+    "monks-2": (
+        (97.21, 0.19),
+        (96.75, 0.18),
+        (95.59, 0.16),
+        (75.90, 12.60),
+        (74.10, 10.70),
+        (77.64, 16.62),
+    ),
+    "monks-3": (
+        (100.0, 0.00),
+        (100.0, 0.00),
+        (100.0, 0.00),
+        (100.0, 0.00),
+        (97.20, 0.43),
+        (98.60, 0.18),
+    ),
+    "tic-tac-toe": (
+        (100.0, 0.00),
+        (99.16, 0.01),
+        (98.43, 0.01),
+        (96.30, 0.58),
+        (97.70, 0.50),
+        (97.80, 4.99),
+    ),
+    "adult": (
+        (88.67, 0.09),
+        (88.70, 0.06),
+        (83.40, 0.13),
+        (82.90, 0.16),
+        (82.90, 0.12),
+        (82.85, 0.13),
+    ),
+    "crx": (
+        (86.67, 0.19),
+        (86.67, 0.19),
+        (86.67, 0.19),
+        (85.10, 15.50),
+        (84.90, 17.20),
+        (84.92, 17.25),
+    ),
+    "cmc": (
+        (77.80, 0.10),
+        (77.60, 0.10),
+        (77.60, 0.10),
+        (72.00, 3.50),
+        (72.00, 3.50),
+        (78.60, 3.64),
+    ),
+    "twonorm": (
+        (98.40, 0.03),
+        (98.30, 0.04),
+        (98.40, 0.03),
+        (97.90, 1.30),
+        (97.90, 1.30),
+        (97.80, 0.12),
+    ),
+    "balance-1": (
+        (99.68, 0.01),
+        (99.20, 0.01),
+        (99.03, 0.02),
+        (96.80, 3.80),
+        (97.10, 3.70),
+        (97.60, 2.90),
+    ),
+    "balance-2": (
+        (94.06, 0.17),
+        (92.61, 0.32),
+        (92.15, 0.19),
+        (93.90, 1.40),
+        (92.50, 1.40),
+        (92.25, 2.74),
+    ),
+    "balance-3": (
+        (99.52, 0.01),
+        (99.04, 0.01),
+        (99.04, 0.01),
+        (98.90, 1.80),
+        (99.00, 1.60),
+        (98.71, 1.88),
+    ),
+    "german": (
+        (76.40, 0.15),
+        (76.00, 0.19),
+        (76.00, 0.19),
+        (73.30, 12.10),
+        (73.40, 10.30),
+        (73.30, 12.85),
+    ),
+    "australian": (
+        (87.54, 0.08),
+        (87.39, 0.11),
+        (87.39, 0.11),
+        (87.10, 0.50),
+        (87.10, 0.52),
+        (87.11, 5.24),
+    ),
+    "ijcnn1": (
+        (97.77, 0.02),
+        (97.37, 0.04),
+        (96.27, 0.05),
+        (95.80, 0.02),
+        (95.60, 0.24),
+        (95.55, 0.25),
+    ),
+    "skin-nonskin": (
+        (99.82, 0.01),
+        (99.70, 0.01),
+        (99.52, 0.02),
+        (99.60, 0.05),
+        (99.50, 0.08),
+        (99.60, 0.06),
+    ),
+}
+
+#: RBSVM Table V: model entropy (eq. (39)) per method of METHOD_LABELS
+PAPER_TABLE_V: dict[str, tuple[float, ...]] = {
+    "breast-cancer": (0.8643, 0.8631, 0.8682, 0.9235, 0.8682, 0.8801),
+    "spect-heart": (0.7078, 0.767, 0.7608, 0.8298, 0.7433, 0.8093),
+    "hepatitis": (0.6512, 0.6551, 0.6551, 0.7244, 0.6537, 0.6561),
+    "diabetes": (0.8066, 0.8076, 0.8076, 0.8093, 0.8078, 0.8715),
+    "thyroid": (0.391, 0.5516, 0.4908, 0.1647, 0.2575, 0.2516),
+    "monks-1": (0.5256, 0.6584, 0.8482, 0.7886, 0.7661, 0.7749),
+    "monks-2": (0.4411, 0.4797, 0.4847, 0.4847, 0.5617, 0.5072),
+    "monks-3": (0.1817, 0.2450, 0.2781, 0.2786, 0.4474, 0.4887),
+    "tic-tac-toe": (0.4432, 0.6221, 0.5831, 0.5402, 0.5876, 0.6128),
+    "adult": (0.6162, 0.6168, 0.6901, 0.7168, 0.6405, 0.7116),
+    "crx": (0.8048, 0.8066, 0.8066, 0.8066, 0.7218, 0.7635),
+    "cmc": (0.6912, 0.6901, 0.6912, 0.9045, 0.9028, 0.6903),
+    "twonorm": (0.8430, 0.8816, 0.8426, 0.9395, 0.9359, 0.9337),
+    "balance-1": (0.0888, 0.1091, 0.1259, 0.1485, 0.1578, 0.1463),
+    "balance-2": (0.2359, 0.2906, 0.6529, 0.2916, 0.3621, 0.2619),
+    "balance-3": (0.0952, 0.1132, 0.1132, 0.1132, 0.1000, 0.1067),
+    "german": (0.8159, 0.8289, 0.8289, 0.8419, 0.8662, 0.8665),
+    "australian": (0.6996, 0.7634, 0.7634, 0.7634, 0.7166, 0.7165),
+    "ijcnn1": (0.3935, 0.4268, 0.6400, 0.6356, 0.6457, 0.6704),
+    "skin-nonskin": (0.4431, 0.5595, 0.5302, 0.6531, 0.6624, 0.5731),
+}
+
+#: RBSVM Tables IV (accuracy) and VI (model entropy): paired Wilcoxon signed-rank tests of
+#: RBSVM against each baseline over the 20 tasks: (R+, R-, z, p).  In Table IV R+ sums the
+#: ranks of the tasks where RBSVM is more accurate; in Table VI R+ sums those where RBSVM's
+#: entropy is higher (so small R+ favours RBSVM).
+PAPER_WILCOXON: dict[str, dict[str, tuple[float, float, float, float]]] = {
+    "IV": {
+        "SpanSVM": (151, 2, -3.528, 0.00042),
+        "RMSVM": (136, 0, -3.517, 0.00044),
+        "GridSearch": (190, 0, -3.823, 0.00013),
+        "RandomSearch": (210, 0, -3.919, 0.00009),
+        "BayesSearch": (206, 4, -3.771, 0.00016),
+    },
+    "VI": {
+        "SpanSVM": (7, 203, -3.659, 0.00025),
+        "RMSVM": (1, 189, -3.783, 0.00016),
+        "GridSearch": (18, 192, -3.248, 0.00116),
+        "RandomSearch": (24, 186, -3.024, 0.00249),
+        "BayesSearch": (24, 186, -3.024, 0.00249),
+    },
+}
+
+_WILCOXON_METRIC = {"IV": "accuracy", "VI": "entropy"}
+_WILCOXON_FIELDS = ("r_plus", "r_minus", "z", "p")
+
+
+def published_entries(tasks: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The suite's ``published`` list: Table III (accuracy, accuracy_std in %) and Table V
+    (entropy) per task and method, and Tables IV / VI per compared method.
+
+    Wilcoxon entries have ``task = "all tasks"``, ``reference = "RBSVM"`` and metrics
+    ``wilcoxon_<accuracy|entropy>_<r_plus|r_minus|z|p>``; the generic report does not know
+    these metrics (it prints them as such), :func:`paper_tables` computes ours.
+    """
+    keep = None if tasks is None else set(tasks)
+    out: list[dict[str, Any]] = []
+    for task, cols in PAPER_TABLE_III.items():
+        if keep is not None and task not in keep:
+            continue
+        for label, (mean, std) in zip(METHOD_LABELS, cols):
+            out.append(
+                {"table": "III", "task": task, "method": label, "metric": "accuracy", "value": mean}
+            )
+            out.append(
+                {
+                    "table": "III",
+                    "task": task,
+                    "method": label,
+                    "metric": "accuracy_std",
+                    "value": std,
+                }
+            )
+    for task, vals in PAPER_TABLE_V.items():
+        if keep is not None and task not in keep:
+            continue
+        for label, v in zip(METHOD_LABELS, vals):
+            out.append(
+                {"table": "V", "task": task, "method": label, "metric": "entropy", "value": v}
+            )
+    for table, rows in PAPER_WILCOXON.items():
+        metric = _WILCOXON_METRIC[table]
+        for label, vals in rows.items():
+            for name, v in zip(_WILCOXON_FIELDS, vals):
+                out.append(
+                    {
+                        "table": table,
+                        "task": "all tasks",
+                        "method": label,
+                        "reference": "RBSVM",
+                        "metric": f"wilcoxon_{metric}_{name}",
+                        "value": float(v),
+                    }
+                )
+    return out
+
+
+# ----------------------------------------------------------------------------- our side
+def _ok(results: pd.DataFrame) -> pd.DataFrame:
+    if results is None or results.empty or "status" not in results:
+        return pd.DataFrame(columns=["task", "method", "split", "accuracy", "entropy"])
+    return results[results["status"] == "ok"]
+
+
+def _task_means(results: pd.DataFrame, metric: str) -> pd.DataFrame:
+    ok = _ok(results)
+    if ok.empty or metric not in ok:
+        return pd.DataFrame()
+    vals = pd.to_numeric(ok[metric], errors="coerce")
+    return ok.assign(_v=vals).pivot_table(
+        index="task", columns="method", values="_v", aggfunc="mean"
+    )
+
+
+def wilcoxon_vs_reference(
+    results: pd.DataFrame,
+    metric: str,
+    reference: str = "RBSVM",
+    methods: Sequence[str] = METHOD_LABELS[1:],
+) -> pd.DataFrame:
+    """RBSVM Table IV / VI on our rows: Wilcoxon signed-rank test of ``reference`` against
+    each method over the tasks both finished (one value per task: the mean over splits).
+
+    Conventions of :func:`svmtune.bench.stats.wilcoxon_signed_rank` with
+    ``x = reference``, ``y = method``: ``R+`` sums the ranks of the tasks where the
+    reference's value is larger (higher accuracy in Table IV, higher entropy in Table VI).
+
+    Returns
+    -------
+    DataFrame
+        One row per method: ``method, n_tasks, r_plus, r_minus, z, p``; methods without a
+        common task are left out.
+    """
+    means = _task_means(results, metric)
+    rows = []
+    if means.empty or reference not in means:
+        return pd.DataFrame(columns=["method", "n_tasks", "r_plus", "r_minus", "z", "p"])
+    for m in methods:
+        if m not in means:
+            continue
+        both = means[[reference, m]].dropna()
+        if both.empty:
+            continue
+        w = wilcoxon_signed_rank(both[reference].to_numpy(), both[m].to_numpy())
+        rows.append(
+            {
+                "method": m,
+                "n_tasks": len(both),
+                "r_plus": w.r_plus,
+                "r_minus": w.r_minus,
+                "z": w.z,
+                "p": w.p,
+            }
+        )
+    return pd.DataFrame(rows, columns=["method", "n_tasks", "r_plus", "r_minus", "z", "p"])
+
+
+def acceptance_table(
+    results: pd.DataFrame,
+    task_sizes: dict[str, int],
+    *,
+    method: str = "RBSVM",
+    grid: str = "GridSearch",
+    max_n: int = 2000,
+    max_ratio: float = 1.0 / 20.0,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Issue #3 acceptance on our rows: ``method`` vs ``grid`` per task, same run.
+
+    Per task where both ran on the same splits: mean test accuracy of each (over the shared
+    splits), their difference, and the ratio of mean selection times (method / grid); the time
+    criterion (ratio <= ``max_ratio``) applies to tasks with ``task_sizes[task] <= max_n``.
+
+    Returns
+    -------
+    table : DataFrame
+        ``task, n, splits, acc_method, acc_grid, d_acc, time_method, time_grid, ratio,
+        time_ok`` (``time_ok`` None where the criterion does not apply).
+    summary : dict
+        ``n_tasks``, mean accuracies over those tasks, ``accuracy_ok`` (method's mean >=
+        grid's), ``time_ok`` (every applicable task passes; None if none applies).
+    """
+    ok = _ok(results)
+    cols = [
+        "task",
+        "n",
+        "splits",
+        "acc_method",
+        "acc_grid",
+        "d_acc",
+        "time_method",
+        "time_grid",
+        "ratio",
+        "time_ok",
+    ]
+    rows = []
+    if not ok.empty:
+        a = ok[ok["method"] == method][["task", "split", "accuracy", "selection_time"]]
+        g = ok[ok["method"] == grid][["task", "split", "accuracy", "selection_time"]]
+        j = a.merge(g, on=["task", "split"], suffixes=("_m", "_g"))
+        for task, sub in j.groupby("task", sort=False):
+            n = task_sizes.get(task)
+            tm = float(sub["selection_time_m"].mean())
+            tg = float(sub["selection_time_g"].mean())
+            ratio = tm / tg if tg > 0 else math.inf
+            applies = n is not None and n <= max_n
+            rows.append(
+                {
+                    "task": task,
+                    "n": n,
+                    "splits": len(sub),
+                    "acc_method": float(sub["accuracy_m"].mean()),
+                    "acc_grid": float(sub["accuracy_g"].mean()),
+                    "d_acc": float((sub["accuracy_m"] - sub["accuracy_g"]).mean()),
+                    "time_method": tm,
+                    "time_grid": tg,
+                    "ratio": ratio,
+                    "time_ok": bool(ratio <= max_ratio) if applies else None,
+                }
+            )
+    table = pd.DataFrame(rows, columns=cols)
+    applicable = table["time_ok"].dropna() if not table.empty else pd.Series(dtype=object)
+    summary = {
+        "method": method,
+        "grid": grid,
+        "n_tasks": len(table),
+        "mean_acc_method": float(table["acc_method"].mean()) if len(table) else None,
+        "mean_acc_grid": float(table["acc_grid"].mean()) if len(table) else None,
+        "accuracy_ok": bool(table["acc_method"].mean() >= table["acc_grid"].mean())
+        if len(table)
+        else None,
+        "time_ok": bool(applicable.all()) if len(applicable) else None,
+        "max_n": max_n,
+        "max_ratio": max_ratio,
+    }
+    return table, summary
+
+
+def _fmt(v: Any, nd: int = 2) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "—"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "NO"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return f"{float(v):.{nd}f}"
+
+
+def _md_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def _median_params(results: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float]]:
+    """Median over splits of the chosen sigma and C per (task, method)."""
+    ok = _ok(results)
+    out: dict[tuple[str, str], tuple[float, float]] = {}
+    if ok.empty or "params" not in ok:
+        return out
+    for (task, method), sub in ok.groupby(["task", "method"], sort=False):
+        sig, cs = [], []
+        for p in sub["params"]:
+            if isinstance(p, str):
+                try:
+                    p = json.loads(p)
+                except ValueError:
+                    continue
+            if isinstance(p, dict) and p.get("sigma") is not None and p.get("C") is not None:
+                sig.append(float(p["sigma"]))
+                cs.append(float(p["C"]))
+        if sig:
+            out[(task, method)] = (float(np.median(sig)), float(np.median(cs)))
+    return out
+
+
+def paper_tables(
+    results: pd.DataFrame,
+    outdir: Path,
+    *,
+    task_sizes: dict[str, int] | None = None,
+    n_splits: int = 10,
+) -> list[Path]:
+    """RBSVM Tables II-VI with our numbers beside the paper's, plus the issue #3 acceptance.
+
+    Writes ``rbsvm_paper_tables.md`` (all tables), ``rbsvm_acceptance.csv`` and
+    ``rbsvm_paper_vs_ours.png`` (our mean accuracy against Table III per task and method).
+    Cells we did not run are printed as "not run", cells with fewer than ``n_splits``
+    successful splits as "[k/n_splits]" after the value.
+    """
+    from svmtune.bench.suites.rbsvm_paper import TASK_SIZES
+
+    sizes = TASK_SIZES if task_sizes is None else task_sizes
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    acc = _task_means(results, "accuracy")
+    std = _ok(results)
+    std = (
+        std.assign(_a=pd.to_numeric(std["accuracy"], errors="coerce"))
+        .groupby(["task", "method"])["_a"]
+        .std(ddof=1)
+        if not std.empty
+        else pd.Series(dtype=float)
+    )
+    ent = _task_means(results, "entropy")
+    params = _median_params(results)
+    ok = _ok(results)
+    counts = ok.groupby(["task", "method"]).size() if not ok.empty else pd.Series(dtype=int)
+
+    def part(task: str, m: str) -> str:
+        k = int(counts.get((task, m), 0)) if len(counts) else 0
+        return f" [{k}/{n_splits}]" if 0 < k < n_splits else ""
+
+    def cell(frame: pd.DataFrame, task: str, m: str) -> float | None:
+        if frame.empty or m not in frame or task not in frame.index:
+            return None
+        v = frame.loc[task, m]
+        return None if pd.isna(v) else float(v)
+
+    lines = ["# RBSVM paper (Peng et al. 2023): paper vs ours", ""]
+    # Table III
+    rows = []
+    for task, cols in PAPER_TABLE_III.items():
+        r = [task]
+        for m, (pm, ps) in zip(METHOD_LABELS, cols):
+            v = cell(acc, task, m)
+            s = std.get((task, m)) if len(std) else None
+            s = 0.0 if s is None or pd.isna(s) else float(s)
+            ours = "not run" if v is None else f"{100 * v:.2f} ({100 * s:.2f}){part(task, m)}"
+            r.append(f"{pm:.2f} ({ps:.2f}) / {ours}")
+        rows.append(r)
+    lines += ["## Table III: 10-fold accuracy % mean (std), paper / ours", ""]
+    lines += _md_table(["task", *METHOD_LABELS], rows) + [""]
+    # Table V
+    rows = []
+    for task, vals in PAPER_TABLE_V.items():
+        r = [task]
+        for m, pv in zip(METHOD_LABELS, vals):
+            v = cell(ent, task, m)
+            r.append(f"{pv:.4f} / {'not run' if v is None else f'{v:.4f}{part(task, m)}'}")
+        rows.append(r)
+    lines += ["## Table V: model entropy (eq. 39), paper / ours", ""]
+    lines += _md_table(["task", *METHOD_LABELS], rows) + [""]
+    # Tables IV and VI
+    for table, metric in _WILCOXON_METRIC.items():
+        ours = wilcoxon_vs_reference(results, metric).set_index("method")
+        rows = []
+        for m, (rp, rm, z, p) in PAPER_WILCOXON[table].items():
+            if m in ours.index:
+                o = ours.loc[m]
+                mine = [
+                    str(int(o["n_tasks"])),
+                    _fmt(o["r_plus"], 1),
+                    _fmt(o["r_minus"], 1),
+                    _fmt(o["z"], 3),
+                    f"{o['p']:.5f}",
+                ]
+            else:
+                mine = ["0", "not run", "", "", ""]
+            rows.append([f"RBSVM-{m}", f"{rp:g}", f"{rm:g}", f"{z:.3f}", f"{p:.5f}", *mine])
+        lines += [f"## Table {table}: Wilcoxon signed-rank over tasks ({metric}), paper | ours", ""]
+        lines += _md_table(
+            ["pair", "R+", "R-", "z", "p", "our tasks", "our R+", "our R-", "our z", "our p"], rows
+        )
+        lines += [
+            "",
+            "Paper: 20 tasks. Ours: the tasks both methods finished (mean over splits per "
+            "task); R+ = ranks where RBSVM's value is larger.",
+            "",
+        ]
+    # Table II
+    rows = []
+    for task, cols in PAPER_TABLE_II.items():
+        r = [task]
+        for m, (ps, pc) in zip(METHOD_LABELS, cols):
+            o = params.get((task, m))
+            mine = "not run" if o is None else f"{o[0]:.4g}, {o[1]:.4g}"
+            r.append(f"{ps:g}, {pc:g} / {mine}")
+        rows.append(r)
+    lines += ["## Table II: learned (sigma, C), paper / ours (median over folds)", ""]
+    lines += _md_table(["task", *METHOD_LABELS], rows) + [""]
+    # acceptance
+    table, summary = acceptance_table(results, sizes)
+    lines += [
+        "## Issue #3 acceptance: RBSVM vs GridSearch, same run",
+        "",
+        f"Tasks with both: {summary['n_tasks']}; mean accuracy RBSVM "
+        f"{_fmt(None if summary['mean_acc_method'] is None else 100 * summary['mean_acc_method'])}"
+        f" % vs GridSearch "
+        f"{_fmt(None if summary['mean_acc_grid'] is None else 100 * summary['mean_acc_grid'])} %"
+        f" (RBSVM >= grid: {_fmt(summary['accuracy_ok'])}); selection time ratio <= 1/20 on "
+        f"every task with n <= {summary['max_n']}: {_fmt(summary['time_ok'])}.",
+        "",
+    ]
+    lines += _md_table(
+        ["task", "n", "splits", "RBSVM %", "grid %", "Δ pp", "RBSVM s", "grid s", "ratio", "≤1/20"],
+        [
+            [
+                r.task,
+                _fmt(r.n),
+                str(r.splits),
+                _fmt(100 * r.acc_method),
+                _fmt(100 * r.acc_grid),
+                f"{100 * r.d_acc:+.2f}",
+                _fmt(r.time_method, 3),
+                _fmt(r.time_grid, 3),
+                _fmt(r.ratio, 4),
+                "n/a" if r.time_ok is None else _fmt(bool(r.time_ok)),
+            ]
+            for r in table.itertuples()
+        ],
+    )
+    md = outdir / "rbsvm_paper_tables.md"
+    md.write_text("\n".join(lines) + "\n")
+    csv = outdir / "rbsvm_acceptance.csv"
+    table.to_csv(csv, index=False)
+    paths = [md, csv]
+    png = _paper_vs_ours_plot(acc, outdir / "rbsvm_paper_vs_ours.png")
+    if png is not None:
+        paths.append(png)
+    return paths
+
+
+def _paper_vs_ours_plot(acc: pd.DataFrame, path: Path) -> Path | None:
+    """Scatter: our mean accuracy per (task, method) against RBSVM Table III."""
+    from matplotlib.figure import Figure
+
+    pts = []
+    for task, cols in PAPER_TABLE_III.items():
+        for m, (pm, _) in zip(METHOD_LABELS, cols):
+            if not acc.empty and m in acc and task in acc.index and not pd.isna(acc.loc[task, m]):
+                pts.append((m, pm, 100 * float(acc.loc[task, m])))
+    if not pts:
+        return None
+    fig = Figure(figsize=(5.5, 5), dpi=100)
+    ax = fig.subplots()
+    markers = dict(zip(METHOD_LABELS, "osD^vP"))
+    for m in METHOD_LABELS:
+        xs = [p for mm, p, _ in pts if mm == m]
+        ys = [o for mm, _, o in pts if mm == m]
+        if xs:
+            ax.plot(xs, ys, markers[m], ms=5, alpha=0.8, label=m)
+    lo = min(min(p, o) for _, p, o in pts) - 2
+    ax.plot([lo, 100.5], [lo, 100.5], "k--", lw=0.8)
+    ax.set_xlabel("paper Table III accuracy (%)")
+    ax.set_ylabel("our 10-fold accuracy (%)")
+    ax.set_title("RBSVM paper: ours vs published", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+# ----------------------------------------------------------------------------- Fig. 4
+def _spaced(lo: float, hi: float, k: int) -> tuple[float, float, float]:
+    """A log2 (lo, hi, step) range with exactly ``k`` points including both ends."""
+    return (float(lo), float(hi), (float(hi) - float(lo)) / (k - 1))
+
+
+#: RBSVM Fig. 4 methods: label -> (method, params).  The paper's search groups have 16
+#: candidates (sigma, C in [2^-2, 2^2]) and 256 candidates ([2^-8, 2^8]); a grid of 4 x 4 /
+#: 16 x 16 log2-spaced points spanning each box gives exactly those counts.
+FIG4_METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    "RBSVM": ("rbsvm", {}),
+    "SpanSVM": ("span", {}),
+    "RMSVM": ("radius_margin", {}),
+    "GridSearch-16": ("grid", {"log2_sigma": _spaced(-2, 2, 4), "log2_C": _spaced(-2, 2, 4)}),
+    "RandomSearch-16": (
+        "random",
+        {"n_iter": 16, "log2_sigma": (-2.0, 2.0), "log2_C": (-2.0, 2.0), "distribution": "uniform"},
+    ),
+    "BayesSearch-16": (
+        "tpe",
+        {"max_evals": 16, "n_startup": 5, "log2_sigma": (-2.0, 2.0), "log2_C": (-2.0, 2.0)},
+    ),
+    "GridSearch-256": ("grid", {"log2_sigma": _spaced(-8, 8, 16), "log2_C": _spaced(-8, 8, 16)}),
+    "RandomSearch-256": (
+        "random",
+        {
+            "n_iter": 256,
+            "log2_sigma": (-8.0, 8.0),
+            "log2_C": (-8.0, 8.0),
+            "distribution": "uniform",
+        },
+    ),
+    "BayesSearch-256": (
+        "tpe",
+        {"max_evals": 256, "log2_sigma": (-8.0, 8.0), "log2_C": (-8.0, 8.0)},
+    ),
+}
+
+
+@dataclass
+class RuntimeVsN:
+    """RBSVM Fig. 4: selection time against n on stratified subsamples of a data set.
+
+    Calling the object, ``(outdir, seed) -> [csv, png]``, runs every (method, size) with
+    ``size <= run_limits[method]`` (one SVMTuner fit on the subsample, BLAS limited to one
+    thread, seed ``seed``) and records the others as "not run"; rows already in
+    ``outdir/runtime_vs_n.csv`` with status ok and the same method definition are reused,
+    so raising a limit later only runs the new points.  The plot draws the points run and
+    marks the sizes not run.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Subsample sizes (the paper: 500, 1000, ..., 10000).
+    methods : dict
+        label -> (method name, method_params); default :data:`FIG4_METHODS`.
+    run_limits : dict
+        label -> largest size to run (0 or missing: not run).
+    dataset : str
+        Registry name (the paper: skin_nonskin).
+    loader : callable, optional
+        ``name -> (X, y, info)``; default :func:`svmtune.datasets.load_dataset`.
+    """
+
+    sizes: Sequence[int] = tuple(range(500, 10001, 500))
+    methods: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=lambda: FIG4_METHODS)
+    run_limits: dict[str, int] = field(default_factory=dict)
+    dataset: str = "skin_nonskin"
+    loader: Any = None
+
+    def __post_init__(self) -> None:
+        #: the runner names the experiment (and its output folder) by ``__name__``
+        self.__name__ = "runtime_vs_n"
+        sizes = [int(s) for s in self.sizes]
+        if not sizes or any(s < 4 for s in sizes):
+            raise ValueError(f"sizes must be integers >= 4, got {list(self.sizes)}")
+        self.sizes = tuple(sorted(set(sizes)))
+        unknown = sorted(set(self.run_limits) - set(self.methods))
+        if unknown:
+            raise ValueError(
+                f"run_limits names unknown methods {unknown}; known: {sorted(self.methods)}"
+            )
+
+    def _key(self, label: str) -> str:
+        method, params = self.methods[label]
+        return json.dumps([method, params], sort_keys=True, default=str)
+
+    def __call__(self, outdir: Path, seed: int) -> list[Path]:
+        from threadpoolctl import threadpool_limits
+
+        from svmtune.bench.runner import default_loader
+        from svmtune.tuner import SVMTuner
+
+        outdir = Path(outdir)
+        outdir.mkdir(parents=True, exist_ok=True)
+        csv = outdir / "runtime_vs_n.csv"
+        old: dict[tuple[str, int, str], dict] = {}
+        if csv.exists():
+            prev = pd.read_csv(csv)
+            for r in prev.to_dict("records"):
+                if r.get("status") == "ok":
+                    old[(r["method"], int(r["n"]), r["spec"])] = r
+        X, y, _ = (self.loader or default_loader)(self.dataset)
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        rows = []
+        for label, (method, params) in self.methods.items():
+            limit = int(self.run_limits.get(label, 0))
+            spec = self._key(label)
+            for n in self.sizes:
+                base = {"method": label, "n": n, "spec": spec, "seed": seed}
+                if (label, n, spec) in old:
+                    rows.append(old[(label, n, spec)])
+                    continue
+                if n > limit:
+                    rows.append({**base, "status": "not run", "selection_time": np.nan})
+                    continue
+                idx = _stratified_subsample(y, n, seed)
+                t0 = time.perf_counter()
+                try:
+                    with threadpool_limits(limits=1), warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        tuner = SVMTuner(
+                            method=method,
+                            method_params=dict(params),
+                            preprocess="standard",
+                            random_state=seed,
+                            n_jobs=1,
+                        ).fit(X[idx], y[idx])
+                    rows.append(
+                        {
+                            **base,
+                            "status": "ok",
+                            "selection_time": float(tuner.selection_time_),
+                            "n_svm_fits": int(tuner.n_svm_fits_),
+                            "sigma": tuner.best_params_.get("sigma"),
+                            "C": tuner.best_params_.get("C"),
+                            "wall_time": time.perf_counter() - t0,
+                        }
+                    )
+                except Exception as exc:  # a failing point is recorded, not fatal
+                    rows.append({**base, "status": f"error: {type(exc).__name__}: {exc}"[:300]})
+        df = pd.DataFrame(rows)
+        df.to_csv(csv, index=False)
+        return [csv, runtime_plot(df, outdir / "runtime_vs_n.png")]
+
+
+def _stratified_subsample(y: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """``n`` row indices drawn stratified by ``y`` with ``seed`` (all rows if n >= len(y))."""
+    from sklearn.model_selection import train_test_split
+
+    if n >= len(y):
+        return np.arange(len(y))
+    idx, _ = train_test_split(np.arange(len(y)), train_size=n, stratify=y, random_state=seed)
+    return np.sort(idx)
+
+
+def runtime_plot(df: pd.DataFrame, path: Path) -> Path:
+    """Fig. 4 style plot: selection time (log scale) vs n per method; sizes not run are
+    marked with grey crosses on a strip below the curves."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.5), dpi=100)
+    ax = fig.subplots()
+    labels = list(dict.fromkeys(df["method"])) if not df.empty else []
+    ok = df[df["status"] == "ok"] if not df.empty else df
+    times = pd.to_numeric(ok["selection_time"], errors="coerce") if not ok.empty else None
+    floor = float(times[times > 0].min()) / 3 if times is not None and (times > 0).any() else 1e-2
+    for i, label in enumerate(labels):
+        sub = df[df["method"] == label]
+        good = sub[sub["status"] == "ok"]
+        (line,) = ax.plot(
+            good["n"],
+            pd.to_numeric(good["selection_time"], errors="coerce"),
+            "o-",
+            ms=4,
+            label=label,
+        )
+        miss = sub[sub["status"] != "ok"]
+        if len(miss):
+            ax.plot(
+                miss["n"],
+                np.full(len(miss), floor / (1.35 ** (i + 1))),
+                "x",
+                color=line.get_color(),
+                ms=4,
+                alpha=0.6,
+            )
+    ax.set_yscale("log")
+    ax.set_xlabel("n (stratified subsample)")
+    ax.set_ylabel("selection time (s)")
+    ax.set_title("RBSVM Fig. 4: run time vs n (crosses below: not run)", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    if labels:
+        ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path

@@ -1,0 +1,292 @@
+"""The rbsvm-paper suite: its definition, the paper's numbers, its figure and experiment, and
+a tiny slice through the runner."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from svmtune.bench.runner import prepare_task, run_suite
+from svmtune.bench.suite import get_suite
+from svmtune.bench.suites import _rbsvm_experiments as ex
+from svmtune.bench.suites import rbsvm_paper as rp
+from svmtune.datasets.registry import manifest
+from svmtune.methods.base import METHODS, get_selector
+
+PAPER = Path("/work/shared/papers/000_5fa9282046f80111.txt")
+
+
+# ----------------------------------------------------------------------------- definition
+def test_suite_is_registered_with_the_papers_protocol():
+    suite = get_suite("rbsvm-paper")
+    assert suite is rp.SUITE and suite.name == "rbsvm-paper"
+    assert (suite.protocol.kind, suite.protocol.n_splits, suite.protocol.n_repeats) == (
+        "kfold",
+        10,
+        1,
+    )
+    assert [t.name for t in suite.tasks] == list(ex.PAPER_TABLE_III)  # the paper's 20 rows
+    assert suite.yardstick_labels() == {"grid": "GridSearch", "default": "default"}
+    assert rp.LARGE_TASKS == ["ijcnn1"]
+    assert "ijcnn1" not in rp.SMALL_TASKS and "twonorm" not in rp.SMALL_TASKS
+    assert len(rp.SMALL_TASKS) == 17
+
+
+def test_tasks_resolve_to_bundled_data_with_the_papers_sizes():
+    entries = manifest()
+    for task in rp.SUITE.tasks:
+        assert task.dataset in entries, task
+        n = entries[task.dataset].n
+        expected = task.subsample if task.subsample is not None else n
+        assert rp.TASK_SIZES[task.name] == expected, task.name
+        if task.positive is not None:  # the positive class is a label of the data set
+            assert str(task.positive) in entries[task.dataset].class_counts, task
+    assert {rp.TASK_SIZES[f"balance-{k}"] for k in (1, 2, 3)} == {625}
+    assert rp.TASK_SIZES["adult"] == 1213 and rp.TASK_SIZES["skin-nonskin"] == 10000
+
+
+def test_one_vs_rest_tasks_give_the_expected_class_counts():
+    tasks = {t.name: t for t in rp.SUITE.tasks}
+    for name, n_pos in (("balance-1", 288), ("balance-2", 49), ("thyroid", 150), ("cmc", 629)):
+        data = prepare_task(tasks[name], _load, seed=0)
+        assert set(np.unique(data.y)) == {0, 1} and int(data.y.sum()) == n_pos, name
+
+
+def _load(name):
+    from svmtune.datasets import load_dataset
+
+    return load_dataset(name)
+
+
+def test_methods_resolve_to_registered_methods_and_their_options_validate():
+    labels = [m.label for m in rp.SUITE.methods]
+    assert labels[:6] == list(ex.METHOD_LABELS) and "default" in labels
+    for m in rp.SUITE.methods:
+        assert m.method in METHODS
+        get_selector(m.method, dict(m.params))  # raises on an invalid option
+    grid = next(m for m in rp.SUITE.methods if m.label == "GridSearch")
+    assert grid.params == {
+        "log2_sigma": (-8.0, 8.0, 1.0),
+        "log2_C": (-8.0, 8.0, 1.0),
+        "n_splits": 10,
+    }
+    for label in ("RandomSearch", "BayesSearch"):
+        m = next(m for m in rp.SUITE.methods if m.label == label)
+        assert m.params["distribution"] == "uniform"
+        assert (m.params["log2_sigma"], m.params["log2_C"]) == ((-8.0, 8.0), (-8.0, 8.0))
+
+
+def test_fig4_methods_have_the_papers_candidate_counts():
+    for label, (method, params) in ex.FIG4_METHODS.items():
+        sel = get_selector(method, dict(params))
+        count = label.rsplit("-", 1)[-1]
+        if method == "grid":
+            assert len(sel.sigmas) * len(sel.Cs) == int(count), label
+            assert (sel.sigmas.min(), sel.sigmas.max()) == pytest.approx(
+                (2.0 ** -(2 if count == "16" else 8), 2.0 ** (2 if count == "16" else 8))
+            )
+    with pytest.raises(ValueError, match="unknown methods"):
+        ex.RuntimeVsN(run_limits={"NoSuchMethod": 500})
+    with pytest.raises(ValueError, match="sizes"):
+        ex.RuntimeVsN(sizes=(0,))
+
+
+# ----------------------------------------------------------------------------- published
+def test_published_entries_match_tasks_labels_and_metrics():
+    tasks = {t.name for t in rp.SUITE.tasks}
+    labels = {m.label for m in rp.SUITE.methods}
+    pub = rp.SUITE.published
+    assert len(pub) == 20 * 6 * 3 + 2 * 5 * 4
+    for p in pub:
+        assert p["method"] in labels
+        if p["table"] in ("III", "V"):
+            assert p["task"] in tasks and p["metric"] in ("accuracy", "accuracy_std", "entropy")
+        else:
+            assert p["table"] in ("IV", "VI") and p["task"] == "all tasks"
+            assert p["reference"] == "RBSVM" and p["method"] != "RBSVM"
+    keys = [(p["table"], p["task"], p["method"], p["metric"]) for p in pub]
+    assert len(set(keys)) == len(keys)
+    # spot checks against the printed tables
+    get = {k: p["value"] for k, p in zip(keys, pub)}
+    assert get[("III", "monks-1", "RBSVM", "accuracy")] == 99.78
+    assert get[("III", "hepatitis", "GridSearch", "accuracy_std")] == 6.20
+    assert get[("V", "thyroid", "GridSearch", "entropy")] == 0.1647
+    assert get[("IV", "all tasks", "GridSearch", "wilcoxon_accuracy_z")] == -3.823
+    assert get[("VI", "all tasks", "RMSVM", "wilcoxon_entropy_r_plus")] == 1.0
+
+
+def test_paper_averages_reproduce_the_printed_average_rows():
+    # Table III prints an "average" row: our transcription must reproduce it
+    acc = np.array([[m for m, _ in row] for row in ex.PAPER_TABLE_III.values()])
+    np.testing.assert_allclose(
+        acc.mean(axis=0), [91.39, 90.49, 89.69, 87.06, 86.78, 87.41], atol=0.006
+    )
+    # Table V's printed averages do not all equal the means of its own rows (RMSVM: printed
+    # 0.6050, rows 0.6231); its rows are checked against the paper text verbatim below.
+
+
+def _paper_rows(text: str, title: str) -> dict[str, list[float]]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == title)
+    first = next(i for i in range(start, len(lines)) if lines[i].startswith("1. breast-cancer"))
+    out = {}
+    for line in lines[first : first + 20]:
+        name, rest = line.replace("<b>", "").replace("</b>", "").split("\t", 1)
+        out[name.split(". ", 1)[1]] = [float(x) for x in re.findall(r"\d+\.?\d*", rest)]
+    return out
+
+
+@pytest.mark.skipif(not PAPER.exists(), reason="paper text not available")
+def test_transcription_equals_the_paper_text():
+    text = PAPER.read_text()
+    t2, t3, t5 = (_paper_rows(text, f"TABLE {k}") for k in ("II", "III", "V"))
+    for task in ex.PAPER_TABLE_III:
+        assert t2[task] == [v for pair in ex.PAPER_TABLE_II[task] for v in pair], task
+        assert t3[task] == [v for pair in ex.PAPER_TABLE_III[task] for v in pair], task
+        assert t5[task] == list(ex.PAPER_TABLE_V[task]), task
+    # the Wilcoxon rows appear in the two tables in order: IV first, then VI
+    found = re.findall(r"RBSVM-(\w+)\t(\d+)\t(\d+)\t(-[\d.]+)\t([\d.]+)", text)
+    assert len(found) == 10
+    for (table, label), (lab, rp_, rm, z, p) in zip(
+        [(t, m) for t in ("IV", "VI") for m in ex.PAPER_WILCOXON[t]], found
+    ):
+        assert lab == label
+        assert ex.PAPER_WILCOXON[table][label] == (float(rp_), float(rm), float(z), float(p))
+
+
+# ----------------------------------------------------------------------------- our side
+def _frame(acc: dict[str, dict[str, float]], time: dict[str, float], n_splits: int = 2):
+    rows = []
+    for task, per in acc.items():
+        for m, a in per.items():
+            for s in range(n_splits):
+                rows.append(
+                    {
+                        "task": task,
+                        "method": m,
+                        "split": s,
+                        "status": "ok",
+                        "accuracy": a + (0.01 if s else -0.01),
+                        "entropy": 1.0 - a,
+                        "selection_time": time[m],
+                        "params": {"sigma": 2.0, "C": 4.0 + s},
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_wilcoxon_vs_reference_reproduces_table_iv_grid_row():
+    # RBSVM wins 19 tasks by distinct margins and ties one: Table IV's GridSearch row
+    tasks = [f"t{i}" for i in range(20)]
+    acc = {
+        t: {"RBSVM": 0.7 + 0.01 * i, "GridSearch": 0.7 + 0.01 * i - (0.001 * i)}
+        for i, t in enumerate(tasks)
+    }
+    df = _frame(acc, {"RBSVM": 1.0, "GridSearch": 30.0})
+    res = ex.wilcoxon_vs_reference(df, "accuracy").set_index("method")
+    r = res.loc["GridSearch"]
+    assert (r["n_tasks"], r["r_plus"], r["r_minus"]) == (20, 190.0, 0.0)
+    assert r["z"] == pytest.approx(-3.823, abs=5e-4) and r["p"] == pytest.approx(0.00013, abs=5e-6)
+    # entropy is 1 - accuracy here: RBSVM's is lower everywhere, so R+ = 0 (Table VI sense)
+    e = ex.wilcoxon_vs_reference(df, "entropy").set_index("method").loc["GridSearch"]
+    assert (e["r_plus"], e["r_minus"]) == (0.0, 190.0)
+
+
+def test_acceptance_table_ratio_and_verdicts():
+    acc = {"a": {"RBSVM": 0.9, "GridSearch": 0.8}, "b": {"RBSVM": 0.7, "GridSearch": 0.75}}
+    df = _frame(acc, {"RBSVM": 1.0, "GridSearch": 40.0})
+    table, summary = ex.acceptance_table(df, {"a": 100, "b": 5000})
+    t = table.set_index("task")
+    assert t.loc["a", "ratio"] == pytest.approx(1 / 40) and bool(t.loc["a", "time_ok"])
+    assert t.loc["b", "time_ok"] is None  # n > 2000: the time criterion does not apply
+    assert t.loc["a", "d_acc"] == pytest.approx(0.1)
+    assert summary["n_tasks"] == 2 and summary["accuracy_ok"] and summary["time_ok"]
+    slow = _frame(acc, {"RBSVM": 3.0, "GridSearch": 40.0})
+    assert ex.acceptance_table(slow, {"a": 100, "b": 100})[1]["time_ok"] is False
+
+
+def test_paper_tables_figure_on_a_tiny_results_frame(tmp_path):
+    acc = {"hepatitis": {"RBSVM": 0.85, "GridSearch": 0.8, "SpanSVM": 0.84}}
+    df = _frame(acc, {"RBSVM": 0.5, "GridSearch": 20.0, "SpanSVM": 0.4})
+    df.loc[len(df)] = {"task": "thyroid", "method": "RBSVM", "split": 0, "status": "error: x"}
+    paths = ex.paper_tables(df, tmp_path, n_splits=2)
+    names = sorted(p.name for p in paths)
+    assert names == ["rbsvm_acceptance.csv", "rbsvm_paper_tables.md", "rbsvm_paper_vs_ours.png"]
+    md = (tmp_path / "rbsvm_paper_tables.md").read_text()
+    assert "| hepatitis | 89.08 (0.89) / 85.00 (1.41) |" in md  # paper / ours mean (std)
+    assert "not run" in md and "0.6512 / 0.1500" in md  # Table V: entropy = 1 - acc
+    assert "2, 4.5" in md  # Table II: median sigma, C over the two splits
+    assert re.search(r"\| hepatitis \| 155 \| 2 \| 85.00 \| 80.00 \| \+5.00 \|", md)
+    ex.paper_tables(df, tmp_path)  # 10 splits expected: the 2 run are marked
+    assert "85.00 (1.41) [2/10]" in (tmp_path / "rbsvm_paper_tables.md").read_text()
+    assert ex.paper_tables(df.iloc[0:0], tmp_path)  # an empty frame still writes the tables
+
+
+def test_runtime_experiment_runs_within_limits_marks_the_rest_and_resumes(tmp_path):
+    def loader(name):
+        rng = np.random.default_rng(0)
+        y = np.arange(120) % 2
+        return pd.DataFrame(rng.normal(size=(120, 2)) + y[:, None]), y, {}
+
+    methods = {k: ex.FIG4_METHODS[k] for k in ("RBSVM", "GridSearch-16")}
+    exp = ex.RuntimeVsN(
+        sizes=(40, 60, 80),
+        methods=methods,
+        run_limits={"RBSVM": 60, "GridSearch-16": 40},
+        loader=loader,
+    )
+    assert exp.__name__ == "runtime_vs_n"
+    csv, png = exp(tmp_path, 0)
+    assert png.exists() and png.stat().st_size > 0
+    df = pd.read_csv(csv)
+    status = {(r.method, r.n): r.status for r in df.itertuples()}
+    assert status == {
+        ("RBSVM", 40): "ok",
+        ("RBSVM", 60): "ok",
+        ("RBSVM", 80): "not run",
+        ("GridSearch-16", 40): "ok",
+        ("GridSearch-16", 60): "not run",
+        ("GridSearch-16", 80): "not run",
+    }
+    assert df.loc[df["method"] == "GridSearch-16", "n_svm_fits"].dropna().tolist() == [160]
+    # raising a limit runs only the new point; stored points are reused as they are
+    exp2 = ex.RuntimeVsN(
+        sizes=(40, 60, 80),
+        methods=methods,
+        run_limits={"RBSVM": 80, "GridSearch-16": 40},
+        loader=loader,
+    )
+    df2 = pd.read_csv(exp2(tmp_path, 0)[0])
+    assert (df2["status"] == "ok").sum() == 4
+    pd.testing.assert_series_equal(
+        df2.loc[:1, "selection_time"], df.loc[:1, "selection_time"], check_names=False
+    )
+
+
+# ----------------------------------------------------------------------------- runner slice
+def test_a_tiny_slice_runs_through_the_runner(tmp_path):
+    summary = run_suite(
+        rp.SUITE,
+        tmp_path,
+        tasks=["hepatitis"],
+        methods=["RBSVM", "default"],
+        max_cells=2,
+        experiments=False,
+        progress=False,
+    )
+    assert (summary.n_run, summary.n_ok) == (2, 2)
+    rows = [
+        json.loads(x) for x in (tmp_path / "rbsvm-paper" / "results.jsonl").read_text().splitlines()
+    ]
+    assert [r["method"] for r in rows] == ["RBSVM", "default"]
+    for r in rows:
+        assert r["task"] == "hepatitis" and r["split"] == 0 and r["preprocess"] == "auto"
+        assert r["n_train"] + r["n_test"] == 155 and 0.0 <= r["accuracy"] <= 1.0
+        assert r["entropy"] is not None and 0.0 <= r["entropy"] <= 1.0
+    paths = ex.paper_tables(pd.DataFrame(rows), tmp_path)
+    assert "RBSVM" in paths[0].read_text()
