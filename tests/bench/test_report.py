@@ -75,7 +75,8 @@ def test_report_tables_published_not_run_and_figures(results_dir, tmp_path):
     assert re.search(r"!\[.*\]\(REPORT_files/.*cost_accuracy\.png\)", text)
     assert "REPORT_files/" in text and "tiny_accuracy.png" in text
     assert "figure '_broken_figure' failed: RuntimeError: cannot draw" in text
-    assert "output file: `tiny_table.csv`" in text
+    assert "output file: [tiny_table.csv](REPORT_files/" in text
+    assert len(list((tmp_path / "REPORT_files").glob("*tiny_table.csv"))) == 1
     assert len(list((tmp_path / "REPORT_files").glob("*.png"))) == 2
     page = html.read_text()
     assert page.count("data:image/png;base64,") == 2

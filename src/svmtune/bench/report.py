@@ -83,7 +83,8 @@ class Section:
     text: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
+    #: non-PNG outputs of a suite's figure callables: (file name, its text)
+    files: list[tuple[str, str]] = field(default_factory=list)
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -488,7 +489,8 @@ def _suite_section(
                 if pth.suffix.lower() == ".png":
                     sec.figures.append(Figure(pth.stem.replace("_", " "), pth))
                 else:
-                    sec.files.append(str(pth))
+                    # read now: the figure folder is temporary
+                    sec.files.append((pth.name, pth.read_text(errors="replace")))
     return sec
 
 
@@ -635,7 +637,7 @@ def render_markdown(sections: Sequence[Section], header: str, md_path: Path) -> 
     """Markdown text; figures are copied to ``<md stem>_files/`` and linked relatively."""
     out = ["# svmtune benchmark report", "", header, ""]
     assets = md_path.parent / f"{md_path.stem}_files"
-    if any(s.figures for s in sections):
+    if any(s.figures or s.files for s in sections):
         if assets.exists():
             shutil.rmtree(assets)
         assets.mkdir(parents=True)
@@ -656,8 +658,14 @@ def render_markdown(sections: Sequence[Section], header: str, md_path: Path) -> 
             dest = assets / f"{_slug(sec.title)}-{fig.path.name}"
             shutil.copyfile(fig.path, dest)
             out += [f"![{fig.title}]({assets.name}/{dest.name})", ""]
-        for f in sec.files:
-            out += [f"- output file: `{Path(f).name}`", ""]
+        for fname, text in sec.files:
+            if fname.endswith(".md"):
+                out += [text.strip(), ""]
+            else:
+                assets.mkdir(parents=True, exist_ok=True)
+                dest = assets / f"{_slug(sec.title)}-{fname}"
+                dest.write_text(text)
+                out += [f"- output file: [{fname}]({assets.name}/{dest.name})", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -700,7 +708,7 @@ def render_html(sections: Sequence[Section], header: str) -> str:
                 f"<figure><img alt='{e(fig.title)}' src='data:image/png;base64,{data}'>"
                 f"<figcaption>{e(fig.title)}</figcaption></figure>"
             )
-        for f in sec.files:
-            out.append(f"<p class='note'>output file: {e(Path(f).name)}</p>")
+        for fname, text in sec.files:
+            out.append(f"<details><summary>{e(fname)}</summary><pre>{e(text)}</pre></details>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
