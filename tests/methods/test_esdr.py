@@ -1,0 +1,196 @@
+"""ESDR-CV, DBTC-CV and J4-CV selectors: width rule, C search through the shared CV path."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from svmtune import SVMTuner
+from svmtune.criteria.blocks import rbf_block_stats
+from svmtune.criteria.esdr import index_values
+from svmtune.methods.base import get_selector
+from svmtune.methods.baselines import rbf_params
+from svmtune.methods.esdr import DBTCCV, ESDRCV, J4CV
+from svmtune.search.cv import cv_errors, make_folds
+
+
+def ring(n=80, seed=0):
+    """A non-linear binary problem: inside vs outside a circle (index with an interior peak)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (np.sum(X**2, axis=1) + 0.3 * rng.normal(size=n) > 1.4).astype(int)
+    return X, y
+
+
+def blobs(n=60, seed=1, k=2, gap=3.0):
+    """Well separated Gaussian blobs: ESDR rises monotonically to its input-space plateau."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    return rng.normal(size=(n, 2)) + gap * y[:, None], y
+
+
+def test_esdr_cv_defaults_are_consistent():
+    X, y = ring()
+    sel = ESDRCV(n_splits=5).select(X, y, random_state=3)
+    sigma, C = sel.params["sigma"], sel.params["C"]
+    info = sel.info
+    # criterion is the index at the chosen width, not below the grid maximum (argmax + golden)
+    crit = index_values(rbf_block_stats(X, y, [sigma]), "esdr")[0]
+    assert sel.criterion == pytest.approx(crit, rel=1e-12)
+    assert sel.criterion >= max(info["index_curve"])
+    assert len(info["sigma_grid"]) == 35
+    np.testing.assert_allclose(info["sigma_grid"], 2.0 ** np.arange(-8, 9.01, 0.5))
+    assert info["n_objective_evals"] > 35 and info["sigma_rule"].startswith("argmax")
+    assert 2.0**-8 <= sigma <= 2.0**9 and 2.0**-1 <= C <= 2.0**16
+    # estimate = CV error of the chosen (sigma, C) on the same folds, through cv_errors
+    folds = make_folds(y, 5, 3)
+    err = cv_errors(X, y, [rbf_params(sigma, C)], folds=folds)[0]
+    assert sel.estimate == pytest.approx(err)
+    assert sel.n_svm_fits == info["n_C_candidates"] * 5
+    assert info["n_C_candidates"] < 20  # coarse grid (9) + golden refinement
+    c_hist = [h for h in sel.history if h["stage"] == "C"]
+    assert sel.estimate == min(h["cv_loss"] for h in c_hist)
+    assert info["block_method"] == "exact" and info["index_bound"] == 0.0
+
+
+def test_paper_procedure_grid_argmax_then_c_grid():
+    X, y = ring(seed=2)
+    sel = ESDRCV(refine="none", plateau="argmax", c_search="grid", n_splits=4).select(
+        X, y, random_state=0
+    )
+    grid = 2.0 ** np.arange(-8, 9.01, 0.5)
+    curve = index_values(rbf_block_stats(X, y, grid), "esdr")
+    assert sel.params["sigma"] == grid[np.argmax(curve)]
+    Cs = 2.0 ** np.arange(-1, 16.01, 0.5)
+    errs = cv_errors(
+        X, y, [rbf_params(sel.params["sigma"], c) for c in Cs], folds=make_folds(y, 4, 0)
+    )
+    assert sel.params["C"] == Cs[np.argmin(errs)]
+    assert sel.estimate == pytest.approx(errs.min())
+    assert sel.n_svm_fits == 35 * 4
+
+
+def test_plateau_rules():
+    X, y = blobs()
+    grid = 2.0 ** np.arange(-8, 9.01, 0.5)
+    curve = index_values(rbf_block_stats(X, y, grid), "esdr")
+    assert np.argmax(curve) >= len(grid) - 2  # the argmax sits at the top: a plateau
+    am = ESDRCV(c_search="fixed", plateau="argmax").select(X, y)
+    fr = ESDRCV(c_search="fixed", plateau="fraction", plateau_fraction=0.95).select(X, y)
+    au = ESDRCV(c_search="fixed", plateau="auto", plateau_fraction=0.95).select(X, y)
+    level = curve.min() + 0.95 * (curve.max() - curve.min())  # 95% of the rise
+    s = fr.params["sigma"]
+    assert fr.criterion >= level
+    below = index_values(rbf_block_stats(X, y, [s * 2.0**-0.01]), "esdr")[0]
+    assert below < level  # the smallest width reaching the level (to xtol = 0.01 in log2)
+    assert s < am.params["sigma"] / 4
+    assert au.params["sigma"] == s and au.info["plateau_detected"]
+    assert "smallest sigma" in au.info["sigma_rule"]
+    # DBTC has an interior maximum: "auto" keeps the argmax
+    X2, y2 = ring(seed=4)
+    d_auto = DBTCCV(c_search="fixed", plateau="auto").select(X2, y2)
+    d_max = DBTCCV(c_search="fixed", plateau="argmax").select(X2, y2)
+    assert not d_auto.info["plateau_detected"]
+    assert d_auto.params["sigma"] == d_max.params["sigma"]
+
+
+def test_coupled_c_range_follows_sigma_squared():
+    X, y = blobs(seed=3)
+    sel = ESDRCV(couple_C=True, log2_C=(-1, 3, 1), c_search="grid", n_splits=3).select(
+        X, y, random_state=0
+    )
+    shift = 2 * np.log2(sel.params["sigma"])
+    assert shift > 0
+    np.testing.assert_allclose(sel.info["log2_C_range"], [-1 + shift, 3 + shift])
+    assert -1 + shift - 1e-9 <= np.log2(sel.params["C"]) <= 3 + shift + 1e-9
+    with pytest.raises(ValueError, match="couple_C"):
+        ESDRCV(couple_C="yes")
+
+
+@pytest.mark.parametrize("cls, index", [(DBTCCV, "dbtc"), (J4CV, "j4")])
+def test_dbtc_and_j4_maximise_their_index(cls, index):
+    X, y = ring(seed=5)
+    sel = cls(c_search="fixed", C=2.0, plateau="argmax").select(X, y)
+    assert sel.params["C"] == 2.0 and sel.estimate is None and sel.n_svm_fits == 0
+    assert sel.criterion == pytest.approx(
+        index_values(rbf_block_stats(X, y, [sel.params["sigma"]]), index)[0], rel=1e-12
+    )
+    assert sel.criterion >= max(sel.info["index_curve"])
+    assert sel.info["index"] == index
+
+
+def test_multiclass_uses_the_worst_class_pair():
+    X, y = blobs(n=60, k=3, gap=2.0)
+    sel = ESDRCV(c_search="fixed", refine="none").select(X, y)
+    s = sel.params["sigma"]
+    pairs = []
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        m = (y == a) | (y == b)
+        pairs.append(index_values(rbf_block_stats(X[m], y[m], [s]), "esdr")[0])
+    assert sel.criterion == pytest.approx(min(pairs), rel=1e-12)
+    mean = ESDRCV(c_search="fixed", refine="none", multiclass="mean").select(X, y)
+    pairs = []
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        m = (y == a) | (y == b)
+        pairs.append(index_values(rbf_block_stats(X[m], y[m], [mean.params["sigma"]]), "esdr")[0])
+    assert mean.criterion == pytest.approx(np.mean(pairs), rel=1e-12)
+
+
+def test_histogram_and_subsample_paths():
+    X, y = ring(n=90, seed=6)
+    ex = ESDRCV(c_search="fixed").select(X, y)
+    hi = ESDRCV(c_search="fixed", blocks="histogram").select(X, y)
+    assert hi.info["block_method"] == "histogram"
+    assert abs(np.log2(hi.params["sigma"] / ex.params["sigma"])) < 0.05
+    assert abs(hi.criterion - ex.criterion) <= hi.info["index_bound"] * 1.1 + 1e-12
+    sub = ESDRCV(c_search="fixed", max_pairs=4000).select(X, y, random_state=1)
+    sub2 = ESDRCV(c_search="fixed", max_pairs=4000).select(X, y, random_state=1)
+    assert sub.info["block_method"] == "subsample" and sub.info["index_se"] > 0
+    assert sub.params == sub2.params
+
+
+def test_options_are_validated():
+    for bad, match in [
+        ({"plateau": "first"}, "plateau"),
+        ({"plateau_fraction": 1.5}, "plateau_fraction"),
+        ({"C": 3.0}, "c_search='fixed'"),
+        ({"c_search": "bayes"}, "c_search"),
+        ({"log2_sigma": (3, 1)}, "log2_sigma"),
+        ({"n_splits": 1}, "n_splits"),
+        ({"refine": "newton"}, "refine"),
+        ({"blocks": "gpu"}, "blocks"),
+        ({"max_pairs": 0}, "max_pairs"),
+        ({"sigma_xtol": -1}, "sigma_xtol"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            ESDRCV(**bad)
+    with pytest.raises(ValueError, match="invalid method_params"):
+        get_selector("esdr", {"sigma_grid": [1, 2]})
+    with pytest.raises(ValueError, match="kernels"):
+        ESDRCV().select(*ring(), kernel="linear")
+
+
+def test_registered_and_usable_through_svmtuner():
+    X, y = ring(n=70, seed=7)
+    for name in ("esdr", "dbtc", "j4"):
+        t = SVMTuner(
+            method=name, method_params={"n_splits": 3, "c_coarse_step": 4.0}, random_state=0
+        )
+        t.fit(X, y)
+        assert set(t.best_params_) >= {"kernel", "sigma", "gamma", "C"}
+        assert 0 <= t.estimate_ <= 1 and t.criterion_ == t.selection_.criterion
+        assert t.n_svm_fits_ > 0 and t.predict(X).shape == (70,)
+
+
+def test_degenerate_data_does_not_crash():
+    rng = np.random.default_rng(8)
+    X = np.repeat(rng.normal(size=(6, 3)), 3, axis=0)  # every point three times
+    X[:, 2] = 0.0  # a constant feature
+    y = np.repeat([0, 1], 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        sel = ESDRCV(n_splits=3).select(X, y, random_state=0)
+    assert np.isfinite(sel.params["sigma"]) and np.isfinite(sel.criterion)
+    assert all(np.isfinite(sel.info["index_curve"]))
