@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.preprocessing import LabelEncoder
@@ -44,6 +46,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None
     n_jobs : int or None
         Parallel jobs for candidate evaluation (joblib).
+    backend : str or None, default=None
+        joblib backend for the candidate evaluation (``joblib.parallel_config(backend=...)``
+        around the selection): None keeps joblib's default (local processes); ``"dask"``
+        runs the same cells on the workers of the running ``dask.distributed.Client``
+        (use ``n_jobs=-1``).  Results are identical to the serial run.
 
     Attributes
     ----------
@@ -71,6 +78,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         probability: str = "tanh",
         random_state=None,
         n_jobs: int | None = None,
+        backend: str | None = None,
     ):
         self.method = method
         self.kernel = kernel
@@ -81,6 +89,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.probability = probability
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.backend = backend
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self) -> None:
@@ -90,6 +99,12 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             raise ValueError(f"multiclass must be 'ovr' or 'ovo', got {self.multiclass!r}")
         if self.final_model not in ("auto", "l1", "l2"):
             raise ValueError(f"final_model must be 'auto', 'l1' or 'l2', got {self.final_model!r}")
+        if self.backend is not None and not isinstance(self.backend, str):
+            raise ValueError(
+                "backend must be None or a joblib backend name ('loky', 'threading', "
+                f"'multiprocessing', or 'dask' with a running dask.distributed.Client), "
+                f"got {self.backend!r}"
+            )
         if self.probability not in ("tanh", "platt"):
             raise ValueError(f"probability must be 'tanh' or 'platt', got {self.probability!r}")
 
@@ -128,9 +143,15 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         seed = int(rs.randint(np.iinfo(np.int32).max))
 
         t0 = time.perf_counter()
-        sel = selector.select(
-            Xp, y_enc, w, kernel=self.kernel, random_state=seed, n_jobs=self.n_jobs
+        backend = (
+            joblib.parallel_config(backend=self.backend)
+            if self.backend is not None
+            else contextlib.nullcontext()
         )
+        with backend:
+            sel = selector.select(
+                Xp, y_enc, w, kernel=self.kernel, random_state=seed, n_jobs=self.n_jobs
+            )
         self.selection_time_ = time.perf_counter() - t0
 
         final = sel.final_model if self.final_model == "auto" else self.final_model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -51,6 +52,14 @@ def _split_list(value: str | None) -> list[str] | None:
     type=click.IntRange(min=1),
     help="BLAS threads per cell (times are then single-core times).",
 )
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Address of a dask.distributed scheduler (e.g. tcp://host:8786): the cells run on its "
+    "workers through joblib's dask backend (needs svmtune[dask]); --n-jobs then defaults to "
+    "all workers.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True)
 def bench(
     suite_name,
@@ -63,6 +72,7 @@ def bench(
     experiments,
     entropy,
     blas_threads,
+    scheduler,
     progress,
 ):
     """Run (or resume) a benchmark suite; each finished cell is appended to the result store.
@@ -86,22 +96,45 @@ def bench(
         ) from None
     if n_jobs == 0:
         raise click.UsageError("--n-jobs must be a positive number of processes or -1 (all)")
+    backend = contextlib.nullcontext()
+    client = None
+    if scheduler:
+        try:
+            from dask.distributed import Client
+            from joblib import parallel_config
+        except ImportError:
+            raise click.UsageError(
+                "--scheduler needs dask.distributed: pip install 'svmtune[dask]'"
+            ) from None
+        try:
+            client = Client(scheduler, timeout="30s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise click.ClickException(
+                f"cannot connect to scheduler {scheduler!r}: {exc}"
+            ) from None
+        backend = parallel_config(backend="dask")
+        if n_jobs == 1:
+            n_jobs = -1
     try:
-        summary = run_suite(
-            suite,
-            out,
-            n_jobs=n_jobs,
-            tasks=_split_list(tasks),
-            methods=_split_list(methods),
-            max_cells=max_cells,
-            retry_errors=retry_errors,
-            experiments=experiments,
-            entropy=entropy,
-            progress=progress,
-            blas_threads=blas_threads,
-        )
+        with backend:
+            summary = run_suite(
+                suite,
+                out,
+                n_jobs=n_jobs,
+                tasks=_split_list(tasks),
+                methods=_split_list(methods),
+                max_cells=max_cells,
+                retry_errors=retry_errors,
+                experiments=experiments,
+                entropy=entropy,
+                progress=progress,
+                blas_threads=blas_threads,
+            )
     except (ValueError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
+    finally:
+        if client is not None:
+            client.close()
     con = Console()
     con.print(
         f"suite [bold]{suite.name}[/]: {summary.n_cells} cells, {summary.n_skipped} already "

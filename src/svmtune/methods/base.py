@@ -132,6 +132,7 @@ METHODS: dict[str, str] = {
     "optuna": "svmtune.methods.baselines:OptunaTPE",
     "halving": "svmtune.methods.baselines:HalvingSearch",
     "rbsvm": "svmtune.methods.rbsvm:RBSVM",
+    "rbsvm_lowrank": "svmtune.methods.rbsvm_lowrank:RBSVMLowRank",
     "span": "svmtune.methods.gradient_baselines:SpanSVM",
     "radius_margin": "svmtune.methods.gradient_baselines:RMSVM",
     "esdr": "svmtune.methods.esdr:ESDRCV",

@@ -80,6 +80,7 @@ SUITE = Suite(
             "halving", "halving", {"log2_sigma": (-8.0, 8.0, 2.0), "log2_C": (-8.0, 8.0, 2.0)}
         ),
         MethodSpec("rbsvm", "rbsvm"),
+        MethodSpec("rbsvm_lowrank", "rbsvm_lowrank"),
         MethodSpec("span", "span"),
         MethodSpec("radius_margin", "radius_margin"),
         MethodSpec("esdr", "esdr"),

@@ -1,0 +1,83 @@
+"""RBSVMLowRank selector: contract, equivalence with RBSVM at full rank, option validation."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from svmtune.methods.base import Selection
+from svmtune.methods.rbsvm import RBSVM
+from svmtune.methods.rbsvm_lowrank import RBSVMLowRank
+
+from ..conftest import make_problem
+
+
+def _data(n=60, seed=0):
+    X, y = make_problem(n, 3, seed)
+    return X, (y > 0).astype(int)
+
+
+def test_full_rank_selection_equals_exact_rbsvm():
+    X, y = _data(50, 1)
+    opts = dict(start=(1.5, 1.0), max_iter=15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lo = RBSVMLowRank(rank=50, rank_tol=1e-12, jitter=0.0, refresh=0, **opts).select(X, y)
+        ex = RBSVM(**opts).select(X, y)
+    assert lo.params["sigma"] == pytest.approx(ex.params["sigma"], rel=1e-4)
+    assert lo.params["C"] == pytest.approx(ex.params["C"], rel=1e-4)
+    assert lo.criterion == pytest.approx(ex.criterion, rel=1e-6)
+    assert lo.estimate == pytest.approx(ex.estimate)
+
+
+def test_low_rank_selection_contract_and_determinism():
+    X, y = _data(150, 2)
+    sel = RBSVMLowRank(rank=20, max_iter=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = sel.select(X, y, random_state=3)
+        b = sel.select(X, y, random_state=3)
+    assert isinstance(a, Selection)
+    assert a.params == b.params
+    assert a.params["kernel"] == "rbf" and a.params["sigma"] > 0 and a.params["C"] > 0
+    assert 0.0 <= a.estimate <= 1.0 and a.n_svm_fits == len(a.history) >= 1
+    assert a.final_model == "l1"
+    assert 2 <= a.info["rank"] <= 20 and a.info["n_refresh"] in (0, 1)
+    assert all("stage" in h and "rank" in h for h in a.history)
+
+
+def test_multiclass_and_sample_weight():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(90, 2))
+    y = np.digitize(X[:, 0], [-0.4, 0.4])
+    w = rng.uniform(0.5, 2.0, size=90)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = RBSVMLowRank(rank=15, max_iter=8).select(X, y, sample_weight=w, random_state=0)
+    assert np.isfinite(s.criterion) and 0.0 <= s.estimate <= 1.0
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"rank": 1}, "rank"),
+        ({"rank": 2.5}, "rank"),
+        ({"rank_tol": 0.0}, "rank_tol"),
+        ({"jitter": -1.0}, "jitter"),
+        ({"refresh": -1}, "refresh"),
+        ({"start_sample": 1}, "start_sample"),
+        ({"loss": "hinge"}, "loss"),
+        ({"log2_C": (3, 1)}, "log2_C"),
+    ],
+)
+def test_options_are_validated(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        RBSVMLowRank(**kwargs)
+
+
+def test_rejects_non_rbf_kernel():
+    X, y = _data(30, 5)
+    with pytest.raises(ValueError):
+        RBSVMLowRank().select(X, y, kernel="linear")

@@ -1,0 +1,176 @@
+"""Low-rank closed forms against their dense / brute-force definitions (issue #10)."""
+
+from __future__ import annotations
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+
+from svmtune.kernels import rbf_from_sqdist, squared_distances
+from svmtune.loo.brute import brute_force_loo
+from svmtune.loo.rbsvm import closed_form_loo, loo_exact_mask, rbsvm_objective
+from svmtune.lowrank import (
+    WoodburyFactor,
+    fit_l2_svm_lowrank,
+    lowrank_loo,
+    lowrank_rbsvm_objective,
+    nystroem_factor,
+    pivoted_cholesky_landmarks,
+)
+from svmtune.svm import ExtendedFactor, fit_l2_svm
+
+from .conftest import make_problem
+
+
+def _landmarks(X, sigma, m):
+    idx, _ = pivoted_cholesky_landmarks(X, sigma, tol=1e-6, max_rank=m)
+    D2_nm = squared_distances(X, X[idx])
+    return idx, D2_nm, D2_nm[idx]
+
+
+@pytest.mark.parametrize("seed,C", [(0, 0.5), (1, 4.0), (2, 50.0)])
+def test_full_rank_solution_equals_exact_solver(seed, C):
+    X, y = make_problem(40, 3, seed)
+    D2 = squared_distances(X)
+    sigma = 1.3
+    nf = nystroem_factor(D2, D2, sigma, jitter=0.0)
+    K = rbf_from_sqdist(D2, sigma)
+    w = np.random.default_rng(seed).uniform(0.5, 2.0, size=40)
+    lo = fit_l2_svm_lowrank(nf.Z, y, C, sample_weight=w)
+    ex = fit_l2_svm(K, y, C, sample_weight=w)
+    np.testing.assert_array_equal(lo.support, ex.support)
+    np.testing.assert_allclose(lo.alpha, ex.alpha, atol=1e-6, rtol=1e-6)
+    assert abs(lo.b - ex.b) < 1e-6
+    np.testing.assert_allclose(lowrank_loo(lo, nf.Z), closed_form_loo(ex, K), atol=1e-6)
+
+
+def test_low_rank_solution_equals_dense_solver_on_approximate_kernel():
+    X, y = make_problem(80, 4, 3)
+    _, D2_nm, D2_mm = _landmarks(X, 1.5, 12)
+    nf = nystroem_factor(D2_nm, D2_mm, 1.5)
+    Kt = nf.Z @ nf.Z.T
+    lo = fit_l2_svm_lowrank(nf.Z, y, 3.0)
+    ex = fit_l2_svm(Kt, y, 3.0)
+    np.testing.assert_array_equal(lo.support, ex.support)
+    np.testing.assert_allclose(lo.alpha, ex.alpha, atol=1e-7)
+    # warm start from another support set reaches the same optimum
+    warm = fit_l2_svm_lowrank(nf.Z, y, 3.0, init_support=~lo.support)
+    np.testing.assert_allclose(warm.alpha, lo.alpha, atol=1e-9)
+
+
+def test_woodbury_loo_diagonal_equals_dense_extended_factor():
+    X, y = make_problem(70, 3, 4)
+    _, D2_nm, D2_mm = _landmarks(X, 1.0, 10)
+    nf = nystroem_factor(D2_nm, D2_mm, 1.0)
+    sol = fit_l2_svm_lowrank(nf.Z, y, 2.0)
+    S = sol.support
+    H = nf.Z[S] @ nf.Z[S].T + np.diag(sol.H_diag[S])
+    dense = ExtendedFactor.from_H(H)
+    np.testing.assert_allclose(sol.factor.inverse_diagonal(), dense.inverse_diagonal(), rtol=1e-8)
+    Minv = dense.inverse()
+    np.testing.assert_allclose(sol.factor.apply_B(np.eye(S.sum())), Minv[:-1, :-1], atol=1e-9)
+    g = np.random.default_rng(0).normal(size=S.sum())
+    B = Minv[:-1, :-1]
+    np.testing.assert_allclose(
+        sol.factor.weighted_square_diagonal(g), np.diag(B @ np.diag(g) @ B), rtol=1e-8
+    )
+
+
+def test_lowrank_loo_matches_brute_force_where_certified_exact():
+    X, y = make_problem(50, 3, 5)
+    _, D2_nm, D2_mm = _landmarks(X, 1.2, 15)
+    nf = nystroem_factor(D2_nm, D2_mm, 1.2)
+    Kt = nf.Z @ nf.Z.T
+    sol = fit_l2_svm_lowrank(nf.Z, y, 5.0)
+    r = lowrank_loo(sol, nf.Z)
+    brute = brute_force_loo(Kt, y, 5.0, loss="l2")
+    exact = loo_exact_mask(fit_l2_svm(Kt, y, 5.0), Kt)
+    assert exact.mean() > 0.5
+    np.testing.assert_allclose(r[exact], brute[exact], atol=1e-6)
+
+
+@pytest.mark.parametrize("theta", [(0.2, 0.5), (-0.3, 2.5), (0.8, -1.0)])
+def test_gradient_equals_central_differences(theta):
+    X, y = make_problem(60, 3, 6)
+    _, D2_nm, D2_mm = _landmarks(X, 1.0, 9)
+    tasks = [y]
+    w = np.random.default_rng(1).uniform(0.5, 1.5, size=60)
+    th = np.asarray(theta)
+    obj = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th, sample_weight=w)
+    h = 1e-5
+    for k in range(2):
+        e = np.zeros(2)
+        e[k] = h
+        a = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th + e, sample_weight=w)
+        b = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th - e, sample_weight=w)
+        np.testing.assert_array_equal(a.supports[0], obj.supports[0])  # support set fixed
+        np.testing.assert_array_equal(b.supports[0], obj.supports[0])
+        fd = (a.value - b.value) / (2 * h)
+        assert abs(obj.grad[k] - fd) <= 1e-5 * max(abs(fd), 1e-3), (k, obj.grad[k], fd)
+
+
+def test_full_rank_objective_and_gradient_equal_exact_rbsvm():
+    X, y = make_problem(45, 3, 7)
+    D2 = squared_distances(X)
+    y3 = np.where(np.arange(45) % 3 == 0, 1.0, -1.0)
+    th = np.log([1.4, 3.0])
+    lo = lowrank_rbsvm_objective(D2, D2, [y, y3], th, jitter=0.0)
+    ex = rbsvm_objective(D2, [y, y3], th)
+    assert lo.value == pytest.approx(ex.value, rel=1e-8)
+    np.testing.assert_allclose(lo.grad, ex.grad, rtol=1e-6, atol=1e-8)
+
+
+def test_pivoted_cholesky_rank_rule():
+    X, _ = make_problem(300, 2, 8)
+    idx, resid = pivoted_cholesky_landmarks(X, 1.0, tol=1e-3, max_rank=300)
+    assert resid <= 1e-3 and len(set(idx.tolist())) == idx.size
+    D2_nm = squared_distances(X, X[idx])
+    nf = nystroem_factor(D2_nm, D2_nm[idx], 1.0, jitter=0.0)
+    K = rbf_from_sqdist(squared_distances(X), 1.0)
+    assert np.trace(K - nf.Z @ nf.Z.T) == pytest.approx(resid * 300, rel=1e-6, abs=1e-9)
+    # the cap binds first with a tight tolerance
+    idx2, resid2 = pivoted_cholesky_landmarks(X, 1.0, tol=1e-9, max_rank=5)
+    assert idx2.size == 5 and resid2 > 1e-9
+    with pytest.raises(ValueError, match="rank tolerance"):
+        pivoted_cholesky_landmarks(X, 1.0, tol=0.0)
+
+
+def test_degenerate_kernels_stay_finite():
+    X, y = make_problem(30, 2, 9)
+    X = np.vstack([X, X[:5]])  # duplicates
+    y = np.concatenate([y, y[:5]])
+    for sigma in (1e-4, 1e4):  # K -> I and K -> 11^T
+        idx, D2_nm, D2_mm = _landmarks(X, sigma, 20)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            obj = lowrank_rbsvm_objective(D2_nm, D2_mm, [y], np.log([sigma, 1.0]))
+        assert np.isfinite(obj.value) and np.all(np.isfinite(obj.grad))
+    assert idx.size >= 1
+
+
+def test_memory_is_order_n_m():
+    """n = 20,000 and m = 5: an n x n float64 matrix would need 3.2 GB."""
+    rng = np.random.default_rng(10)
+    n, m = 20_000, 5
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    tracemalloc.start()
+    try:
+        idx, _ = pivoted_cholesky_landmarks(X, 1.0, tol=1e-9, max_rank=m)
+        D2_nm = squared_distances(X, X[idx])
+        obj = lowrank_rbsvm_objective(D2_nm, D2_nm[idx], [y], np.log([1.0, 1.0]))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert np.isfinite(obj.value)
+    assert peak < 60 * n * m * 8  # a few dozen n x m arrays; n x n would be 4000x larger
+
+
+def test_woodbury_factor_rejects_wrong_solution_type():
+    X, y = make_problem(20, 2, 11)
+    K = rbf_from_sqdist(squared_distances(X), 1.0)
+    with pytest.raises(ValueError, match="low-rank"):
+        lowrank_loo(fit_l2_svm(K, y, 1.0), np.eye(20))
+    assert isinstance(WoodburyFactor.from_lowrank(np.ones((3, 1)), np.ones(3)), WoodburyFactor)
