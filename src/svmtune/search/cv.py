@@ -60,10 +60,13 @@ def fold_error(
     if scoring == "error":
         return float(np.mean(est.predict(X[test]) != y[test]))
     if scoring == "hinge":
+        # binary: mean hinge loss; multiclass: the one-vs-rest hinge losses of the k binary
+        # decision functions, averaged over classes and samples
         f = est.decision_function(X[test])
-        if f.ndim != 1:
-            raise ValueError("hinge-loss scoring is defined for binary problems")
-        t = np.where(y[test] == 1, 1.0, -1.0)
+        if f.ndim == 1:
+            t = np.where(y[test] == 1, 1.0, -1.0)
+        else:
+            t = np.where(y[test][:, None] == np.arange(f.shape[1])[None, :], 1.0, -1.0)
         return float(np.mean(np.maximum(0.0, 1.0 - t * f)))
     if scoring == "f1":
         from sklearn.metrics import f1_score
