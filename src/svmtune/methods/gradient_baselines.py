@@ -22,64 +22,16 @@ from typing import Any
 
 import numpy as np
 
+from svmtune._validation import check_positive
 from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist, squared_distances
 from svmtune.loo.radius_margin import radius_margin
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import START_RULES, initial_sigma, minimize_log_params
+from svmtune.search.gradient import check_search_options, initial_sigma, minimize_log_params
 from svmtune.svm import DualSolution, fit_l2_svm
 
 __all__ = ["SpanSVM", "RMSVM"]
-
-
-def _check_box(name: str, box) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in box)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (lo, hi) in log2 units, got {box!r}") from None
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-        raise ValueError(f"{name} must satisfy lo < hi (finite, log2 units), got {box!r}")
-    return lo, hi
-
-
-def _check_positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return v
-
-
-def _check_int(name: str, value, minimum: int) -> int:
-    try:
-        ok = not isinstance(value, bool) and int(value) == value and value >= minimum
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_start(start):
-    msg = (
-        f"start must be one of {START_RULES}, a pair (sigma, C) or a dict with keys "
-        f"sigma and C; got {start!r}"
-    )
-    if isinstance(start, str):
-        if start not in START_RULES:
-            raise ValueError(msg)
-        return start
-    try:
-        s0, c0 = (start["sigma"], start["C"]) if isinstance(start, dict) else start
-        s0, c0 = float(s0), float(c0)
-    except (TypeError, ValueError, KeyError):
-        raise ValueError(msg) from None
-    if not (np.isfinite(s0) and s0 > 0 and np.isfinite(c0) and c0 > 0):
-        raise ValueError(f"start sigma and C must be positive and finite, got {start!r}")
-    return (s0, c0)
 
 
 class _GradientBaseline(Selector):
@@ -123,14 +75,18 @@ class _GradientBaseline(Selector):
         max_iter: int = 100,
         max_eval: int | None = None,
     ):
-        self.log2_sigma = _check_box("log2_sigma", log2_sigma)
-        self.log2_C = _check_box("log2_C", log2_C)
-        self.start = _check_start(start)
-        self.C0 = _check_positive("C0", C0)
-        self.restarts = _check_int("restarts", restarts, 0)
-        self.tol = _check_positive("tol", tol)
-        self.max_iter = _check_int("max_iter", max_iter, 1)
-        self.max_eval = None if max_eval is None else _check_int("max_eval", max_eval, 1)
+        opts = check_search_options(
+            log2_sigma=log2_sigma,
+            log2_C=log2_C,
+            start=start,
+            C0=C0,
+            restarts=restarts,
+            tol=tol,
+            max_iter=max_iter,
+            max_eval=max_eval,
+        )
+        for key, value in opts.items():
+            setattr(self, key, value)
 
     # --- to be provided by the subclasses -----------------------------------------------------
     def _criterion(
@@ -266,7 +222,8 @@ class SpanSVM(_GradientBaseline):
         if not (np.isfinite(eta) and eta >= 0):
             raise ValueError(f"eta must be a non-negative number, got {eta!r}")
         self.eta = eta
-        self.A = _check_positive("A (sigmoid slope)", A)
+        check_positive("A (sigmoid slope)", A)
+        self.A = float(A)
         try:
             self.B = float(B)
         except (TypeError, ValueError):

@@ -19,8 +19,6 @@ Differences from the paper, all documented in the option descriptions:
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from svmtune.kernels import rbf_from_sqdist, squared_distances
@@ -28,19 +26,9 @@ from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import LOSSES, loo_error_rate, loo_exact_mask, rbsvm_objective
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import START_RULES, initial_sigma, minimize_log_params
+from svmtune.search.gradient import check_search_options, initial_sigma, minimize_log_params
 
 __all__ = ["RBSVM"]
-
-
-def _check_range(name: str, value: Any) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (lo, hi) of log2 values, got {value!r}") from None
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-        raise ValueError(f"{name} must satisfy lo < hi with finite values, got ({lo}, {hi})")
-    return lo, hi
 
 
 class RBSVM(Selector):
@@ -100,42 +88,18 @@ class RBSVM(Selector):
         loss: str = "cross_entropy",
         final_model: str = "l2",
     ):
-        self.log2_sigma = _check_range("log2_sigma", log2_sigma)
-        self.log2_C = _check_range("log2_C", log2_C)
-        if isinstance(start, str):
-            if start not in START_RULES:
-                raise ValueError(
-                    f"start must be one of {START_RULES}, a pair (sigma, C) or a dict "
-                    f"with keys sigma and C; got {start!r}"
-                )
-            self.start: Any = start
-        else:
-            try:
-                s0, c0 = (start["sigma"], start["C"]) if isinstance(start, dict) else start
-                s0, c0 = float(s0), float(c0)
-            except (TypeError, ValueError, KeyError):
-                raise ValueError(
-                    f"start must be one of {START_RULES}, a pair (sigma, C) or a dict "
-                    f"with keys sigma and C; got {start!r}"
-                ) from None
-            if not (np.isfinite(s0) and s0 > 0 and np.isfinite(c0) and c0 > 0):
-                raise ValueError(f"start sigma and C must be positive and finite, got {start!r}")
-            self.start = (s0, c0)
-        if not (np.isfinite(C0) and C0 > 0):
-            raise ValueError(f"C0 must be positive and finite, got {C0}")
-        self.C0 = float(C0)
-        if int(restarts) != restarts or restarts < 0:
-            raise ValueError(f"restarts must be a non-negative integer, got {restarts}")
-        self.restarts = int(restarts)
-        if not (np.isfinite(tol) and tol > 0):
-            raise ValueError(f"tol must be a positive number (e.g. 1e-6), got {tol}")
-        self.tol = float(tol)
-        if int(max_iter) != max_iter or max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {max_iter}")
-        self.max_iter = int(max_iter)
-        if max_eval is not None and (int(max_eval) != max_eval or max_eval < 1):
-            raise ValueError(f"max_eval must be a positive integer or None, got {max_eval}")
-        self.max_eval = None if max_eval is None else int(max_eval)
+        opts = check_search_options(
+            log2_sigma=log2_sigma,
+            log2_C=log2_C,
+            start=start,
+            C0=C0,
+            restarts=restarts,
+            tol=tol,
+            max_iter=max_iter,
+            max_eval=max_eval,
+        )
+        for key, value in opts.items():
+            setattr(self, key, value)
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.loss = loss

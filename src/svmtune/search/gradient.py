@@ -67,6 +67,7 @@ from svmtune.svm import ConvergenceWarning
 
 __all__ = [
     "BoundWarning",
+    "check_search_options",
     "GradientSearchResult",
     "initial_sigma",
     "minimize_log_params",
@@ -77,6 +78,76 @@ __all__ = [
 START_RULES = ("median", "sqrt_d")
 
 _LN2 = float(np.log(2.0))
+
+
+def _check_box(name: str, box) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in box)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lo, hi) in log2 units, got {box!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"{name} must satisfy lo < hi (finite, log2 units), got {box!r}")
+    return lo, hi
+
+
+def _check_positive(name: str, value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return v
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    try:
+        ok = not isinstance(value, bool) and int(value) == value and value >= minimum
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_start(start):
+    msg = (
+        f"start must be one of {START_RULES}, a pair (sigma, C) or a dict with keys "
+        f"sigma and C; got {start!r}"
+    )
+    if isinstance(start, str):
+        if start not in START_RULES:
+            raise ValueError(msg)
+        return start
+    try:
+        s0, c0 = (start["sigma"], start["C"]) if isinstance(start, dict) else start
+        s0, c0 = float(s0), float(c0)
+    except (TypeError, ValueError, KeyError):
+        raise ValueError(msg) from None
+    if not (np.isfinite(s0) and s0 > 0 and np.isfinite(c0) and c0 > 0):
+        raise ValueError(f"start sigma and C must be positive and finite, got {start!r}")
+    return (s0, c0)
+
+
+def check_search_options(
+    *, log2_sigma, log2_C, start, C0, restarts, tol, max_iter, max_eval
+) -> dict:
+    """Validate the options shared by the gradient selectors (RBSVM, SpanSVM, RMSVM).
+
+    Returns them normalised (boxes as float pairs in log2 units, ``start`` as a rule name or
+    a ``(sigma, C)`` pair, integers as ``int``); raises ``ValueError`` naming the option.
+    """
+    return {
+        "log2_sigma": _check_box("log2_sigma", log2_sigma),
+        "log2_C": _check_box("log2_C", log2_C),
+        "start": _check_start(start),
+        "C0": _check_positive("C0", C0),
+        "restarts": _check_int("restarts", restarts, 0),
+        "tol": _check_positive("tol", tol),
+        "max_iter": _check_int("max_iter", max_iter, 1),
+        "max_eval": None if max_eval is None else _check_int("max_eval", max_eval, 1),
+    }
+
 
 Objective = Callable[[np.ndarray, Any], tuple[float, np.ndarray, Any]]
 
