@@ -38,8 +38,10 @@ def main() -> None:
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     print(f"machine: {platform.platform()}, python {platform.python_version()}")
-    print(f"{'n':>6} {'n_sv':>6} {'l2 exact [s]':>13} {'libsvm [s]':>11} {'ratio':>7} "
-          f"{'max|da|':>9} {'warm [s]':>9}")
+    print(
+        f"{'n':>6} {'n_sv':>6} {'l2 exact [s]':>13} {'libsvm [s]':>11} {'ratio':>7} "
+        f"{'max|da|':>9} {'warm [s]':>9}"
+    )
     for n in args.sizes:
         X = rng.normal(size=(n, 10))
         y = np.where(X[:, 0] + 0.5 * np.sin(3 * X[:, 1]) + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
@@ -55,8 +57,10 @@ def main() -> None:
         )
         a = np.zeros(n)
         a[svc.support_] = np.abs(svc.dual_coef_[0])
-        print(f"{n:>6} {int(sol.support.sum()):>6} {t_l2:>13.4f} {t_svc:>11.4f} "
-              f"{t_l2 / t_svc:>7.2f} {np.abs(a - sol.alpha).max():>9.1e} {t_warm:>9.4f}")
+        print(
+            f"{n:>6} {int(sol.support.sum()):>6} {t_l2:>13.4f} {t_svc:>11.4f} "
+            f"{t_l2 / t_svc:>7.2f} {np.abs(a - sol.alpha).max():>9.1e} {t_warm:>9.4f}"
+        )
 
 
 if __name__ == "__main__":

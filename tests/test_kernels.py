@@ -71,10 +71,15 @@ def test_kernel_derivatives_central_differences(kernel, param):
         if param == "log_sigma":
             return Kernel("rbf", sigma=kernel.sigma * np.exp(delta))(X)
         if param == "log_gamma":
-            return Kernel(kernel.name, gamma=kernel.gamma * np.exp(delta), degree=kernel.degree,
-                          coef0=kernel.coef0)(X)
-        return Kernel(kernel.name, gamma=kernel.gamma, degree=kernel.degree,
-                      coef0=kernel.coef0 + delta)(X)
+            return Kernel(
+                kernel.name,
+                gamma=kernel.gamma * np.exp(delta),
+                degree=kernel.degree,
+                coef0=kernel.coef0,
+            )(X)
+        return Kernel(
+            kernel.name, gamma=kernel.gamma, degree=kernel.degree, coef0=kernel.coef0 + delta
+        )(X)
 
     fd = (at(h) - at(-h)) / (2 * h)
     assert np.allclose(dK, fd, rtol=1e-6, atol=1e-8)

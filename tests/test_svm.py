@@ -25,8 +25,12 @@ def qp_l2_dual(K, y, C, w=None):
     H = K + np.diag(1.0 / (C * w))
     Q = np.outer(y, y) * H
     sol = solvers.qp(
-        matrix(Q), matrix(-np.ones(n)), matrix(-np.eye(n)), matrix(np.zeros(n)),
-        matrix(y.reshape(1, -1)), matrix(0.0),
+        matrix(Q),
+        matrix(-np.ones(n)),
+        matrix(-np.eye(n)),
+        matrix(np.zeros(n)),
+        matrix(y.reshape(1, -1)),
+        matrix(0.0),
     )
     a = np.array(sol["x"]).ravel()
     return a, 0.5 * a @ Q @ a - a.sum()
@@ -41,9 +45,14 @@ def l2_objective(sol, K):
 CASES = [
     (n, C, sigma, imb, seed)
     for seed, (n, C, sigma, imb) in enumerate(
-        [(n, C, s, i) for n in (12, 40, 90) for C in (0.05, 1.0, 50.0) for s in (0.3, 1.5)
-         for i in (0.5, 0.2)][:36]
-        + [(25, 2.0 ** k, 2.0 ** (k / 3), 0.35) for k in range(-6, 8)]
+        [
+            (n, C, s, i)
+            for n in (12, 40, 90)
+            for C in (0.05, 1.0, 50.0)
+            for s in (0.3, 1.5)
+            for i in (0.5, 0.2)
+        ][:36]
+        + [(25, 2.0**k, 2.0 ** (k / 3), 0.35) for k in range(-6, 8)]
     )
 ]
 
@@ -103,8 +112,15 @@ def test_l2_matches_linearsvc_squared_hinge():
     sol = fit_l2_svm(Kernel("linear")(X), y, C)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lin = LinearSVC(C=C / 2, loss="squared_hinge", dual=True, tol=1e-10, max_iter=10**5,
-                        intercept_scaling=30, random_state=0).fit(X, y)
+        lin = LinearSVC(
+            C=C / 2,
+            loss="squared_hinge",
+            dual=True,
+            tol=1e-10,
+            max_iter=10**5,
+            intercept_scaling=30,
+            random_state=0,
+        ).fit(X, y)
     # the bias penalty b^2 / (2 * 30^2) is what separates the two problems
     f = sol.decision_function(Kernel("linear")(X))
     assert np.allclose(lin.decision_function(X), f, atol=1e-4)

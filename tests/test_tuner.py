@@ -18,9 +18,7 @@ def _expected_failures(estimator):
     # repeated row in another fold.
     if estimator.method == "default" and estimator.final_model == "l2":
         return {}  # data-only selection + exact L2 solver: weights must act as repeated rows
-    return {
-        "check_sample_weight_equivalence_on_dense_data": "libsvm tolerance; CV folds differ"
-    }
+    return {"check_sample_weight_equivalence_on_dense_data": "libsvm tolerance; CV folds differ"}
 
 
 @parametrize_with_checks(
@@ -85,8 +83,12 @@ def test_reproducible():
         ({}, [[0.0], [1.0], [2.0], [3.0]], [0.1, 0.2, 0.3, 0.4], "continuous"),
         ({"method": "nope"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "unknown method"),
         ({"preprocess": "x"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "preprocess"),
-        ({"method": "grid", "method_params": {"bogus": 1}}, [[0.0], [1.0], [2.0], [3.0]],
-         [0, 0, 1, 1], "invalid method_params"),
+        (
+            {"method": "grid", "method_params": {"bogus": 1}},
+            [[0.0], [1.0], [2.0], [3.0]],
+            [0, 0, 1, 1],
+            "invalid method_params",
+        ),
     ],
 )
 def test_bad_input_messages(kwargs, X, y, match):
@@ -96,8 +98,12 @@ def test_bad_input_messages(kwargs, X, y, match):
 
 @pytest.mark.parametrize(
     "w,match",
-    [([1, -1, 1, 1], "negative"), ([1, np.nan, 1, 1], "NaN"), ([1, 1], "shape"),
-     ([0, 0, 0, 0], "all zero")],
+    [
+        ([1, -1, 1, 1], "negative"),
+        ([1, np.nan, 1, 1], "NaN"),
+        ([1, 1], "shape"),
+        ([0, 0, 0, 0], "all zero"),
+    ],
 )
 def test_bad_sample_weight(w, match):
     X, y = np.arange(4.0).reshape(-1, 1), np.array([0, 0, 1, 1])

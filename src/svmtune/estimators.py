@@ -154,8 +154,17 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
     routing; this small wrapper fits one binary ``SVC`` per class directly.
     """
 
-    def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 class_weight=None, random_state=None):
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        class_weight=None,
+        random_state=None,
+    ):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -174,9 +183,17 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         w = validate_sample_weight(sample_weight, X.shape[0])
         w = np.ones(X.shape[0]) if w is None else w
         w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
-        params = dict(C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-                      coef0=self.coef0, random_state=self.random_state)
-        tasks = [y_enc] if len(self.classes_) == 2 else [y_enc == k for k in range(len(self.classes_))]
+        params = dict(
+            C=self.C,
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            random_state=self.random_state,
+        )
+        tasks = (
+            [y_enc] if len(self.classes_) == 2 else [y_enc == k for k in range(len(self.classes_))]
+        )
         self.estimators_ = [SVC(**params).fit(X, t.astype(int), sample_weight=w) for t in tasks]
         return self
 

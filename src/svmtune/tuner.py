@@ -94,7 +94,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ helpers
     def _check_params(self) -> None:
         if self.preprocess not in PREPROCESS_MODES:
-            raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {self.preprocess!r}")
+            raise ValueError(
+                f"preprocess must be one of {PREPROCESS_MODES}, got {self.preprocess!r}"
+            )
         if self.multiclass not in ("ovr", "ovo"):
             raise ValueError(f"multiclass must be 'ovr' or 'ovo', got {self.multiclass!r}")
         if self.final_model not in ("auto", "l1", "l2"):

@@ -460,7 +460,7 @@ def build_pair_histogram(
     chunk_size: int = 2**20,
     fine_bits: int = 10,
     coarse_bits: int = 5,
-    n_octaves: int = 48,
+    n_octaves: int = 40,
 ) -> PairHistogram:
     """Histogram of the squared distances of all pairs, per class block (one pass).
 
@@ -530,7 +530,7 @@ def _check_bits(fine_bits, coarse_bits, n_octaves):
 
 
 #: pairs per distance call: large enough to amortise the call, small enough to stay in cache
-_PIECE_PAIRS = 2**17
+_PIECE_PAIRS = 2**18
 
 
 def _bincount(codes: np.ndarray, weights: np.ndarray | None, n: int) -> np.ndarray:
@@ -544,7 +544,7 @@ def _within_counts(Xa, wa, binner: _Binner, chunk_size: int):
 
     Rows are taken ``r`` at a time: the triangle inside the piece (``pdist``) and the rectangle
     to the later rows (``cdist``), so every pair ``i < j`` is visited once and no piece holds
-    more than ``min(chunk_size, 2**17)`` distances.
+    more than ``min(chunk_size, 2**18)`` distances.
     """
     m = Xa.shape[0]
     total = np.zeros(binner.n)
@@ -586,7 +586,7 @@ def sample_pair_histogram(
     chunk_size: int = 2**20,
     fine_bits: int = 10,
     coarse_bits: int = 5,
-    n_octaves: int = 48,
+    n_octaves: int = 40,
 ) -> PairHistogram:
     """Histogram of ``max_pairs`` randomly drawn ordered pairs (split evenly over the blocks).
 
@@ -773,7 +773,7 @@ class RBFBlocks:
         chunk_size: int = 2**20,
         fine_bits: int = 10,
         coarse_bits: int = 5,
-        n_octaves: int = 48,
+        n_octaves: int = 40,
         random_state=None,
     ):
         if method not in METHODS:
