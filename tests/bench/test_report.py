@@ -37,6 +37,14 @@ def _suite():
         published=[
             {"table": "T1", "task": "two", "method": "grid", "metric": "accuracy", "value": 91.5},
             {"table": "T1", "task": "two", "method": "never", "metric": "accuracy", "value": 50},
+            {
+                "table": "T2",
+                "task": "all tasks",
+                "method": "default",
+                "reference": "grid",
+                "metric": "wilcoxon_accuracy_r_plus",
+                "value": 3.0,
+            },
         ],
         figures=[_figure, _broken_figure],
     )
@@ -71,6 +79,22 @@ def test_report_tables_published_not_run_and_figures(results_dir, tmp_path):
     ours = 100 * sum(accs) / len(accs)
     assert f"| T1 | two | grid | accuracy | 91.500 | {ours:.3f} |" in text
     assert "| T1 | two | never | accuracy | 50.000 | not run |" in text
+    # a published Wilcoxon statistic gets ours from the same rows (reference vs method)
+    import pandas as pd
+
+    from svmtune.bench.stats import reference_test, task_means
+
+    df = pd.DataFrame(map(json.loads, lines))
+    n, w = reference_test(df, "accuracy", "grid", "default")
+    means = task_means(df, "accuracy")
+    assert n == len(means) and w is not None
+    d = (means["grid"] - means["default"]).round(12)
+    d = d[d != 0]  # zero differences are dropped before ranking
+    assert w.r_plus == pytest.approx(d.abs().rank()[d > 0].sum())
+    assert (
+        f"| T2 | all tasks | default | wilcoxon_accuracy_r_plus | 3.000 | {w.r_plus:.3f} |" in text
+    )
+    assert "unknown metric" not in text
     # figures: the generic one and the suite's, a failing figure callable reported, not fatal
     assert re.search(r"!\[.*\]\(REPORT_files/.*cost_accuracy\.png\)", text)
     assert "REPORT_files/" in text and "tiny_accuracy.png" in text

@@ -206,6 +206,30 @@ def _cell_status(
     return None
 
 
+_WILCOXON_FIELDS = ("r_plus", "r_minus", "z", "p")
+
+
+def _wilcoxon_metric(p: dict) -> tuple[str, str] | None:
+    """``(metric, field)`` of a published ``wilcoxon_<metric>_<field>`` entry with a reference."""
+    name = p["metric"]
+    if not name.startswith("wilcoxon_") or "reference" not in p:
+        return None
+    for f in _WILCOXON_FIELDS:
+        if name.endswith("_" + f):
+            return name[len("wilcoxon_") : -len(f) - 1], f
+    return None
+
+
+def _ours_published(df: pd.DataFrame, p: dict) -> float | None:
+    """Our value of one published entry (a per-task aggregate or a Wilcoxon statistic)."""
+    wm = _wilcoxon_metric(p)
+    if wm is None:
+        return _ours(df, p["task"], p["method"], p["metric"], p.get("unit"))
+    metric, f = wm
+    _, w = stats.reference_test(df, metric, p["reference"], p["method"])
+    return None if w is None else float(getattr(w, f))
+
+
 def _ours(df: pd.DataFrame, task: str, method: str, metric: str, unit: str | None) -> float | None:
     col, agg, scale = PUBLISHED_METRICS[metric]
     if unit == "fraction":
@@ -439,8 +463,8 @@ def _suite_section(
         rows = []
         for p in suite.published:
             metric = p["metric"]
-            known = metric in PUBLISHED_METRICS
-            mine = _ours(df, p["task"], p["method"], metric, p.get("unit")) if known else None
+            known = metric in PUBLISHED_METRICS or _wilcoxon_metric(p) is not None
+            mine = _ours_published(df, p) if known else None
             st = _cell_status(df, p["task"], p["method"], n_expected)
             rows.append(
                 [
@@ -462,7 +486,10 @@ def _suite_section(
                 "Published numbers beside ours",
                 ["paper table", "task", "method", "metric", "paper", "ours", "ours − paper"],
                 rows,
-                "Accuracy-type metrics in percent as the papers print them.",
+                "Accuracy-type metrics in percent as the papers print them.  Wilcoxon "
+                "entries (wilcoxon_<metric>_<statistic>) test the entry's reference against "
+                "the method over the tasks both ran: R+ sums the ranks where the reference is "
+                "larger.",
             )
         )
 

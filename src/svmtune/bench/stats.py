@@ -33,6 +33,7 @@ __all__ = [
     "cells_frame",
     "summary_table",
     "task_means",
+    "reference_test",
     "paired_tests",
     "relative_table",
 ]
@@ -148,6 +149,30 @@ def task_means(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean of ``metric`` per task (rows) and method (columns) over the successful rows."""
     ok = _ok(df)
     return ok.pivot_table(index="task", columns="method", values=metric, aggfunc="mean")
+
+
+def reference_test(
+    df: pd.DataFrame, metric: str, reference: str, method: str
+) -> tuple[int, WilcoxonResult | None]:
+    """Wilcoxon signed-rank test of ``reference`` against ``method`` over their common tasks.
+
+    One value per task and method (the mean of ``metric`` over its successful splits);
+    ``x = reference``, ``y = method``, so ``R+`` sums the ranks of the tasks where the
+    reference's value is larger (RBSVM Tables IV and VI).  Returns the number of common tasks
+    and the test (None without a common task).
+    """
+    ok = _ok(df)
+    if ok.empty or metric not in ok:
+        return 0, None
+    means = ok.assign(_v=pd.to_numeric(ok[metric], errors="coerce")).pivot_table(
+        index="task", columns="method", values="_v", aggfunc="mean"
+    )
+    if reference not in means or method not in means:
+        return 0, None
+    both = means[[reference, method]].dropna()
+    if both.empty:
+        return 0, None
+    return len(both), wilcoxon_signed_rank(both[reference].to_numpy(), both[method].to_numpy())
 
 
 def _paired_with_grid(df: pd.DataFrame, grid: str, metric: str) -> pd.DataFrame:

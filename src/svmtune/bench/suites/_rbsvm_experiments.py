@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from svmtune.bench.stats import wilcoxon_signed_rank
+from svmtune.bench.stats import reference_test
 
 __all__ = [
     "METHOD_LABELS",
@@ -522,21 +522,15 @@ def wilcoxon_vs_reference(
         One row per method: ``method, n_tasks, r_plus, r_minus, z, p``; methods without a
         common task are left out.
     """
-    means = _task_means(results, metric)
     rows = []
-    if means.empty or reference not in means:
-        return pd.DataFrame(columns=["method", "n_tasks", "r_plus", "r_minus", "z", "p"])
     for m in methods:
-        if m not in means:
+        n, w = reference_test(results, metric, reference, m)
+        if w is None:
             continue
-        both = means[[reference, m]].dropna()
-        if both.empty:
-            continue
-        w = wilcoxon_signed_rank(both[reference].to_numpy(), both[m].to_numpy())
         rows.append(
             {
                 "method": m,
-                "n_tasks": len(both),
+                "n_tasks": n,
                 "r_plus": w.r_plus,
                 "r_minus": w.r_minus,
                 "z": w.z,
