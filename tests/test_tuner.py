@@ -65,6 +65,24 @@ def test_multiclass_ovo_and_platt():
     assert t2.decision_function(X).shape == (150, 3)
 
 
+@pytest.mark.parametrize("multiclass", ["ovr", "ovo"])
+def test_cv_search_scores_the_final_multiclass_scheme(multiclass):
+    """The grid's CV errors are those of SVMs built like the final model (ovr or ovo)."""
+    from svmtune.methods.baselines import GridSearch
+    from svmtune.search.cv import cv_errors, make_folds
+
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    grid = {"log2_sigma": (-2, 2, 2), "log2_C": (-2, 4, 3), "n_splits": 3}
+    sel = GridSearch(**grid).select(X, y, random_state=1, multiclass=multiclass)
+    cands = [{k: h[k] for k in ("kernel", "sigma", "C")} for h in sel.history]
+    folds = make_folds(y, 3, 1)
+    want = cv_errors(X, y, cands, folds=folds, multiclass=multiclass)
+    np.testing.assert_allclose([h["cv_loss"] for h in sel.history], want)
+    other = cv_errors(X, y, cands, folds=folds, multiclass={"ovr": "ovo", "ovo": "ovr"}[multiclass])
+    assert not np.allclose(want, other)  # the schemes score differently on these candidates
+
+
 def test_reproducible():
     X, y = make_problem(60, 2, 3)
     a = SVMTuner(method="grid", method_params=SMALL_GRID, random_state=4).fit(X, y)

@@ -152,7 +152,13 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         )
         with backend:
             sel = selector.select(
-                Xp, y_enc, w, kernel=self.kernel, random_state=seed, n_jobs=self.n_jobs
+                Xp,
+                y_enc,
+                w,
+                kernel=self.kernel,
+                random_state=seed,
+                n_jobs=self.n_jobs,
+                multiclass=self.multiclass,
             )
         self.selection_time_ = time.perf_counter() - t0
 

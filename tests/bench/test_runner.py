@@ -20,7 +20,7 @@ from svmtune.bench.runner import (
     run_suite,
     split_indices,
 )
-from svmtune.bench.store import read_rows
+from svmtune.bench.store import cell_key, read_rows
 from svmtune.bench.suite import MethodSpec, Protocol, Task
 from svmtune.methods import base as methods_base
 
@@ -118,6 +118,46 @@ def test_build_cells_keys_and_filters():
     # a change of a method's params is a different cell
     other = tiny_suite(methods=[MethodSpec("grid", "grid", {"n_splits": 4})])
     assert not {c.key for c in build_cells(other)} & {c.key for c in cells}
+
+
+def test_task_tuner_params_reach_the_tuner_and_the_key(monkeypatch):
+    from svmtune import SVMTuner
+
+    seen = []
+    fit = SVMTuner.fit
+
+    def spy(self, X, y, sample_weight=None):
+        seen.append(self.multiclass)
+        return fit(self, X, y, sample_weight)
+
+    monkeypatch.setattr(SVMTuner, "fit", spy)
+    plain = tiny_suite(tasks=[Task("three", "three")], methods=[MethodSpec("default", "default")])
+    ovo = tiny_suite(
+        tasks=[Task("three", "three", tuner_params={"multiclass": "ovo"})],
+        methods=[
+            MethodSpec("default", "default"),
+            MethodSpec("default-ovr", "default", tuner_params={"multiclass": "ovr"}),
+        ],
+    )
+    # keys: unchanged without task tuner params, different with them
+    c0 = build_cells(plain)[0]
+    old_formula = cell_key(
+        suite="tiny",
+        task="three",
+        split=c0.split,
+        label="default",
+        method="default",
+        params={},
+        tuner_params={},
+        seed=c0.seed,
+    )
+    assert c0.key == old_formula
+    assert not {c.key for c in build_cells(ovo)} & {c.key for c in build_cells(plain)}
+    rows = [run_cell(c, loader) for c in build_cells(ovo) if c.split == 0]
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert seen == ["ovo", "ovr"]  # the method's own tuner_params win
+    assert rows[0]["tuner_params"] == {"multiclass": "ovo"}
+    assert rows[1]["tuner_params"] == {"multiclass": "ovr"}
 
 
 def test_run_cell_row_on_mixed_data():

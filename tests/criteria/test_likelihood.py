@@ -13,6 +13,7 @@ from svmtune.criteria.likelihood import (
     ld_distance,
     ld_objective,
     likelihood_map,
+    ovo_similarities,
     ovr_similarities,
 )
 
@@ -126,6 +127,31 @@ def test_ovr_similarities_equal_relabelled_binary_problems():
     np.testing.assert_allclose(ld_objective(st, reduce="min"), per_task.min(1), rtol=1e-12)
     with pytest.raises(ValueError, match="reduction"):
         ld_objective(st, reduce="sum")
+
+
+def test_ovo_similarities_equal_the_class_pair_problems():
+    X, y = _data(n=48, k=4, seed=7)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=48)
+    sig = [0.3, 1.2, 5.0]
+    st = rbf_block_stats(X, y, sig, sample_weight=w)
+    ovo = ovo_similarities(st.means)
+    per_pair = []
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    for p, (a, b) in enumerate(pairs):
+        keep = (y == a) | (y == b)
+        sb = rbf_block_stats(X[keep], np.where(y[keep] == a, 0, 1), sig, sample_weight=w[keep])
+        np.testing.assert_allclose(ovo[:, p], sb.means, rtol=1e-12)
+        per_pair.append(ld_objective(sb))
+    per_pair = np.array(per_pair).T
+    np.testing.assert_allclose(ld_objective(st, scheme="ovo"), per_pair.mean(1), rtol=1e-12)
+    np.testing.assert_allclose(
+        ld_objective(st, reduce="min", scheme="ovo"), per_pair.min(1), rtol=1e-12
+    )
+    with pytest.raises(ValueError, match="scheme"):
+        ld_objective(st, scheme="pairs")
+    # binary problems have one task whatever the scheme
+    sb = rbf_block_stats(X, (y > 1).astype(int), sig)
+    np.testing.assert_array_equal(ld_objective(sb, scheme="ovo"), ld_objective(sb))
 
 
 def test_binary_objective_is_symmetric_in_the_classes():

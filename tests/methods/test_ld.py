@@ -85,6 +85,35 @@ def test_multiclass_width_maximises_the_mean_ovr_objective():
     assert worst.criterion == pytest.approx(min(per_task), rel=1e-12)
 
 
+def test_one_vs_one_final_model_uses_class_pairs_and_ovo_cv(monkeypatch):
+    rng = np.random.default_rng(5)
+    y = np.arange(60) % 3
+    X = rng.normal(size=(60, 2)) + 2.0 * np.column_stack([y == 1, y == 2])
+    sel = LDC1().select(X, y, multiclass="ovo")
+    s = sel.params["sigma"]
+    per_pair = []
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        keep = (y == a) | (y == b)
+        per_pair.append(ld_objective(rbf_block_stats(X[keep], y[keep] == b, [s]))[0])
+    assert sel.criterion == pytest.approx(np.mean(per_pair), rel=1e-12)
+    # LD-CV scores its C candidates with one-vs-one SVMs, as SVMTuner(multiclass="ovo") fits
+    import svmtune.methods.esdr as esdr_module
+
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("multiclass"))
+        return cv_errors(*args, **kwargs)
+
+    monkeypatch.setattr(esdr_module, "cv_errors", spy)
+    t = SVMTuner(method="ld", multiclass="ovo", method_params={"n_splits": 3}, random_state=0).fit(
+        X, y
+    )
+    assert seen and set(seen) == {"ovo"}
+    ref = LDC1().select(t.preprocessor_.transform(X), y, multiclass="ovo")
+    assert t.best_params_["sigma"] == pytest.approx(ref.params["sigma"], rel=1e-12)
+
+
 def test_ld_c1_fixes_c():
     for bad in ({"c_search": "grid"}, {"C": 10.0}, {"log2_C": (-1, 1)}, {"n_splits": 5}):
         with pytest.raises(ValueError, match="does not take"):

@@ -243,6 +243,9 @@ def build_cells(
                     params=m.params,
                     tuner_params=m.tuner_params,
                     seed=seed,
+                    # task-level tuner arguments join the key only when set, so the keys of
+                    # the cells stored before the field existed stay valid
+                    **({"task_tuner_params": t.tuner_params} if t.tuner_params else {}),
                 )
                 cells.append(Cell(suite, t, s, m, seed, key))
     return cells
@@ -385,7 +388,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
         "method": m.label,
         "method_name": m.method,
         "method_params": m.params,
-        "tuner_params": m.tuner_params,
+        "tuner_params": {**cell.task.tuner_params, **m.tuner_params},
         "seed": cell.seed,
         "status": "ok",
         **environment(),
@@ -406,7 +409,12 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
             else:
                 Xte, yte = data.X.iloc[test], data.y[test]
             row.update(n_train=len(ytr), n_test=len(yte), n_classes=len(np.unique(ytr)))
-            tuner_kw = {"preprocess": data.preprocess, "n_jobs": 1, **m.tuner_params}
+            tuner_kw = {
+                "preprocess": data.preprocess,
+                "n_jobs": 1,
+                **cell.task.tuner_params,
+                **m.tuner_params,
+            }
             row["preprocess"] = tuner_kw["preprocess"]
             tuner = SVMTuner(
                 method=m.method,

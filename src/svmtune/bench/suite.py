@@ -38,6 +38,10 @@ class Task:
         Columns removed before use (e.g. identifiers).
     options : dict
         Anything else a suite needs (e.g. ``{"score_column": "duration"}``).
+    tuner_params : dict
+        ``SVMTuner`` arguments for every method on this task (e.g. ``{"multiclass": "ovo"}``);
+        a method's own ``MethodSpec.tuner_params`` take precedence.  Part of the cell key
+        when not empty.
     """
 
     name: str
@@ -47,6 +51,7 @@ class Task:
     test_dataset: str | None = None
     drop_columns: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    tuner_params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ Multiclass (the paper converts glass and segmentation to one-vs-all problems): e
 ``c`` against the union of the others gives a 2 x 2 ``V`` built from the k x k block means
 (:func:`ovr_similarities`, no further pass over the data), and one width is chosen for all
 tasks by maximising the **mean** of the per-task objectives (``reduce="mean"``; ``"min"``
-maximises the worst task).
+maximises the worst task).  For a one-vs-one final SVM the tasks are the class pairs
+(``scheme="ovo"``, :func:`ovo_similarities`).
 
 With sample weights, ``N_j`` and the sums become weight totals and weighted sums.
 """
@@ -32,12 +33,14 @@ __all__ = [
     "likelihood_map",
     "class_similarities",
     "ovr_similarities",
+    "ovo_similarities",
     "ld_distance",
     "ld_objective",
     "ld_curve",
 ]
 
 REDUCTIONS = ("mean", "min")
+SCHEMES = ("ovr", "ovo")
 
 
 def class_likelihoods(
@@ -127,17 +130,47 @@ def ld_distance(V: np.ndarray) -> np.ndarray:
     return dist * cos
 
 
-def ld_objective(stats: BlockStats, *, reduce: str = "mean") -> np.ndarray:
+def ovo_similarities(means: np.ndarray) -> np.ndarray:
+    """2 x 2 similarity matrices of the one-vs-one tasks (class pairs ``a < b``).
+
+    The block means of the two classes are the ``k x k`` ones restricted to the pair, so no
+    further pass over the data is needed.
+
+    Parameters
+    ----------
+    means : array (s, k, k)
+
+    Returns
+    -------
+    array (s, k (k - 1) / 2, 2, 2), pairs in the order ``(0, 1), (0, 2), ..., (k-2, k-1)``
+    """
+    M = np.asarray(means, float)
+    a, b = np.triu_indices(M.shape[-1], k=1)
+    out = np.empty(M.shape[:-2] + (a.size, 2, 2))
+    out[..., 0, 0] = M[..., a, a]
+    out[..., 0, 1] = M[..., a, b]
+    out[..., 1, 0] = M[..., b, a]
+    out[..., 1, 1] = M[..., b, b]
+    return out
+
+
+def ld_objective(stats: BlockStats, *, reduce: str = "mean", scheme: str = "ovr") -> np.ndarray:
     """The LD objective for every width in ``stats``, shape ``(s,)`` (LD eq. (13)-(14)).
 
-    Binary: ``D`` of the 2 x 2 similarity matrix.  Multiclass: ``D`` of every one-vs-rest task
-    reduced by its mean (default) or minimum.
+    Binary: ``D`` of the 2 x 2 similarity matrix.  Multiclass: ``D`` of every binary task of
+    the final SVM -- one-vs-rest (``scheme="ovr"``, the paper's conversion) or the class pairs
+    of libsvm's one-vs-one (``scheme="ovo"``) -- reduced by its mean (default) or minimum.
     """
     if reduce not in REDUCTIONS:
         raise ValueError(f"multiclass reduction must be one of {REDUCTIONS}, got {reduce!r}")
+    if scheme not in SCHEMES:
+        raise ValueError(f"multiclass scheme must be one of {SCHEMES}, got {scheme!r}")
     if stats.n_classes == 2:
         return ld_distance(stats.means)
-    per_task = ld_distance(ovr_similarities(stats.means, stats.class_weights))
+    if scheme == "ovo":
+        per_task = ld_distance(ovo_similarities(stats.means))
+    else:
+        per_task = ld_distance(ovr_similarities(stats.means, stats.class_weights))
     return per_task.mean(axis=-1) if reduce == "mean" else per_task.min(axis=-1)
 
 
@@ -147,9 +180,10 @@ def ld_curve(
     sigmas,
     *,
     reduce: str = "mean",
+    scheme: str = "ovr",
     sample_weight: np.ndarray | None = None,
     **blocks_options,
 ) -> np.ndarray:
     """The LD objective against sigma (LD Fig. 4); ``blocks_options`` go to ``RBFBlocks``."""
     blocks = RBFBlocks(X, y, sample_weight=sample_weight, **blocks_options)
-    return ld_objective(blocks.stats(sigmas), reduce=reduce)
+    return ld_objective(blocks.stats(sigmas), reduce=reduce, scheme=scheme)

@@ -7,7 +7,8 @@ least two samples: :class:`svmtune.SVMTuner` has validated all of that) and opti
 arguments (``SVMTuner(method_params=...)``) and must not keep state between calls.
 
 Multiclass: a selector either handles ``k > 2`` itself (CV-based searches score multiclass
-accuracy; data indices take the minimum over class pairs) or decomposes with
+accuracy of SVMs built with the final model's ``multiclass`` scheme; data indices take the
+minimum over class pairs) or decomposes with
 :func:`ovr_tasks` and combines the binary criteria into one objective, so that every method
 returns one set of hyperparameters.
 """
@@ -96,7 +97,16 @@ class Selector:
         kernel: str = "rbf",
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
+        multiclass: str = "ovr",
     ) -> Selection:
+        """Choose hyperparameters on ``(X, y)``.
+
+        ``multiclass`` is the decomposition of the final SVM for ``k > 2`` classes
+        (``SVMTuner(multiclass=...)``: ``"ovr"`` or libsvm's ``"ovo"``).  Cross-validated
+        searches score candidates built the same way; a data criterion with a natural
+        decomposition for each scheme uses the matching one (LD); the others keep the
+        decomposition their paper defines (documented per method).
+        """
         raise NotImplementedError
 
     def check_kernel(self, kernel: str) -> None:

@@ -172,7 +172,17 @@ class DefaultSVC(Selector):
     name = "default"
     kernels = ("rbf",)
 
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         # weighted like repeated rows, so sample_weight=2 equals a duplicated row
         w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
@@ -192,13 +202,14 @@ class _CVSearch(Selector):
         self.n_splits = _check_n_splits(n_splits)
         self.scoring = _check_choice("scoring", scoring, self.scorings)
 
-    def _score(self, X, y, cands, folds, sample_weight, n_jobs) -> np.ndarray:
+    def _score(self, X, y, cands, folds, sample_weight, n_jobs, multiclass) -> np.ndarray:
         return cv_errors(
             X,
             y,
             cands,
             folds=folds,
             sample_weight=sample_weight,
+            multiclass=multiclass,
             scoring=self.scoring,
             n_jobs=n_jobs,
         )
@@ -245,11 +256,21 @@ class GridSearch(_CVSearch):
                 raise ValueError(f"grid values of {nm} must be positive and finite, got {v}")
         self._init_cv(n_splits, scoring)
 
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         folds = make_folds(y, self.n_splits, random_state)
         cands = [rbf_params(s, c) for s in self.sigmas for c in self.Cs]
-        errs = self._score(X, y, cands, folds, sample_weight, n_jobs)
+        errs = self._score(X, y, cands, folds, sample_weight, n_jobs, multiclass)
         best = int(np.argmin(errs))
         return Selection(
             params=cands[best],
@@ -294,13 +315,23 @@ class RandomSearch(_CVSearch):
         self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
         self._init_cv(n_splits, scoring)
 
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         rng = check_random_state(random_state)
         folds = make_folds(y, self.n_splits, random_state)
         sig, Cs = sample_log2_box(self.n_iter, self.log2_sigma, self.log2_C, self.distribution, rng)
         cands = [rbf_params(s, c) for s, c in zip(sig, Cs)]
-        errs = self._score(X, y, cands, folds, sample_weight, n_jobs)
+        errs = self._score(X, y, cands, folds, sample_weight, n_jobs, multiclass)
         best = int(np.argmin(errs))
         return Selection(
             params=cands[best],
@@ -315,10 +346,10 @@ class RandomSearch(_CVSearch):
 class _SequentialSearch(_CVSearch):
     """A model-based search proposing one candidate at a time, each scored by K-fold CV."""
 
-    def _objective(self, X, y, folds, sample_weight, n_jobs, history):
+    def _objective(self, X, y, folds, sample_weight, n_jobs, history, multiclass):
         def evaluate(sigma: float, C: float) -> float:
             cand = rbf_params(sigma, C)
-            loss = float(self._score(X, y, [cand], folds, sample_weight, n_jobs)[0])
+            loss = float(self._score(X, y, [cand], folds, sample_weight, n_jobs, multiclass)[0])
             history.append(dict(cand, cv_loss=loss, trial=len(history)))
             return loss
 
@@ -388,14 +419,24 @@ class HyperoptTPE(_SequentialSearch):
                 space[nm] = hp.loguniform(nm, lo * math.log(2.0), hi * math.log(2.0))
         return space
 
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         from hyperopt import STATUS_OK, Trials, fmin, tpe
 
         self.check_kernel(kernel)
         seed = _seed_int(random_state)
         folds = make_folds(y, self.n_splits, random_state)
         history: list[dict] = []
-        evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history)
+        evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history, multiclass)
 
         def fn(p):
             return {"loss": evaluate(float(p["sigma"]), float(p["C"])), "status": STATUS_OK}
@@ -466,12 +507,22 @@ class OptunaTPE(_SequentialSearch):
         self.multivariate = multivariate
         self._init_cv(n_splits, scoring)
 
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         seed = _seed_int(random_state)
         folds = make_folds(y, self.n_splits, random_state)
         history: list[dict] = []
-        evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history)
+        evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history, multiclass)
         log = self.distribution == "loguniform"
         (slo, shi), (clo, chi) = self.log2_sigma, self.log2_C
 
@@ -567,7 +618,17 @@ class HalvingSearch(_CVSearch):
             self.n_candidates, self.log2_sigma[:2], self.log2_C[:2], self.distribution, rng
         )
 
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         import sklearn
         from sklearn.experimental import enable_halving_search_cv  # noqa: F401
         from sklearn.metrics import get_scorer
@@ -581,7 +642,7 @@ class HalvingSearch(_CVSearch):
         n_classes = int(np.max(y)) + 1
         with sklearn.config_context(enable_metadata_routing=sample_weight is not None):
             est = make_final_estimator(
-                rbf_params(1.0, 1.0), final_model="l1", multiclass="ovr", n_classes=n_classes
+                rbf_params(1.0, 1.0), final_model="l1", multiclass=multiclass, n_classes=n_classes
             )
             svc = est.estimator if hasattr(est, "estimator") else est
             prefix = "estimator__" if svc is not est else ""

@@ -219,8 +219,12 @@ class WidthIndexSelector(Selector):
         self.chunk_size = _positive_int("chunk_size", opts["chunk_size"])
 
     # ----------------------------------------------------------------- hooks
-    def objective(self, stats: BlockStats) -> np.ndarray:
-        """The data-only objective (to maximise) for every width in ``stats``."""
+    def objective(self, stats: BlockStats, scheme: str = "ovr") -> np.ndarray:
+        """The data-only objective (to maximise) for every width in ``stats``.
+
+        ``scheme`` is the final SVM's multiclass decomposition ("ovr" or "ovo"), for
+        objectives that have one per scheme.
+        """
         raise NotImplementedError
 
     def uncertainty(self, stats: BlockStats) -> dict[str, float]:
@@ -231,13 +235,13 @@ class WidthIndexSelector(Selector):
         }
 
     # ----------------------------------------------------------------- steps
-    def width_search(self, blocks: RBFBlocks):
+    def width_search(self, blocks: RBFBlocks, scheme: str = "ovr"):
         """Choose log2 sigma: grid scan, then the plateau rule or the refined argmax."""
         lo, hi, step = self.log2_sigma
         grid = _log2_grid(lo, hi, step)
 
         def curve(log2s: np.ndarray) -> np.ndarray:
-            return self.objective(blocks.stats(2.0 ** np.asarray(log2s, float)))
+            return self.objective(blocks.stats(2.0 ** np.asarray(log2s, float)), scheme)
 
         def f(x: float) -> float:
             return float(curve(np.array([x]))[0])
@@ -262,7 +266,7 @@ class WidthIndexSelector(Selector):
             rule = "argmax" + ("" if self.refine == "none" else f" + {self.refine} refinement")
         return res, grid, vals, rule, plateau_found
 
-    def c_search_cv(self, X, y, sigma, sample_weight, random_state, n_jobs):
+    def c_search_cv(self, X, y, sigma, sample_weight, random_state, n_jobs, multiclass="ovr"):
         """C for a fixed sigma: fixed, full grid, or coarse grid + golden section (CV)."""
         if self.c_search == "fixed":
             return self.C, None, 0, [], {"c_search": "fixed"}
@@ -276,6 +280,7 @@ class WidthIndexSelector(Selector):
                 cands,
                 folds=folds,
                 sample_weight=sample_weight,
+                multiclass=multiclass,
                 scoring=self.scoring,
                 n_jobs=n_jobs,
             )
@@ -313,7 +318,17 @@ class WidthIndexSelector(Selector):
         return float(2.0 ** xs[best]), float(es[best]), len(xs) * len(folds), history, info
 
     # ----------------------------------------------------------------- contract
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
@@ -326,12 +341,12 @@ class WidthIndexSelector(Selector):
             chunk_size=self.chunk_size,
             random_state=random_state,
         )
-        res, grid, vals, rule, plateau_found = self.width_search(blocks)
+        res, grid, vals, rule, plateau_found = self.width_search(blocks, multiclass)
         sigma = float(2.0**res.x)
         at_star = blocks.stats([sigma])
-        crit = float(self.objective(at_star)[0])
+        crit = float(self.objective(at_star, multiclass)[0])
         C, loss, n_fits, c_hist, c_info = self.c_search_cv(
-            X, y, sigma, sample_weight, random_state, n_jobs
+            X, y, sigma, sample_weight, random_state, n_jobs, multiclass
         )
         history = [
             {"stage": "sigma", "log2_sigma": float(x), "sigma": float(2.0**x), self.index: float(v)}
@@ -367,7 +382,8 @@ class WidthIndexSelector(Selector):
 class _SeparabilityIndexCV(WidthIndexSelector):
     """ESDR / DBTC / J4 objective: the pairwise index reduced over class pairs."""
 
-    def objective(self, stats: BlockStats) -> np.ndarray:
+    def objective(self, stats: BlockStats, scheme: str = "ovr") -> np.ndarray:
+        # the index is defined over class pairs (ESDR eq. (16)) whatever the final scheme
         return index_values(stats, self.index, reduce=self.multiclass)
 
     def uncertainty(self, stats: BlockStats) -> dict[str, float]:

@@ -110,7 +110,17 @@ class _GradientBaseline(Selector):
         raise NotImplementedError
 
     # --- orchestration ------------------------------------------------------------------------
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)

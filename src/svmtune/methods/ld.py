@@ -17,7 +17,8 @@ histogram (O(bins) per evaluation) otherwise.
 
 Multiclass: one-vs-rest as in the paper (glass, segmentation); one sigma for all tasks
 maximises the **mean** of the one-vs-rest objectives (``multiclass="mean"``, or ``"min"``).
-The final SVM is the one-vs-rest libsvm SVC.
+When the final SVM is libsvm's one-vs-one (``SVMTuner(multiclass="ovo")``) the binary tasks
+are the class pairs instead, and C is cross-validated on one-vs-one SVMs.
 
 LD-CV and LD-C1 share :class:`~svmtune.methods.esdr.WidthIndexSelector` with ESDR-CV, DBTC-CV
 and J4-CV; every option documented there applies (LD-C1 fixes ``c_search="fixed"``, ``C=1``).
@@ -43,12 +44,12 @@ LD_DEFAULTS = {
 
 
 class _LDWidth(WidthIndexSelector):
-    """The LD objective (LD eq. (13)), one-vs-rest mean for multiclass."""
+    """The LD objective (LD eq. (13)), mean over the final SVM's binary tasks for multiclass."""
 
     index = "ld"
 
-    def objective(self, stats: BlockStats):
-        return ld_objective(stats, reduce=self.multiclass)
+    def objective(self, stats: BlockStats, scheme: str = "ovr"):
+        return ld_objective(stats, reduce=self.multiclass, scheme=scheme)
 
 
 class LDCV(_LDWidth):

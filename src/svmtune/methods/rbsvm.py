@@ -117,7 +117,17 @@ class RBSVM(Selector):
             C0 = self.C0
         return np.log([sigma0, C0])
 
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)

@@ -104,7 +104,17 @@ class RBSVMLowRank(RBSVM):
         sigma0 = initial_sigma(D2, rule=self.start, n_features=X.shape[1], random_state=rng)
         return np.log([sigma0, self.C0])
 
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)

@@ -435,7 +435,15 @@ class SpanRule(Selector):
         folds = make_folds(y, self.n_splits, random_state)
         if self.search != "instance_weights":
             params = [p for _, _, p in cands]
-            errs = cv_errors(X, y, params, folds=folds, sample_weight=ctx["w_user"], n_jobs=n_jobs)
+            errs = cv_errors(
+                X,
+                y,
+                params,
+                folds=folds,
+                sample_weight=ctx["w_user"],
+                multiclass=ctx["multiclass"],
+                n_jobs=n_jobs,
+            )
         else:
             errs = np.array(
                 [
@@ -445,6 +453,7 @@ class SpanRule(Selector):
                         [p],
                         folds=folds,
                         sample_weight=_candidate_weights(spec, ctx),
+                        multiclass=ctx["multiclass"],
                         n_jobs=n_jobs,
                     )[0]
                     for _, spec, p in cands
@@ -453,7 +462,17 @@ class SpanRule(Selector):
         return np.asarray(errs, dtype=float), len(cands) * len(folds)
 
     # ------------------------------------------------------------------ select
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         self.check_kernel(kernel)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y).astype(int)
@@ -472,6 +491,7 @@ class SpanRule(Selector):
         scores = None if self.scores is None else check_scores(self.scores, n)
         w_user = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         ctx = {
+            "multiclass": multiclass,
             "tasks": ovr_tasks(y),
             "y": y,
             "w_user": w_user,

@@ -243,7 +243,17 @@ class SSRatio(Selector):
         return X[idx], y[idx], None if w is None else w[idx]
 
     # ------------------------------------------------------------------ select
-    def select(self, X, y, sample_weight=None, *, kernel="rbf", random_state=None, n_jobs=None):
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
         if self.families is None:
             self.check_kernel(kernel)
             families: tuple[str, ...] = (kernel,)
