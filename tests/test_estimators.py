@@ -5,7 +5,15 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmtune.estimators import L2SVC, OvRSVC, class_weight_vector, make_final_estimator, tanh_proba
+from svmtune.estimators import (
+    L2SVC,
+    OvRSVC,
+    class_weight_vector,
+    make_final_estimator,
+    ovo_tanh_proba,
+    ovo_to_ovr_decision,
+    tanh_proba,
+)
 from svmtune.kernels import Kernel
 from svmtune.svm import fit_l2_svm
 
@@ -60,3 +68,60 @@ def test_make_final_estimator_options():
     assert type(make_final_estimator(p, final_model="l2")).__name__ == "L2SVC"
     with pytest.raises(ValueError, match="final_model"):
         make_final_estimator(p, final_model="l3")
+
+
+def test_ovo_decision_transform_equals_svc_ovr_shape():
+    from sklearn.svm import SVC
+
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    pair = SVC(C=3.0, decision_function_shape="ovo").fit(X, y)
+    ovr = SVC(C=3.0, decision_function_shape="ovr").fit(X, y)
+    np.testing.assert_allclose(
+        ovo_to_ovr_decision(pair.decision_function(X), 3), ovr.decision_function(X), atol=1e-12
+    )
+    est = make_final_estimator(
+        {"kernel": "rbf", "sigma": 1.0, "C": 1.0}, multiclass="ovo", n_classes=3
+    )
+    assert est.decision_function_shape == "ovo"
+    platt = make_final_estimator(
+        {"kernel": "rbf", "sigma": 1.0, "C": 1.0}, multiclass="ovo", n_classes=3, probability=True
+    )
+    assert platt.estimator.decision_function_shape == "ovr"  # calibration needs (n, k) scores
+
+
+def test_ovo_tanh_coupling_recovers_consistent_pairs_and_solves_its_qp():
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(0)
+    k = 4
+    a, b = np.triu_indices(k, 1)
+    # consistent pairwise probabilities r_ij = p_i / (p_i + p_j) are reproduced exactly
+    P = rng.dirichlet(np.ones(k), size=6)
+    r = P[:, a] / (P[:, a] + P[:, b])
+    f = np.arctanh(2 * r - 1)
+    np.testing.assert_allclose(ovo_tanh_proba(f, k), P, atol=1e-9)
+    # arbitrary pairwise values: the coupling is the minimiser of Wu-Lin-Weng's method-2 QP
+    f = rng.normal(scale=1.5, size=(5, a.size))
+    got = ovo_tanh_proba(f, k)
+    assert np.all(got >= 0) and np.allclose(got.sum(1), 1.0)
+    for row, g in zip(f, got):
+        R = np.zeros((k, k))
+        R[a, b] = 0.5 * (1 + np.tanh(row))
+        R[b, a] = 1 - R[a, b]
+
+        def obj(p, R=R):
+            return sum(
+                (R[j, i] * p[i] - R[i, j] * p[j]) ** 2 for i in range(k) for j in range(k) if i != j
+            )
+
+        ref = minimize(
+            obj,
+            np.full(k, 1.0 / k),
+            constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1}],
+            method="SLSQP",
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
+        np.testing.assert_allclose(g, ref.x, atol=1e-5)
+    with pytest.raises(ValueError, match="one-vs-one"):
+        ovo_tanh_proba(np.zeros((2, 3)), 4)

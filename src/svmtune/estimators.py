@@ -20,7 +20,15 @@ from svmtune._validation import check_min_class_count, validate_sample_weight, v
 from svmtune.kernels import Kernel
 from svmtune.svm import fit_l2_svm
 
-__all__ = ["L2SVC", "OvRSVC", "make_final_estimator", "tanh_proba", "class_weight_vector"]
+__all__ = [
+    "L2SVC",
+    "OvRSVC",
+    "make_final_estimator",
+    "tanh_proba",
+    "ovo_tanh_proba",
+    "ovo_to_ovr_decision",
+    "class_weight_vector",
+]
 
 
 def tanh_proba(decision: np.ndarray) -> np.ndarray:
@@ -36,6 +44,69 @@ def tanh_proba(decision: np.ndarray) -> np.ndarray:
     P = 0.5 * (1.0 + np.tanh(decision))
     P = np.clip(P, 1e-300, None)
     return P / P.sum(axis=1, keepdims=True)
+
+
+def ovo_pairs(n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Class pairs ``(i, j)``, ``i < j``, in libsvm's one-vs-one order."""
+    return np.triu_indices(n_classes, k=1)
+
+
+def ovo_to_ovr_decision(pairwise: np.ndarray, n_classes: int) -> np.ndarray:
+    """One-vs-one decision values ``(n, k (k-1) / 2)`` -> the ``(n, k)`` "ovr" shape of ``SVC``.
+
+    scikit-learn's documented transform of ``decision_function_shape="ovr"``: votes of the
+    pairwise classifiers (a positive value votes for the first class of the pair) plus the
+    summed confidences squashed into ``(-1/3, 1/3)``, so ``argmax`` is the libsvm prediction.
+    """
+    pairwise = np.asarray(pairwise, dtype=float)
+    a, b = ovo_pairs(n_classes)
+    n = pairwise.shape[0]
+    votes = np.zeros((n, n_classes))
+    conf = np.zeros((n, n_classes))
+    first = pairwise > 0
+    for p, (i, j) in enumerate(zip(a, b)):
+        votes[:, i] += first[:, p]
+        votes[:, j] += ~first[:, p]
+        conf[:, i] += pairwise[:, p]
+        conf[:, j] -= pairwise[:, p]
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+
+def ovo_tanh_proba(pairwise: np.ndarray, n_classes: int, min_prob: float = 1e-7) -> np.ndarray:
+    """Class probabilities of a one-vs-one SVM from RBSVM's tanh mapping and pairwise coupling.
+
+    Each pair ``(i, j)`` gives ``r_ij = P(i | i or j) = (1 + tanh f_ij) / 2`` (RBSVM eq. (29),
+    ``f_ij > 0`` favouring ``i``), clipped to ``[min_prob, 1 - min_prob]`` as in libsvm; the
+    class probabilities ``p`` minimise ``sum_i sum_{j != i} (r_ji p_i - r_ij p_j)^2`` subject to
+    ``sum p = 1`` (Wu, Lin & Weng 2004, method 2, the coupling libsvm uses for Platt outputs):
+    ``[[Q, 1], [1', 0]] [p; b] = [0; 1]`` with ``Q_tt = sum_{j != t} r_jt^2`` and
+    ``Q_tj = -r_jt r_tj``, solved per sample.
+    """
+    pairwise = np.asarray(pairwise, dtype=float)
+    k = int(n_classes)
+    a, b = ovo_pairs(k)
+    if pairwise.ndim != 2 or pairwise.shape[1] != a.size:
+        raise ValueError(
+            f"expected one-vs-one decision values of shape (n, {a.size}), got {pairwise.shape}"
+        )
+    n = pairwise.shape[0]
+    r = np.empty((n, k, k))  # r[:, i, j] = P(i | i or j)
+    rij = np.clip(0.5 * (1.0 + np.tanh(pairwise)), min_prob, 1.0 - min_prob)
+    r[:, a, b] = rij
+    r[:, b, a] = 1.0 - rij
+    idx = np.arange(k)
+    r[:, idx, idx] = 0.0
+    rt = np.swapaxes(r, 1, 2)  # rt[:, t, j] = r[:, j, t]
+    M = np.zeros((n, k + 1, k + 1))
+    M[:, :k, :k] = -rt * r  # Q_tj = -r_jt r_tj
+    M[:, idx, idx] = np.sum(rt * rt, axis=2)  # Q_tt = sum_j r_jt^2
+    M[:, :k, k] = 1.0
+    M[:, k, :k] = 1.0
+    rhs = np.zeros((n, k + 1))
+    rhs[:, k] = 1.0
+    p = np.linalg.solve(M, rhs[..., None])[:, :k, 0]
+    p = np.clip(p, 0.0, None)
+    return p / p.sum(axis=1, keepdims=True)
 
 
 def class_weight_vector(y_enc: np.ndarray, classes: np.ndarray, class_weight) -> np.ndarray:
@@ -242,7 +313,16 @@ def make_final_estimator(
         return L2SVC(C=C, class_weight=cw, **kp)
     if final_model != "l1":
         raise ValueError(f"final_model must be 'l1' or 'l2', got {final_model!r}")
-    svc = SVC(C=C, class_weight=cw, random_state=random_state, **kern.sklearn_params())
+    # one-vs-one without Platt keeps libsvm's pairwise decision values (for the tanh coupling;
+    # SVMTuner.decision_function converts them to the usual (n, k) shape)
+    shape = "ovo" if (n_classes > 2 and multiclass == "ovo" and not probability) else "ovr"
+    svc = SVC(
+        C=C,
+        class_weight=cw,
+        random_state=random_state,
+        decision_function_shape=shape,
+        **kern.sklearn_params(),
+    )
     if n_classes > 2 and multiclass == "ovr":
         svc = OvRSVC(C=C, class_weight=cw, random_state=random_state, **kern.sklearn_params())
     if probability:

@@ -13,7 +13,12 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from svmtune._validation import check_min_class_count, validate_sample_weight, validate_Xy
-from svmtune.estimators import make_final_estimator, tanh_proba
+from svmtune.estimators import (
+    make_final_estimator,
+    ovo_tanh_proba,
+    ovo_to_ovr_decision,
+    tanh_proba,
+)
 from svmtune.methods.base import get_selector
 from svmtune.preprocess import PREPROCESS_MODES, make_preprocessor
 
@@ -41,8 +46,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         "auto" refits the SVM the method selected for (L2-SVM for RBSVM, SpanSVM, RMSVM;
         libsvm's hinge-loss SVC otherwise); "l1" / "l2" force one.
     probability : {"tanh", "platt"}, default="tanh"
-        ``predict_proba``: RBSVM's tanh mapping of the decision values (eq. (29)), or
-        Platt scaling by libsvm (L1 final models only; one-vs-one always uses Platt).
+        ``predict_proba``: RBSVM's tanh mapping of the decision values (eq. (29); for a
+        one-vs-one SVM, of the pairwise values combined by Wu-Lin-Weng pairwise coupling), or
+        Platt scaling (a sigmoid on cross-validated decision values; L1 final models only).
     random_state : int, RandomState or None
     n_jobs : int or None
         Parallel jobs for candidate evaluation (joblib).
@@ -58,6 +64,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     estimate_ : float or None
     criterion_ : float or None
     selection_time_ : float
+        Seconds spent by the selection method.
+    final_fit_time_ : float
+        Seconds of the final SVM's fit on the preprocessed data (without validation and
+        preprocessing).
     n_svm_fits_ : int
     history_ : list of dict
     selection_ : Selection
@@ -164,9 +174,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
         final = sel.final_model if self.final_model == "auto" else self.final_model
         n_classes = len(self.classes_)
-        platt = final == "l1" and (
-            self.probability == "platt" or (n_classes > 2 and self.multiclass == "ovo")
-        )
+        platt = final == "l1" and self.probability == "platt"
         est = make_final_estimator(
             sel.params,
             final_model=final,
@@ -177,7 +185,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         )
         w_final = w if sel.sample_weight is None else sel.sample_weight
         fit_kw = {} if w_final is None else {"sample_weight": w_final}
-        self.estimator_ = clone(est).fit(Xp, y_enc, **fit_kw)
+        est = clone(est)
+        t0 = time.perf_counter()
+        self.estimator_ = est.fit(Xp, y_enc, **fit_kw)
+        self.final_fit_time_ = time.perf_counter() - t0
         self.final_model_ = final
         self.probability_ = "platt" if platt else "tanh"
         self.selection_ = sel
@@ -194,10 +205,18 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         return np.asarray(self.preprocessor_.transform(X), dtype=float)
 
+    def _pairwise(self) -> bool:
+        """The final SVM is libsvm's one-vs-one keeping pairwise decision values."""
+        return getattr(self.estimator_, "decision_function_shape", None) == "ovo"
+
     def decision_function(self, X):
-        """Decision values of the final SVM: shape (n,) for binary, (n, n_classes) otherwise."""
+        """Decision values of the final SVM: shape (n,) for binary, (n, n_classes) otherwise
+        (for one-vs-one, scikit-learn's ``"ovr"`` transform of the pairwise values)."""
         Xp = self._transform(X)
-        return self.estimator_.decision_function(Xp)
+        dec = self.estimator_.decision_function(Xp)
+        if self._pairwise():
+            return ovo_to_ovr_decision(dec, len(self.classes_))
+        return dec
 
     def predict(self, X):
         Xp = self._transform(X)
@@ -208,6 +227,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         Xp = self._transform(X)
         if self.probability_ == "platt":
             return self.estimator_.predict_proba(Xp)
+        if self._pairwise():
+            return ovo_tanh_proba(self.estimator_.decision_function(Xp), len(self.classes_))
         return tanh_proba(self.estimator_.decision_function(Xp))
 
     def predict_log_proba(self, X):

@@ -155,7 +155,7 @@ def test_task_tuner_params_reach_the_tuner_and_the_key(monkeypatch):
     assert not {c.key for c in build_cells(ovo)} & {c.key for c in build_cells(plain)}
     rows = [run_cell(c, loader) for c in build_cells(ovo) if c.split == 0]
     assert [r["status"] for r in rows] == ["ok", "ok"]
-    assert seen == ["ovo", "ovr"]  # the method's own tuner_params win
+    assert list(dict.fromkeys(seen)) == ["ovo", "ovr"]  # the method's own tuner_params win
     assert rows[0]["tuner_params"] == {"multiclass": "ovo"}
     assert rows[1]["tuner_params"] == {"multiclass": "ovr"}
 
@@ -175,11 +175,38 @@ def test_run_cell_row_on_mixed_data():
         assert 0.0 <= row[f] <= 1.0
     assert row["log_loss"] > 0 and 0 <= row["brier"] <= 2
     assert row["selection_time"] > 0 and row["final_fit_time"] > 0
+    assert row["timing_repeats"] in (1, 2, 3)
     assert row["default_fit_time"] > 0 and row["n_svm_fits"] == 2 * 3
     assert row["params"]["kernel"] == "rbf" and row["estimate"] is not None
     assert row["entropy"] is not None or "entropy" in row["notes"]
     assert set(row["versions"]) >= {"svmtune", "numpy", "scipy", "sklearn"}
     assert row["machine"]["cpu_count"] == os.cpu_count() and row["timestamp"]
+
+
+def test_cheap_methods_are_timed_like_the_yardstick(monkeypatch):
+    """Fastest of up to 3 fits under 1 s; one fit above; non-reproducible selection fails."""
+    import svmtune.bench.runner as runner_module
+    from svmtune import SVMTuner
+
+    cell = build_cells(tiny_suite(methods=[MethodSpec("default", "default")]))[0]
+    row = run_cell(cell, loader)
+    assert row["status"] == "ok" and row["timing_repeats"] == 3
+    monkeypatch.setattr(runner_module, "CHEAP_CELL_SECONDS", 0.0)
+    assert run_cell(cell, loader)["timing_repeats"] == 1
+    monkeypatch.setattr(runner_module, "CHEAP_CELL_SECONDS", 1.0)
+    fit = SVMTuner.fit
+    calls = []
+
+    def drifting(self, X, y, sample_weight=None):
+        fit(self, X, y, sample_weight)
+        calls.append(1)
+        if len(calls) > 1:  # a second fit "chooses" another C
+            self.best_params_ = {**self.best_params_, "C": 2.0}
+        return self
+
+    monkeypatch.setattr(SVMTuner, "fit", drifting)
+    bad = run_cell(cell, loader)
+    assert bad["status"] != "ok" and "not reproducible" in bad["traceback"]
 
 
 def test_run_cell_records_errors(monkeypatch):

@@ -312,7 +312,9 @@ def _suite_section(
         "Yardsticks: "
         + (f"grid search = `{grid}`" if grid else "no 10-fold grid search in this suite")
         + "; SVC() = one scikit-learn `SVC()` (gamma='scale', C=1) fitted on the same "
-        "preprocessed training part of every cell (fit time: fastest of 3). Accuracies in "
+        "preprocessed training part of every cell (fit time: fastest of 3; a method whose "
+        "selection plus final fit took under 1 s is timed the same way, rows with "
+        "timing_repeats = 3, while older rows without it were timed once). Accuracies in "
         "%, Δ in percentage points (mean over shared splits); '×' = mean selection time "
         "relative to the grid search's mean selection time on the task / to the mean SVC() "
         "fit time on the same splits."

@@ -322,6 +322,47 @@ def _timed_default_fit(svc_class, X: np.ndarray, y: np.ndarray, repeats: int = 3
     return best, svc
 
 
+#: a method whose selection plus final fit takes less than this (seconds) is timed like the
+#: SVC() yardstick: the fastest of ``TIMING_REPEATS`` identical fits
+CHEAP_CELL_SECONDS = 1.0
+TIMING_REPEATS = 3
+
+
+def _timed_tuner_fit(tuner, X, y) -> tuple[float, float, int]:
+    """Fit ``tuner``; return its selection time, final-fit time and the number of fits timed.
+
+    Cheap methods (under :data:`CHEAP_CELL_SECONDS`) are refitted from scratch up to
+    :data:`TIMING_REPEATS` times and the fastest selection and final fit are kept, the same
+    rule as the ``SVC()`` yardstick's fit time, so that millisecond timings compare like with
+    like.  Selection is deterministic given ``random_state``; a refit that chooses other
+    hyperparameters is an error.  The fitted ``tuner`` is the first fit.
+    """
+    from sklearn.base import clone
+
+    def once(est):
+        t0 = time.perf_counter()
+        est.fit(X, y)
+        wall = time.perf_counter() - t0
+        final = getattr(est, "final_fit_time_", None)
+        # without a timer of its own, the final fit is the rest of fit() (no selection work)
+        return float(est.selection_time_), float(
+            final if final is not None else wall - est.selection_time_
+        )
+
+    sel, final = once(tuner)
+    repeats = 1
+    while repeats < TIMING_REPEATS and sel + final < CHEAP_CELL_SECONDS:
+        again = clone(tuner)
+        s2, f2 = once(again)
+        if again.best_params_ != tuner.best_params_:
+            raise RuntimeError(
+                f"refitting {tuner.method!r} with the same random_state chose "
+                f"{again.best_params_}, not {tuner.best_params_}: selection is not reproducible"
+            )
+        sel, final, repeats = min(sel, s2), min(final, f2), repeats + 1
+    return sel, final, repeats
+
+
 def _preprocessed(tuner, X) -> np.ndarray:
     """``X`` through the tuner's fitted preprocessor, given as the preprocessor was fitted
     (a DataFrame if it saw column names, else an array)."""
@@ -422,16 +463,10 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
                 random_state=cell.seed,
                 **tuner_kw,
             )
-            t0 = time.perf_counter()
-            tuner.fit(Xtr, ytr)
-            fit_wall = time.perf_counter() - t0
-            row["selection_time"] = float(tuner.selection_time_)
-            final = getattr(tuner, "final_fit_time_", None)
-            # without a timer of its own, the final fit is the rest of fit(): the refit plus
-            # preprocessing and validation (no selection work)
-            row["final_fit_time"] = float(
-                final if final is not None else fit_wall - tuner.selection_time_
-            )
+            sel_time, final_time, repeats = _timed_tuner_fit(tuner, Xtr, ytr)
+            row["selection_time"] = sel_time
+            row["final_fit_time"] = final_time
+            row["timing_repeats"] = repeats
             row.update(
                 params=tuner.best_params_,
                 estimate=tuner.estimate_,
