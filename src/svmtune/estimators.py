@@ -25,6 +25,7 @@ __all__ = [
     "OvRSVC",
     "make_final_estimator",
     "tanh_proba",
+    "ovo_pairs",
     "ovo_tanh_proba",
     "ovo_to_ovr_decision",
     "class_weight_vector",

@@ -10,6 +10,7 @@ from svmtune.estimators import make_final_estimator
 from svmtune.search.cv import cv_errors, make_folds
 
 PARAMS = {"kernel": "rbf", "sigma": 1.0, "C": 1.0}
+PAIRS = ((0, 1), (0, 2), (1, 2))
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +70,29 @@ def test_folds_capped_by_smallest_class():
         assert len(make_folds(y, 10, random_state=0)) == 3
     with pytest.raises(ValueError, match="at least 2 samples"):
         make_folds(np.array([0, 0, 0, 1]), 5)
+
+
+def test_hinge_scoring_one_vs_one(iris):
+    """One-vs-one: each pairwise SVM scored on the samples of its two classes."""
+    X, y = iris
+    folds = make_folds(y, 3, random_state=0)
+    got = cv_errors(X, y, [PARAMS], folds=folds, scoring="hinge", multiclass="ovo")[0]
+    ref, ref_pairs = [], []
+    for tr, te in folds:
+        F = SVC(gamma=0.5, decision_function_shape="ovo").fit(X[tr], y[tr]).decision_function(X[te])
+        T = np.column_stack(
+            [np.where(y[te] == a, 1.0, np.where(y[te] == b, -1.0, 0.0)) for a, b in PAIRS]
+        )
+        ref.append(np.maximum(0, 1 - T * F)[T != 0].mean())
+        terms = []
+        for a, b in PAIRS:
+            keep_tr = np.isin(y[tr], (a, b))
+            keep_te = np.isin(y[te], (a, b))
+            svm = SVC(gamma=0.5).fit(X[tr][keep_tr], (y[tr][keep_tr] == a).astype(int))
+            f = svm.decision_function(X[te][keep_te])  # positive: class a
+            t = np.where(y[te][keep_te] == a, 1.0, -1.0)
+            terms.append(np.maximum(0, 1 - t * f))
+        ref_pairs.append(np.mean(np.concatenate(terms)))
+    assert got == pytest.approx(np.mean(ref), rel=1e-12)
+    # the same as separately trained pairwise SVMs, up to libsvm's stopping tolerance
+    assert got == pytest.approx(np.mean(ref_pairs), rel=1e-3)

@@ -15,7 +15,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
-from svmtune.estimators import make_final_estimator
+from svmtune.estimators import make_final_estimator, ovo_pairs
 
 __all__ = ["make_folds", "cv_errors", "fold_error"]
 
@@ -60,13 +60,20 @@ def fold_error(
     if scoring == "error":
         return float(np.mean(est.predict(X[test]) != y[test]))
     if scoring == "hinge":
-        # binary: mean hinge loss; multiclass: the one-vs-rest hinge losses of the k binary
-        # decision functions, averaged over classes and samples
+        # binary: mean hinge loss; one-vs-rest: the hinge losses of the k binary decision
+        # functions, averaged over classes and samples; one-vs-one: of each pairwise decision
+        # function on the samples of its two classes, averaged over those (sample, pair) terms
         f = est.decision_function(X[test])
+        yt = y[test]
         if f.ndim == 1:
-            t = np.where(y[test] == 1, 1.0, -1.0)
+            t = np.where(yt == 1, 1.0, -1.0)
+        elif getattr(est, "decision_function_shape", None) == "ovo":
+            a, b = ovo_pairs(int(y.max()) + 1)
+            t = np.where(yt[:, None] == a, 1.0, np.where(yt[:, None] == b, -1.0, 0.0))
+            losses = np.maximum(0.0, 1.0 - t * f)
+            return float(losses[t != 0].mean())
         else:
-            t = np.where(y[test][:, None] == np.arange(f.shape[1])[None, :], 1.0, -1.0)
+            t = np.where(yt[:, None] == np.arange(f.shape[1])[None, :], 1.0, -1.0)
         return float(np.mean(np.maximum(0.0, 1.0 - t * f)))
     if scoring == "f1":
         from sklearn.metrics import f1_score
