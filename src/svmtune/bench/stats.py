@@ -129,6 +129,8 @@ def cells_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _ok(df: pd.DataFrame) -> pd.DataFrame:
+    if "status" not in df:  # no rows were ever stored
+        return df.iloc[:0]
     return df[df["status"] == "ok"]
 
 
@@ -146,9 +148,14 @@ def summary_table(
 
 
 def task_means(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Mean of ``metric`` per task (rows) and method (columns) over the successful rows."""
+    """Mean of ``metric`` per task (rows) and method (columns) over the successful rows
+    (non-numeric entries, e.g. a missing entropy, count as missing); empty if none."""
     ok = _ok(df)
-    return ok.pivot_table(index="task", columns="method", values=metric, aggfunc="mean")
+    if ok.empty or metric not in ok:
+        return pd.DataFrame()
+    return ok.assign(_v=pd.to_numeric(ok[metric], errors="coerce")).pivot_table(
+        index="task", columns="method", values="_v", aggfunc="mean"
+    )
 
 
 def reference_test(
@@ -161,12 +168,7 @@ def reference_test(
     reference's value is larger (RBSVM Tables IV and VI).  Returns the number of common tasks
     and the test (None without a common task).
     """
-    ok = _ok(df)
-    if ok.empty or metric not in ok:
-        return 0, None
-    means = ok.assign(_v=pd.to_numeric(ok[metric], errors="coerce")).pivot_table(
-        index="task", columns="method", values="_v", aggfunc="mean"
-    )
+    means = task_means(df, metric)
     if reference not in means or method not in means:
         return 0, None
     both = means[[reference, method]].dropna()

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from svmtune.bench.stats import reference_test
+from svmtune.bench.stats import reference_test, task_means
 
 __all__ = [
     "METHOD_LABELS",
@@ -493,16 +493,6 @@ def _ok(results: pd.DataFrame) -> pd.DataFrame:
     return results[results["status"] == "ok"]
 
 
-def _task_means(results: pd.DataFrame, metric: str) -> pd.DataFrame:
-    ok = _ok(results)
-    if ok.empty or metric not in ok:
-        return pd.DataFrame()
-    vals = pd.to_numeric(ok[metric], errors="coerce")
-    return ok.assign(_v=vals).pivot_table(
-        index="task", columns="method", values="_v", aggfunc="mean"
-    )
-
-
 def wilcoxon_vs_reference(
     results: pd.DataFrame,
     metric: str,
@@ -677,18 +667,17 @@ def paper_tables(
     sizes = TASK_SIZES if task_sizes is None else task_sizes
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    acc = _task_means(results, "accuracy")
-    std = _ok(results)
+    ok = _ok(results)
+    acc = task_means(ok, "accuracy")
     std = (
-        std.assign(_a=pd.to_numeric(std["accuracy"], errors="coerce"))
+        ok.assign(_a=pd.to_numeric(ok["accuracy"], errors="coerce"))
         .groupby(["task", "method"])["_a"]
         .std(ddof=1)
-        if not std.empty
+        if not ok.empty
         else pd.Series(dtype=float)
     )
-    ent = _task_means(results, "entropy")
+    ent = task_means(ok, "entropy")
     params = _median_params(results)
-    ok = _ok(results)
     counts = ok.groupby(["task", "method"]).size() if not ok.empty else pd.Series(dtype=int)
 
     def part(task: str, m: str) -> str:
