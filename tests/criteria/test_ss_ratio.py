@@ -12,9 +12,11 @@ from svmtune.criteria.ss_ratio import (
     ExpPiece,
     c_opt,
     class_spreads,
+    class_weight_matrix,
     exact_kernel_features,
     gaussian_error_from_ss,
     kernel_features,
+    kernel_ss_matrix,
     kernel_ss_ratio,
     load_copt_table,
     min_pairwise_ss,
@@ -23,7 +25,9 @@ from svmtune.criteria.ss_ratio import (
     ratio_from_ss,
     select_kernel,
     separability,
+    ss_class_codes,
     ss_db,
+    ss_from_class_sums,
     ss_from_ratio,
     ss_ratio,
     ss_regime,
@@ -311,6 +315,66 @@ def test_multiclass_minimum_over_pairs():
     b = y < 2
     p2, r2 = min_pairwise_ss(y[b], Z=X[b])
     assert p2 == (0, 1) and r2.ss == pytest.approx(res[(0, 1)].ss)
+
+
+@pytest.mark.parametrize("estimator", ["plain", "loo"])
+def test_all_pairs_from_one_kernel_product_equal_each_pair_in_feature_space(estimator):
+    """kernel_ss_matrix / ss_from_class_sums (one ``K W`` for all pairs, batched over kernels)
+    = ss_ratio on each pair's own samples in explicit feature space, with sample weights."""
+    rng = np.random.default_rng(12)
+    centres = np.array([[0, 0, 0], [3, 0, 1], [3.5, 0.5, 0], [0, 2, 2]])
+    y = np.repeat(["a", "b", "c", "d"], [14, 11, 9, 12])
+    X = centres[np.unique(y, return_inverse=True)[1]] + rng.normal(size=(len(y), 3))
+    w = rng.uniform(0.2, 2.0, size=len(y))
+    kernels = [Kernel("rbf", sigma=s) for s in (0.7, 1.5, 4.0)] + [Kernel("linear")]
+    Ks = [kern(X) for kern in kernels]
+    labels, codes, ww = ss_class_codes(y, w, len(y), estimator)
+    Wm = class_weight_matrix(codes, ww, 4)
+    R = np.stack([K @ Wm for K in Ks])
+    d_b, sig_b, ss_b = ss_from_class_sums(
+        R, np.stack([np.diag(K) for K in Ks]), codes, ww, estimator
+    )
+    for c, K in enumerate(Ks):
+        m = kernel_ss_matrix(K, y, w, estimator=estimator)
+        Z = exact_kernel_features(K)
+        for a in range(4):
+            for b in range(a + 1, 4):
+                idx = (y == labels[a]) | (y == labels[b])
+                ref = ss_ratio(Z[idx], y[idx], w[idx], spread="directional", estimator=estimator)
+                got = m.result(a, b)
+                assert got.classes == ref.classes
+                assert got.ss == pytest.approx(ref.ss, rel=1e-7, abs=1e-9)
+                np.testing.assert_allclose(got.class_sigmas, ref.class_sigmas, rtol=1e-7)
+                if estimator == "loo":  # the plain d of ss_ratio is the direct centre distance
+                    assert got.d == pytest.approx(ref.d, rel=1e-7)
+                assert got.sigma == pytest.approx(ref.sigma, rel=1e-7)
+                assert ss_b[c, a, b] == pytest.approx(got.ss, rel=1e-12, abs=1e-12)
+                assert d_b[c, a, b] == pytest.approx(got.d, rel=1e-12)
+                assert sig_b[c, b, a] == pytest.approx(got.class_sigmas[1], rel=1e-12)
+        pair, worst = min_pairwise_ss(y, K=K, sample_weight=w, estimator=estimator)
+        assert worst.ss == min(
+            r.ss for r in pairwise_ss(y, K=K, sample_weight=w, estimator=estimator).values()
+        )
+        assert pair == worst.classes
+
+
+def test_kernel_ss_matrix_input_errors():
+    X, y = two_classes(seed=1)
+    K = X @ X.T
+    with pytest.raises(ValueError, match="rows"):
+        kernel_ss_matrix(K, y[:-1])
+    with pytest.raises(ValueError, match="two classes"):
+        kernel_ss_matrix(K, np.zeros(len(y)))
+    w = np.ones(len(y))
+    w[y == 1] = 0.0
+    with pytest.raises(ValueError, match="positive weight"):
+        kernel_ss_matrix(K, y, w)
+    w[np.flatnonzero(y == 1)[0]] = 1.0
+    with pytest.raises(ValueError, match="two samples"):
+        kernel_ss_matrix(K, y, w, estimator="loo")
+    assert np.isfinite(kernel_ss_matrix(K, y, w, estimator="plain").ss[0, 1])
+    with pytest.raises(ValueError, match="finite square"):
+        kernel_ss_matrix(K[:, :-1], y)
 
 
 # ------------------------------------------------------------------------------ eq. (22)-(23)

@@ -405,14 +405,33 @@ class _Binner:
         self.lo = _code_of(vmax * 2.0**-n_octaves, self.shift)
         self.hi = _code_of(vmax, self.shift)
         self.n = self.hi - self.lo + 1
+        # smallest float of bin 0: flooring ``v`` there in float arithmetic replaces the
+        # two-sided integer clip (one pass instead of two)
+        self._floor = float(_edge_of(self.lo, self.shift))
 
     def codes(self, v: np.ndarray) -> np.ndarray:
-        """Bin indices of the non-negative float64 array ``v`` (overwritten in place)."""
+        """Bin indices of the non-negative float64 array ``v`` (overwritten in place).
+
+        Values above ``vmax`` (which bounds every squared distance) are not clipped here;
+        :meth:`count` folds them into the last bin.
+        """
+        np.maximum(v, self._floor, out=v)
         c = v.view(np.int64)
         c >>= self.shift
-        np.clip(c, self.lo, self.hi, out=c)
         c -= self.lo
         return c
+
+    def count(self, v: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Fine-bin weights of the squared distances ``v`` (overwritten in place)."""
+        cnt = np.bincount(
+            self.codes(v).ravel(),
+            weights=None if weights is None else weights.ravel(),
+            minlength=self.n,
+        )
+        if cnt.size > self.n:  # round-off above vmax: the last bin's edge is an upper bound
+            cnt[self.n - 1] += cnt[self.n :].sum()
+            cnt = cnt[: self.n]
+        return cnt
 
     def edges(self, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper edges of the fine bins ``f`` (bin 0 starts at 0)."""
@@ -538,12 +557,6 @@ def _check_bits(fine_bits, coarse_bits, n_octaves):
 _PIECE_PAIRS = 2**18
 
 
-def _bincount(codes: np.ndarray, weights: np.ndarray | None, n: int) -> np.ndarray:
-    return np.bincount(
-        codes.ravel(), weights=None if weights is None else weights.ravel(), minlength=n
-    )
-
-
 def _within_counts(Xa, wa, binner: _Binner, chunk_size: int):
     """Fine-bin weights of the pairs ``i < j`` of one class.
 
@@ -560,10 +573,10 @@ def _within_counts(Xa, wa, binner: _Binner, chunk_size: int):
             pw = None
             if wa is not None:
                 pw = np.outer(wa[s:e], wa[s:e])[np.triu_indices(e - s, k=1)]
-            total += _bincount(binner.codes(pdist(Xa[s:e], "sqeuclidean")), pw, binner.n)
+            total += binner.count(pdist(Xa[s:e], "sqeuclidean"), pw)
         if e < m:
             pw = None if wa is None else np.outer(wa[s:e], wa[e:])
-            total += _bincount(binner.codes(cdist(Xa[s:e], Xa[e:], "sqeuclidean")), pw, binner.n)
+            total += binner.count(cdist(Xa[s:e], Xa[e:], "sqeuclidean"), pw)
     return total, m * (m - 1) // 2
 
 
@@ -577,7 +590,7 @@ def _cross_counts(Xa, wa, Xb, wb, binner: _Binner, chunk_size: int):
         if wa is not None or wb is not None:
             pa = np.ones(e - s) if wa is None else wa[s:e]
             pw = np.outer(pa, np.ones(Xb.shape[0]) if wb is None else wb)
-        total += _bincount(binner.codes(cdist(Xa[s:e], Xb, "sqeuclidean")), pw, binner.n)
+        total += binner.count(cdist(Xa[s:e], Xb, "sqeuclidean"), pw)
     return total, Xa.shape[0] * Xb.shape[0]
 
 
@@ -628,7 +641,7 @@ def sample_pair_histogram(
         for s in range(0, m, rows_per):
             diff = X[ii[s : s + rows_per]] - X[jj[s : s + rows_per]]
             v = np.einsum("ij,ij->i", diff, diff)
-            cnt += np.bincount(binner.codes(v), minlength=binner.n)
+            cnt += binner.count(v)
         cnt *= cw[a] * cw[b] / m  # each sampled ordered pair stands for W_a W_b / m
         per_block.append(_coarsen(cnt, binner, fine_bits, coarse_bits))
     return _pack(

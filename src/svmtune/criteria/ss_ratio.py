@@ -39,6 +39,7 @@ implemented):
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from collections.abc import Sequence
@@ -72,6 +73,11 @@ __all__ = [
     "class_spreads",
     "ss_ratio",
     "kernel_ss_ratio",
+    "kernel_ss_matrix",
+    "SSMatrix",
+    "ss_from_class_sums",
+    "class_weight_matrix",
+    "ss_class_codes",
     "pairwise_ss",
     "min_pairwise_ss",
     "c_opt",
@@ -463,6 +469,222 @@ def ss_ratio(
     return _finish(d, sigmas, sizes, labels, spread, estimator, alpha)
 
 
+@dataclass(frozen=True)
+class SSMatrix:
+    """Directional S&S of every pair of classes at once, from one kernel matrix.
+
+    Attributes
+    ----------
+    labels : ndarray (k,)
+        Sorted class labels.
+    d : ndarray (k, k)
+        Separability of each pair (symmetric, 0 on the diagonal).
+    class_sigmas : ndarray (k, k)
+        ``class_sigmas[a, b]``: the directional spread of class ``a`` along the line between
+        the centres of ``a`` and ``b``.
+    class_sizes : ndarray (k,)
+        Total sample weight per class.
+    ss : ndarray (k, k)
+        S&S of each pair in dB (symmetric; ``+inf`` on the diagonal).
+    estimator : str
+    """
+
+    labels: np.ndarray
+    d: np.ndarray
+    class_sigmas: np.ndarray
+    class_sizes: np.ndarray
+    ss: np.ndarray
+    estimator: str
+
+    def result(self, a: int, b: int) -> SSResult:
+        """The :class:`SSResult` of the pair of class indices ``a < b``."""
+        sizes = (float(self.class_sizes[a]), float(self.class_sizes[b]))
+        sig = (float(self.class_sigmas[a, b]), float(self.class_sigmas[b, a]))
+        pooled = ((sizes[0] * sig[0] ** 2 + sizes[1] * sig[1] ** 2) / (sizes[0] + sizes[1])) ** 0.5
+        return SSResult(
+            d=float(self.d[a, b]),
+            sigma=pooled,
+            ss=float(self.ss[a, b]),
+            class_sigmas=sig,
+            class_sizes=sizes,
+            classes=(_plain(self.labels[a]), _plain(self.labels[b])),
+            spread="directional",
+            estimator=self.estimator,
+        )
+
+    def worst_pair(self) -> tuple[int, int]:
+        """Class indices ``a < b`` of the smallest S&S (eq. (31)); ties go to the first pair."""
+        a, b = np.triu_indices(self.labels.shape[0], k=1)
+        i = int(np.argmin(self.ss[a, b]))
+        return int(a[i]), int(b[i])
+
+
+def kernel_ss_matrix(
+    K: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    estimator: str = "loo",
+    alpha: float = ALPHA,
+) -> SSMatrix:
+    """Directional S&S of all class pairs in the exact feature space of a kernel (eq. (7)-(9)).
+
+    With ``K = Phi Phi^T`` and ``R = K W`` (``W``: per-class sample-weight indicators), the
+    projection of ``phi(x_i)``, ``i`` in class ``a``, on the line from the centre of class
+    ``b`` to that of ``a`` is ``G_ib = m_i - R_ib / W_b`` (times ``1 / d_ab``), where
+    ``m_i = R_ia / W_a`` is its similarity to its own centre (with ``estimator="loo"``:
+    ``(R_ia - w_i K_ii) / (W_a - w_i)``, the centre without ``i``).  The class means of ``G``
+    give ``d_ab^2 = mean_a G_.b + mean_b G_.a`` and its class variances the spreads
+    ``sigma_a = std_a(G_.b) / d_ab`` -- eq. (7)-(9) for every pair (eq. (31)) from one product
+    ``K W``, O(n^2 k), without forming the feature space.  Each pair's numbers equal those of
+    the pair's two classes alone (:func:`kernel_ss_ratio` on the sub-matrix).
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Symmetric positive semi-definite kernel matrix.
+    y : array (n,)
+        At least two classes.
+    sample_weight, estimator, alpha
+        As in :func:`ss_ratio`.
+    """
+    _check_choice("estimator", estimator, ESTIMATORS)
+    alpha = _check_alpha(alpha)
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
+        raise ValueError(f"K must be a finite square kernel matrix, got shape {K.shape}")
+    labels, codes, w = ss_class_codes(y, sample_weight, K.shape[0], estimator)
+    Wm = class_weight_matrix(codes, w, labels.shape[0])
+    d, sig, ss = ss_from_class_sums((K @ Wm)[None], np.diag(K)[None], codes, w, estimator, alpha)
+    return SSMatrix(
+        labels=labels,
+        d=d[0],
+        class_sigmas=sig[0],
+        class_sizes=Wm.sum(axis=0),
+        ss=ss[0],
+        estimator=estimator,
+    )
+
+
+def ss_class_codes(
+    y: np.ndarray, sample_weight: np.ndarray | None, n: int, estimator: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated labels, class codes and weights for the kernel S&S of all class pairs.
+
+    Every class needs a sample with positive weight, and two of them for ``estimator="loo"``
+    (a point's own centre is computed without it).
+    """
+    y = np.asarray(y).ravel()
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but the kernel matrix has {n} rows")
+    labels, codes = np.unique(y, return_inverse=True)
+    k = labels.shape[0]
+    if k < 2:
+        raise ValueError("S&S needs at least two classes")
+    if sample_weight is None:
+        w = np.ones(n)
+    else:
+        w = np.asarray(sample_weight, dtype=float).ravel()
+        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"sample_weight must be {n} finite non-negative numbers")
+    npos = np.bincount(codes, weights=(w > 0).astype(float), minlength=k)
+    for lab, c in zip(labels, npos):
+        if c < 1:
+            raise ValueError(f"class {lab!r} has no sample with positive weight")
+    if estimator == "loo" and np.any(npos < 2):
+        raise ValueError(
+            "estimator='loo' needs at least two samples with positive weight in each class"
+        )
+    return labels, codes.ravel(), w
+
+
+def class_weight_matrix(codes: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    """``(n, k)`` matrix with ``w_i`` in column ``codes[i]`` (per-class weight indicators)."""
+    Wm = np.zeros((codes.shape[0], k))
+    Wm[np.arange(codes.shape[0]), codes] = w
+    return Wm
+
+
+def ss_from_class_sums(
+    R: np.ndarray,
+    kdiag: np.ndarray,
+    codes: np.ndarray,
+    w: np.ndarray,
+    estimator: str = "loo",
+    alpha: float = ALPHA,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Directional separability, spreads and S&S of all class pairs for a batch of kernels.
+
+    The arithmetic of :func:`kernel_ss_matrix` after the product ``R = K W``, vectorised over
+    a leading batch axis (one entry per kernel or kernel parameter).  Inputs are not
+    validated (every class needs positive weight, two samples with ``estimator="loo"``).
+
+    Parameters
+    ----------
+    R : ndarray (s, n, k)
+        ``R[., i, c] = sum_{j in c} w_j K_ij``.
+    kdiag : ndarray (s, n)
+        ``K_ii``.
+    codes : ndarray (n,)
+        Class index of every sample.
+    w : ndarray (n,)
+        Sample weights.
+
+    Returns
+    -------
+    d, class_sigmas, ss : ndarray (s, k, k)
+        As the attributes of :class:`SSMatrix`.
+    """
+    s, n, k = R.shape
+    W = np.bincount(codes, weights=w, minlength=k)
+    own = R[:, np.arange(n), codes]
+    if estimator == "loo":
+        denom = W[codes] - w
+        m_own = (own - w * kdiag) / np.where(denom > 0, denom, 1.0)
+        m_own[:, denom <= 0] = 0.0
+    else:
+        m_own = own / W[codes]
+    G = m_own[:, :, None] - R / W
+    Wm = class_weight_matrix(codes, w, k)
+    mu = np.einsum("ia,sib->sab", Wm, G) / W[:, None]
+    Gc = G - mu[:, codes]
+    var = np.einsum("ia,sib->sab", Wm, Gc * Gc)
+    if estimator == "loo":
+        vden = W - np.bincount(codes, weights=w * w, minlength=k) / W
+        var = np.where(vden[:, None] > 0, var / np.where(vden > 0, vden, 1.0)[:, None], 0.0)
+    else:
+        var = var / W[:, None]
+    # a class constant along a centre line gives variance 0 up to the round-off of its mean:
+    # flush what lies below that round-off to an exact 0 (S&S = +inf, not a huge number)
+    counts = np.bincount(codes, minlength=k)
+    eps = np.finfo(float).eps
+    for a in range(k):
+        scale = np.max(np.abs(G[:, codes == a]), axis=1)
+        row = var[:, a]
+        row[row <= (4.0 * counts[a] * eps * scale) ** 2] = 0.0
+    d = np.sqrt(np.maximum(mu + np.swapaxes(mu, 1, 2), 0.0))
+    eye = np.eye(k, dtype=bool)
+    d[:, eye] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sig = np.where(d > 0, np.sqrt(np.maximum(var, 0.0)) / d, 0.0)
+        sig2 = W[:, None] * sig**2
+        pooled = np.sqrt((sig2 + np.swapaxes(sig2, 1, 2)) / (W[:, None] + W))
+        ss = np.where(
+            d > 0,
+            np.where(pooled > 0, 20.0 * np.log10(d / (alpha * pooled)), np.inf),
+            -np.inf,
+        )
+    ss[:, eye] = np.inf
+    if np.any((d > 0) & (pooled == 0) & ~eye):
+        warnings.warn(
+            "both classes collapse to a point along the centre line (zero scatteredness): "
+            "S&S = +inf",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return d, sig, ss
+
+
 def kernel_ss_ratio(
     K: np.ndarray,
     y: np.ndarray,
@@ -471,14 +693,14 @@ def kernel_ss_ratio(
     estimator: str = "loo",
     alpha: float = ALPHA,
 ) -> SSResult:
-    """Directional S&S in the exact feature space of a kernel, from the kernel matrix alone.
+    """Directional S&S of two classes in the exact feature space of a kernel (eq. (7)-(9)).
 
-    With ``K = Phi Phi^T``: ``d^2 = S_11 + S_22 - 2 S_12`` (class-block means of ``K``) and
-    the projection of ``phi(x_i)`` on the centre line is
-    ``(mean_{j in 1} K_ij - mean_{j in 2} K_ij) / d`` -- eq. (7)-(9) evaluated in the feature
-    space of eq. (24) without forming it (the exact-SVD features of §5.1 give the same
-    numbers, see :func:`exact_kernel_features`).  O(n^2).  The isotropic spread needs the
-    dimension of a feature map and is only available through :func:`ss_ratio`.
+    ``d^2 = S_11 + S_22 - 2 S_12`` (class-block means of ``K``) and the projection of
+    ``phi(x_i)`` on the centre line is ``(mean_{j in 1} K_ij - mean_{j in 2} K_ij) / d``,
+    evaluated without forming the feature space of eq. (24) (the exact-SVD features of §5.1
+    give the same numbers, see :func:`exact_kernel_features`); the two-class case of
+    :func:`kernel_ss_matrix`.  O(n^2).  The isotropic spread needs the dimension of a feature
+    map and is only available through :func:`ss_ratio`.
 
     Parameters
     ----------
@@ -487,17 +709,13 @@ def kernel_ss_ratio(
     y, sample_weight, estimator, alpha
         As in :func:`ss_ratio`.
     """
-    _check_choice("estimator", estimator, ESTIMATORS)
-    alpha = _check_alpha(alpha)
-    K = np.asarray(K, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
-        raise ValueError(f"K must be a finite square kernel matrix, got shape {K.shape}")
-    labels, masks, w = _binary(y, sample_weight, K.shape[0])
-    s_first, s_second = (K @ np.column_stack([np.where(m, w, 0.0) for m in masks])).T
-    s_own = np.where(masks[0], s_first, s_second)
-    s_oth = np.where(masks[0], s_second, s_first)
-    d, sig, sizes = _directional(s_own, s_oth, np.diag(K).copy(), masks, w, estimator)
-    return _finish(d, sig, sizes, labels, "directional", estimator, alpha)
+    n_classes = np.unique(np.asarray(y).ravel()).shape[0]
+    if n_classes != 2:
+        raise ValueError(
+            f"S&S is defined for two classes, got {n_classes}; "
+            "use pairwise_ss / min_pairwise_ss for multiclass labels (eq. (31))"
+        )
+    return kernel_ss_matrix(K, y, sample_weight, estimator=estimator, alpha=alpha).result(0, 1)
 
 
 def pairwise_ss(
@@ -513,7 +731,8 @@ def pairwise_ss(
     """S&S of every pair of classes, ``S&S_(i,j)`` (S&S ratio §5.3).
 
     Give features ``Z`` (any spread) or a kernel matrix ``K`` (directional only).  Each pair
-    is computed on its own two classes' samples.
+    is computed on its own two classes' samples (from ``K``: all pairs in one pass,
+    :func:`kernel_ss_matrix`).
     """
     if (Z is None) == (K is None):
         raise ValueError("give exactly one of Z (features) or K (kernel matrix)")
@@ -523,20 +742,22 @@ def pairwise_ss(
         raise ValueError("S&S needs at least two classes")
     if K is not None and spread != "directional":
         raise ValueError("from a kernel matrix only spread='directional' is defined")
+    if K is not None:
+        m = kernel_ss_matrix(K, y, sample_weight, estimator=estimator, alpha=alpha)
+        return {
+            (_plain(labels[a]), _plain(labels[b])): m.result(a, b)
+            for a in range(labels.shape[0])
+            for b in range(a + 1, labels.shape[0])
+        }
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float).ravel()
     out: dict[tuple[Any, Any], SSResult] = {}
     for a in range(labels.shape[0]):
         for b in range(a + 1, labels.shape[0]):
             idx = np.flatnonzero((y == labels[a]) | (y == labels[b]))
             wi = None if w is None else w[idx]
-            if K is not None:
-                Kab = K if idx.size == y.size else K[np.ix_(idx, idx)]
-                res = kernel_ss_ratio(Kab, y[idx], wi, estimator=estimator, alpha=alpha)
-            else:
-                res = ss_ratio(
-                    np.asarray(Z)[idx], y[idx], wi, spread=spread, estimator=estimator, alpha=alpha
-                )
-            out[(_plain(labels[a]), _plain(labels[b]))] = res
+            out[(_plain(labels[a]), _plain(labels[b]))] = ss_ratio(
+                np.asarray(Z)[idx], y[idx], wi, spread=spread, estimator=estimator, alpha=alpha
+            )
     return out
 
 
@@ -554,6 +775,10 @@ def min_pairwise_ss(
 
     For two classes this is simply their S&S.  Ties go to the first pair in label order.
     """
+    if K is not None and Z is None and spread == "directional":
+        m = kernel_ss_matrix(K, y, sample_weight, estimator=estimator, alpha=alpha)
+        a, b = m.worst_pair()
+        return (_plain(m.labels[a]), _plain(m.labels[b])), m.result(a, b)
     res = pairwise_ss(
         y, Z=Z, K=K, sample_weight=sample_weight, spread=spread, estimator=estimator, alpha=alpha
     )
@@ -692,10 +917,19 @@ def load_copt_table(path: str | Path | None = None) -> CoptCurve:
     the exponential pieces refitted to the simulated optimum ``C`` (see that module).
     """
     if path is None:
-        text = resources.files("svmtune.criteria").joinpath(_TABLE_RESOURCE).read_text()
-    else:
-        text = Path(path).read_text()
-    table = json.loads(text)
+        return _shipped_copt_table()
+    return _copt_curve(json.loads(Path(path).read_text()))
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_copt_table() -> CoptCurve:
+    """The shipped curve, parsed once per process (it is read by every S&S-RB selection)."""
+    return _copt_curve(
+        json.loads(resources.files("svmtune.criteria").joinpath(_TABLE_RESOURCE).read_text())
+    )
+
+
+def _copt_curve(table: dict) -> CoptCurve:
     fit = table["fit"]
     tail = fit.get("tail")
     return CoptCurve(

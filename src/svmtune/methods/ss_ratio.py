@@ -44,13 +44,17 @@ from svmtune.criteria.ss_ratio import (
     PAPER_CURVE,
     SPREADS,
     SS_KERNEL,
+    SSMatrix,
     c_opt,
+    class_weight_matrix,
     exact_kernel_features,
     gaussian_error_from_ss,
     kernel_features,
     load_copt_table,
     min_pairwise_ss,
     select_kernel,
+    ss_class_codes,
+    ss_from_class_sums,
     ss_regime,
 )
 from svmtune.kernels import Kernel, rbf_from_sqdist, squared_distances
@@ -61,17 +65,25 @@ __all__ = ["SSRatio"]
 
 _FAMILIES = ("linear", "poly", "rbf")
 _FEATURE_MAPS = ("auto", "exact", "approx", "nystroem")
+_SQRT2 = float(np.sqrt(2.0))
+#: kernel entries below this are flushed to 0 (the square of anything above it is normal)
+_TINY = 1e-150
 
 
 def _rbf_matrix(D2: np.ndarray, sigma: float, prev: tuple[float, np.ndarray] | None):
     """RBF kernel matrix of width ``sigma`` from squared distances (RBSVM eq. (4)).
 
     When the previous matrix in the sequence had width ``sqrt(2) sigma`` (the default grid)
-    ``K_sigma = K_{sqrt(2) sigma}^2`` elementwise, a product instead of an exponential.
+    ``K_sigma = K_{sqrt(2) sigma}^2`` elementwise, a product (in place) instead of an exponential.
+    Entries below ``_TINY`` are set to 0: subnormal numbers would slow every later product
+    by orders of magnitude, and next to the unit diagonal they carry no information.
     """
-    if prev is not None and np.isclose(prev[0], np.sqrt(2.0) * sigma, rtol=1e-12, atol=0.0):
-        return prev[1] * prev[1]
-    return rbf_from_sqdist(D2, sigma)
+    if prev is not None and abs(prev[0] - _SQRT2 * sigma) <= 1e-12 * _SQRT2 * sigma:
+        K = np.multiply(prev[1], prev[1], out=prev[1])  # the previous matrix is not kept
+    else:
+        K = rbf_from_sqdist(D2, sigma)
+    np.copyto(K, 0.0, where=K < _TINY)
+    return K
 
 
 def _label(kern: Kernel) -> str:
@@ -267,27 +279,11 @@ class SSRatio(Selector):
         how = self._how(ys.shape[0])
         cands = self._candidates(families, X.shape[1])
 
-        D2 = G = None
-        prev: tuple[float, np.ndarray] | None = None
-        results = []
-        for kern in cands:
-            if how == "exact" and self.spread == "directional":
-                if kern.name == "rbf":
-                    if D2 is None:
-                        D2 = squared_distances(Xs)
-                    K = _rbf_matrix(D2, kern.sigma, prev)
-                    prev = (kern.sigma, K)
-                else:
-                    if G is None:
-                        G = Xs @ Xs.T
-                        G = 0.5 * (G + G.T)
-                    K = (
-                        G
-                        if kern.name == "linear"
-                        else (kern.gamma * G + kern.coef0) ** int(kern.degree)
-                    )
-                pair, res = min_pairwise_ss(ys, K=K, sample_weight=ws, estimator=self.estimator)
-            else:
+        if how == "exact" and self.spread == "directional":
+            results = self._exact_directional(Xs, ys, ws, cands)
+        else:
+            results = []
+            for kern in cands:
                 if how == "exact":
                     Z = Xs if kern.name == "linear" else exact_kernel_features(kern(Xs))
                 else:
@@ -302,7 +298,7 @@ class SSRatio(Selector):
                 pair, res = min_pairwise_ss(
                     ys, Z=Z, sample_weight=ws, spread=self.spread, estimator=self.estimator
                 )
-            results.append((kern, pair, res))
+                results.append((kern, pair, res))
 
         scores = [r.ss for _, _, r in results]
         best, admissible = select_kernel(scores, self.threshold)
@@ -359,6 +355,41 @@ class SSRatio(Selector):
             final_model="l1",
             info=info,
         )
+
+    def _exact_directional(self, X, y, w, cands: list[Kernel]):
+        """Directional S&S of every candidate from its kernel matrix: one product ``K W`` per
+        candidate, then all class pairs of all candidates at once (:func:`ss_from_class_sums`)."""
+        labels, codes, w = ss_class_codes(y, w, X.shape[0], self.estimator)
+        Wm = class_weight_matrix(codes, w, labels.shape[0])
+        R = np.empty((len(cands), X.shape[0], labels.shape[0]))
+        kdiag = np.empty((len(cands), X.shape[0]))
+        D2 = G = None
+        prev: tuple[float, np.ndarray] | None = None
+        for c, kern in enumerate(cands):
+            if kern.name == "rbf":
+                if D2 is None:
+                    D2 = squared_distances(X)
+                K = _rbf_matrix(D2, kern.sigma, prev)
+                prev = (kern.sigma, K)
+            else:
+                if G is None:
+                    G = X @ X.T
+                    G = 0.5 * (G + G.T)
+                K = (
+                    G
+                    if kern.name == "linear"
+                    else (kern.gamma * G + kern.coef0) ** int(kern.degree)
+                )
+            np.matmul(K, Wm, out=R[c])
+            kdiag[c] = np.diag(K)
+        d, sig, ss = ss_from_class_sums(R, kdiag, codes, w, self.estimator)
+        out = []
+        for c, kern in enumerate(cands):
+            m = SSMatrix(labels, d[c], sig[c], Wm.sum(axis=0), ss[c], self.estimator)
+            a, b = m.worst_pair()
+            res = m.result(a, b)
+            out.append((kern, res.classes, res))
+        return out
 
     @staticmethod
     def _params(kern: Kernel, C: float) -> dict[str, Any]:
