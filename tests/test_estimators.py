@@ -7,6 +7,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from svmtune.estimators import (
     L2SVC,
+    LIBSVM_MAX_ITER,
     OvRSVC,
     class_weight_vector,
     make_final_estimator,
@@ -68,6 +69,21 @@ def test_make_final_estimator_options():
     assert type(make_final_estimator(p, final_model="l2")).__name__ == "L2SVC"
     with pytest.raises(ValueError, match="final_model"):
         make_final_estimator(p, final_model="l3")
+
+
+def test_libsvm_fits_carry_libsvm_iteration_cap():
+    """Every libsvm model the tuner builds stops after libsvm's own 10^7 iterations (sklearn's
+    SVC has no cap), and a capped fit says so with sklearn's ConvergenceWarning."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    params = {"kernel": "rbf", "sigma": 1.0, "C": 2.0}
+    assert make_final_estimator(params).max_iter == LIBSVM_MAX_ITER == 10**7
+    ovr = make_final_estimator(params, n_classes=3)
+    assert isinstance(ovr, OvRSVC) and ovr.max_iter == LIBSVM_MAX_ITER
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning):
+        m = OvRSVC(C=1e4, max_iter=2).fit(X, y)
+    assert all(e.max_iter == 2 for e in m.estimators_)
 
 
 def test_ovo_decision_transform_equals_svc_ovr_shape():

@@ -29,7 +29,15 @@ __all__ = [
     "ovo_tanh_proba",
     "ovo_to_ovr_decision",
     "class_weight_vector",
+    "LIBSVM_MAX_ITER",
 ]
+
+#: Iteration cap of every libsvm fit the tuner makes (cross-validation folds and final models):
+#: libsvm's own default since version 3.18 (10^7, with a "reaching max number of iterations"
+#: warning).  scikit-learn's ``SVC`` has none (``max_iter=-1``), so one ill-conditioned
+#: candidate -- a huge C with a nearly constant kernel, e.g. C = 2^16 at sigma = 2^9 in the ESDR
+#: paper's grid -- can run for hours; capped fits raise scikit-learn's ConvergenceWarning.
+LIBSVM_MAX_ITER = 10_000_000
 
 
 def tanh_proba(decision: np.ndarray) -> np.ndarray:
@@ -223,7 +231,8 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
     """One-vs-rest libsvm SVC (the papers' multiclass protocol) that accepts ``sample_weight``.
 
     scikit-learn's ``OneVsRestClassifier`` forwards ``sample_weight`` only under metadata
-    routing; this small wrapper fits one binary ``SVC`` per class directly.
+    routing; this small wrapper fits one binary ``SVC`` per class directly.  Parameters are
+    ``SVC``'s; ``n_iter_`` holds the libsvm iterations of every binary model.
     """
 
     def __init__(
@@ -235,6 +244,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         degree=3,
         coef0=0.0,
         class_weight=None,
+        max_iter=-1,
         random_state=None,
     ):
         self.C = C
@@ -243,6 +253,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
         self.class_weight = class_weight
+        self.max_iter = max_iter
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
@@ -261,12 +272,14 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
             gamma=self.gamma,
             degree=self.degree,
             coef0=self.coef0,
+            max_iter=self.max_iter,
             random_state=self.random_state,
         )
         tasks = (
             [y_enc] if len(self.classes_) == 2 else [y_enc == k for k in range(len(self.classes_))]
         )
         self.estimators_ = [SVC(**params).fit(X, t.astype(int), sample_weight=w) for t in tasks]
+        self.n_iter_ = np.concatenate([e.n_iter_ for e in self.estimators_])
         return self
 
     def decision_function(self, X):
@@ -304,6 +317,8 @@ def make_final_estimator(
     probability : bool
         Platt scaling (a sigmoid fitted on cross-validated decision values by
         ``CalibratedClassifierCV(ensemble=False)``, what ``SVC(probability=True)`` did).
+
+    libsvm models stop after :data:`LIBSVM_MAX_ITER` iterations (libsvm's own default).
     """
     kern = Kernel.from_params(params)
     C = float(params.get("C", 1.0))
@@ -320,12 +335,19 @@ def make_final_estimator(
     svc = SVC(
         C=C,
         class_weight=cw,
+        max_iter=LIBSVM_MAX_ITER,
         random_state=random_state,
         decision_function_shape=shape,
         **kern.sklearn_params(),
     )
     if n_classes > 2 and multiclass == "ovr":
-        svc = OvRSVC(C=C, class_weight=cw, random_state=random_state, **kern.sklearn_params())
+        svc = OvRSVC(
+            C=C,
+            class_weight=cw,
+            max_iter=LIBSVM_MAX_ITER,
+            random_state=random_state,
+            **kern.sklearn_params(),
+        )
     if probability:
         return CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)
     return svc
