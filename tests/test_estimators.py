@@ -7,7 +7,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from svmtune.estimators import (
     L2SVC,
-    LIBSVM_MAX_ITER,
     OvRSVC,
     class_weight_vector,
     make_final_estimator,
@@ -16,7 +15,7 @@ from svmtune.estimators import (
     tanh_proba,
 )
 from svmtune.kernels import Kernel
-from svmtune.svm import fit_l2_svm
+from svmtune.svm import LIBSVM_MAX_ITER, fit_l1_svm, fit_l2_svm
 
 from .conftest import make_problem
 
@@ -72,7 +71,7 @@ def test_make_final_estimator_options():
 
 
 def test_libsvm_fits_carry_libsvm_iteration_cap():
-    """Every libsvm model the tuner builds stops after libsvm's own 10^7 iterations (sklearn's
+    """Every libsvm model svmtune builds stops after libsvm's own 10^7 iterations (sklearn's
     SVC has no cap), and a capped fit says so with sklearn's ConvergenceWarning."""
     from sklearn.exceptions import ConvergenceWarning
 
@@ -84,6 +83,12 @@ def test_libsvm_fits_carry_libsvm_iteration_cap():
     with pytest.warns(ConvergenceWarning):
         m = OvRSVC(C=1e4, max_iter=2).fit(X, y)
     assert all(e.max_iter == 2 for e in m.estimators_)
+    # the selection-time fits (span-rule, span bound) share the cap
+    yb = np.where(y == 0, 1, -1)
+    _, svc = fit_l1_svm(yb, 1.0, X=X, kernel=Kernel("rbf", sigma=1.0), return_estimator=True)
+    assert svc.max_iter == LIBSVM_MAX_ITER
+    _, svc = fit_l1_svm(yb, 1.0, K=Kernel("rbf", sigma=1.0)(X), return_estimator=True)
+    assert svc.max_iter == LIBSVM_MAX_ITER
 
 
 def test_ovo_decision_transform_equals_svc_ovr_shape():

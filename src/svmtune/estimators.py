@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmtune._validation import check_min_class_count, validate_sample_weight, validate_Xy
 from svmtune.kernels import Kernel
-from svmtune.svm import fit_l2_svm
+from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm
 
 __all__ = [
     "L2SVC",
@@ -29,15 +29,7 @@ __all__ = [
     "ovo_tanh_proba",
     "ovo_to_ovr_decision",
     "class_weight_vector",
-    "LIBSVM_MAX_ITER",
 ]
-
-#: Iteration cap of every libsvm fit the tuner makes (cross-validation folds and final models):
-#: libsvm's own default since version 3.18 (10^7, with a "reaching max number of iterations"
-#: warning).  scikit-learn's ``SVC`` has none (``max_iter=-1``), so one ill-conditioned
-#: candidate -- a huge C with a nearly constant kernel, e.g. C = 2^16 at sigma = 2^9 in the ESDR
-#: paper's grid -- can run for hours; capped fits raise scikit-learn's ConvergenceWarning.
-LIBSVM_MAX_ITER = 10_000_000
 
 
 def tanh_proba(decision: np.ndarray) -> np.ndarray:

@@ -33,7 +33,16 @@ __all__ = [
     "fit_l2_svm",
     "l2_diagonal",
     "ConvergenceWarning",
+    "LIBSVM_MAX_ITER",
 ]
+
+#: Iteration cap of every libsvm fit svmtune makes (selection, cross-validation folds, final
+#: models): libsvm's own default since version 3.18 (10^7, with a "reaching max number of
+#: iterations" warning).  scikit-learn's ``SVC`` has none (``max_iter=-1``), so one
+#: ill-conditioned candidate -- a huge C with a nearly constant kernel, e.g. C = 2^16 at
+#: sigma = 2^9 in the ESDR paper's grid -- can run for hours; capped fits raise
+#: scikit-learn's ConvergenceWarning.
+LIBSVM_MAX_ITER = 10_000_000
 
 
 class ConvergenceWarning(UserWarning):
@@ -224,7 +233,7 @@ def fit_l1_svm(
     X, kernel : optional
         Raw features and the kernel libsvm evaluates natively.
     tol : float
-        libsvm's stopping tolerance.
+        libsvm's stopping tolerance (libsvm stops after :data:`LIBSVM_MAX_ITER` iterations).
     return_estimator : bool
         Also return the fitted scikit-learn ``SVC``.
     """
@@ -234,12 +243,20 @@ def fit_l1_svm(
         raise ValueError(f"C must be positive and finite, got {C}")
     w = _weights(n, sample_weight)
     if K is not None:
-        svc = SVC(kernel="precomputed", C=C, tol=tol, cache_size=cache_size)
+        svc = SVC(
+            kernel="precomputed", C=C, tol=tol, cache_size=cache_size, max_iter=LIBSVM_MAX_ITER
+        )
         svc.fit(np.asarray(K, dtype=float), y, sample_weight=None if sample_weight is None else w)
     else:
         if X is None or kernel is None:
             raise ValueError("fit_l1_svm needs either K or both X and kernel")
-        svc = SVC(C=C, tol=tol, cache_size=cache_size, **kernel.sklearn_params())
+        svc = SVC(
+            C=C,
+            tol=tol,
+            cache_size=cache_size,
+            max_iter=LIBSVM_MAX_ITER,
+            **kernel.sklearn_params(),
+        )
         svc.fit(X, y, sample_weight=None if sample_weight is None else w)
     # scikit-learn orders classes_ = [-1, +1]; decision_function > 0 predicts +1, and
     # dual_coef_[0] = y_i alpha_i with exactly that orientation, so alpha = |dual_coef_|.
