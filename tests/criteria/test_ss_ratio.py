@@ -331,7 +331,7 @@ def test_all_pairs_from_one_kernel_product_equal_each_pair_in_feature_space(esti
     labels, codes, ww = ss_class_codes(y, w, len(y), estimator)
     Wm = class_weight_matrix(codes, ww, 4)
     R = np.stack([K @ Wm for K in Ks])
-    d_b, sig_b, ss_b = ss_from_class_sums(
+    d_b, sig_b, pooled_b, ss_b = ss_from_class_sums(
         R, np.stack([np.diag(K) for K in Ks]), codes, ww, estimator
     )
     for c, K in enumerate(Ks):
@@ -351,6 +351,7 @@ def test_all_pairs_from_one_kernel_product_equal_each_pair_in_feature_space(esti
                 assert ss_b[c, a, b] == pytest.approx(got.ss, rel=1e-12, abs=1e-12)
                 assert d_b[c, a, b] == pytest.approx(got.d, rel=1e-12)
                 assert sig_b[c, b, a] == pytest.approx(got.class_sigmas[1], rel=1e-12)
+                assert pooled_b[c, a, b] == pytest.approx(got.sigma, rel=1e-12)
         pair, worst = min_pairwise_ss(y, K=K, sample_weight=w, estimator=estimator)
         assert worst.ss == min(
             r.ss for r in pairwise_ss(y, K=K, sample_weight=w, estimator=estimator).values()

@@ -237,49 +237,9 @@ def _check_choice(name: str, value: str, choices: Sequence[str]) -> str:
     return value
 
 
-def _binary(y: np.ndarray, sample_weight: np.ndarray | None, n: int):
-    """Two sorted labels, their row masks and the per-sample weights."""
-    y = np.asarray(y).ravel()
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} entries but the data have {n} rows")
-    labels = np.unique(y)
-    if labels.shape[0] != 2:
-        raise ValueError(
-            f"S&S is defined for two classes, got {labels.shape[0]}; "
-            "use pairwise_ss / min_pairwise_ss for multiclass labels (eq. (31))"
-        )
-    if sample_weight is None:
-        w = np.ones(n)
-    else:
-        w = np.asarray(sample_weight, dtype=float).ravel()
-        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError(f"sample_weight must be {n} finite non-negative numbers")
-    masks = [y == labels[0], y == labels[1]]
-    for lab, m in zip(labels, masks):
-        if np.sum(w[m] > 0) < 1:
-            raise ValueError(f"class {lab!r} has no sample with positive weight")
-    return labels, masks, w
-
-
-def _wmean(v: np.ndarray, w: np.ndarray) -> float:
-    return float(np.sum(w * v) / np.sum(w))
-
-
-def _wvar(v: np.ndarray, w: np.ndarray, unbiased: bool) -> float:
-    """Weighted variance; ``unbiased`` applies the reliability-weights correction."""
-    W = np.sum(w)
-    m = np.sum(w * v) / W
-    ss = float(np.sum(w * (v - m) ** 2))
-    if not unbiased:
-        return ss / W
-    denom = W - np.sum(w**2) / W
-    if denom <= 0:
-        return 0.0
-    return ss / denom
-
-
 def _wvar_cols(Z: np.ndarray, w: np.ndarray, unbiased: bool) -> np.ndarray:
-    """Column-wise weighted variances (see :func:`_wvar`)."""
+    """Column-wise weighted variances; ``unbiased`` applies the reliability-weights
+    correction ``W - sum w^2 / W``."""
     W = np.sum(w)
     m = (w @ Z) / W
     ss = w @ (Z - m) ** 2
@@ -289,51 +249,20 @@ def _wvar_cols(Z: np.ndarray, w: np.ndarray, unbiased: bool) -> np.ndarray:
     return ss / denom if denom > 0 else np.zeros_like(ss)
 
 
-def _directional(
-    s_own: np.ndarray,
-    s_oth: np.ndarray,
-    self_sim: np.ndarray,
-    masks: list[np.ndarray],
-    w: np.ndarray,
-    estimator: str,
-):
-    """Separability and directional spreads from class-sum similarities.
+def _check_two_classes(labels: np.ndarray) -> None:
+    if labels.shape[0] != 2:
+        raise ValueError(
+            f"S&S is defined for two classes, got {labels.shape[0]}; "
+            "use pairwise_ss / min_pairwise_ss for multiclass labels (eq. (31))"
+        )
 
-    ``s_own[i]`` / ``s_oth[i]`` are ``sum_j w_j <z_i, z_j>`` over the class of ``i`` / the
-    other class; ``self_sim[i] = <z_i, z_i>``.  The score of point ``i`` is its projection
-    ``g_i = <z_i, mu_1 - mu_2>`` on the centre line (unnormalised), signed towards its own
-    class; with ``estimator="loo"`` its own class centre is computed without it.  The class
-    means of ``g`` differ by ``d^2`` (plain: ``|mu_1 - mu_2|^2``; loo: its U-statistic), and
-    the spreads along the unit direction are ``std(g) / d``.
-    """
-    W = [float(np.sum(w[m])) for m in masks]
-    Wown = np.where(masks[0], W[0], W[1])
-    Woth = np.where(masks[0], W[1], W[0])
-    if estimator == "loo":
-        denom = Wown - w
-        if np.any(denom[w > 0] <= 0):
-            raise ValueError(
-                "estimator='loo' needs at least two samples with positive weight in each class"
-            )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            m_own = np.where(denom > 0, (s_own - w * self_sim) / np.where(denom > 0, denom, 1), 0)
-    else:
-        m_own = s_own / Wown
-    m_oth = s_oth / Woth
-    # projection on mu_first - mu_second: own-minus-other for the first class, reversed for
-    # the second
-    g = np.where(masks[0], m_own - m_oth, m_oth - m_own)
-    d2 = _wmean(g[masks[0]], w[masks[0]]) - _wmean(g[masks[1]], w[masks[1]])
-    unbiased = estimator == "loo"
-    var_g = [_wvar(g[m], w[m], unbiased) for m in masks]
-    if estimator == "plain":
-        d2 = max(d2, 0.0)
-    d = float(np.sqrt(d2)) if d2 > 0 else 0.0
-    if d > 0:
-        sig = tuple(float(np.sqrt(max(v, 0.0))) / d for v in var_g)
-    else:
-        sig = (0.0, 0.0)
-    return d, sig, (W[0], W[1])
+
+def _warn_collapsed(stacklevel: int) -> None:
+    warnings.warn(
+        "both classes collapse to a point along the centre line (zero scatteredness): S&S = +inf",
+        RuntimeWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def _finish(d, sigmas, sizes, labels, spread, estimator, alpha) -> SSResult:
@@ -341,12 +270,7 @@ def _finish(d, sigmas, sizes, labels, spread, estimator, alpha) -> SSResult:
     if d > 0 and sigma > 0:
         ss = ss_db(d, sigma, alpha)
     elif d > 0:
-        warnings.warn(
-            "both classes collapse to a point along the centre line (zero scatteredness): "
-            "S&S = +inf",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+        _warn_collapsed(stacklevel=3)
         ss = np.inf
     else:
         ss = -np.inf
@@ -446,16 +370,19 @@ def ss_ratio(
     _check_choice("estimator", estimator, ESTIMATORS)
     alpha = _check_alpha(alpha)
     Z = _as_features(Z)
-    labels, masks, w = _binary(y, sample_weight, Z.shape[0])
-    sums = [Z.T @ np.where(m, w, 0.0) for m in masks]
-    s_first, s_second = Z @ sums[0], Z @ sums[1]
-    s_own = np.where(masks[0], s_first, s_second)
-    s_oth = np.where(masks[0], s_second, s_first)
+    labels, codes, w = ss_class_codes(y, sample_weight, Z.shape[0], estimator)
+    _check_two_classes(labels)
+    Wm = class_weight_matrix(codes, w, 2)
+    sums = Z.T @ Wm  # class sums of the features, (p, 2)
     self_sim = np.einsum("ij,ij->i", Z, Z)
-    d, dir_sig, sizes = _directional(s_own, s_oth, self_sim, masks, w, estimator)
+    d2, sig2, _, _ = ss_from_class_sums(
+        (Z @ sums)[None], self_sim[None], codes, w, estimator, alpha, warn=False
+    )
+    d, dir_sig = float(d2[0, 0, 1]), (float(sig2[0, 0, 1]), float(sig2[0, 1, 0]))
+    sizes = tuple(float(v) for v in Wm.sum(axis=0))
     if estimator == "plain":
         # the distance between the means directly (no cancellation at small d)
-        mu = [sums[k] / sizes[k] for k in range(2)]
+        mu = [sums[:, k] / sizes[k] for k in range(2)]
         d_direct = float(np.linalg.norm(mu[0] - mu[1]))
         if d > 0:
             dir_sig = tuple(s * d / d_direct for s in dir_sig) if d_direct > 0 else (0.0, 0.0)
@@ -465,7 +392,10 @@ def ss_ratio(
     else:
         unbiased = estimator == "loo"
         p = Z.shape[1]
-        sigmas = tuple(float(np.sqrt(_wvar_cols(Z[m], w[m], unbiased).sum() / p)) for m in masks)
+        sigmas = tuple(
+            float(np.sqrt(_wvar_cols(Z[codes == c], w[codes == c], unbiased).sum() / p))
+            for c in range(2)
+        )
     return _finish(d, sigmas, sizes, labels, spread, estimator, alpha)
 
 
@@ -484,6 +414,8 @@ class SSMatrix:
         the centres of ``a`` and ``b``.
     class_sizes : ndarray (k,)
         Total sample weight per class.
+    sigma : ndarray (k, k)
+        Pooled scatteredness of each pair (eq. (8); symmetric).
     ss : ndarray (k, k)
         S&S of each pair in dB (symmetric; ``+inf`` on the diagonal).
     estimator : str
@@ -493,20 +425,18 @@ class SSMatrix:
     d: np.ndarray
     class_sigmas: np.ndarray
     class_sizes: np.ndarray
+    sigma: np.ndarray
     ss: np.ndarray
     estimator: str
 
     def result(self, a: int, b: int) -> SSResult:
         """The :class:`SSResult` of the pair of class indices ``a < b``."""
-        sizes = (float(self.class_sizes[a]), float(self.class_sizes[b]))
-        sig = (float(self.class_sigmas[a, b]), float(self.class_sigmas[b, a]))
-        pooled = ((sizes[0] * sig[0] ** 2 + sizes[1] * sig[1] ** 2) / (sizes[0] + sizes[1])) ** 0.5
         return SSResult(
             d=float(self.d[a, b]),
-            sigma=pooled,
+            sigma=float(self.sigma[a, b]),
             ss=float(self.ss[a, b]),
-            class_sigmas=sig,
-            class_sizes=sizes,
+            class_sigmas=(float(self.class_sigmas[a, b]), float(self.class_sigmas[b, a])),
+            class_sizes=(float(self.class_sizes[a]), float(self.class_sizes[b])),
             classes=(_plain(self.labels[a]), _plain(self.labels[b])),
             spread="directional",
             estimator=self.estimator,
@@ -555,15 +485,10 @@ def kernel_ss_matrix(
         raise ValueError(f"K must be a finite square kernel matrix, got shape {K.shape}")
     labels, codes, w = ss_class_codes(y, sample_weight, K.shape[0], estimator)
     Wm = class_weight_matrix(codes, w, labels.shape[0])
-    d, sig, ss = ss_from_class_sums((K @ Wm)[None], np.diag(K)[None], codes, w, estimator, alpha)
-    return SSMatrix(
-        labels=labels,
-        d=d[0],
-        class_sigmas=sig[0],
-        class_sizes=Wm.sum(axis=0),
-        ss=ss[0],
-        estimator=estimator,
+    d, sig, pooled, ss = ss_from_class_sums(
+        (K @ Wm)[None], np.diag(K)[None], codes, w, estimator, alpha
     )
+    return SSMatrix(labels, d[0], sig[0], Wm.sum(axis=0), pooled[0], ss[0], estimator)
 
 
 def ss_class_codes(
@@ -612,7 +537,9 @@ def ss_from_class_sums(
     w: np.ndarray,
     estimator: str = "loo",
     alpha: float = ALPHA,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    *,
+    warn: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Directional separability, spreads and S&S of all class pairs for a batch of kernels.
 
     The arithmetic of :func:`kernel_ss_matrix` after the product ``R = K W``, vectorised over
@@ -629,10 +556,12 @@ def ss_from_class_sums(
         Class index of every sample.
     w : ndarray (n,)
         Sample weights.
+    warn : bool
+        Warn when a pair has zero scatteredness (S&S = +inf).
 
     Returns
     -------
-    d, class_sigmas, ss : ndarray (s, k, k)
+    d, class_sigmas, sigma, ss : ndarray (s, k, k)
         As the attributes of :class:`SSMatrix`.
     """
     s, n, k = R.shape
@@ -675,14 +604,9 @@ def ss_from_class_sums(
             -np.inf,
         )
     ss[:, eye] = np.inf
-    if np.any((d > 0) & (pooled == 0) & ~eye):
-        warnings.warn(
-            "both classes collapse to a point along the centre line (zero scatteredness): "
-            "S&S = +inf",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    return d, sig, ss
+    if warn and np.any((d > 0) & (pooled == 0) & ~eye):
+        _warn_collapsed(stacklevel=3)
+    return d, sig, pooled, ss
 
 
 def kernel_ss_ratio(
@@ -709,12 +633,7 @@ def kernel_ss_ratio(
     y, sample_weight, estimator, alpha
         As in :func:`ss_ratio`.
     """
-    n_classes = np.unique(np.asarray(y).ravel()).shape[0]
-    if n_classes != 2:
-        raise ValueError(
-            f"S&S is defined for two classes, got {n_classes}; "
-            "use pairwise_ss / min_pairwise_ss for multiclass labels (eq. (31))"
-        )
+    _check_two_classes(np.unique(np.asarray(y).ravel()))
     return kernel_ss_matrix(K, y, sample_weight, estimator=estimator, alpha=alpha).result(0, 1)
 
 

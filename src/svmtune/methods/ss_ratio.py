@@ -382,10 +382,10 @@ class SSRatio(Selector):
                 )
             np.matmul(K, Wm, out=R[c])
             kdiag[c] = np.diag(K)
-        d, sig, ss = ss_from_class_sums(R, kdiag, codes, w, self.estimator)
+        d, sig, pooled, ss = ss_from_class_sums(R, kdiag, codes, w, self.estimator)
         out = []
         for c, kern in enumerate(cands):
-            m = SSMatrix(labels, d[c], sig[c], Wm.sum(axis=0), ss[c], self.estimator)
+            m = SSMatrix(labels, d[c], sig[c], Wm.sum(axis=0), pooled[c], ss[c], self.estimator)
             a, b = m.worst_pair()
             res = m.result(a, b)
             out.append((kern, res.classes, res))

@@ -134,10 +134,10 @@ TABLE2: dict[str, tuple[float, float, float, float, float, float]] = {
     "tae": (77.34, 77.21, 78.31, 3.41, 3.22, 0.01),
 }
 
-#: Table 2 data sets we have, smallest first (cheapest cells first)
 #: one-vs-one final SVMs for the multiclass tasks (see the module docstring)
 _OVO = {"multiclass": "ovo"}
 
+#: Table 2 data sets we have, smallest first (cheapest cells first)
 TASKS: list[Task] = [
     Task("appendicitis", "appendicitis"),
     Task("breast tissue", "breast_tissue", tuner_params=_OVO),
