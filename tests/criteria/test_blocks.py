@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.spatial.distance import cdist, pdist
 
 from svmtune.criteria import blocks as B
+from svmtune.criteria._pairbin import coarsen_bins, pair_bin_counts
 from svmtune.criteria.blocks import (
     RBFBlocks,
     build_pair_histogram,
@@ -100,9 +102,6 @@ def test_chunk_size_bounds_memory_and_does_not_change_results(monkeypatch):
     assert max(shapes) <= 120 and len(shapes) > 1
     np.testing.assert_allclose(small.means, big.means, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(small.dist, big.dist, rtol=1e-13)
-    shapes.clear()
-    build_pair_histogram(X, y, chunk_size=100, sample_weight=np.ones(50))
-    assert max(shapes) <= 100
 
 
 def test_class_sums_match_definition():
@@ -138,12 +137,30 @@ def test_histogram_within_its_bound(k, weighted):
     assert coarse.mean_bound.max() > hs.mean_bound.max()
 
 
-def test_histogram_chunked_path_equals_pdist_path():
-    X, y = _data(n=60, seed=5)
-    a = histogram_block_sums(build_pair_histogram(X, y), SIGMAS)
-    b = histogram_block_sums(build_pair_histogram(X, y, chunk_size=50), SIGMAS)
-    np.testing.assert_allclose(a.means, b.means, rtol=1e-14)
-    np.testing.assert_allclose(a.mean_bound, b.mean_bound, rtol=1e-12, atol=1e-18)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compiled_pair_binning_equals_numpy_binning(weighted):
+    """The fused compiled pass bins every pair exactly as cdist / pdist + _Binner.count."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(70, 3)) * np.array([1.0, 1e-3, 30.0])
+    X[60:65] = X[:5]  # exact duplicates: zero distances land in bin 0
+    Xa, Xb = X[:45], X[45:]
+    wa, wb = (
+        (rng.uniform(0.1, 3, size=45), rng.uniform(0.1, 3, size=25)) if weighted else (None, None)
+    )
+    binner = B._Binner(B._vmax(X), 10, 40)
+    args = dict(floor=binner._floor, shift=binner.shift, lo=binner.lo, n_bins=binner.n)
+    tri = pair_bin_counts(Xa, None, wa, None, **args)
+    iu = np.triu_indices(45, k=1)
+    ref = binner.count(pdist(Xa, "sqeuclidean"), None if wa is None else np.outer(wa, wa)[iu])
+    np.testing.assert_allclose(tri, ref, rtol=1e-13, atol=0)
+    cross = pair_bin_counts(Xa, Xb, wa, wb, **args)
+    ref = binner.count(cdist(Xa, Xb, "sqeuclidean"), None if wa is None else np.outer(wa, wb))
+    np.testing.assert_allclose(cross, ref, rtol=1e-13, atol=0)
+    if not weighted:
+        assert tri.sum() == 45 * 44 / 2 and cross.sum() == 45 * 25
+    # a bin range too short for the data folds the excess into the last bin
+    short = pair_bin_counts(Xa, Xb, wa, wb, **{**args, "n_bins": 5})
+    np.testing.assert_allclose(short, np.r_[cross[:4], cross[4:].sum()], rtol=1e-13)
 
 
 def test_subsample_is_unbiased_with_correct_standard_error():
@@ -221,3 +238,28 @@ def test_singleton_class_block(method):
     np.testing.assert_allclose(st.dist[:, 1, 1], 0.0)
     ref = rbf_block_stats(X, y, [0.5, 2.0])
     assert np.all(np.abs(st.means - ref.means) <= st.mean_bound + 1e-15)
+
+
+def test_compiled_coarsening_equals_numpy_definition():
+    rng = np.random.default_rng(11)
+    binner = B._Binner(50.0, 6, 12)
+    counts = np.zeros(binner.n)
+    hit = rng.choice(binner.n, size=60, replace=False)
+    counts[hit] = rng.uniform(0.5, 5, size=60)
+    counts[0] = 2.0  # bin 0 starts at 0
+    h, lo, hi, mu_lo, mu_hi = coarsen_bins(counts, lo=binner.lo, shift=binner.shift, group_shift=3)
+    # numpy reference: fine-bin edges from the bit codes, grouped by code >> 3
+    nz = np.flatnonzero(counts)
+    lower = B._edge_of(binner.lo + nz, binner.shift).copy()
+    lower[nz == 0] = 0.0
+    upper = B._edge_of(binner.lo + nz + 1, binner.shift)
+    group = (nz + binner.lo) >> 3
+    for g_i, g in enumerate(np.unique(group)):
+        m = group == g
+        c = counts[nz[m]]
+        assert h[g_i] == pytest.approx(c.sum(), rel=1e-14)
+        assert lo[g_i] == lower[m].min() and hi[g_i] == upper[m].max()
+        assert mu_lo[g_i] == pytest.approx((c * lower[m]).sum() / c.sum(), rel=1e-14)
+        assert mu_hi[g_i] == pytest.approx((c * upper[m]).sum() / c.sum(), rel=1e-14)
+    assert h.size == np.unique(group).size and lo[0] == 0.0
+    assert all(a.size == 0 for a in coarsen_bins(np.zeros(8), lo=5, shift=40, group_shift=1))

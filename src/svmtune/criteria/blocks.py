@@ -17,8 +17,9 @@ Three ways to get them, all returning a :class:`BlockStats`:
 ``histogram``
     One pass over all pairs builds, per class block, a histogram of the squared input distances
     ``v = ||x_i - x_j||^2`` in log-spaced bins (read straight off the float64 bit pattern:
-    ``2**fine_bits`` bins per octave).  Every further sigma then costs O(bins), with a rigorous
-    error bound (see :func:`histogram_block_sums`).
+    ``2**fine_bits`` bins per octave; distances and bins in one compiled loop, O(n) memory).
+    Every further sigma then costs O(bins), with a rigorous error bound (see
+    :func:`histogram_block_sums`).
 ``subsample``
     ``max_pairs`` ordered pairs drawn at random (``i`` and ``j`` independently, with probability
     proportional to their weights, within their classes) and then binned as above: an unbiased
@@ -45,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.spatial.distance import cdist, pdist
+from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
 
 __all__ = [
@@ -433,13 +434,6 @@ class _Binner:
             cnt = cnt[: self.n]
         return cnt
 
-    def edges(self, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper edges of the fine bins ``f`` (bin 0 starts at 0)."""
-        lower = _edge_of(self.lo + f, self.shift).copy()
-        lower[f == 0] = 0.0
-        upper = _edge_of(self.lo + f + 1, self.shift)
-        return lower, upper
-
 
 def _vmax(X: np.ndarray) -> float:
     """An upper bound on every squared distance: ``(2 max_i ||x_i - mean||)^2`` (+ slack)."""
@@ -456,20 +450,11 @@ def _coarsen(counts: np.ndarray, binner: _Binner, fine_bits: int, coarse_bits: i
     octave.  Returns per group: total weight, lowest and highest edge of its non-empty fine
     bins, and lower / upper bounds on the weighted mean of its squared distances.
     """
-    nz = np.flatnonzero(counts)
-    if nz.size == 0:
-        e = np.zeros(0)
-        return e, e, e, e, e
-    lower, upper = binner.edges(nz)
-    group = (nz + binner.lo) >> (fine_bits - coarse_bits)
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    c = counts[nz]
-    h = np.add.reduceat(c, starts)
-    mu_lo = np.add.reduceat(c * lower, starts) / h
-    mu_hi = np.add.reduceat(c * upper, starts) / h
-    lo = np.minimum.reduceat(lower, starts)
-    hi = np.maximum.reduceat(upper, starts)
-    return h, lo, hi, np.minimum(mu_lo, mu_hi), np.maximum(mu_lo, mu_hi)
+    from svmtune.criteria._pairbin import coarsen_bins
+
+    return coarsen_bins(
+        counts, lo=binner.lo, shift=binner.shift, group_shift=fine_bits - coarse_bits
+    )
 
 
 def _block_pairs(k: int) -> list[tuple[int, int]]:
@@ -481,7 +466,6 @@ def build_pair_histogram(
     y: np.ndarray,
     *,
     sample_weight: np.ndarray | None = None,
-    chunk_size: int = 2**20,
     fine_bits: int = 10,
     coarse_bits: int = 5,
     n_octaves: int = 40,
@@ -489,8 +473,9 @@ def build_pair_histogram(
     """Histogram of the squared distances of all pairs, per class block (one pass).
 
     Within-class blocks bin the upper triangle ``i < j`` (counted twice, plus the exact
-    ``i = j`` term); between-class blocks bin every pair once.  Pairs are processed in chunks
-    of at most ``chunk_size`` distances.
+    ``i = j`` term); between-class blocks bin every pair once.  Distances and bins are computed
+    together in one compiled loop per block (:mod:`svmtune.criteria._pairbin`), about 2 ns
+    per pair and O(n + bins) memory.
 
     Parameters
     ----------
@@ -504,7 +489,6 @@ def build_pair_histogram(
         Dynamic range: squared distances below ``vmax * 2**-n_octaves`` share the first bin.
     """
     X, codes, k, w, counts, cw = _check_inputs(X, y, sample_weight)
-    chunk_size = _check_chunk(chunk_size)
     _check_bits(fine_bits, coarse_bits, n_octaves)
     binner = _Binner(_vmax(X), fine_bits, n_octaves)
     idx = [np.flatnonzero(codes == a) for a in range(k)]
@@ -517,12 +501,12 @@ def build_pair_histogram(
         Xa = X[idx[a]]
         wa = None if w is None else w[idx[a]]
         if a == b:
-            cnt, npairs = _within_counts(Xa, wa, binner, chunk_size)
+            cnt, npairs = _block_counts(Xa, wa, None, None, binner)
             pair_weight[bi] = 2.0
             diag_weight[bi] = float(len(Xa) if wa is None else np.sum(wa * wa))
         else:
             wb = None if w is None else w[idx[b]]
-            cnt, npairs = _cross_counts(Xa, wa, X[idx[b]], wb, binner, chunk_size)
+            cnt, npairs = _block_counts(Xa, wa, X[idx[b]], wb, binner)
             pair_weight[bi] = 1.0
         n_pairs += npairs
         per_block.append(_coarsen(cnt, binner, fine_bits, coarse_bits))
@@ -553,45 +537,21 @@ def _check_bits(fine_bits, coarse_bits, n_octaves):
         raise ValueError(f"coarse_bits ({coarse_bits}) must not exceed fine_bits ({fine_bits})")
 
 
-#: pairs per distance call: large enough to amortise the call, small enough to stay in cache
+#: sampled pairs per distance call: amortises the call, stays in cache
 _PIECE_PAIRS = 2**18
 
 
-def _within_counts(Xa, wa, binner: _Binner, chunk_size: int):
-    """Fine-bin weights of the pairs ``i < j`` of one class.
+def _block_counts(Xa, wa, Xb, wb, binner: _Binner):
+    """Fine-bin weights of the pairs ``i < j`` of one class (``Xb is None``) or of all pairs
+    between two classes, and their number: one fused compiled pass
+    (:func:`svmtune.criteria._pairbin.pair_bin_counts`), O(n) memory."""
+    from svmtune.criteria._pairbin import pair_bin_counts
 
-    Rows are taken ``r`` at a time: the triangle inside the piece (``pdist``) and the rectangle
-    to the later rows (``cdist``), so every pair ``i < j`` is visited once and no piece holds
-    more than ``min(chunk_size, 2**18)`` distances.
-    """
+    cnt = pair_bin_counts(
+        Xa, Xb, wa, wb, floor=binner._floor, shift=binner.shift, lo=binner.lo, n_bins=binner.n
+    )
     m = Xa.shape[0]
-    total = np.zeros(binner.n)
-    r = max(1, min(chunk_size, _PIECE_PAIRS) // max(m, 1))
-    for s in range(0, m, r):
-        e = min(s + r, m)
-        if e - s > 1:
-            pw = None
-            if wa is not None:
-                pw = np.outer(wa[s:e], wa[s:e])[np.triu_indices(e - s, k=1)]
-            total += binner.count(pdist(Xa[s:e], "sqeuclidean"), pw)
-        if e < m:
-            pw = None if wa is None else np.outer(wa[s:e], wa[e:])
-            total += binner.count(cdist(Xa[s:e], Xa[e:], "sqeuclidean"), pw)
-    return total, m * (m - 1) // 2
-
-
-def _cross_counts(Xa, wa, Xb, wb, binner: _Binner, chunk_size: int):
-    """Fine-bin weights of all pairs between two classes."""
-    total = np.zeros(binner.n)
-    r = max(1, min(chunk_size, _PIECE_PAIRS) // max(Xb.shape[0], 1))
-    for s in range(0, Xa.shape[0], r):
-        e = min(s + r, Xa.shape[0])
-        pw = None
-        if wa is not None or wb is not None:
-            pa = np.ones(e - s) if wa is None else wa[s:e]
-            pw = np.outer(pa, np.ones(Xb.shape[0]) if wb is None else wb)
-        total += binner.count(cdist(Xa[s:e], Xb, "sqeuclidean"), pw)
-    return total, Xa.shape[0] * Xb.shape[0]
+    return cnt, (m * (m - 1) // 2 if Xb is None else m * Xb.shape[0])
 
 
 def sample_pair_histogram(
@@ -688,13 +648,21 @@ def histogram_block_sums(hist: PairHistogram, sigmas) -> BlockStats:
     h = hist.h
     # Every bracket is (sum of h) + (sum of h * expm1(.)): only the two expm1-weighted sums per
     # block are needed, for the Jensen point mu_hi and for the chord at mu_lo.
-    eA = np.expm1(-tt * hist.lo)
-    eB = np.expm1(-tt * hist.hi)
-    eP = np.expm1(-tt * hist.mu_hi)
+    # In place in one buffer: fresh temporaries of s x bins cost page faults comparable to
+    # the arithmetic itself.
+    per_bin = np.empty((3, s, h.size))
+    eP, eB, eA = per_bin
+    np.multiply(-tt, hist.mu_hi, out=eP)
+    np.multiply(-tt, hist.hi, out=eB)
+    np.multiply(-tt, hist.lo, out=eA)
+    np.expm1(per_bin, out=per_bin)
     frac = (hist.mu_lo - hist.lo) / (hist.hi - hist.lo)
-    per_bin = np.empty((2, s, h.size))
-    np.multiply(eP, h, out=per_bin[0])  # h expm1(-t mu_hi)
-    np.multiply(eA + (eB - eA) * frac, h, out=per_bin[1])  # h * (expm1 chord at mu_lo)
+    eP *= h  # h expm1(-t mu_hi)
+    eB -= eA  # -> h * (expm1 chord at mu_lo) = h (eA + (eB - eA) frac)
+    eB *= frac
+    eB += eA
+    eB *= h
+    per_bin = per_bin[:2]
     nb = len(hist.blocks)
     sums = np.zeros((2, s, nb))
     hsum = np.zeros(nb)
@@ -766,7 +734,8 @@ class RBFBlocks:
         pairs replaces the full pass (unbiased, with standard errors); needs ``random_state``
         for reproducibility.
     chunk_size : int
-        Maximum number of pairwise distances held at once.
+        Maximum number of pairwise distances held at once (exact path and pair subsampling;
+        the full histogram pass needs O(n) memory).
     fine_bits, coarse_bits, n_octaves : int
         Histogram resolution, see :func:`build_pair_histogram`.
     random_state : int, RandomState or None
@@ -835,7 +804,6 @@ class RBFBlocks:
                 X,
                 codes,
                 sample_weight=w,
-                chunk_size=self.chunk_size,
                 fine_bits=fine_bits,
                 coarse_bits=coarse_bits,
                 n_octaves=n_octaves,
