@@ -7,7 +7,7 @@ import pytest
 from scipy.spatial.distance import cdist, pdist
 
 from svmtune.criteria import blocks as B
-from svmtune.criteria._pairbin import coarsen_bins, pair_bin_counts
+from svmtune.criteria._pairloops import coarsen_bins, pair_bin_counts
 from svmtune.criteria.blocks import (
     RBFBlocks,
     build_pair_histogram,

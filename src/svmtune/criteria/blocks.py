@@ -450,7 +450,7 @@ def _coarsen(counts: np.ndarray, binner: _Binner, fine_bits: int, coarse_bits: i
     octave.  Returns per group: total weight, lowest and highest edge of its non-empty fine
     bins, and lower / upper bounds on the weighted mean of its squared distances.
     """
-    from svmtune.criteria._pairbin import coarsen_bins
+    from svmtune.criteria._pairloops import coarsen_bins
 
     return coarsen_bins(
         counts, lo=binner.lo, shift=binner.shift, group_shift=fine_bits - coarse_bits
@@ -474,7 +474,7 @@ def build_pair_histogram(
 
     Within-class blocks bin the upper triangle ``i < j`` (counted twice, plus the exact
     ``i = j`` term); between-class blocks bin every pair once.  Distances and bins are computed
-    together in one compiled loop per block (:mod:`svmtune.criteria._pairbin`), about 2 ns
+    together in one compiled loop per block (:mod:`svmtune.criteria._pairloops`), about 2 ns
     per pair and O(n + bins) memory.
 
     Parameters
@@ -544,8 +544,8 @@ _PIECE_PAIRS = 2**18
 def _block_counts(Xa, wa, Xb, wb, binner: _Binner):
     """Fine-bin weights of the pairs ``i < j`` of one class (``Xb is None``) or of all pairs
     between two classes, and their number: one fused compiled pass
-    (:func:`svmtune.criteria._pairbin.pair_bin_counts`), O(n) memory."""
-    from svmtune.criteria._pairbin import pair_bin_counts
+    (:func:`svmtune.criteria._pairloops.pair_bin_counts`), O(n) memory."""
+    from svmtune.criteria._pairloops import pair_bin_counts
 
     cnt = pair_bin_counts(
         Xa, Xb, wa, wb, floor=binner._floor, shift=binner.shift, lo=binner.lo, n_bins=binner.n

@@ -57,7 +57,7 @@ from svmtune.criteria.ss_ratio import (
     ss_from_class_sums,
     ss_regime,
 )
-from svmtune.kernels import Kernel, rbf_from_sqdist, squared_distances
+from svmtune.kernels import Kernel
 from svmtune.methods.base import Selection, Selector
 from svmtune.methods.baselines import log2_grid, rbf_params
 
@@ -65,25 +65,6 @@ __all__ = ["SSRatio"]
 
 _FAMILIES = ("linear", "poly", "rbf")
 _FEATURE_MAPS = ("auto", "exact", "approx", "nystroem")
-_SQRT2 = float(np.sqrt(2.0))
-#: kernel entries below this are flushed to 0 (the square of anything above it is normal)
-_TINY = 1e-150
-
-
-def _rbf_matrix(D2: np.ndarray, sigma: float, prev: tuple[float, np.ndarray] | None):
-    """RBF kernel matrix of width ``sigma`` from squared distances (RBSVM eq. (4)).
-
-    When the previous matrix in the sequence had width ``sqrt(2) sigma`` (the default grid)
-    ``K_sigma = K_{sqrt(2) sigma}^2`` elementwise, a product (in place) instead of an exponential.
-    Entries below ``_TINY`` are set to 0: subnormal numbers would slow every later product
-    by orders of magnitude, and next to the unit diagonal they carry no information.
-    """
-    if prev is not None and abs(prev[0] - _SQRT2 * sigma) <= 1e-12 * _SQRT2 * sigma:
-        K = np.multiply(prev[1], prev[1], out=prev[1])  # the previous matrix is not kept
-    else:
-        K = rbf_from_sqdist(D2, sigma)
-    np.copyto(K, 0.0, where=K < _TINY)
-    return K
 
 
 def _label(kern: Kernel) -> str:
@@ -357,29 +338,28 @@ class SSRatio(Selector):
         )
 
     def _exact_directional(self, X, y, w, cands: list[Kernel]):
-        """Directional S&S of every candidate from its kernel matrix: one product ``K W`` per
-        candidate, then all class pairs of all candidates at once (:func:`ss_from_class_sums`)."""
+        """Directional S&S of every candidate from its kernel: the class sums ``K W`` (all RBF
+        widths in one compiled pass over the pairs, a matrix product for linear and
+        polynomial kernels), then all class pairs of all candidates at once
+        (:func:`ss_from_class_sums`)."""
         labels, codes, w = ss_class_codes(y, w, X.shape[0], self.estimator)
         Wm = class_weight_matrix(codes, w, labels.shape[0])
         R = np.empty((len(cands), X.shape[0], labels.shape[0]))
-        kdiag = np.empty((len(cands), X.shape[0]))
-        D2 = G = None
-        prev: tuple[float, np.ndarray] | None = None
+        kdiag = np.ones((len(cands), X.shape[0]))
+        rbf = [c for c, kern in enumerate(cands) if kern.name == "rbf"]
+        if rbf:  # every width in one compiled pass over the pairs, no kernel matrix
+            from svmtune.criteria._pairloops import rbf_class_sums_multi
+
+            sig = np.array([cands[c].sigma for c in rbf])
+            R[rbf] = rbf_class_sums_multi(X, codes, w, sig, labels.shape[0])
+        G = None
         for c, kern in enumerate(cands):
             if kern.name == "rbf":
-                if D2 is None:
-                    D2 = squared_distances(X)
-                K = _rbf_matrix(D2, kern.sigma, prev)
-                prev = (kern.sigma, K)
-            else:
-                if G is None:
-                    G = X @ X.T
-                    G = 0.5 * (G + G.T)
-                K = (
-                    G
-                    if kern.name == "linear"
-                    else (kern.gamma * G + kern.coef0) ** int(kern.degree)
-                )
+                continue
+            if G is None:
+                G = X @ X.T
+                G = 0.5 * (G + G.T)
+            K = G if kern.name == "linear" else (kern.gamma * G + kern.coef0) ** int(kern.degree)
             np.matmul(K, Wm, out=R[c])
             kdiag[c] = np.diag(K)
         d, sig, pooled, ss = ss_from_class_sums(R, kdiag, codes, w, self.estimator)

@@ -1,0 +1,287 @@
+"""Compiled pair loops: the O(n^2) passes of the data criteria, fused and in O(n) memory.
+
+* :func:`pair_bin_counts` computes the squared Euclidean distance of every pair of one class
+  block and adds the pair's weight to its fine log-spaced bin (the float64 bit-pattern binning
+  of :class:`svmtune.criteria.blocks._Binner`), in one loop: the numpy pipeline (``cdist``,
+  floor, shift, offset, ``bincount``) passes over every distance six times and costs about
+  5 ns per pair, this kernel about 2 ns.  :func:`coarsen_bins` groups the fine bins.
+* :func:`rbf_class_sums_multi` gives, for a sequence of RBF widths, every sample's kernel sum
+  over each class, ``R[s, i, b] = sum_{j in b} w_j exp(-t_s ||x_i - x_j||^2)`` (the product
+  ``K W`` of the S&S ratio), without forming any kernel matrix.
+
+Compiled with numba on first use and cached on disk (``cache=True``); importing this module
+imports numba, so the criteria import it only when they need it.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["coarsen_bins", "pair_bin_counts", "rbf_class_sums_multi"]
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_bin_counts(
+    XA, XBT, triangle, wa, wb, weighted, floor, shift, lo, n_bins
+):  # pragma: no cover
+    # compiled.  Per row of XA: distances to the columns j0.. of XBT (a contiguous slice,
+    # so the distance and code loops vectorise), then a serial scatter into the bins.
+    m = XA.shape[0]
+    d = XBT.shape[0]
+    nb = XBT.shape[1]
+    counts = np.zeros(n_bins)  # float64 counts are exact up to 2**53 pairs
+    buf_ = np.empty(nb)
+    codes_ = np.empty(nb, np.int64)
+    last = n_bins - 1
+    for i in range(m):
+        j0 = i + 1 if triangle else 0
+        L = nb - j0
+        if L <= 0:
+            break
+        buf = buf_[:L]
+        codes = codes_[:L]
+        for j in range(L):
+            buf[j] = 0.0
+        for k in range(d):
+            xk = XA[i, k]
+            row = XBT[k, j0:]
+            for j in range(L):
+                diff = xk - row[j]
+                buf[j] += diff * diff
+        for j in range(L):
+            buf[j] = max(buf[j], floor)
+        bits = buf.view(np.int64)
+        for j in range(L):
+            codes[j] = min((bits[j] >> shift) - lo, last)
+        if weighted:
+            wi = wa[i]
+            wrow = wb[j0:]
+            for j in range(L):
+                counts[codes[j]] += wi * wrow[j]
+        else:
+            for j in range(L):
+                counts[codes[j]] += 1.0
+    return counts
+
+
+def pair_bin_counts(
+    XA: np.ndarray,
+    XB: np.ndarray | None,
+    wa: np.ndarray | None,
+    wb: np.ndarray | None,
+    *,
+    floor: float,
+    shift: int,
+    lo: int,
+    n_bins: int,
+) -> np.ndarray:
+    """Fine-bin weights of the squared distances of the pairs of one class block.
+
+    Parameters
+    ----------
+    XA : array (m, d)
+    XB : array (p, d) or None
+        The other class; ``None`` bins the pairs ``i < j`` of ``XA`` with itself.
+    wa, wb : arrays (m,), (p,) or None
+        Sample weights (pair weight ``wa_i wb_j``); ``None`` for unit weights.  For the
+        triangle ``wb`` is ignored (``wa`` weighs both ends).
+    floor, shift, lo, n_bins :
+        The binner: distances are floored at ``floor``, bin ``(bits(v) >> shift) - lo``,
+        values past the last bin fold into it.
+
+    Returns
+    -------
+    ndarray (n_bins,)
+    """
+    XA = np.ascontiguousarray(XA, dtype=np.float64)
+    triangle = XB is None
+    XBT = np.ascontiguousarray((XA if triangle else np.asarray(XB, dtype=np.float64)).T)
+    if triangle:
+        wb = wa
+    weighted = wa is not None or wb is not None
+    wa_ = np.ones(XA.shape[0]) if wa is None else np.ascontiguousarray(wa, dtype=np.float64)
+    wb_ = np.ones(XBT.shape[1]) if wb is None else np.ascontiguousarray(wb, dtype=np.float64)
+    return _pair_bin_counts(
+        XA, XBT, triangle, wa_, wb_, weighted, float(floor), int(shift), int(lo), int(n_bins)
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _coarsen_bins(counts, lo, shift, group_shift):  # pragma: no cover - compiled
+    n_groups = ((lo + counts.size) >> group_shift) - (lo >> group_shift) + 1
+    h = np.zeros(n_groups)
+    s_lo = np.zeros(n_groups)
+    s_hi = np.zeros(n_groups)
+    e_lo = np.zeros(n_groups)
+    e_hi = np.zeros(n_groups)
+    code = np.empty(1, np.int64)
+    edge = code.view(np.float64)
+    g = -1
+    current = -1
+    for f in range(counts.size):
+        c = counts[f]
+        if c == 0.0:
+            continue
+        key = (lo + f) >> group_shift
+        if key != current:
+            g += 1
+            current = key
+            code[0] = (lo + f) << shift
+            e_lo[g] = 0.0 if f == 0 else edge[0]
+        code[0] = (lo + f) << shift
+        lower = 0.0 if f == 0 else edge[0]
+        code[0] = (lo + f + 1) << shift
+        upper = edge[0]
+        h[g] += c
+        s_lo[g] += c * lower
+        s_hi[g] += c * upper
+        e_hi[g] = upper
+    g += 1
+    return h[:g], e_lo[:g], e_hi[:g], s_lo[:g] / h[:g], s_hi[:g] / h[:g]
+
+
+def coarsen_bins(
+    counts: np.ndarray, *, lo: int, shift: int, group_shift: int
+) -> tuple[np.ndarray, ...]:
+    """Group the fine bins of :func:`pair_bin_counts` ``2**group_shift`` at a time.
+
+    Fine bin ``f`` spans ``[edge(lo + f), edge(lo + f + 1))`` with ``edge(c)`` the float whose
+    bits are ``c << shift`` (bin 0 starts at 0); groups follow the absolute codes
+    ``(lo + f) >> group_shift``.  Only non-empty groups are returned, in increasing order.
+
+    Returns
+    -------
+    h, lo_edge, hi_edge, mu_lo, mu_hi : ndarrays (groups,)
+        Total weight; lowest lower edge and highest upper edge of the non-empty fine bins;
+        lower and upper bounds on the weighted mean of the values (``sum c lower / h`` and
+        ``sum c upper / h``).
+    """
+    counts = np.ascontiguousarray(counts, dtype=np.float64)
+    return _coarsen_bins(counts, int(lo), int(shift), int(group_shift))
+
+
+#: kernel values below this are flushed to 0 (their squares would be subnormal, which slows
+#: every later product by orders of magnitude; next to the unit diagonal they carry nothing)
+TINY = 1e-150
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _rbf_class_sums(X, w, starts, t, square):  # pragma: no cover - compiled
+    # X sorted by class, class b in rows starts[b]:starts[b+1]; widths in increasing t.
+    n, d = X.shape
+    k = starts.size - 1
+    s = t.size
+    XT = np.ascontiguousarray(X.T)
+    own = np.zeros((s, n, k))  # row i's sums over j > i, per class
+    other = np.zeros((s, k, n))  # column j's sums over i < j, per class of i
+    d2_ = np.empty(n)
+    kv_ = np.empty(n)
+    ci = 0
+    for i in range(n):
+        while i >= starts[ci + 1]:
+            ci += 1
+        L = n - i - 1
+        if L <= 0:
+            break
+        d2 = d2_[:L]
+        kv = kv_[:L]
+        for j in range(L):
+            d2[j] = 0.0
+        for f in range(d):
+            xf = X[i, f]
+            row = XT[f, i + 1 :]
+            for j in range(L):
+                diff = xf - row[j]
+                d2[j] += diff * diff
+        wi = w[i]
+        for c in range(s):
+            total = 0.0
+            if c > 0 and square[c]:
+                for j in range(L):
+                    v = kv[j] * kv[j]
+                    v = v if v >= TINY else 0.0
+                    kv[j] = v
+                    total += v
+            else:
+                tc = t[c]
+                for j in range(L):
+                    v = np.exp(-tc * d2[j])
+                    v = v if v >= TINY else 0.0
+                    kv[j] = v
+                    total += v
+            if total == 0.0 and (c + 1 == s or square[c + 1]):
+                break  # every later (narrower) kernel of this row is 0 as well
+            for b in range(k):
+                lo = max(starts[b], i + 1) - (i + 1)
+                hi = starts[b + 1] - (i + 1)
+                if hi <= lo:
+                    continue
+                # slices, so that the loop index starts at 0 (no negative-index wraparound
+                # checks, which keep the loop from vectorising)
+                kseg = kv[lo:hi]
+                wseg = w[i + 1 + lo : i + 1 + hi]
+                oseg = other[c, ci, i + 1 + lo : i + 1 + hi]
+                acc = 0.0
+                for j in range(hi - lo):
+                    acc += wseg[j] * kseg[j]
+                    oseg[j] += wi * kseg[j]
+                own[c, i, b] += acc
+    R = np.empty((s, n, k))
+    for c in range(s):
+        for i in range(n):
+            for b in range(k):
+                R[c, i, b] = own[c, i, b] + other[c, b, i]
+    ci = 0
+    for i in range(n):  # the diagonal: K_ii = 1
+        while i >= starts[ci + 1]:
+            ci += 1
+        for c in range(s):
+            R[c, i, ci] += w[i]
+    return R
+
+
+def rbf_class_sums_multi(
+    X: np.ndarray, codes: np.ndarray, w: np.ndarray, sigmas: np.ndarray, n_classes: int
+) -> np.ndarray:
+    """Per-sample class sums of the RBF kernel for several widths, ``R = K_s W``.
+
+    ``R[s, i, b] = sum_{j : codes_j = b} w_j exp(-||x_i - x_j||^2 / (2 sigma_s^2))`` (the
+    ``j = i`` term included), RBSVM eq. (4) kernel.  One pass over the pairs ``i < j``;
+    when consecutive widths (in decreasing order) differ by the factor ``sqrt(2)`` the
+    narrower kernel is the square of the wider one (a product instead of an exponential).
+    Kernel values below ``TINY`` (1e-150) are set to 0.
+
+    Parameters
+    ----------
+    X : array (n, d)
+    codes : int array (n,)
+        Class index ``0..n_classes-1`` of every sample.
+    w : array (n,)
+        Sample weights.
+    sigmas : array (s,)
+        Positive RBF widths, any order.
+
+    Returns
+    -------
+    ndarray (s, n, n_classes), in the order of ``sigmas`` and of the rows of ``X``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.intp)
+    sig = np.asarray(sigmas, dtype=np.float64).ravel()
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(n_classes + 1)).astype(np.int64)
+    by_t = np.argsort(-sig, kind="stable")  # decreasing sigma = increasing t
+    t = 1.0 / (2.0 * sig[by_t] ** 2)
+    square = np.zeros(t.size, dtype=np.bool_)
+    square[1:] = np.abs(t[1:] - 2.0 * t[:-1]) <= 1e-12 * t[1:]
+    R = _rbf_class_sums(
+        np.ascontiguousarray(X[order]),
+        np.ascontiguousarray(np.asarray(w, dtype=np.float64)[order]),
+        starts,
+        np.ascontiguousarray(t),
+        square,
+    )
+    out = np.empty_like(R)
+    out[np.ix_(by_t, order)] = R
+    return out
