@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg import lapack
 from sklearn.svm import SVC
 
 from svmtune.kernels import Kernel
@@ -106,20 +107,44 @@ class ExtendedFactor:
             x = h - self.u * z
         return x, z
 
+    def _lower(self) -> np.ndarray:
+        """The Cholesky factor, lower triangle (``cho_factor`` leaves the other triangle of
+        ``H`` in place; LAPACK's ``potri`` / ``trtri`` with ``lower=1`` never read it)."""
+        L, lower = self.chol
+        return L if lower else L.T
+
     def inverse(self) -> np.ndarray:
-        """The full ``(m+1) x (m+1)`` inverse of ``M``."""
+        """The full ``(m+1) x (m+1)`` inverse of ``M``.
+
+        ``H^{-1}`` from the Cholesky factor by LAPACK ``potri`` (``2/3 m^3`` flops, a third
+        of solving against the identity).
+        """
         m = self.size
-        Hinv = self.solve_H(np.eye(m))
         out = np.empty((m + 1, m + 1))
-        out[:m, :m] = Hinv - np.outer(self.u, self.u) / self.s
+        if m:
+            Hinv, info = lapack.dpotri(self._lower(), lower=1)
+            if info != 0:  # pragma: no cover - the factor is non-singular
+                raise np.linalg.LinAlgError(f"LAPACK dpotri failed (info={info})")
+            Hinv = np.tril(Hinv)
+            Hinv += np.tril(Hinv, -1).T
+            Hinv -= np.outer(self.u, self.u) / self.s
+            out[:m, :m] = Hinv
         out[:m, m] = out[m, :m] = self.u / self.s
         out[m, m] = -1.0 / self.s
         return out
 
     def inverse_diagonal(self) -> np.ndarray:
-        """``(M^{-1})_ii`` for the ``m`` support vectors (not the bias entry)."""
-        L = self.chol[0]
-        Linv = sla.solve_triangular(L, np.eye(self.size), lower=True, check_finite=False)
+        """``(M^{-1})_ii`` for the ``m`` support vectors (not the bias entry).
+
+        ``(H^{-1})_ii = ||L^{-1} e_i||^2`` with ``L^{-1}`` from LAPACK ``trtri`` (``m^3 / 3``
+        flops).
+        """
+        if self.size == 0:
+            return np.zeros(0)
+        Linv, info = lapack.dtrtri(self._lower(), lower=1)
+        if info != 0:  # pragma: no cover - the factor is non-singular
+            raise np.linalg.LinAlgError(f"LAPACK dtrtri failed (info={info})")
+        Linv = np.tril(Linv)
         return np.einsum("ij,ij->j", Linv, Linv) - self.u**2 / self.s
 
 

@@ -67,6 +67,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import blas
 
 from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
 from svmtune.svm import DualSolution, fit_l2_svm
@@ -240,6 +241,20 @@ def loo_loss(
 # ---------------------------------------------------------------------------------------------
 # Exact gradient
 # ---------------------------------------------------------------------------------------------
+def _sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``B diag(g) B`` for a symmetric ``B``: two symmetric rank-k updates (BLAS ``syrk``) on
+    the columns with ``g > 0`` and ``g < 0``, half the flops of a general product."""
+    out = np.zeros((B.shape[0], B.shape[0]), order="F")
+    for sign in (1.0, -1.0):
+        cols = np.flatnonzero(sign * g > 0)
+        if cols.size:
+            A = np.asfortranarray(B[:, cols] * np.sqrt(sign * g[cols]))
+            out = blas.dsyrk(sign, A, beta=1.0, c=out, lower=1, overwrite_c=1)
+    out = np.tril(out)
+    out += np.tril(out, -1).T
+    return out
+
+
 def loo_gradient(
     sol: DualSolution,
     K: np.ndarray,
@@ -288,7 +303,7 @@ def loo_gradient(
     diag = _safe_diag(np.diag(B).copy())
     cS, cN = c[S], c[N]
     g = cS * beta / diag**2
-    W = (B * g) @ B  # B diag(g) B
+    W = _sandwich(B, g)  # B diag(g) B
     h = np.empty(m + 1)
     KNS = K[np.ix_(N, S)]
     h[:m] = -cS / diag + KNS.T @ cN
