@@ -121,6 +121,19 @@ def test_kernel_families():
         SSRatio().select(X, y, kernel="sigmoid")
 
 
+def test_linear_and_poly_scores_equal_their_kernel_matrices(monkeypatch):
+    """The exact path never stores a linear / polynomial kernel matrix (X (X^T W), row
+    blocks); its scores equal the S&S of the explicit matrices."""
+    import svmtune.methods.ss_ratio as M
+
+    monkeypatch.setattr(M, "_BLOCK_ENTRIES", 7 * 120)  # 7-row blocks
+    X, y = rings(seed=4)
+    sel = SSRatio(kernels=("linear", "poly"), degrees=[2, 3]).select(X, y)
+    kernels = [Kernel("linear")] + [Kernel("poly", degree=d, gamma=0.5, coef0=1.0) for d in (2, 3)]
+    for kern, score in zip(kernels, sel.info["kernel_scores"].values()):
+        assert score == pytest.approx(kernel_ss_ratio(kern(X), y).ss, rel=1e-9, abs=1e-9)
+
+
 def test_multiclass_uses_the_worst_pair():
     X, y = blobs3()
     sel = SSRatio().select(X, y)

@@ -21,6 +21,21 @@ import numpy as np
 __all__ = ["coarsen_bins", "pair_bin_counts", "rbf_class_sums_multi"]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_sqdist(x, XT, j0, out):  # pragma: no cover - compiled
+    """``out[j] = ||x - XT[:, j0 + j]||^2`` for ``j < len(out)`` (columns of ``XT`` are points;
+    the feature-outer loop order vectorises over ``j``)."""
+    L = out.size
+    for j in range(L):
+        out[j] = 0.0
+    for k in range(XT.shape[0]):
+        xk = x[k]
+        row = XT[k, j0:]
+        for j in range(L):
+            diff = xk - row[j]
+            out[j] += diff * diff
+
+
 @numba.njit(cache=True, nogil=True)
 def _pair_bin_counts(
     XA, XBT, triangle, wa, wb, weighted, floor, shift, lo, n_bins
@@ -28,7 +43,6 @@ def _pair_bin_counts(
     # compiled.  Per row of XA: distances to the columns j0.. of XBT (a contiguous slice,
     # so the distance and code loops vectorise), then a serial scatter into the bins.
     m = XA.shape[0]
-    d = XBT.shape[0]
     nb = XBT.shape[1]
     counts = np.zeros(n_bins)  # float64 counts are exact up to 2**53 pairs
     buf_ = np.empty(nb)
@@ -41,14 +55,7 @@ def _pair_bin_counts(
             break
         buf = buf_[:L]
         codes = codes_[:L]
-        for j in range(L):
-            buf[j] = 0.0
-        for k in range(d):
-            xk = XA[i, k]
-            row = XBT[k, j0:]
-            for j in range(L):
-                diff = xk - row[j]
-                buf[j] += diff * diff
+        _row_sqdist(XA[i], XBT, j0, buf)
         for j in range(L):
             buf[j] = max(buf[j], floor)
         bits = buf.view(np.int64)
@@ -169,7 +176,7 @@ TINY = 1e-150
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _rbf_class_sums(X, w, starts, t, square):  # pragma: no cover - compiled
     # X sorted by class, class b in rows starts[b]:starts[b+1]; widths in increasing t.
-    n, d = X.shape
+    n = X.shape[0]
     k = starts.size - 1
     s = t.size
     XT = np.ascontiguousarray(X.T)
@@ -186,14 +193,7 @@ def _rbf_class_sums(X, w, starts, t, square):  # pragma: no cover - compiled
             break
         d2 = d2_[:L]
         kv = kv_[:L]
-        for j in range(L):
-            d2[j] = 0.0
-        for f in range(d):
-            xf = X[i, f]
-            row = XT[f, i + 1 :]
-            for j in range(L):
-                diff = xf - row[j]
-                d2[j] += diff * diff
+        _row_sqdist(X[i], XT, i + 1, d2)
         wi = w[i]
         for c in range(s):
             total = 0.0
