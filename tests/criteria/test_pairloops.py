@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
+from svmtune.criteria import _pairloops as P
 from svmtune.criteria._pairloops import TINY, rbf_class_sums_multi
 
 
@@ -16,8 +17,9 @@ def _reference(X, codes, w, sigmas, k):
     return np.stack([np.exp(-D / (2.0 * s * s)) @ W for s in sigmas])
 
 
-@pytest.mark.parametrize("k", [2, 3])
-def test_rbf_class_sums_equal_kernel_matrix_products(k):
+@pytest.mark.parametrize("k, block_pairs", [(2, 2**18), (3, 2**18), (2, 200)])
+def test_rbf_class_sums_equal_kernel_matrix_products(k, block_pairs, monkeypatch):
+    monkeypatch.setattr(P, "_BLOCK_PAIRS", block_pairs)  # 200: row blocks of 2 rows
     rng = np.random.default_rng(k)
     X = rng.normal(size=(90, 4))
     X[30] = X[60]  # a duplicate: kernel 1 at every width

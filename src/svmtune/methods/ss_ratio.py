@@ -102,7 +102,7 @@ class SSRatio(Selector):
         Dimension of the approximate feature maps.
     max_exact : int
         Largest ``n`` for which "auto" uses the exact kernel (default 20,000: the compiled RBF
-        class sums take about 5 s for all 15 default widths at that size on one core, no
+        class sums take about 4 s for all 15 default widths at that size on one core, less
         more than the 512-dimensional random maps, which are approximate).
     curve : {"table", "paper"}
         C_opt curve: the regenerated one shipped with svmtune
