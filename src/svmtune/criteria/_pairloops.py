@@ -4,7 +4,7 @@
   block and adds the pair's weight to its fine log-spaced bin (the float64 bit-pattern binning
   of :class:`svmtune.criteria.blocks._Binner`), in one loop: the numpy pipeline (``cdist``,
   floor, shift, offset, ``bincount``) passes over every distance six times and costs about
-  5 ns per pair, this kernel about 2 ns.  :func:`coarsen_bins` groups the fine bins.
+  5 ns per pair, this kernel 2-3 ns.  :func:`coarsen_bins` groups the fine bins.
 * :func:`rbf_class_sums_multi` gives, for a sequence of RBF widths, every sample's kernel sum
   over each class, ``R[s, i, b] = sum_{j in b} w_j exp(-t_s ||x_i - x_j||^2)`` (the product
   ``K W`` of the S&S ratio), over row blocks of the upper triangle (2 x 512 KiB), never a kernel
@@ -132,16 +132,15 @@ def _coarsen_bins(counts, lo, shift, group_shift):  # pragma: no cover - compile
         c = counts[f]
         if c == 0.0:
             continue
-        key = (lo + f) >> group_shift
-        if key != current:
-            g += 1
-            current = key
-            code[0] = (lo + f) << shift
-            e_lo[g] = 0.0 if f == 0 else edge[0]
         code[0] = (lo + f) << shift
         lower = 0.0 if f == 0 else edge[0]
         code[0] = (lo + f + 1) << shift
         upper = edge[0]
+        key = (lo + f) >> group_shift
+        if key != current:
+            g += 1
+            current = key
+            e_lo[g] = lower
         h[g] += c
         s_lo[g] += c * lower
         s_hi[g] += c * upper
