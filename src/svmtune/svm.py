@@ -107,22 +107,17 @@ class ExtendedFactor:
             x = h - self.u * z
         return x, z
 
-    def _lower(self) -> np.ndarray:
-        """The Cholesky factor, lower triangle (``cho_factor`` leaves the other triangle of
-        ``H`` in place; LAPACK's ``potri`` / ``trtri`` with ``lower=1`` never read it)."""
-        L, lower = self.chol
-        return L if lower else L.T
-
     def inverse(self) -> np.ndarray:
         """The full ``(m+1) x (m+1)`` inverse of ``M``.
 
-        ``H^{-1}`` from the Cholesky factor by LAPACK ``potri`` (``2/3 m^3`` flops, a third
-        of solving against the identity).
+        ``H^{-1}`` from the lower Cholesky factor by LAPACK ``potri`` (``2/3 m^3`` flops, a
+        third of solving against the identity; ``cho_factor`` leaves ``H`` in the other
+        triangle, which ``potri`` / ``trtri`` with ``lower=1`` never read).
         """
         m = self.size
         out = np.empty((m + 1, m + 1))
         if m:
-            Hinv, info = lapack.dpotri(self._lower(), lower=1)
+            Hinv, info = lapack.dpotri(self.chol[0], lower=1)
             if info != 0:  # pragma: no cover - the factor is non-singular
                 raise np.linalg.LinAlgError(f"LAPACK dpotri failed (info={info})")
             Hinv = np.tril(Hinv)
@@ -141,7 +136,7 @@ class ExtendedFactor:
         """
         if self.size == 0:
             return np.zeros(0)
-        Linv, info = lapack.dtrtri(self._lower(), lower=1)
+        Linv, info = lapack.dtrtri(self.chol[0], lower=1)
         if info != 0:  # pragma: no cover - the factor is non-singular
             raise np.linalg.LinAlgError(f"LAPACK dtrtri failed (info={info})")
         Linv = np.tril(Linv)

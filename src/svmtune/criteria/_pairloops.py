@@ -4,12 +4,12 @@
   block and adds the pair's weight to its fine log-spaced bin (the float64 bit-pattern binning
   of :class:`svmtune.criteria.blocks._Binner`), in one loop: the numpy pipeline (``cdist``,
   floor, shift, offset, ``bincount``) passes over every distance six times and costs about
-  5 ns per pair, this kernel 2-3 ns.  :func:`coarsen_bins` groups the fine bins.
+  5 ns per pair, this kernel 2-3.5 ns.  :func:`coarsen_bins` groups the fine bins.
 * :func:`rbf_class_sums_multi` gives, for a sequence of RBF widths, every sample's kernel sum
   over each class, ``R[s, i, b] = sum_{j in b} w_j exp(-t_s ||x_i - x_j||^2)`` (the product
   ``K W`` of the S&S ratio), over row blocks of the upper triangle (2 x 512 KiB), never a kernel
   matrix: distances and the squaring chain compiled, the one exponential per pair by numpy
-  (vectorised; numba's is a scalar libm call, 4-5x slower).
+  (vectorised; numba compiles ``np.exp`` to a scalar libm call).
 
 Compiled with numba on first use and cached on disk (``cache=True``); importing this module
 imports numba, so the criteria import it only when they need it.
@@ -241,30 +241,14 @@ def _accumulate_rows(E, D, r0, w, starts, t, square, own, other):  # pragma: no 
                 own[c, i, b] += acc
 
 
-@numba.njit(cache=True, nogil=True)
-def _combine(own, other, w, starts):  # pragma: no cover - compiled
-    s, n, k = own.shape
-    R = np.empty((s, n, k))
-    for c in range(s):
-        for i in range(n):
-            for b in range(k):
-                R[c, i, b] = own[c, i, b] + other[c, b, i]
-    ci = 0
-    for i in range(n):  # the diagonal: K_ii = 1
-        while i >= starts[ci + 1]:
-            ci += 1
-        for c in range(s):
-            R[c, i, ci] += w[i]
-    return R
-
-
 #: pair distances held at once by :func:`rbf_class_sums_multi` (two blocks of 512 KiB, cache-sized)
 _BLOCK_PAIRS = 2**16
 
 
-def _rbf_class_sums(X, w, starts, t, square):
-    """Class sums over sorted classes (``starts``) and increasing ``t``: row blocks of the
-    upper triangle; distances and the chain compiled, the first exponential by numpy."""
+def _rbf_class_sums(X, codes, w, starts, t, square):
+    """Class sums over sorted classes (``codes`` ascending, class ``b`` in rows
+    ``starts[b]:starts[b+1]``) and increasing ``t``: row blocks of the upper triangle;
+    distances and the chain compiled, the first exponential by numpy."""
     n = X.shape[0]
     k = starts.size - 1
     s = t.size
@@ -283,7 +267,9 @@ def _rbf_class_sums(X, w, starts, t, square):
         np.multiply(D, -t[0], out=E)
         np.exp(E, out=E)
         _accumulate_rows(E, D, r0, w, starts, t, square, own, other)
-    return _combine(own, other, w, starts)
+    R = own + np.swapaxes(other, 1, 2)
+    R[:, np.arange(n), codes] += w  # the diagonal: K_ii = 1
+    return R
 
 
 def rbf_class_sums_multi(
@@ -311,17 +297,20 @@ def rbf_class_sums_multi(
     -------
     ndarray (s, n, n_classes), in the order of ``sigmas`` and of the rows of ``X``.
     """
+    from svmtune.criteria.blocks import rbf_t
+
     X = np.asarray(X, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.intp)
-    sig = np.asarray(sigmas, dtype=np.float64).ravel()
+    _, t = rbf_t(sigmas)  # validated, clipped to [1e-300, 1e300]
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(n_classes + 1)).astype(np.int64)
-    by_t = np.argsort(-sig, kind="stable")  # decreasing sigma = increasing t
-    t = 1.0 / (2.0 * sig[by_t] ** 2)
+    by_t = np.argsort(t, kind="stable")  # increasing t = decreasing sigma
+    t = t[by_t]
     square = np.zeros(t.size, dtype=np.bool_)
     square[1:] = np.abs(t[1:] - 2.0 * t[:-1]) <= 1e-12 * t[1:]
     R = _rbf_class_sums(
         np.ascontiguousarray(X[order]),
+        codes[order],
         np.ascontiguousarray(np.asarray(w, dtype=np.float64)[order]),
         starts,
         np.ascontiguousarray(t),

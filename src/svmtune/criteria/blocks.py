@@ -474,7 +474,7 @@ def build_pair_histogram(
 
     Within-class blocks bin the upper triangle ``i < j`` (counted twice, plus the exact
     ``i = j`` term); between-class blocks bin every pair once.  Distances and bins are computed
-    together in one compiled loop per block (:mod:`svmtune.criteria._pairloops`), about 2 ns
+    together in one compiled loop per block (:mod:`svmtune.criteria._pairloops`), 2-3.5 ns
     per pair and O(n + bins) memory.
 
     Parameters

@@ -27,8 +27,8 @@ Feature spaces
 the paper's approximate feature maps: random Fourier features for RBF, Tensor Sketch for
 polynomial kernels, ``n_components`` dimensions (for ``spread="isotropic"`` always the
 approximate maps, whose dimension fixes the per-coordinate spread).  ``"exact"`` forces the
-kernel matrix (directional) or its eigen-features (isotropic), ``"approx"`` the random maps,
-``"nystroem"`` Nystroem features.
+exact kernel (directional) or the eigen-features of its matrix (isotropic), ``"approx"`` the
+random maps, ``"nystroem"`` Nystroem features.
 """
 
 from __future__ import annotations
