@@ -11,6 +11,7 @@ from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.brute import brute_force_loo
 from svmtune.loo.rbsvm import (
     closed_form_loo,
+    decremental_loo,
     loo_error_rate,
     loo_exact_mask,
     loo_gradient,
@@ -87,10 +88,12 @@ def test_loo_error_counts_agree_with_brute_force_on_100_random_problems():
     family of problems (n = 15..30, sigma in [2^-1.5, 2^2], C in [2^-3, 2^5]; fixed before
     looking at the outcome) the counts agree on 91 of 100; the bound below guards that level.
     Every disagreement sits at a point :func:`loo_exact_mask` flags as not exact, and at every
-    flagged-exact point the closed form equals retraining to round-off.
+    flagged-exact point the closed form equals retraining to round-off.  Decremental
+    unlearning (eq. (27), then support-set updates of ``M^-1`` at the uncertified points)
+    equals retraining everywhere, so its counts agree on all 100.
     """
     rng = np.random.default_rng(2024)
-    agree = 0
+    agree = agree_dec = 0
     n_exact = n_total = 0
     for p in range(100):
         n = int(rng.integers(15, 31))
@@ -103,13 +106,33 @@ def test_loo_error_counts_agree_with_brute_force_on_100_random_problems():
         r = closed_form_loo(sol, K)
         ref = brute_force_loo(K, y, C)
         agree += int(np.sum(y * r <= 0) == np.sum(y * ref <= 0))
+        # decremental unlearning: eq. (27) plus support-set updates of M^-1, no retraining
+        r_dec, info = decremental_loo(sol, K)
+        np.testing.assert_allclose(r_dec, ref, atol=1e-8, rtol=0)
+        assert info["retrained"] == 0
+        agree_dec += int(np.sum(y * r_dec <= 0) == np.sum(y * ref <= 0))
         exact = loo_exact_mask(sol, K)
         np.testing.assert_allclose(r[exact], ref[exact], atol=1e-8, rtol=0)
         assert not np.any(((y * r <= 0) != (y * ref <= 0)) & exact)
         n_exact += int(exact.sum())
         n_total += n
     assert agree >= 90
+    assert agree_dec == 100
     assert n_exact >= 0.8 * n_total
+
+
+@pytest.mark.parametrize("max_iter", [25, 0])  # 0: every uncertified point is retrained
+def test_decremental_loo_with_weights_equals_retraining(max_iter):
+    X, y = make_problem(40, 3, 11, noise=0.8)
+    w = np.random.default_rng(11).uniform(0.3, 3.0, 40)
+    w[[3, 17]] = 0.0  # zero-weight points never become support vectors
+    K = rbf_from_sqdist(squared_distances(X), 1.3)
+    sol = fit_l2_svm(K, y, 4.0, sample_weight=w)
+    r, info = decremental_loo(sol, K, max_iter=max_iter)
+    np.testing.assert_allclose(r, brute_force_loo(K, y, 4.0, sample_weight=w), atol=1e-8)
+    n_uncertified = int((~loo_exact_mask(sol, K)).sum())
+    assert info["corrected"] == n_uncertified > 0
+    assert info["retrained"] == (n_uncertified if max_iter == 0 else 0)
 
 
 def test_closed_form_rejects_l1_solutions():

@@ -129,6 +129,51 @@ def test_jumps_stop_the_line_search_instead_of_exhausting_it():
     assert res.converged
 
 
+def _wall(w, jump, slope):
+    """1-D objective (log2 units) falling with ``slope`` and an upward jump at ``x = w``."""
+
+    def fun(theta, state):
+        x = theta[0] / LN2
+        value = -slope * x + (jump if x > w else 0.0)
+        return value, np.array([-slope / LN2]), {"side": int(x > w)}
+
+    return fun
+
+
+@pytest.mark.parametrize(
+    "jump, slope, x0, stop",
+    [(3.0, 0.5, 0.0, "xtol"), (4.0, 1.0, -3.0, "ABNORMAL")],  # our stall test / scipy's
+)
+def test_continuation_crosses_a_jump_to_the_lower_side(jump, slope, x0, stop):
+    fun = _wall(1.0, jump, slope)
+    kw = {"bounds": [(-8, 8)], "warn_at_bound": False}
+    stalled = minimize_log_params(fun, [x0 * LN2], jump_restarts=0, **kw)
+    assert stop in stalled.message and stalled.segments == 1
+    assert stalled.theta[0] / LN2 == pytest.approx(1.0, abs=0.05)  # stuck at the wall
+    res = minimize_log_params(fun, [x0 * LN2], **kw)
+    # beyond the wall the objective keeps falling to the bound: -8 slope + jump < -slope
+    assert res.theta[0] / LN2 == pytest.approx(8.0)
+    assert res.value == pytest.approx(-8.0 * slope + jump)
+    assert res.value < stalled.value
+    assert res.segments == 2
+    segs = [h["segment"] for h in res.history]
+    assert segs == sorted(segs) and segs[0] == 0 and segs[-1] == 1
+    # the second segment starts at the first one's last trial point (no new evaluation there)
+    first = [h for h in res.history if h["segment"] == 0]
+    assert first[-1]["theta"][0] / LN2 > 1.0
+
+
+def test_continuation_stops_when_the_far_side_is_not_lower():
+    def jumpy(theta, state):  # smooth minimum at the jump; the far side is higher everywhere
+        d = theta - np.array([0.5, 0.5])
+        return float(d @ d) + (0.3 if theta[0] > 0.5 else 0.0), 2 * d, None
+
+    res = minimize_log_params(jumpy, [-1.0, -1.0], max_iter=50, jump_restarts=5)
+    assert res.value < 0.01
+    assert res.segments <= 2  # one look across the jump, then stop
+    assert max(h["segment"] for h in res.history) == res.segments - 1
+
+
 def test_iteration_limit_warns():
     fun, _ = quadratic([3.0, -2.0])
     with pytest.warns(ConvergenceWarning, match="before its tolerance"):
@@ -144,6 +189,8 @@ def test_iteration_limit_warns():
         ({"tol": 0}, "tol"),
         ({"max_iter": 0}, "max_iter"),
         ({"restarts": -1}, "restarts"),
+        ({"jump_restarts": -1}, "jump_restarts"),
+        ({"jump_restarts": 1.5}, "jump_restarts"),
         ({"xtol": -1}, "xtol"),
         ({"names": ("a",)}, "names"),
     ],

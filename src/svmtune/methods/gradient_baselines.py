@@ -52,6 +52,9 @@ class _GradientBaseline(Selector):
         Algorithm 1).
     restarts : int
         Extra starts drawn uniformly in the box with the selector's ``random_state``.
+    jump_restarts : int
+        Continuations across a jump of the criterion after a stalled line search (default 3;
+        :func:`svmtune.search.gradient.minimize_log_params`).
     tol : float
         Stop when the relative decrease of the criterion per iteration is below ``tol``.
     max_iter : int
@@ -71,6 +74,7 @@ class _GradientBaseline(Selector):
         start="median",
         C0: float = 1.0,
         restarts: int = 0,
+        jump_restarts: int = 3,
         tol: float = 1e-6,
         max_iter: int = 100,
         max_eval: int | None = None,
@@ -81,6 +85,7 @@ class _GradientBaseline(Selector):
             start=start,
             C0=C0,
             restarts=restarts,
+            jump_restarts=jump_restarts,
             tol=tol,
             max_iter=max_iter,
             max_eval=max_eval,
@@ -174,6 +179,7 @@ class _GradientBaseline(Selector):
             max_iter=self.max_iter,
             max_eval=self.max_eval,
             restarts=self.restarts,
+            jump_restarts=self.jump_restarts,
             random_state=random_state,
         )
         sigma, C = res.params["sigma"], res.params["C"]
@@ -185,6 +191,7 @@ class _GradientBaseline(Selector):
             n_iter=res.n_iter,
             converged=res.converged,
             message=res.message,
+            segments=res.segments,
             at_bound=list(res.at_bound),
             start_sigma=float(np.exp(res.starts[0][0])),
             start_C=float(np.exp(res.starts[0][1])),

@@ -47,6 +47,10 @@ class RBSVM(Selector):
     restarts : int
         Additional starts drawn uniformly in the box (log2 units) with the selector's
         ``random_state``; the best end point over all starts wins.
+    jump_restarts : int
+        Continuations of a start after its line search stalls at a jump of ``J`` (a change of
+        the support set), from the far side of the jump, while they lower ``J`` (default 3;
+        :func:`svmtune.search.gradient.minimize_log_params`).
     tol : float
         Stop when the relative change of J per iteration is below ``tol``.
     max_iter : int
@@ -82,6 +86,7 @@ class RBSVM(Selector):
         start="median",
         C0: float = 1.0,
         restarts: int = 0,
+        jump_restarts: int = 3,
         tol: float = 1e-6,
         max_iter: int = 100,
         max_eval: int | None = None,
@@ -94,6 +99,7 @@ class RBSVM(Selector):
             start=start,
             C0=C0,
             restarts=restarts,
+            jump_restarts=jump_restarts,
             tol=tol,
             max_iter=max_iter,
             max_eval=max_eval,
@@ -155,6 +161,7 @@ class RBSVM(Selector):
             max_iter=self.max_iter,
             max_eval=self.max_eval,
             restarts=self.restarts,
+            jump_restarts=self.jump_restarts,
             random_state=random_state,
         )
         obj = res.state["obj"]
@@ -172,6 +179,7 @@ class RBSVM(Selector):
             "loo_exact_fraction": exact,
             "converged": res.converged,
             "message": res.message,
+            "segments": res.segments,
             "start_sigma": float(np.exp(res.starts[0][0])),
             "start_C": float(np.exp(res.starts[0][1])),
             "at_bound": list(res.at_bound),

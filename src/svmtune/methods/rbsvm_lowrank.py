@@ -51,7 +51,7 @@ class RBSVMLowRank(RBSVM):
         How many times the landmarks may be re-chosen at the learned width (default 1).
     start_sample : int
         Points used by the median-heuristic start (default 2000).
-    log2_sigma, log2_C, start, C0, restarts, tol, max_iter, max_eval, loss
+    log2_sigma, log2_C, start, C0, restarts, jump_restarts, tol, max_iter, max_eval, loss
         As :class:`svmtune.methods.rbsvm.RBSVM`.
     final_model : {"l1", "l2"}
         Default "l1" (see the module docstring).
@@ -159,6 +159,7 @@ class RBSVMLowRank(RBSVM):
                 max_iter=self.max_iter,
                 max_eval=self.max_eval,
                 restarts=self.restarts if n_refresh == 0 else 0,
+                jump_restarts=self.jump_restarts,
                 random_state=rng,
             )
             for rec in res.history:
