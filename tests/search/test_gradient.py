@@ -172,6 +172,8 @@ def test_continuation_stops_when_the_far_side_is_not_lower():
     assert res.value < 0.01
     assert res.segments <= 2  # one look across the jump, then stop
     assert max(h["segment"] for h in res.history) == res.segments - 1
+    # a continuation that finds nothing lower is abandoned after its probe of 5 evaluations
+    assert sum(h["segment"] == 1 for h in res.history) <= 5
 
 
 def test_iteration_limit_warns():

@@ -44,8 +44,10 @@ upward jump of 4 % of ``J`` and the objective fell from 0.234 to 0.156 beyond it
 stall the search therefore starts L-BFGS-B again from the last trial point, which lies on the
 far side of the jump, with the warm-start state of that point, as long as the previous
 segment lowered the best value by more than ``tol`` (relative) and at most ``jump_restarts``
-times per start.  The best point seen over all segments is returned, so a continuation can
-only improve the result; it costs the evaluations of the extra segments.
+times per start.  A continuation that has not found a value below the start's best within its
+first 5 evaluations is abandoned (on balance-2 the second one already did), so a jump that
+hides nothing costs at most 5 evaluations.  The best point seen over all segments is
+returned, so a continuation can only improve the result.
 
 The data-driven start
 ---------------------
@@ -317,6 +319,15 @@ class _StepTooSmall(Exception):
     """Raised inside a line search whose trial point is closer than ``xtol`` to the iterate."""
 
 
+class _NoGain(Exception):
+    """Raised when a continuation across a jump has not improved within its probe budget."""
+
+
+#: evaluations a continuation across a jump may spend before it must have found a value below
+#: the best of its start (otherwise it is abandoned)
+_PROBE = 5
+
+
 class _Run:
     """Book-keeping of one call of :func:`minimize_log_params`: evaluations, history, best."""
 
@@ -333,6 +344,8 @@ class _Run:
         self.start = index
         self.segment = 0
         self.start_best = np.inf
+        self.probe_left = 0  # 0: no probe running
+        self.to_beat = np.inf
         self.state: Any = None
         self.anchor = np.clip(np.asarray(x0, dtype=float), self.lo, self.hi)
         self.last_x: np.ndarray | None = None
@@ -340,9 +353,12 @@ class _Run:
         self.seen: dict[bytes, int] = {}
 
     def new_segment(self, x0: np.ndarray) -> None:
-        """Continue the current start from ``x0`` (keeps the warm-start state)."""
+        """Continue the current start from ``x0`` (keeps the warm-start state); the segment is
+        abandoned unless one of its first ``_PROBE`` evaluations beats the start's best."""
         self.segment += 1
         self.anchor = np.clip(np.asarray(x0, dtype=float), self.lo, self.hi)
+        self.probe_left = _PROBE
+        self.to_beat = self.start_best
 
     def evaluate(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         x = np.clip(np.asarray(x, dtype=float), self.lo, self.hi)
@@ -403,6 +419,13 @@ class _Run:
                 self.nonfinite_warned = True
             out = (self.worst_finite + abs(self.worst_finite) + 1.0, np.zeros(dim))
         self.last_x, self.last_out = x, out
+        if self.probe_left:
+            if finite and value < self.to_beat:
+                self.probe_left = 0
+            else:
+                self.probe_left -= 1
+                if not self.probe_left:
+                    raise _NoGain
         return out
 
     def callback(self, xk) -> None:
@@ -543,6 +566,9 @@ def minimize_log_params(
                 # scipy's line search gave up: a stall at a jump as well
             except _StepTooSmall:
                 status, message = 0, stalled_msg
+            except _NoGain:
+                status, message = 0, stalled_msg + "; no lower value beyond the jump"
+                break
             # stalled at a jump: continue from the last trial point (the far side) while the
             # segment that just ended lowered the best value
             after = run.start_best
