@@ -294,6 +294,8 @@ def decremental_loo(
         settled = False
         for _ in range(max_iter):
             z = Q @ np.where(idx >= 0, y[idx], 0.0)
+            if not np.all(np.isfinite(z)):
+                break  # a degenerate support set (e.g. emptied): retrain below
             on = idx >= 0
             A, beta, b = idx[on], z[on], float(z[~on][0])
             outside = usable.copy()
