@@ -485,9 +485,11 @@ def minimize_log_params(
         Further starts drawn uniformly in the box (log2 units) from ``random_state``; each starts
         with ``state=None``.
     jump_restarts : int
-        After a line search stalls (the ``xtol`` stop) L-BFGS-B is started again from the
-        stalled line search's last trial point, at most this many times per start and only
-        while the previous segment lowered the best value (module docstring).  0 disables.
+        After a line search stalls (the ``xtol`` stop or scipy's abnormal line-search end)
+        L-BFGS-B is started again from the stalled line search's last trial point, at most
+        this many times per start, only while the previous segment lowered the best value and
+        abandoning a continuation that finds nothing lower within 5 evaluations (module
+        docstring).  0 disables.
     random_state : int, RandomState or None
     warn_at_bound : bool
         Emit :class:`BoundWarning` when the best point lies on a bound.  A
