@@ -222,9 +222,22 @@ def test_paper_tables_figure_on_a_tiny_results_frame(tmp_path):
     assert "not run" in md and "0.6512 / 0.1500" in md  # Table V: entropy = 1 - acc
     assert "2, 4.5" in md  # Table II: median sigma, C over the two splits
     assert re.search(r"\| hepatitis \| 155 \| 2 \| 85.00 \| 80.00 \| \+5.00 \|", md)
+    assert ex.REFIT_LABEL not in md  # no refit rows: no refit line
     ex.paper_tables(df, tmp_path)  # 10 splits expected: the 2 run are marked
     assert "85.00 (1.41) [2/10]" in (tmp_path / "rbsvm_paper_tables.md").read_text()
     assert ex.paper_tables(df.iloc[0:0], tmp_path)  # an empty frame still writes the tables
+
+
+def test_paper_tables_report_the_libsvm_refit_variant_against_the_grid(tmp_path):
+    acc = {
+        "hepatitis": {"RBSVM": 0.85, "GridSearch": 0.8, ex.REFIT_LABEL: 0.83},
+        "thyroid": {"RBSVM": 0.9, "GridSearch": 0.95, ex.REFIT_LABEL: 0.93},
+    }
+    df = _frame(acc, {"RBSVM": 0.5, "GridSearch": 20.0, ex.REFIT_LABEL: 0.6})
+    ex.paper_tables(df, tmp_path, n_splits=2)
+    md = (tmp_path / "rbsvm_paper_tables.md").read_text()
+    assert f'"{ex.REFIT_LABEL}"): 2 tasks, mean accuracy 88.00 % vs GridSearch 87.50 %' in md
+    assert "(>= grid: yes); per task (pp vs grid): hepatitis +3.00, thyroid -2.00." in md
 
 
 def test_runtime_experiment_runs_within_limits_marks_the_rest_and_resumes(tmp_path):
