@@ -190,6 +190,7 @@ class RBSVMLowRank(RBSVM):
             "n_refresh": n_refresh,
             "converged": res.converged,
             "message": res.message,
+            "segments": res.segments,
             "at_bound": list(res.at_bound),
             "grad_norm": float(np.linalg.norm(res.grad)),
         }
