@@ -45,7 +45,14 @@ candidates; the paper counts 256), RandomSearch and BayesSearch (hyperopt TPE) w
 candidates each -- the paper's Fig. 4 budget; Table III does not state one -- drawn uniformly
 on [2^-8, 2^8] as in the paper, scored by 10-fold CV, plus scikit-learn's ``SVC()`` defaults.
 Every method is scored on the same outer folds; model entropy (Table V) is computed by the
-runner for every method's chosen hyperparameters.
+runner for every method's chosen hyperparameters.  "RBSVM (libsvm refit)" is RBSVM's selection
+with the hinge-loss final model (``final_model="l1"``), beside the paper's L2-SVM.
+
+What ran on this machine (the result file says so per cell; the report marks the rest "not
+run"): every method on the 17 tasks up to n = 1,473, except RandomSearch / BayesSearch on cmc
+and adult (2,560 SVM fits per outer fold, about as costly as the grid: 0.6-1.6 CPU hours per
+task); nothing on twonorm and skin-nonskin (the exact O(n^3) gradient methods on 6,660-9,000
+training points and the CV searches take hours to days per task here) or ijcnn1.
 
 Published numbers: Table III (accuracy and std, %), Table V (entropy) and Tables IV / VI
 (Wilcoxon, as ``task = "all tasks"`` entries) are in ``SUITE.published``; Table II (learned
