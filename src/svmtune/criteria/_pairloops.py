@@ -222,8 +222,8 @@ def _accumulate_rows(E, D, r0, w, starts, t, square, own, other):  # pragma: no 
                     v = v if v >= TINY else 0.0
                     kv[j] = v
                     total += v
-            if total == 0.0 and (c + 1 == s or square[c + 1]):
-                break  # every later (narrower) kernel of this row is 0 as well
+            if total == 0.0:
+                break  # every later (narrower, t increasing) kernel of this row is 0 as well
             for b in range(k):
                 lo = max(starts[b], i + 1) - (i + 1)
                 hi = starts[b + 1] - (i + 1)

@@ -574,11 +574,10 @@ def minimize_log_params(
             # stalled at a jump: continue from the last trial point (the far side) while the
             # segment that just ended lowered the best value
             after = run.start_best
-            gain = before - after
             if (
                 run.segment >= jump_restarts
                 or run.last_x is None
-                or not gain > tol * max(abs(before) if np.isfinite(before) else 0.0, 1.0)
+                or not before - after > tol * max(abs(after), 1.0)
             ):
                 break
             before = after

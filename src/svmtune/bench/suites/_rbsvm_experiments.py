@@ -624,6 +624,11 @@ def _fmt(v: Any, nd: int = 2) -> str:
     return f"{float(v):.{nd}f}"
 
 
+def _pct(v: float | None) -> str:
+    """A fraction as a percentage with two decimals ("—" for None)."""
+    return _fmt(None if v is None else 100 * v)
+
+
 def _md_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -762,9 +767,7 @@ def paper_tables(
         "## Issue #3 acceptance: RBSVM vs GridSearch, same run",
         "",
         f"Tasks with both: {summary['n_tasks']}; mean accuracy RBSVM "
-        f"{_fmt(None if summary['mean_acc_method'] is None else 100 * summary['mean_acc_method'])}"
-        f" % vs GridSearch "
-        f"{_fmt(None if summary['mean_acc_grid'] is None else 100 * summary['mean_acc_grid'])} %"
+        f"{_pct(summary['mean_acc_method'])} % vs GridSearch {_pct(summary['mean_acc_grid'])} %"
         f" (RBSVM >= grid: {_fmt(summary['accuracy_ok'])}); selection time ratio <= 1/20 on "
         f"every task with n <= {summary['max_n']}: {_fmt(summary['time_ok'])}.",
         "",
@@ -787,16 +790,13 @@ def paper_tables(
             for r in table.itertuples()
         ],
     )
-    ok = _ok(results)
     if not ok.empty and (ok["method"] == REFIT_LABEL).any():
         t2, s2 = acceptance_table(results, sizes, method=REFIT_LABEL)
         lines += [
             "",
             f"The same selection with the libsvm refit (`final_model='l1'`, \"{REFIT_LABEL}\"): "
-            f"{s2['n_tasks']} tasks, mean accuracy "
-            f"{_fmt(None if s2['mean_acc_method'] is None else 100 * s2['mean_acc_method'])} % vs "
-            f"GridSearch "
-            f"{_fmt(None if s2['mean_acc_grid'] is None else 100 * s2['mean_acc_grid'])} % "
+            f"{s2['n_tasks']} tasks, mean accuracy {_pct(s2['mean_acc_method'])} % vs "
+            f"GridSearch {_pct(s2['mean_acc_grid'])} % "
             f"(>= grid: {_fmt(s2['accuracy_ok'])}); per task (pp vs grid): "
             + ", ".join(f"{r.task} {100 * r.d_acc:+.2f}" for r in t2.itertuples())
             + ".",
