@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from svmtune.bench.report import build_report
+from svmtune.bench.report import build_report, scaling_section
 from svmtune.bench.runner import run_suite
 from svmtune.bench.suite import MethodSpec
 
@@ -151,3 +151,35 @@ def test_rows_of_an_older_suite_definition_are_left_out(results_dir, tmp_path):
     assert "4 stored cell rows belong to an older definition of the suite" in text
     acc_table = text.split("### Test accuracy (%)")[1].split("###")[0]
     assert "| grid | not run | not run | — |" in acc_table
+
+
+def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
+    sc = tmp_path / "res" / "scaling"
+    sc.mkdir(parents=True)
+    cell = {
+        "dataset": "ijcnn1",
+        "method": "rbsvm_lowrank",
+        "tag": "",
+        "selection_time_s": 12.5,
+        "selection_cpu_s": 10.0,
+        "peak_rss_selection_mb": 300.0,
+        "test_accuracy": 0.97654,
+        "params": {"sigma": 4.0, "C": 256.0},
+        "info": {"rank": 382},
+        "extrapolated": False,
+    }
+    (sc / "ijcnn1_n5000_rbsvm_lowrank.json").write_text(json.dumps({**cell, "n": 5000}))
+    grid = {"dataset": "ijcnn1", "n": 5000, "method": "grid", "extrapolated": True}
+    (sc / "ijcnn1_n5000_grid.json").write_text(json.dumps({**grid, "selection_time_s": 6641.3}))
+    probe = {"dataset": "ijcnn1", "n": 5000, "sigma": 3.32, "C": 16.0, "rank": 900}
+    probe.update(rank_residual=0.001, J_over_n=0.0716, loo_error=0.0177, exact_J_over_n=0.0704)
+    (sc / "probe_ijcnn1_n5000.jsonl").write_text(json.dumps(probe) + "\n")
+    build_report(tmp_path / "res", md=tmp_path / "r.md")
+    text = (tmp_path / "r.md").read_text()
+    assert "## Scaling (issue #10)" in text
+    assert "| ijcnn1 | 5000 | rbsvm_lowrank | 12.500 | 10.000 | 300.000 | 0.9765 | 4.000 |" in text
+    assert "| ijcnn1 | 5000 | grid | 6641.300 (extrapolated) |" in text
+    probe_row = "| ijcnn1 | 5000 | 3.320 | 16.000 | 900 | 0.0010 | 0.0716 | 0.0177 | 0.0704 | — |"
+    assert probe_row in text
+    # no cell file: no section
+    assert scaling_section(tmp_path / "nothing") is None

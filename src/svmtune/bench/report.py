@@ -44,6 +44,7 @@ __all__ = [
     "render_html",
     "PUBLISHED_METRICS",
     "cost_accuracy_figure",
+    "scaling_section",
 ]
 
 #: published metric -> (result column, aggregate, scale to the paper's unit)
@@ -548,6 +549,115 @@ def _experiments_section(name: str, exp: pd.DataFrame, suite: Suite | None) -> S
     return sec
 
 
+def scaling_section(directory: Path) -> Section | None:
+    """The large-n benchmark (issue #10) from ``benchmarks/scaling.py``'s result files.
+
+    Reads ``<directory>/<dataset>_n<n>_<method><tag>.json`` (one per cell) and the
+    ``probe_*.jsonl`` lines of ``benchmarks/lowrank_probe.py``; shows ``scaling.png`` if
+    present.  None when the directory holds no cell file.
+    """
+    import json
+
+    directory = Path(directory)
+    cells = [json.loads(f.read_text()) for f in sorted(directory.glob("*_n*_*.json"))]
+    if not cells:
+        return None
+    sec = Section(
+        title="Scaling (issue #10): selection time, peak memory and test accuracy against n",
+        text=[
+            f"From `{directory}` (`benchmarks/scaling.py`, one process per cell, one BLAS "
+            "thread). 'sel. s' is wall time, 'CPU s' its process CPU time, 'peak MB' the "
+            "cell's peak resident memory after selection; the test accuracy is libsvm's `SVC` "
+            "refitted with the chosen (sigma, C) (the official test file for ijcnn1). "
+            "Extrapolated grid times are marked.",
+        ],
+    )
+    cells.sort(key=lambda r: (r["dataset"], r["method"], r.get("tag", ""), r["n"]))
+    rows = []
+    for r in cells:
+        params = r.get("params") or {}
+        info = r.get("info") or {}
+        rows.append(
+            [
+                str(r["dataset"]),
+                str(r["n"]),
+                f"{r['method']}{r.get('tag', '')}",
+                _num(r.get("selection_time_s"))
+                + (" (extrapolated)" if r.get("extrapolated") else ""),
+                _num(r.get("selection_cpu_s")),
+                _num(r.get("peak_rss_selection_mb", r.get("peak_rss_mb"))),
+                _num(r.get("test_accuracy"), 4),
+                _num(params.get("sigma"), 3),
+                _num(params.get("C"), 3),
+                str(info.get("rank", "—")),
+            ]
+        )
+    sec.tables.append(
+        Table(
+            "Cells",
+            [
+                "data",
+                "n",
+                "method",
+                "sel. s",
+                "CPU s",
+                "peak MB",
+                "test acc.",
+                "sigma",
+                "C",
+                "rank",
+            ],
+            rows,
+        )
+    )
+    probes = []
+    for f in sorted(directory.glob("probe_*.jsonl")):
+        probes += [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+    if probes:
+        sec.tables.append(
+            Table(
+                "Criterion probes (`benchmarks/lowrank_probe.py`)",
+                [
+                    "data",
+                    "n",
+                    "sigma",
+                    "C",
+                    "rank",
+                    "residual",
+                    "J/n",
+                    "LOO err.",
+                    "exact J/n",
+                    "exact LOO err.",
+                    "test acc.",
+                ],
+                [
+                    [
+                        str(r["dataset"]),
+                        str(r["n"]),
+                        _num(r["sigma"], 3),
+                        _num(r["C"], 3),
+                        str(r["rank"]),
+                        _num(r["rank_residual"], 4),
+                        _num(r["J_over_n"], 4),
+                        _num(r["loo_error"], 4),
+                        _num(r.get("exact_J_over_n"), 4),
+                        _num(r.get("exact_loo_error"), 4),
+                        _num(r.get("test_accuracy"), 4),
+                    ]
+                    for r in probes
+                ],
+                note="RBSVM criterion J / n (eq. (33)) and the closed-form LOO error of the "
+                "low-rank L2-SVM, landmarks re-chosen at each point's width (rank and trace "
+                "residual / n shown); 'exact' = the same on the n x n kernel matrix; test "
+                "accuracy of libsvm's SVC refitted at the point.",
+            )
+        )
+    png = directory / "scaling.png"
+    if png.is_file():
+        sec.figures.append(Figure("Selection time and peak memory against n", png))
+    return sec
+
+
 def _slug(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)
 
@@ -626,6 +736,10 @@ def build_report(
                 es = _experiments_section(name, exp, suite)
                 if es is not None:
                     sections.append(es)
+        if results.is_dir():
+            sc = scaling_section(results / "scaling")
+            if sc is not None:
+                sections.append(sc)
         header = f"Results: `{results}` ({len(files)} result file(s), {len(rows)} rows)."
         if md is not None:
             Path(md).parent.mkdir(parents=True, exist_ok=True)
