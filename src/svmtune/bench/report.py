@@ -11,7 +11,8 @@ splits) and its accuracy and selection cost relative to the 10-fold grid search 
 ``SVC()`` fit with scikit-learn's defaults measured on the same split; overview tables over
 tasks; paired Wilcoxon signed-rank tests against both yardsticks (RBSVM Table IV
 conventions, see :mod:`svmtune.bench.stats`); the published numbers next to ours; a cost vs
-accuracy figure plus the suite's own figures; the experiments that ran; the errors.
+accuracy figure plus the suite's own figures; the experiments that ran; the errors.  A last
+section shows the large-n benchmark from ``<results>/scaling`` (:func:`scaling_section`).
 """
 
 from __future__ import annotations
