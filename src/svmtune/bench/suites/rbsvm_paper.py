@@ -54,10 +54,9 @@ reason for the grid's lower accuracy); 2^20 is only a numerical guard (near hard
 standardised data).  Both variants get their own line in the acceptance section.
 
 What ran on this machine (the result file says so per cell; the report marks the rest "not
-run"): every method on the 17 tasks up to n = 1,473, except RandomSearch / BayesSearch on cmc
-and adult (2,560 SVM fits per outer fold, about as costly as the grid: 0.6-1.6 CPU hours per
-task); nothing on twonorm and skin-nonskin (the exact O(n^3) gradient methods on 6,660-9,000
-training points and the CV searches take hours to days per task here) or ijcnn1.
+run"): every method on the 17 tasks up to n = 1,473; nothing on twonorm and skin-nonskin
+(the exact O(n^3) gradient methods on 6,660-9,000 training points and the CV searches take
+hours to days per task here) or ijcnn1.
 
 Published numbers: Table III (accuracy and std, %), Table V (entropy) and Tables IV / VI
 (Wilcoxon, as ``task = "all tasks"`` entries) are in ``SUITE.published``; Table II (learned
@@ -200,8 +199,8 @@ SUITE = Suite(
         "BayesSearch (256 candidates uniform on [2^-8, 2^8], 10-fold CV), SVC() defaults. "
         "ijcnn1 (49990 samples) is a large task kept for the scale issue. Fig. 4 (run time vs "
         "n on skin_nonskin) is the experiment runtime_vs_n. On the 2-core reference machine the "
-        "cells costing hours to days are not run and show as 'not run': RandomSearch and "
-        "BayesSearch on cmc and adult, every method on twonorm, skin-nonskin and ijcnn1."
+        "cells costing hours to days are not run and show as 'not run': every method on "
+        "twonorm, skin-nonskin and ijcnn1."
     ),
     tasks=TASKS,
     methods=METHODS,
