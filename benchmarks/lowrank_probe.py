@@ -7,8 +7,8 @@ residual far above ``--rank-tol`` means the rank cap, not the tolerance, stopped
 factorisation: the criterion there is that of a coarser model).  Per point: ``J / n``
 (RBSVM eq. (33), cross-entropy), the closed-form LOO error rate of the low-rank L2-SVM, its
 number of support vectors, with ``--exact`` the same numbers for the exact L2-SVM (the
-``n x n`` kernel matrix, 8 n^2 bytes twice: for n up to about 25,000 here; its active set
-warm-started from the low-rank support set), and with ``--test`` the test accuracy of libsvm's
+``n x n`` kernel matrix, 8 n^2 bytes: 3.2 GB at n = 20,000; its active set warm-started
+from the low-rank support set), and with ``--test`` the test accuracy of libsvm's
 ``SVC`` refitted at the point (the scaling benchmark's final model).
 
 Data as in ``benchmarks/scaling.py`` (same subsample, standardisation and test set).  One JSON

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench import stats
-from svmtune.bench.store import find_result_files, load_results
+from svmtune.bench.store import load_results
 from svmtune.bench.suite import Suite, get_suite
 
 __all__ = [
@@ -708,7 +708,6 @@ def build_report(
 
         matplotlib.use("Agg")
     results = Path(results)
-    files = find_result_files(results)
     rows = load_results(results)
     df_all = pd.DataFrame(rows)
     sections: list[Section] = []
@@ -741,7 +740,8 @@ def build_report(
             sc = scaling_section(results / "scaling")
             if sc is not None:
                 sections.append(sc)
-        header = f"Results: `{results}` ({len(files)} result file(s), {len(rows)} rows)."
+        n_files = len({r["_file"] for r in rows})  # files holding result rows
+        header = f"Results: `{results}` ({n_files} result file(s), {len(rows)} rows)."
         if md is not None:
             Path(md).parent.mkdir(parents=True, exist_ok=True)
             Path(md).write_text(render_markdown(sections, header, Path(md)))
