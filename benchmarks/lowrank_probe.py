@@ -41,8 +41,9 @@ def _point(text: str) -> tuple[float, float]:
     return sigma, C
 
 
-def probe(X, y, sigma: float, C: float, *, rank: int, rank_tol: float) -> dict:
-    """Low-rank RBSVM criterion at (sigma, C), landmarks chosen at ``sigma``."""
+def probe(X, y, sigma: float, C: float, *, rank: int, rank_tol: float) -> tuple[dict, np.ndarray]:
+    """Low-rank RBSVM criterion at (sigma, C), landmarks chosen at ``sigma``; returns the
+    record and the support set (the warm start of :func:`probe_exact`)."""
     from svmtune.kernels import squared_distances
     from svmtune.lowrank import lowrank_rbsvm_objective, pivoted_cholesky_landmarks
 
@@ -51,8 +52,7 @@ def probe(X, y, sigma: float, C: float, *, rank: int, rank_tol: float) -> dict:
     idx, resid = pivoted_cholesky_landmarks(X, sigma, tol=rank_tol, max_rank=rank)
     D2_nm = squared_distances(X, X[idx])
     obj = lowrank_rbsvm_objective(D2_nm, D2_nm[idx], [t], np.log([sigma, C]), gradient=False)
-    return {
-        "support": obj.supports[0],
+    rec = {
         "sigma": sigma,
         "C": C,
         "rank": int(idx.size),
@@ -62,6 +62,7 @@ def probe(X, y, sigma: float, C: float, *, rank: int, rank_tol: float) -> dict:
         "n_support": obj.n_support,
         "probe_time_s": time.perf_counter() - t0,
     }
+    return rec, obj.supports[0]
 
 
 def probe_exact(X, y, sigma: float, C: float, *, init_support=None) -> dict:
@@ -102,8 +103,8 @@ def main(argv=None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     for sigma, C in args.points:
         rec = {"dataset": args.dataset, "n": args.n, "rank_cap": args.rank}
-        rec.update(probe(X, y, sigma, C, rank=args.rank, rank_tol=args.rank_tol))
-        support = rec.pop("support")
+        lowrank, support = probe(X, y, sigma, C, rank=args.rank, rank_tol=args.rank_tol)
+        rec.update(lowrank)
         if args.exact:
             rec.update(probe_exact(X, y, sigma, C, init_support=support))
         if args.test:

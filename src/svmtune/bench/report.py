@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html as htmlmod
+import json
 import math
 import shutil
 import sys
@@ -557,8 +558,6 @@ def scaling_section(directory: Path) -> Section | None:
     ``probe_*.jsonl`` lines of ``benchmarks/lowrank_probe.py``; shows ``scaling.png`` if
     present.  None when the directory holds no cell file.
     """
-    import json
-
     directory = Path(directory)
     cells = [json.loads(f.read_text()) for f in sorted(directory.glob("*_n*_*.json"))]
     if not cells:
