@@ -308,3 +308,21 @@ def test_a_tiny_slice_runs_through_the_runner(tmp_path):
         assert r["entropy"] is not None and 0.0 <= r["entropy"] <= 1.0
     paths = ex.paper_tables(pd.DataFrame(rows), tmp_path)
     assert "RBSVM" in paths[0].read_text()
+
+
+def test_paper_tables_print_the_low_rank_rbsvm_where_the_exact_one_did_not_run(tmp_path):
+    acc = {
+        "ijcnn1": {ex.LOWRANK_LABEL: 0.98, "SpanSVM": 0.97},
+        "hepatitis": {"RBSVM": 0.85, ex.LOWRANK_LABEL: 0.6},
+    }
+    times = {"RBSVM": 0.5, "SpanSVM": 1.0, ex.LOWRANK_LABEL: 300.0}
+    ex.paper_tables(_frame(acc, times), tmp_path, n_splits=2)
+    md = (tmp_path / "rbsvm_paper_tables.md").read_text()
+    low = f" {ex.LOWRANK_LABEL}"
+    # Table III / V / II: ijcnn1's RBSVM column is the low-rank one, named
+    assert f"| ijcnn1 | 97.77 (0.02) / 98.00 (1.41){low} | 97.37 (0.04) / 97.00 (1.41) |" in md
+    assert f"| ijcnn1 | 0.3935 / 0.0200{low} |" in md
+    assert f"| ijcnn1 | 7.5612, 3.1361 / 2, 4.5{low} |" in md
+    # where the exact RBSVM ran, it is printed and the low-rank rows are not
+    assert "| hepatitis | 89.08 (0.89) / 85.00 (1.41) |" in md
+    assert "60.00" not in md

@@ -107,3 +107,25 @@ def test_l2_model_entropy_with_weights_and_validation():
         l2_model_entropy(X, y, {"sigma": 1.0})
     with pytest.raises(ValueError, match="X must be"):
         l2_model_entropy(X[:10], y, p)
+
+
+@pytest.mark.parametrize("multiclass", [False, True])
+def test_l2_model_entropy_lowrank_path_equals_exact_at_full_rank(multiclass):
+    """Above ``max_exact`` the Nystroem path evaluates the same closed forms: with every point
+    a landmark it equals the exact entropy; with fewer it stays close."""
+    rng = np.random.default_rng(7)
+    if multiclass:
+        y = np.repeat(np.arange(3), 15)
+        X = np.array([[0, 0], [2, 0], [1, 2]])[y] + rng.normal(scale=0.8, size=(45, 2))
+    else:
+        X, ypm = make_problem(45, 3, 8, noise=0.8)
+        y = (ypm > 0).astype(int)
+    w = rng.uniform(0.5, 2.0, y.size)
+    params = {"kernel": "rbf", "sigma": 1.1, "C": 3.0, "class_weight": "balanced"}
+    exact = l2_model_entropy(X, y, params, sample_weight=w)
+    full = l2_model_entropy(X, y, params, sample_weight=w, max_exact=0, rank=y.size, rank_tol=1e-12)
+    assert full == pytest.approx(exact, abs=1e-6)
+    approx = l2_model_entropy(X, y, params, sample_weight=w, max_exact=0, rank=20, rank_tol=0.05)
+    assert approx == pytest.approx(exact, abs=0.05)
+    with pytest.raises(ValueError, match="RBF"):
+        l2_model_entropy(X, y, {"kernel": "linear", "C": 1.0}, max_exact=0)

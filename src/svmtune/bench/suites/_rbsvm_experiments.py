@@ -37,8 +37,10 @@ __all__ = [
     "METHOD_LABELS",
     "REFIT_LABEL",
     "OPEN_C_LABEL",
+    "LOWRANK_LABEL",
     "OPEN_C_LOG2_C",
     "VARIANTS",
+    "STAND_INS",
     "PAPER_TABLE_II",
     "PAPER_TABLE_III",
     "PAPER_TABLE_V",
@@ -69,6 +71,11 @@ REFIT_LABEL = "RBSVM (libsvm refit)"
 OPEN_C_LABEL = "RBSVM (open C)"
 #: that variant's box for log2 C (the library default is [-8, 8]); 2^20 is a numerical guard
 OPEN_C_LOG2_C: tuple[float, float] = (-8.0, 20.0)
+#: label of the low-rank RBSVM (issue #10) in the rbsvm-paper suite: RBSVM where n x n is too big
+LOWRANK_LABEL = "RBSVM (low-rank)"
+#: paper column -> our label printed in its place (marked) where the column's method has no
+#: result on a task: the exact RBSVM's n x n matrices do not fit on ijcnn1, the low-rank one does
+STAND_INS: dict[str, str] = {"RBSVM": LOWRANK_LABEL}
 #: RBSVM variants with their own acceptance line: label -> what differs from "RBSVM"
 VARIANTS: dict[str, str] = {
     REFIT_LABEL: "the same selection with the libsvm refit (`final_model='l1'`)",
@@ -683,7 +690,8 @@ def paper_tables(
     Writes ``rbsvm_paper_tables.md`` (all tables), ``rbsvm_acceptance.csv`` and
     ``rbsvm_paper_vs_ours.png`` (our mean accuracy against Table III per task and method).
     Cells we did not run are printed as "not run", cells with fewer than ``n_splits``
-    successful splits as "[k/n_splits]" after the value.
+    successful splits as "[k/n_splits]" after the value; where a column's method has no
+    result but its :data:`STAND_INS` label has, that one is printed, named after the value.
     """
     from svmtune.bench.suites.rbsvm_paper import TASK_SIZES
 
@@ -713,16 +721,26 @@ def paper_tables(
         v = frame.loc[task, m]
         return None if pd.isna(v) else float(v)
 
+    def source(task: str, m: str) -> tuple[str, str]:
+        """The label whose rows fill column ``m`` on ``task``, and the marker to print."""
+        alt = STAND_INS.get(m)
+        if cell(acc, task, m) is None and alt is not None and cell(acc, task, alt) is not None:
+            return alt, f" {alt}"
+        return m, ""
+
     lines = ["# RBSVM paper (Peng et al. 2023): paper vs ours", ""]
     # Table III
     rows = []
     for task, cols in PAPER_TABLE_III.items():
         r = [task]
         for m, (pm, ps) in zip(METHOD_LABELS, cols):
-            v = cell(acc, task, m)
-            s = std.get((task, m)) if len(std) else None
+            src, mark = source(task, m)
+            v = cell(acc, task, src)
+            s = std.get((task, src)) if len(std) else None
             s = 0.0 if s is None or pd.isna(s) else float(s)
-            ours = "not run" if v is None else f"{100 * v:.2f} ({100 * s:.2f}){part(task, m)}"
+            ours = (
+                "not run" if v is None else f"{100 * v:.2f} ({100 * s:.2f}){part(task, src)}{mark}"
+            )
             r.append(f"{pm:.2f} ({ps:.2f}) / {ours}")
         rows.append(r)
     lines += ["## Table III: 10-fold accuracy % mean (std), paper / ours", ""]
@@ -732,8 +750,9 @@ def paper_tables(
     for task, vals in PAPER_TABLE_V.items():
         r = [task]
         for m, pv in zip(METHOD_LABELS, vals):
-            v = cell(ent, task, m)
-            r.append(f"{pv:.4f} / {'not run' if v is None else f'{v:.4f}{part(task, m)}'}")
+            src, mark = source(task, m)
+            v = cell(ent, task, src)
+            r.append(f"{pv:.4f} / {'not run' if v is None else f'{v:.4f}{part(task, src)}{mark}'}")
         rows.append(r)
     lines += ["## Table V: model entropy (eq. 39), paper / ours", ""]
     lines += _md_table(["task", *METHOD_LABELS], rows) + [""]
@@ -769,8 +788,9 @@ def paper_tables(
     for task, cols in PAPER_TABLE_II.items():
         r = [task]
         for m, (ps, pc) in zip(METHOD_LABELS, cols):
-            o = params.get((task, m))
-            mine = "not run" if o is None else f"{o[0]:.4g}, {o[1]:.4g}"
+            src, mark = source(task, m)
+            o = params.get((task, src))
+            mine = "not run" if o is None else f"{o[0]:.4g}, {o[1]:.4g}{mark}"
             r.append(f"{ps:g}, {pc:g} / {mine}")
         rows.append(r)
     lines += ["## Table II: learned (sigma, C), paper / ours (median over folds)", ""]
