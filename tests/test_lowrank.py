@@ -174,3 +174,13 @@ def test_woodbury_factor_rejects_wrong_solution_type():
     with pytest.raises(ValueError, match="low-rank"):
         lowrank_loo(fit_l2_svm(K, y, 1.0), np.eye(20))
     assert isinstance(WoodburyFactor.from_lowrank(np.ones((3, 1)), np.ones(3)), WoodburyFactor)
+
+
+def test_pivoted_cholesky_min_rank_pivots_past_the_residual_target():
+    X = np.random.default_rng(3).normal(size=(80, 3))
+    idx, resid = pivoted_cholesky_landmarks(X, 8.0, tol=1e-2, max_rank=40)
+    assert idx.size < 10 and resid <= 1e-2  # a wide kernel meets the target early
+    idx2, resid2 = pivoted_cholesky_landmarks(X, 8.0, tol=1e-2, max_rank=40, min_rank=25)
+    assert idx2.size == 25 and np.array_equal(idx2[: idx.size], idx) and resid2 < resid
+    with pytest.raises(ValueError, match="min_rank"):
+        pivoted_cholesky_landmarks(X, 1.0, min_rank=0)

@@ -77,14 +77,15 @@ __all__ = [
 # Landmarks and the Nystroem factor
 # ---------------------------------------------------------------------------------------------
 def pivoted_cholesky_landmarks(
-    X: np.ndarray, sigma: float, *, tol: float = 1e-2, max_rank: int = 500
+    X: np.ndarray, sigma: float, *, tol: float = 1e-2, max_rank: int = 500, min_rank: int = 1
 ) -> tuple[np.ndarray, float]:
     """Landmarks by greedy pivoted Cholesky of the RBF kernel (rank rule of the low-rank path).
 
     Pivots on the largest residual diagonal ``K_ii - K~_ii`` (first index on ties, so the
     result is deterministic) and stops when the trace residual ``sum_i (K_ii - K~_ii)`` is at
-    most ``tol * n`` (``trace K = n`` for the RBF kernel) or when ``max_rank`` pivots are taken.
-    ``O(n m d + n m^2)`` time, ``O(n m)`` memory (Harbrecht, Peters & Schneider 2012).
+    most ``tol * n`` (``trace K = n`` for the RBF kernel), but not before ``min_rank`` pivots,
+    or when ``max_rank`` pivots are taken.  ``O(n m d + n m^2)`` time, ``O(n m)`` memory
+    (Harbrecht, Peters & Schneider 2012).
 
     Parameters
     ----------
@@ -95,6 +96,10 @@ def pivoted_cholesky_landmarks(
         Relative trace-residual tolerance in (0, 1).
     max_rank : int
         Largest number of landmarks.
+    min_rank : int
+        Smallest number of landmarks, whatever the residual (a landmark refresh at a wider
+        width keeps the previous rank, :func:`svmtune.methods._lowrank_search.landmark_search`);
+        fewer only when the kernel is numerically exhausted (duplicated points).
 
     Returns
     -------
@@ -107,6 +112,8 @@ def pivoted_cholesky_landmarks(
         raise ValueError(f"rank tolerance must lie in (0, 1), got {tol}")
     if int(max_rank) != max_rank or max_rank < 1:
         raise ValueError(f"max_rank must be a positive integer, got {max_rank}")
+    if int(min_rank) != min_rank or min_rank < 1:
+        raise ValueError(f"min_rank must be a positive integer, got {min_rank}")
     if not (np.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be positive and finite, got {sigma}")
     m_max = min(int(max_rank), n)
@@ -114,8 +121,7 @@ def pivoted_cholesky_landmarks(
     resid = np.ones(n)
     piv: list[int] = []
     for k in range(m_max):
-        total = float(resid.sum())
-        if total <= tol * n:
+        if k >= min_rank and float(resid.sum()) <= tol * n:
             break
         j = int(np.argmax(resid))
         if resid[j] <= 1e-12:  # numerically exhausted (duplicates, sigma -> inf)

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods.base import Selection
 from svmtune.methods.rbsvm import RBSVM
 from svmtune.methods.rbsvm_lowrank import RBSVMLowRank
@@ -81,3 +82,20 @@ def test_rejects_non_rbf_kernel():
     X, y = _data(30, 5)
     with pytest.raises(ValueError):
         RBSVMLowRank().select(X, y, kernel="linear")
+
+
+def test_landmark_refresh_keeps_the_rank():
+    """Re-chosen at a wider learned width, the trace rule alone would stop at 3 landmarks
+    (the rank-20 problem below); the refresh keeps the previous rank instead, so the refreshed
+    search stays where the first stage ended rather than drifting on a coarse kernel."""
+    X, y = make_problem(120, 3, 0)
+    y = (y > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = RBSVMLowRank(rank=20, max_iter=15, refresh=0).select(X, y, random_state=0)
+        both = RBSVMLowRank(rank=20, max_iter=15, refresh=1).select(X, y, random_state=0)
+    assert both.info["n_refresh"] == 1 and both.info["rank"] == 20
+    coarse, _ = pivoted_cholesky_landmarks(X, both.info["landmark_sigma"], tol=1e-2, max_rank=20)
+    assert coarse.size < 20
+    assert both.params["sigma"] == pytest.approx(first.params["sigma"], rel=0.05)
+    assert both.estimate == pytest.approx(first.estimate)

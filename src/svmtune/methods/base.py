@@ -145,6 +145,8 @@ METHODS: dict[str, str] = {
     "rbsvm_lowrank": "svmtune.methods.rbsvm_lowrank:RBSVMLowRank",
     "span": "svmtune.methods.gradient_baselines:SpanSVM",
     "radius_margin": "svmtune.methods.gradient_baselines:RMSVM",
+    "radius_margin_lowrank": "svmtune.methods.radius_margin_lowrank:RMSVMLowRank",
+    "span_lowrank": "svmtune.methods.span_lowrank:SpanSVMLowRank",
     "esdr": "svmtune.methods.esdr:ESDRCV",
     "dbtc": "svmtune.methods.esdr:DBTCCV",
     "j4": "svmtune.methods.esdr:J4CV",

@@ -7,12 +7,7 @@ the exact method (and from the paper, beyond those listed in :mod:`svmtune.metho
 
 * the LOO outputs, objective and gradient are those of the L2-SVM on ``K~ = Z Z^T``; the
   gradient differentiates ``K~`` exactly with the landmarks held fixed;
-* rank rule: pivoted Cholesky of the RBF kernel at the start width until the trace residual is
-  at most ``rank_tol * n`` or ``rank`` landmarks; if the learned width ends more than a factor
-  2 from the width the landmarks were chosen at, the landmarks are re-chosen at the learned
-  width and the search is continued from there (``refresh`` times at most);
-* the median-heuristic start uses a random subsample of ``start_sample`` points
-  (``random_state``), since the full distance matrix is ``n x n``;
+* landmarks, rank rule, refresh and start: :mod:`svmtune.methods._lowrank_search`;
 * the default final model is libsvm's SVC (``final_model="l1"``): refitting the exact L2-SVM
   needs the ``n x n`` kernel matrix.
 """
@@ -22,18 +17,19 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
-from svmtune.kernels import squared_distances
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import loo_error_rate
-from svmtune.lowrank import lowrank_rbsvm_objective, pivoted_cholesky_landmarks
+from svmtune.lowrank import lowrank_rbsvm_objective
+from svmtune.methods._lowrank_search import (
+    check_lowrank_options,
+    lowrank_start,
+    selector_landmark_search,
+)
 from svmtune.methods.base import Selection, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.methods.rbsvm import RBSVM
-from svmtune.search.gradient import initial_sigma, minimize_log_params
 
 __all__ = ["RBSVMLowRank"]
-
-_LOG2 = float(np.log(2.0))
 
 
 class RBSVMLowRank(RBSVM):
@@ -78,31 +74,46 @@ class RBSVMLowRank(RBSVM):
         **rbsvm_options,
     ):
         super().__init__(final_model=final_model, **rbsvm_options)
-        if int(rank) != rank or rank < 2:
-            raise ValueError(f"rank must be an integer >= 2 (number of landmarks), got {rank}")
-        self.rank = int(rank)
-        if not (0.0 < rank_tol < 1.0):
-            raise ValueError(f"rank_tol must lie in (0, 1), e.g. 0.01; got {rank_tol}")
-        self.rank_tol = float(rank_tol)
-        if not (np.isfinite(jitter) and jitter >= 0):
-            raise ValueError(f"jitter must be a non-negative number, got {jitter}")
-        self.jitter = float(jitter)
-        if int(refresh) != refresh or refresh < 0:
-            raise ValueError(f"refresh must be a non-negative integer, got {refresh}")
-        self.refresh = int(refresh)
-        if int(start_sample) != start_sample or start_sample < 2:
-            raise ValueError(f"start_sample must be an integer >= 2, got {start_sample}")
-        self.start_sample = int(start_sample)
+        opts = check_lowrank_options(
+            rank=rank,
+            rank_tol=rank_tol,
+            jitter=jitter,
+            refresh=refresh,
+            start_sample=start_sample,
+            final_model=final_model,
+        )
+        for key, value in opts.items():
+            setattr(self, key, value)
 
-    def _start(self, X: np.ndarray, random_state) -> np.ndarray:
-        if isinstance(self.start, tuple):
-            return np.log(self.start)
-        rng = check_random_state(random_state)
-        n = X.shape[0]
-        sub = X if n <= self.start_sample else X[rng.choice(n, self.start_sample, replace=False)]
-        D2 = squared_distances(sub) if self.start == "median" else None
-        sigma0 = initial_sigma(D2, rule=self.start, n_features=X.shape[1], random_state=rng)
-        return np.log([sigma0, self.C0])
+    def _objective(self, D2_nm, D2_mm, tasks, theta, sample_weight, init_support):
+        """Criterion minimised on the Nystroem kernel: ``(value, grad, LowRankObjective)``.
+
+        Here the mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`);
+        subclasses minimising another criterion on the same landmarks override this and
+        :meth:`_summary`.
+        """
+        obj = lowrank_rbsvm_objective(
+            D2_nm,
+            D2_mm,
+            tasks,
+            theta,
+            sample_weight=sample_weight,
+            init_support=init_support,
+            loss=self.loss,
+            jitter=self.jitter,
+        )
+        n = len(tasks[0])
+        total_w = float(n) if sample_weight is None else float(sample_weight.sum())
+        return obj.value / total_w, obj.grad / total_w, obj
+
+    def _summary(self, y, tasks, obj, sample_weight) -> tuple[float, dict]:
+        """``(estimate, method-specific info)`` at the chosen point's ``obj``."""
+        entropy = float(
+            np.mean(
+                [model_entropy(t, r, sample_weight=sample_weight) for t, r in zip(tasks, obj.loo)]
+            )
+        )
+        return loo_error_rate(y, obj.loo, sample_weight), {"model_entropy": entropy}
 
     def select(
         self,
@@ -120,86 +131,41 @@ class RBSVMLowRank(RBSVM):
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
-        total_w = float(len(y)) if sw is None else float(sw.sum())
         rng = check_random_state(random_state)
-        theta = self._start(X, rng)
-        history: list[dict] = []
-        n_fits = n_iter = n_evals = 0
-        n_refresh = 0
-        ref_sigma = float(np.exp(theta[0]))
-        while True:
-            idx, resid = pivoted_cholesky_landmarks(
-                X, ref_sigma, tol=self.rank_tol, max_rank=self.rank
-            )
-            D2_nm = squared_distances(X, X[idx])
-            D2_mm = D2_nm[idx]
+        theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng)
 
-            def fun(th, state, D2_nm=D2_nm, D2_mm=D2_mm, m=int(idx.size)):
+        def make_objective(D2_nm, D2_mm, m):
+            def fun(theta, state):
                 init = None if state is None else state["support"]
-                obj = lowrank_rbsvm_objective(
-                    D2_nm,
-                    D2_mm,
-                    tasks,
-                    th,
-                    sample_weight=sw,
-                    init_support=init,
-                    loss=self.loss,
-                    jitter=self.jitter,
-                )
-                st = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj}
-                st["rank"] = m
-                return obj.value / total_w, obj.grad / total_w, st
+                value, grad, obj = self._objective(D2_nm, D2_mm, tasks, theta, sw, init)
+                st = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj, "rank": m}
+                return value, grad, st
 
-            res = minimize_log_params(
-                fun,
-                theta,
-                bounds=[self.log2_sigma, self.log2_C],
-                names=("sigma", "C"),
-                tol=self.tol,
-                max_iter=self.max_iter,
-                max_eval=self.max_eval,
-                restarts=self.restarts if n_refresh == 0 else 0,
-                jump_restarts=self.jump_restarts,
-                random_state=rng,
-            )
-            for rec in res.history:
-                rec["stage"] = n_refresh
-            history.extend(res.history)
-            n_fits += res.n_fits
-            n_iter += res.n_iter
-            n_evals += res.n_evals
-            theta = res.theta
-            sigma = float(np.exp(theta[0]))
-            if n_refresh >= self.refresh or abs(np.log(sigma / ref_sigma)) <= _LOG2:
-                break
-            n_refresh += 1
-            ref_sigma = sigma
+            return fun
+
+        res, extra = selector_landmark_search(self, X, theta0, make_objective, rng)
         obj = res.state["obj"]
         sigma, C = (float(v) for v in np.exp(res.theta))
-        entropy = float(
-            np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, obj.loo)])
+        estimate, info = self._summary(y, tasks, obj, sw)
+        info.update(
+            {
+                "n_iter": res.n_iter,
+                "n_evals": res.n_evals,
+                "n_support": obj.n_support,
+                **extra,
+                "converged": res.converged,
+                "message": res.message,
+                "segments": res.segments,
+                "at_bound": list(res.at_bound),
+                "grad_norm": float(np.linalg.norm(res.grad)),
+            }
         )
-        info = {
-            "model_entropy": entropy,
-            "n_iter": n_iter,
-            "n_evals": n_evals,
-            "n_support": obj.n_support,
-            "rank": int(idx.size),
-            "rank_residual": resid,
-            "landmark_sigma": ref_sigma,
-            "n_refresh": n_refresh,
-            "converged": res.converged,
-            "message": res.message,
-            "segments": res.segments,
-            "at_bound": list(res.at_bound),
-            "grad_norm": float(np.linalg.norm(res.grad)),
-        }
         return Selection(
             params=rbf_params(sigma, C),
-            estimate=loo_error_rate(y, obj.loo, sw),
+            estimate=estimate,
             criterion=res.value,
-            n_svm_fits=n_fits,
-            history=history,
+            n_svm_fits=res.n_fits,
+            history=res.history,
             final_model=self.final_model,
             info=info,
         )

@@ -83,6 +83,8 @@ SUITE = Suite(
         MethodSpec("rbsvm_lowrank", "rbsvm_lowrank"),
         MethodSpec("span", "span"),
         MethodSpec("radius_margin", "radius_margin"),
+        MethodSpec("span_lowrank", "span_lowrank"),
+        MethodSpec("radius_margin_lowrank", "radius_margin_lowrank"),
         MethodSpec("esdr", "esdr"),
         MethodSpec("dbtc", "dbtc"),
         MethodSpec("j4", "j4"),

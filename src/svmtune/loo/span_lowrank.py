@@ -1,0 +1,347 @@
+"""Smoothed span estimate of the L2-SVM on a low-rank (Nystroem) kernel, with exact gradient.
+
+The low-rank counterpart of :func:`svmtune.loo.span.smoothed_span` (Chapelle, Vapnik,
+Bousquet & Mukherjee, "Choosing multiple parameters for support vector machines", Machine
+Learning 46 (2002) -- *Chapelle et al. 2002* -- summarised in RBSVM §II-C..D), for the L2-SVM
+on ``K~ = Z Z^T`` of :mod:`svmtune.lowrank` (fixed landmarks, ``Z = K_nm R^{-1}``).  Same
+definition, constants (:data:`svmtune.loo.span.SPAN_A`, ``SPAN_B``, ``SPAN_ETA``) and weighting
+conventions:
+
+    T = sum_p w_p Psi(alpha_p S~_p^2 - 1) / sum_p w_p          (RBSVM eq. (14), smoothed)
+
+with the sigmoid ``Psi(x) = 1 / (1 + exp(-A x + B))``, non-support vectors contributing
+``Psi(-1)``, and the regularised span
+
+    S~_p^2 = 1 / ((M + D)^{-1})_pp - D_pp,   D = diag(eta / alpha_p),
+    M = [[H_SS, 1], [1^T, 0]],  H = K~ + diag(1 / (C w_i))      (RBSVM eq. (7), (22))
+
+(Chapelle et al. 2002, span lemma and its regularisation; RBSVM eq. (11), (13)).
+
+**Low-rank evaluation.**  On the support set ``H_SS + D = Z_S Z_S^T + diag(d_S + eta/alpha_S)``
+is a positive diagonal plus a rank-``m`` term, so ``M + D`` is factored by
+:class:`svmtune.lowrank.WoodburyFactor` (Woodbury identity, bordered by the bias row):
+``G = ((M + D)^{-1})_SS = diag(1/e) - E E^T`` with ``E`` of shape ``(|S|, m + 1)``.  Its diagonal,
+products ``G X`` and ``diag(G diag(w) G)`` cost ``O(|S| m^2)``; no ``n x n`` or ``|S| x |S|``
+matrix is formed.
+
+**Exact gradient** in ``theta = (log sigma, log C)`` for a fixed support set (the derivation of
+:func:`svmtune.loo.span.smoothed_span`): with ``g_p = G_pp``, ``c_p = w_p Psi'(u_p - 1)``,
+``Bm = G diag(c alpha / g^2) G``, ``r_p = c_p / g_p - eta Bm_pp / alpha_p^2`` (the ``d alpha``
+terms, including ``dD = -eta d alpha / alpha^2``) and ``v = (M^{-1})_SS (y r)`` (one solve with
+the SVM's own Woodbury factor; the adjoint of its KKT system ``M [beta; b] = [y; 0]``),
+
+    dT = <dH_SS, Bm> - v^T dH_SS beta_S.
+
+``dH/dlog C = -diag(d)`` gives ``dT/dlog C = -sum_p d_p Bm_pp + sum_i d_i v_i beta_i``.  For
+``log sigma`` the landmarks are held fixed and ``K~`` is differentiated exactly, as in
+:mod:`svmtune.lowrank`:
+
+    dK~ = P X^T + X P^T - X Q X^T,   P = dK_nm, Q = dK_mm, X = G^T = K_nm (K_mm + jitter I)^{-1},
+
+so for the symmetric ``Bm`` ``<dK~_SS, Bm> = 2 <P_S, Bm X_S> - <Q, X_S^T Bm X_S>`` (``Bm X_S``
+by two Woodbury products, ``O(|S| m^2)``) and for the rank-one ``v beta^T``
+``v^T dK~_SS beta = (P_S^T v).(X_S^T beta) + (X_S^T v).(P_S^T beta) - (X_S^T v)^T Q (X_S^T beta)``.
+Total ``O(n m^2)`` time (the SVM fit) and ``O(n m)`` memory.  ``T`` is the smoothed span estimate
+*of the approximate kernel*; with every point a landmark and ``jitter = 0`` it is the exact
+:func:`svmtune.loo.span.smoothed_span`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from svmtune.kernels import rbf_dlogsigma
+from svmtune.loo.rbsvm import loo_error_rate
+from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, SmoothedSpan, sigmoid_step
+from svmtune.lowrank import (
+    LowRankObjective,
+    NystroemFactor,
+    WoodburyFactor,
+    fit_l2_svm_lowrank,
+    lowrank_loo,
+    nystroem_factor,
+)
+from svmtune.svm import DualSolution
+
+__all__ = [
+    "LowRankSpanObjective",
+    "lowrank_smoothed_span",
+    "lowrank_span_objective",
+    "lowrank_span_rule_error",
+]
+
+
+def _check_lowrank(sol: DualSolution, n: int) -> None:
+    if sol.loss != "l2" or not isinstance(sol.factor, WoodburyFactor) or sol.H_diag is None:
+        raise ValueError(
+            "low-rank span estimates need an L2-SVM solution from "
+            "svmtune.lowrank.fit_l2_svm_lowrank"
+        )
+    if sol.y.shape[0] != n:
+        raise ValueError(f"the solution has {sol.y.shape[0]} points but Z has {n} rows")
+
+
+def _check_constants(eta: float, A: float, B: float) -> None:
+    if not (np.isfinite(eta) and eta >= 0):
+        raise ValueError(f"span regulariser eta must be a non-negative number, got {eta}")
+    if not (np.isfinite(A) and A > 0):
+        raise ValueError(f"sigmoid slope A must be a positive number, got {A}")
+    if not np.isfinite(B):
+        raise ValueError(f"sigmoid offset B must be finite, got {B}")
+
+
+def _term_weights(n: int, sample_weight: np.ndarray | None) -> np.ndarray:
+    if sample_weight is None:
+        return np.full(n, 1.0 / n)
+    wt = np.asarray(sample_weight, dtype=float)
+    if wt.shape != (n,) or not np.all(np.isfinite(wt)) or np.any(wt < 0) or wt.sum() <= 0:
+        raise ValueError("sample_weight must be n finite non-negative numbers, not all 0")
+    return wt / wt.sum()
+
+
+def lowrank_smoothed_span(
+    nf: NystroemFactor,
+    sol: DualSolution,
+    *,
+    gradient: bool = True,
+    eta: float = SPAN_ETA,
+    A: float = SPAN_A,
+    B: float = SPAN_B,
+    sample_weight: np.ndarray | None = None,
+) -> SmoothedSpan:
+    """Smoothed span estimate (Chapelle et al. 2002) of the Nystroem L2-SVM and its gradient.
+
+    ``T = sum_p w_p Psi(alpha_p S~_p^2 - 1) / sum_p w_p`` (RBSVM eq. (14) with the sigmoid and
+    the regularised span of the module docstring), computed and differentiated in
+    ``O(|S| m^2)`` time and ``O(n m)`` memory given the SVM (module docstring).
+
+    Parameters
+    ----------
+    nf : NystroemFactor
+        The low-rank kernel ``K~ = nf.Z nf.Z^T`` (:func:`svmtune.lowrank.nystroem_factor`); its
+        landmarks are held fixed in the ``log sigma`` derivative.
+    sol : DualSolution
+        L2-SVM on ``nf.Z`` from :func:`svmtune.lowrank.fit_l2_svm_lowrank` (its
+        :class:`svmtune.lowrank.WoodburyFactor` is reused for the adjoint solve).
+    gradient : bool
+        Whether to compute ``dT / d(log sigma, log C)``.
+    eta : float
+        Span regulariser (``>= 0``; ``eta = 0`` gives the sigmoid of the plain span).
+    A, B : float
+        Sigmoid slope (``> 0``) and offset.
+    sample_weight : array (n,), optional
+        Weights of the terms (normalised to sum 1); default ``1/n`` each, as
+        :func:`svmtune.loo.span.smoothed_span`.  Pass the weights the SVM was trained with.
+
+    Returns
+    -------
+    SmoothedSpan
+        ``grad`` is ``(dT/dlog sigma, dT/dlog C)`` for a fixed support set, or an empty array
+        when ``gradient`` is false; ``span2`` the regularised spans of the support vectors in
+        index order (``nan`` where ``alpha_p`` is at round-off level).
+    """
+    Z = np.asarray(nf.Z, dtype=float)
+    n = Z.shape[0]
+    _check_lowrank(sol, n)
+    _check_constants(eta, A, B)
+    wt = _term_weights(n, sample_weight)
+    S = np.flatnonzero(sol.support)
+    alpha_S = sol.alpha[S]
+    beta_S = sol.y[S] * alpha_S
+
+    # as in smoothed_span: support vectors with alpha at round-off level carry an infinite
+    # regulariser, drop out of every span and contribute Psi(-1)
+    if eta > 0:
+        keep = alpha_S > 1e-12 * max(float(alpha_S.max(initial=0.0)), 1e-300)
+    else:
+        keep = np.ones(S.shape[0], dtype=bool)
+    P = S[keep]
+    aP = alpha_S[keep]
+    span2 = np.full(S.shape[0], np.nan)
+    psi_out = float(sigmoid_step(np.array([-1.0]), A, B)[0])
+    grad = np.zeros(2) if gradient else np.zeros(0)
+    if P.size == 0:
+        return SmoothedSpan(value=psi_out, grad=grad, span2=span2)
+
+    d = sol.H_diag
+    Dp = eta / aP if eta > 0 else np.zeros(P.size)
+    if eta == 0 and keep.all():
+        fac = sol.factor  # M itself
+    else:
+        fac = WoodburyFactor.from_lowrank(Z[P], d[P] + Dp)  # M + D, Woodbury
+    g = fac.inverse_diagonal()
+    u = aP / g - eta  # alpha_p S~_p^2
+    span2[keep] = 1.0 / g - Dp
+    psi = sigmoid_step(u - 1.0, A, B)
+    wP = wt[P]
+    value = float(wP @ psi + (1.0 - wP.sum()) * psi_out)
+    if not gradient:
+        return SmoothedSpan(value=value, grad=grad, span2=span2)
+
+    c = wP * A * psi * (1.0 - psi)
+    wv = c * aP / g**2  # Bm = G diag(wv) G
+    dBm = fac.weighted_square_diagonal(wv)
+    r = c / g
+    if eta > 0:
+        r = r - eta * dBm / aP**2
+    rr = np.zeros(S.shape[0])
+    rr[keep] = sol.y[P] * r
+    v, _ = sol.factor.solve(rr, 0.0)
+
+    # d / dlog C: dH_SS = -diag(d_S)
+    grad[1] = float(-(d[P] @ dBm) + (d[S] * v) @ beta_S)
+
+    # d / dlog sigma: dK~ = P X^T + X P^T - X Q X^T (landmarks fixed), support rows only
+    sigma = nf.sigma
+    XS = nf.G_T[S]
+    PS = rbf_dlogsigma(nf.K_nm[S], nf.D2_nm[S], sigma)
+    Q = rbf_dlogsigma(nf.K_mm, nf.D2_mm, sigma)
+    XP, PP = XS[keep], PS[keep]
+    BmX = fac.apply_B(wv[:, None] * fac.apply_B(XP))
+    t_span = 2.0 * float(np.sum(PP * BmX)) - float(np.sum(Q * (XP.T @ BmX)))
+    a, bv = XS.T @ beta_S, XS.T @ v
+    t_alpha = float((PS.T @ v) @ a + bv @ (PS.T @ beta_S) - bv @ Q @ a)
+    grad[0] = t_span - t_alpha
+    return SmoothedSpan(value=value, grad=grad, span2=span2)
+
+
+def lowrank_span_rule_error(
+    solutions: Sequence[DualSolution],
+    Z: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+) -> float:
+    """Span-rule LOO error of the (one-vs-rest) L2-SVM on ``K~ = Z Z^T``.
+
+    The low-rank counterpart of :func:`svmtune.loo.span.span_rule_error_ovr`: one task counts
+    ``alpha_p S_p^2 - 1 > 0`` on the support set (``S_p^2 = 1/(M^{-1})_pp`` by Woodbury;
+    Chapelle et al. 2002, RBSVM eq. (14) with the step function) and ``y_i f(x_i) < 0``
+    elsewhere; several tasks take the one-vs-rest argmax of the span-rule LOO outputs
+    (RBSVM eq. (27), :func:`svmtune.lowrank.lowrank_loo`).  ``O(n m)`` given the factors.
+
+    Parameters
+    ----------
+    solutions : sequence of DualSolution
+        From :func:`svmtune.lowrank.fit_l2_svm_lowrank`, one per task.
+    Z : ndarray (n, m)
+    y : array (n,)
+        Encoded labels ``0..k-1``.
+    sample_weight : array (n,), optional
+        Weighted error rate.
+    """
+    Z = np.asarray(Z, dtype=float)
+    for sol in solutions:
+        _check_lowrank(sol, Z.shape[0])
+    if len(solutions) > 1:
+        return loo_error_rate(y, [lowrank_loo(s, Z) for s in solutions], sample_weight)
+    sol = solutions[0]
+    S = np.flatnonzero(sol.support)
+    beta = sol.y[S] * sol.alpha[S]
+    wrong = sol.y * (Z @ (Z[S].T @ beta) + sol.b) < 0.0
+    wrong[S] = sol.alpha[S] / sol.factor.inverse_diagonal() - 1.0 > 0.0
+    if sample_weight is None:
+        return float(np.mean(wrong))
+    w = np.asarray(sample_weight, dtype=float)
+    return float(w @ wrong / w.sum())
+
+
+@dataclass
+class LowRankSpanObjective(LowRankObjective):
+    """:class:`svmtune.lowrank.LowRankObjective` of :func:`lowrank_span_objective`, with the
+    features ``Z`` it was computed on (for :func:`lowrank_span_rule_error` at the same point).
+    """
+
+    Z: np.ndarray | None = None
+
+
+def lowrank_span_objective(
+    D2_nm: np.ndarray,
+    D2_mm: np.ndarray,
+    tasks: Sequence[np.ndarray],
+    theta: Sequence[float] | np.ndarray,
+    *,
+    sample_weight: np.ndarray | None = None,
+    init_support: Sequence[np.ndarray | None] | None = None,
+    eta: float = SPAN_ETA,
+    A: float = SPAN_A,
+    B: float = SPAN_B,
+    gradient: bool = True,
+    jitter: float = 1e-8,
+    tol: float = 1e-8,
+) -> LowRankSpanObjective:
+    """Smoothed span estimate of the Nystroem L2-SVM, summed over tasks, and its gradient.
+
+    Trains the L2-SVM of every (one-vs-rest) task on ``K~`` at ``theta`` with
+    :func:`svmtune.lowrank.fit_l2_svm_lowrank` and sums :func:`lowrank_smoothed_span` over the
+    tasks, as :class:`svmtune.methods.gradient_baselines.SpanSVM` sums
+    :func:`svmtune.loo.span.smoothed_span`.
+
+    Parameters
+    ----------
+    D2_nm, D2_mm : ndarray
+        Squared distances of the points to the landmarks and among the landmarks.
+    tasks : sequence of {-1, +1} vectors
+        One per binary / one-vs-rest task.
+    theta : (log sigma, log C)
+    sample_weight : array (n,), optional
+        Per-sample weights, both of the SVM (``d_i = 1/(C w_i)``) and of the span terms.
+    init_support : sequence of bool masks or None, optional
+        Warm-start support set per task.
+    eta, A, B : float
+        As :func:`lowrank_smoothed_span`.
+    gradient : bool
+    jitter : float
+        Added to ``K_mm`` before its Cholesky factorisation.
+    tol : float
+        KKT tolerance of the solver.
+
+    Returns
+    -------
+    LowRankSpanObjective
+        ``value`` the summed ``T``, ``grad`` its ``(log sigma, log C)`` gradient (None if not
+        requested), ``loo`` the span-rule LOO outputs per task (RBSVM eq. (27)), ``solutions``
+        and the features ``Z``.
+    """
+    theta = np.asarray(theta, dtype=float).ravel()
+    if theta.shape != (2,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
+    _check_constants(eta, A, B)
+    tasks = list(tasks)
+    if not tasks:
+        raise ValueError("need at least one task")
+    if init_support is None:
+        init_support = [None] * len(tasks)
+    if len(init_support) != len(tasks):
+        raise ValueError("init_support needs one entry per task")
+    n = np.asarray(D2_nm).shape[0]
+    sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
+    nf = nystroem_factor(D2_nm, D2_mm, sigma, jitter=jitter)
+    value, grad = 0.0, (np.zeros(2) if gradient else None)
+    loo, sols, used, n_newton = [], [], np.zeros(n, dtype=bool), 0
+    for y_t, init in zip(tasks, init_support):
+        sol = fit_l2_svm_lowrank(
+            nf.Z, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol
+        )
+        out = lowrank_smoothed_span(
+            nf, sol, gradient=gradient, eta=eta, A=A, B=B, sample_weight=sample_weight
+        )
+        value += out.value
+        if gradient:
+            grad += out.grad
+        loo.append(lowrank_loo(sol, nf.Z))
+        sols.append(sol)
+        used |= sol.support
+        n_newton += sol.n_iter
+    return LowRankSpanObjective(
+        value=value,
+        grad=grad,
+        loo=loo,
+        solutions=sols,
+        theta=theta.copy(),
+        n_support=int(used.sum()),
+        n_newton=n_newton,
+        Z=nf.Z,
+    )
