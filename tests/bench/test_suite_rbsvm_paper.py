@@ -312,15 +312,19 @@ def test_a_tiny_slice_runs_through_the_runner(tmp_path):
 
 def test_paper_tables_print_the_low_rank_rbsvm_where_the_exact_one_did_not_run(tmp_path):
     acc = {
-        "ijcnn1": {ex.LOWRANK_LABEL: 0.98, "SpanSVM": 0.97},
+        "ijcnn1": {ex.LOWRANK_LABEL: 0.98, "SpanSVM": 0.97, ex.LOWRANK_RM_LABEL: 0.96},
         "hepatitis": {"RBSVM": 0.85, ex.LOWRANK_LABEL: 0.6},
     }
-    times = {"RBSVM": 0.5, "SpanSVM": 1.0, ex.LOWRANK_LABEL: 300.0}
+    times = {"RBSVM": 0.5, "SpanSVM": 1.0, ex.LOWRANK_LABEL: 300.0, ex.LOWRANK_RM_LABEL: 9.0}
     ex.paper_tables(_frame(acc, times), tmp_path, n_splits=2)
     md = (tmp_path / "rbsvm_paper_tables.md").read_text()
     low = f" {ex.LOWRANK_LABEL}"
     # Table III / V / II: ijcnn1's RBSVM column is the low-rank one, named
-    assert f"| ijcnn1 | 97.77 (0.02) / 98.00 (1.41){low} | 97.37 (0.04) / 97.00 (1.41) |" in md
+    rm = f" {ex.LOWRANK_RM_LABEL}"
+    assert (
+        f"| ijcnn1 | 97.77 (0.02) / 98.00 (1.41){low} | 97.37 (0.04) / 97.00 (1.41) | "
+        f"96.27 (0.05) / 96.00 (1.41){rm} | 95.80 (0.02) / not run |"
+    ) in md
     assert f"| ijcnn1 | 0.3935 / 0.0200{low} |" in md
     assert f"| ijcnn1 | 7.5612, 3.1361 / 2, 4.5{low} |" in md
     # where the exact RBSVM ran, it is printed and the low-rank rows are not

@@ -26,7 +26,7 @@ balance-1..3   balance_scale, positive = L / B / R    one-vs-rest, the UCI class
 german         german (1000 x 20)                     categorical (UCI Statlog, 20 attrs)
 australian     australian (690 x 14)                  in Tables II-V but not in Table I
 ijcnn1         ijcnn1_train (49990 x 22)              ``options["large"]``: the exact n x n
-                                                      methods do not fit; "RBSVM (low-rank)"
+                                                      methods do not fit; the low-rank ones
                                                       and ``SVC()`` run
 skin-nonskin   skin_nonskin, stratified subsample of  Table I: 10000 x 3
                10000 rows (suite seed)
@@ -53,17 +53,19 @@ gradient search is not held to the grid's range (its Table II has RBSVM's C at 4
 monks-2, monks-3 and balance-1..3, and its Sec. IV-B names the grid's limited range as one
 reason for the grid's lower accuracy); 2^20 is only a numerical guard (near hard margin on
 standardised data).  Both variants get their own line in the acceptance section.
-"RBSVM (low-rank)" is the same search on a Nystroem kernel
-(:class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`, rank <= 500, libsvm refit); it runs
-where the exact method's ``n x n`` matrices do not fit (ijcnn1), and the paper tables print
-it in the RBSVM column there, named.
+"RBSVM (low-rank)", "SpanSVM (low-rank)" and "RMSVM (low-rank)" are the same searches on a
+Nystroem kernel (:mod:`svmtune.methods._lowrank_search`, rank <= 500, libsvm refit); they run
+where the exact methods' ``n x n`` matrices do not fit (ijcnn1), and the paper tables print
+them in the RBSVM / SpanSVM / RMSVM columns there, named.  On twonorm and skin-nonskin they
+run beside the exact methods, on the same folds, as a check of the approximation.
 
 What ran on this machine (the result file says so per cell; the report marks the rest "not
 run"): every method on the 17 tasks up to n = 1,473; on twonorm and skin-nonskin the gradient
 methods, the RBSVM variants and ``SVC()`` (15-420 s per selection on 6,660-9,000 training
 points), not the three CV searches (2,890 / 2,560 SVM fits of those sizes per outer fold);
-on ijcnn1 (44,991 training points per fold) "RBSVM (low-rank)" and ``SVC()``, with the model
-entropy on the Nystroem kernel (:func:`svmtune.loo.entropy.l2_model_entropy`).
+on ijcnn1 (44,991 training points per fold) the three low-rank gradient methods and
+``SVC()``, with the model entropy on the Nystroem kernel
+(:func:`svmtune.loo.entropy.l2_model_entropy`).
 
 Published numbers: Table III (accuracy and std, %), Table V (entropy) and Tables IV / VI
 (Wilcoxon, as ``task = "all tasks"`` entries) are in ``SUITE.published``; Table II (learned
@@ -79,6 +81,8 @@ from __future__ import annotations
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
 from svmtune.bench.suites._rbsvm_experiments import (
     LOWRANK_LABEL,
+    LOWRANK_RM_LABEL,
+    LOWRANK_SPAN_LABEL,
     METHOD_LABELS,
     OPEN_C_LABEL,
     OPEN_C_LOG2_C,
@@ -179,9 +183,11 @@ METHODS: list[MethodSpec] = [
     # up to 927 > 2^8, and Sec. IV-B names the grid's limited range as a reason for its lower
     # accuracy): the same RBSVM with log2 C up to 20, the library default being [-8, 8]
     MethodSpec(OPEN_C_LABEL, "rbsvm", {"log2_C": OPEN_C_LOG2_C}),
-    # where the exact method's n x n matrices do not fit (ijcnn1), the same search on a
-    # Nystroem kernel (issue #10; rank <= 500, libsvm refit); it stands in for RBSVM there
+    # where the exact methods' n x n matrices do not fit (ijcnn1), the same searches on a
+    # Nystroem kernel (issue #10; rank <= 500, libsvm refit); they stand in for them there
     MethodSpec(LOWRANK_LABEL, "rbsvm_lowrank"),
+    MethodSpec(LOWRANK_SPAN_LABEL, "span_lowrank"),
+    MethodSpec(LOWRANK_RM_LABEL, "radius_margin_lowrank"),
 ]
 
 #: Fig. 4 points run on this machine: label -> largest n (the paper goes to 10000).  The
@@ -209,11 +215,12 @@ SUITE = Suite(
         "stratified 10-fold CV; RBSVM, SpanSVM, RMSVM (gradient methods, log2 sigma, log2 C in "
         "[-8, 8]), GridSearch (10-fold CV on the log2 [-8, 8] step-1 grid), RandomSearch and "
         "BayesSearch (256 candidates uniform on [2^-8, 2^8], 10-fold CV), SVC() defaults. "
-        "ijcnn1 (49990 samples) is too large for the exact n x n methods: RBSVM runs there on a "
-        "Nystroem kernel ('RBSVM (low-rank)'). Fig. 4 (run time vs n on skin_nonskin) is the "
-        "experiment runtime_vs_n. On the 2-core reference machine the cells costing hours to "
-        "days are not run and show as 'not run': GridSearch, RandomSearch and BayesSearch on "
-        "twonorm, skin-nonskin and ijcnn1, SpanSVM, RMSVM and the exact RBSVM on ijcnn1."
+        "ijcnn1 (49990 samples) is too large for the exact n x n methods: RBSVM, SpanSVM and "
+        "RMSVM run there on a Nystroem kernel ('... (low-rank)'). Fig. 4 (run time vs n on "
+        "skin_nonskin) is the experiment runtime_vs_n. On the 2-core reference machine the "
+        "cells costing hours to days are not run and show as 'not run': GridSearch, "
+        "RandomSearch and BayesSearch on twonorm, skin-nonskin and ijcnn1, the exact RBSVM, "
+        "SpanSVM and RMSVM on ijcnn1."
     ),
     tasks=TASKS,
     methods=METHODS,
