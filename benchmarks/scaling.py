@@ -16,6 +16,10 @@ Methods:
   rbsvm_lowrank  :class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank` (rank cap ``--rank``);
                  the final model is libsvm's SVC with the learned (sigma, C); the accuracy of
                  the low-rank L2-SVM itself (Nystroem features) is reported too.
+  span_lowrank, radius_margin_lowrank
+                 the smoothed-span and radius-margin searches on the same Nystroem kernel
+                 (``svmtune.methods.span_lowrank``, ``...radius_margin_lowrank``), reported
+                 like rbsvm_lowrank.
   grid           the paper's 10-fold grid search (17 x 17 log2 grid, 2,890 SVC fits); run in
                  full for n <= --max-grid-n, otherwise **extrapolated**: ``--grid-sample``
                  random grid points are cross-validated (10 folds each) and the time is scaled
@@ -42,7 +46,8 @@ from pathlib import Path
 import numpy as np
 
 DATASETS = {"ijcnn1": ("ijcnn1_train", "ijcnn1_test"), "skin_nonskin": ("skin_nonskin", None)}
-METHODS = ("default", "rbsvm", "rbsvm_lowrank", "grid")
+LOWRANK = ("rbsvm_lowrank", "span_lowrank", "radius_margin_lowrank")
+METHODS = ("default", "rbsvm", *LOWRANK, "grid")
 
 
 def _maxrss_mb() -> float:
@@ -92,9 +97,9 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
         nystroem_factor,
         pivoted_cholesky_landmarks,
     )
+    from svmtune.methods.base import get_selector
     from svmtune.methods.baselines import GridSearch, log2_grid
     from svmtune.methods.rbsvm import RBSVM
-    from svmtune.methods.rbsvm_lowrank import RBSVMLowRank
     from svmtune.search.cv import cv_errors, make_folds
 
     X, y, Xt, yt = _load(dataset, n)
@@ -116,13 +121,12 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
     if method == "default":
         rec["selection_time_s"] = 0.0
         svc_params = {}
-    elif method in ("rbsvm", "rbsvm_lowrank"):
+    elif method == "rbsvm" or method in LOWRANK:
         if method == "rbsvm":
             sel = RBSVM(log2_C=args.log2_C, max_iter=args.max_iter)
         else:
-            sel = RBSVMLowRank(
-                rank=args.rank, rank_tol=args.rank_tol, log2_C=args.log2_C, max_iter=args.max_iter
-            )
+            opts = {"log2_C": args.log2_C, "max_iter": args.max_iter}
+            sel = get_selector(method, dict(opts, rank=args.rank, rank_tol=args.rank_tol))
         with warnings.catch_warnings(record=True) as wlist:
             warnings.simplefilter("always")
             s = sel.select(X, y, random_state=0)
@@ -139,10 +143,14 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
             info={k: v for k, v in s.info.items() if isinstance(v, (int, float, str, bool, list))},
         )
         svc_params = {"C": params["C"], "gamma": params["gamma"]}
-        if method == "rbsvm_lowrank":
+        if method in LOWRANK:
             t1 = time.perf_counter()
-            idx, _ = pivoted_cholesky_landmarks(
-                X, s.info["landmark_sigma"], tol=args.rank_tol, max_rank=args.rank
+            idx, _ = pivoted_cholesky_landmarks(  # the selection's final landmarks
+                X,
+                s.info["landmark_sigma"],
+                tol=args.rank_tol,
+                max_rank=args.rank,
+                min_rank=s.info["rank"],
             )
             D2_nm = squared_distances(X, X[idx])
             nf = nystroem_factor(D2_nm, D2_nm[idx], params["sigma"])
