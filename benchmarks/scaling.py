@@ -20,6 +20,14 @@ Methods:
                  the smoothed-span and radius-margin searches on the same Nystroem kernel
                  (``svmtune.methods.span_lowrank``, ``...radius_margin_lowrank``), reported
                  like rbsvm_lowrank.
+  esdr, dbtc, j4, ld
+                 the data criteria of issue #10 item 2 (:mod:`svmtune.methods.esdr`,
+                 :mod:`svmtune.methods.ld`): sigma maximising the index, C fixed at 1
+                 (``c_search="fixed"``: their C search is a CV grid of its own); the pair
+                 statistics are a full histogram pass in O(n) memory, or with ``--max-pairs``
+                 a histogram of that many random pairs with the index's standard error.
+  ss             S&S-RB (:mod:`svmtune.methods.ss_ratio`): width and C from the S&S ratio
+                 (random Fourier features above its exact-path size).
   grid           the paper's 10-fold grid search (17 x 17 log2 grid, 2,890 SVC fits); run in
                  full for n <= --max-grid-n, otherwise **extrapolated**: ``--grid-sample``
                  random grid points are cross-validated (10 folds each) and the time is scaled
@@ -47,7 +55,8 @@ import numpy as np
 
 DATASETS = {"ijcnn1": ("ijcnn1_train", "ijcnn1_test"), "skin_nonskin": ("skin_nonskin", None)}
 LOWRANK = ("rbsvm_lowrank", "span_lowrank", "radius_margin_lowrank")
-METHODS = ("default", "rbsvm", *LOWRANK, "grid")
+CRITERIA = ("esdr", "dbtc", "j4", "ld", "ss")
+METHODS = ("default", "rbsvm", *LOWRANK, *CRITERIA, "grid")
 
 
 def _maxrss_mb() -> float:
@@ -121,12 +130,16 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
     if method == "default":
         rec["selection_time_s"] = 0.0
         svc_params = {}
-    elif method == "rbsvm" or method in LOWRANK:
+    elif method == "rbsvm" or method in LOWRANK or method in CRITERIA:
         if method == "rbsvm":
             sel = RBSVM(log2_C=args.log2_C, max_iter=args.max_iter)
-        else:
+        elif method in LOWRANK:
             opts = {"log2_C": args.log2_C, "max_iter": args.max_iter}
             sel = get_selector(method, dict(opts, rank=args.rank, rank_tol=args.rank_tol))
+        elif method == "ss":
+            sel = get_selector("ss")
+        else:
+            sel = get_selector(method, {"c_search": "fixed", "max_pairs": args.max_pairs})
         with warnings.catch_warnings(record=True) as wlist:
             warnings.simplefilter("always")
             s = sel.select(X, y, random_state=0)
@@ -140,7 +153,11 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
             estimate=s.estimate,
             criterion=s.criterion,
             n_svm_fits=s.n_svm_fits,
-            info={k: v for k, v in s.info.items() if isinstance(v, (int, float, str, bool, list))},
+            info={
+                k: v
+                for k, v in s.info.items()
+                if isinstance(v, (int, float, str, bool, list)) and k != "history"
+            },
         )
         svc_params = {"C": params["C"], "gamma": params["gamma"]}
         if method in LOWRANK:
@@ -261,6 +278,8 @@ def _extra_args(args) -> list[str]:
     out = [f"--log2-C={args.log2_C[0]},{args.log2_C[1]}", "--max-iter", str(args.max_iter)]
     if args.skip_svc:
         out.append("--skip-svc")
+    if args.max_pairs:
+        out += ["--max-pairs", str(args.max_pairs)]
     if args.tag:
         out += ["--tag", args.tag]
     return out
@@ -280,6 +299,7 @@ def main(argv=None) -> None:
     ap.add_argument("--log2-C", type=_pair, default=(-8.0, 8.0), help="RBSVM box for log2 C")
     ap.add_argument("--max-iter", type=int, default=100, help="RBSVM L-BFGS-B iterations")
     ap.add_argument("--skip-svc", action="store_true", help="no libsvm refit after selection")
+    ap.add_argument("--max-pairs", type=int, default=None, help="esdr/dbtc/j4/ld: pairs subsampled")
     ap.add_argument("--tag", default="", help="suffix of the JSON file names (variants)")
     ap.add_argument("--force", action="store_true", help="re-run cells whose JSON exists")
     ap.add_argument("--plot", action="store_true", help="only redraw scaling.png")
