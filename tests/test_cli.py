@@ -212,6 +212,10 @@ def test_select_unknown_method_and_bad_params(csv_file):
     r = run("select", path, "--method", "grid", "--param", "bogus=1", ok=False)
     assert_one_line_error(r, "bogus")
     assert "n_splits" in r.output  # the method's options are listed
+    # options passed on through **options to a base class are listed too
+    r = run("select", path, "--method", "span_lowrank", "--param", "bogus=1", ok=False)
+    assert_one_line_error(r, "bogus")
+    assert "eta" in r.output and "rank_tol" in r.output and "max_iter" in r.output
     assert_one_line_error(
         run("select", path, "--method", "grid", "--param", "x", ok=False), "key=value", code=2
     )

@@ -115,20 +115,24 @@ def _fail(exc: BaseException, prefix: str = "") -> click.ClickException:
 
 
 def _options_hint(name: str) -> str:
-    """`` (options of 'grid': log2_sigma, ...)`` from the selector's signature, or ""."""
+    """`` (options of 'grid': log2_sigma, ...)`` from the selector's signature, or ""
+    (following ``**options`` passed on to the base classes' ``__init__``)."""
     import importlib
     import inspect
 
     from svmtune.methods.base import METHODS
 
     module, cls = METHODS[name].split(":")
+    names: list[str] = []
     try:
         klass = getattr(importlib.import_module(module), cls)
-        names = [
-            p.name
-            for p in inspect.signature(klass.__init__).parameters.values()
-            if p.kind is p.KEYWORD_ONLY
-        ]
+        for k in klass.__mro__:
+            if "__init__" not in vars(k):
+                continue
+            params = inspect.signature(vars(k)["__init__"]).parameters.values()
+            names += [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in names]
+            if not any(p.kind is p.VAR_KEYWORD for p in params):
+                break
     except (ImportError, AttributeError, TypeError, ValueError):
         return ""
     return f" (options of {name!r}: {', '.join(names)})" if names else ""

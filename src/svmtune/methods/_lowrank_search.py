@@ -3,8 +3,8 @@
 The RBSVM, smoothed-span and radius-margin searches on a Nystroem kernel
 (:class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`,
 :class:`svmtune.methods.span_lowrank.SpanSVMLowRank`,
-:class:`svmtune.methods.radius_margin_lowrank.RMSVMLowRank`) differ only in the criterion; the
-option checks, the start rule and the landmark/refresh loop are these functions:
+:class:`svmtune.methods.radius_margin_lowrank.RMSVMLowRank`) differ only in the criterion;
+their options, start rule, landmark/refresh loop and result are :class:`LowRankSearch`:
 
 * rank rule: pivoted Cholesky of the RBF kernel at the start width until the trace residual is
   at most ``rank_tol * n`` or ``rank`` landmarks
@@ -26,9 +26,16 @@ from sklearn.utils.validation import check_random_state
 
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
-from svmtune.search.gradient import GradientSearchResult, initial_sigma, minimize_log_params
+from svmtune.methods.base import Selection, Selector, ovr_tasks
+from svmtune.methods.baselines import rbf_params
+from svmtune.search.gradient import (
+    GradientSearchResult,
+    check_search_options,
+    initial_sigma,
+    minimize_log_params,
+)
 
-__all__ = ["check_lowrank_options", "landmark_search", "lowrank_start", "selector_landmark_search"]
+__all__ = ["LowRankSearch", "check_lowrank_options", "landmark_search", "lowrank_start"]
 
 _LOG2 = float(np.log(2.0))
 
@@ -185,24 +192,154 @@ def landmark_search(
     return res, extra
 
 
-def selector_landmark_search(
-    selector, X: np.ndarray, theta0: np.ndarray, make_objective: Callable, random_state
-) -> tuple[GradientSearchResult, dict[str, Any]]:
-    """:func:`landmark_search` with the rank and search options stored on a low-rank selector
-    (``rank``, ``rank_tol``, ``refresh``, ``log2_sigma``, ``log2_C``, ``tol``, ``max_iter``,
-    ``max_eval``, ``restarts``, ``jump_restarts``)."""
-    return landmark_search(
+class LowRankSearch(Selector):
+    """Base of the gradient searches on a Nystroem kernel (options, start, landmarks, result).
+
+    Parameters
+    ----------
+    rank : int
+        Largest number of landmarks ``m`` (default 500).
+    rank_tol : float
+        Relative trace residual at which pivoted Cholesky stops (default 0.01).
+    jitter : float
+        Added to the landmark kernel matrix before factorisation (default 1e-8).
+    refresh : int
+        How many times the landmarks may be re-chosen at the learned width (default 1).
+    start_sample : int
+        Points used by the median-heuristic start (default 2000).
+    final_model : {"l1", "l2"}
+        Default "l1": libsvm's SVC (refitting the exact L2-SVM needs the ``n x n`` kernel).
+    log2_sigma, log2_C, start, C0, restarts, jump_restarts, tol, max_iter, max_eval
+        The search options of the exact gradient methods
+        (:func:`svmtune.search.gradient.check_search_options`), same defaults.
+
+    Subclasses provide ``_evaluate`` (the criterion, its gradient and the search state on
+    given landmarks) and ``_summary`` (estimate, criterion and method-specific info at the
+    chosen point); ``info`` adds ``rank``, ``rank_residual`` (trace residual / n),
+    ``landmark_sigma``, ``n_refresh``, the start and the optimiser's diagnostics.
+    """
+
+    kernels = ("rbf",)
+
+    def __init__(
+        self,
+        *,
+        rank: int = 500,
+        rank_tol: float = 1e-2,
+        jitter: float = 1e-8,
+        refresh: int = 1,
+        start_sample: int = 2000,
+        final_model: str = "l1",
+        log2_sigma=(-8.0, 8.0),
+        log2_C=(-8.0, 8.0),
+        start="median",
+        C0: float = 1.0,
+        restarts: int = 0,
+        jump_restarts: int = 3,
+        tol: float = 1e-6,
+        max_iter: int = 100,
+        max_eval: int | None = None,
+    ):
+        opts = check_search_options(
+            log2_sigma=log2_sigma,
+            log2_C=log2_C,
+            start=start,
+            C0=C0,
+            restarts=restarts,
+            jump_restarts=jump_restarts,
+            tol=tol,
+            max_iter=max_iter,
+            max_eval=max_eval,
+        )
+        opts.update(
+            check_lowrank_options(
+                rank=rank,
+                rank_tol=rank_tol,
+                jitter=jitter,
+                refresh=refresh,
+                start_sample=start_sample,
+                final_model=final_model,
+            )
+        )
+        for key, value in opts.items():
+            setattr(self, key, value)
+
+    def _evaluate(
+        self, D2_nm, D2_mm, tasks, theta, sample_weight, state, rank
+    ) -> tuple[float, np.ndarray, dict[str, Any]]:
+        """``(value, grad, new_state)`` on the landmarks ``D2_nm``, ``D2_mm`` (``rank`` of
+        them), warm-started from ``state``; ``new_state["obj"]`` is the evaluation."""
+        raise NotImplementedError
+
+    def _summary(self, y, tasks, state, sample_weight) -> tuple[float | None, float, dict]:
+        """``(estimate, criterion, method-specific info)`` from the chosen point's state."""
+        raise NotImplementedError
+
+    def select(
+        self,
         X,
-        theta0,
-        make_objective,
-        rank=selector.rank,
-        rank_tol=selector.rank_tol,
-        refresh=selector.refresh,
-        random_state=random_state,
-        bounds=[selector.log2_sigma, selector.log2_C],
-        tol=selector.tol,
-        max_iter=selector.max_iter,
-        max_eval=selector.max_eval,
-        restarts=selector.restarts,
-        jump_restarts=selector.jump_restarts,
-    )
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+    ):
+        self.check_kernel(kernel)
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        tasks = ovr_tasks(y)
+        rng = check_random_state(random_state)
+        theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng)
+
+        def make_objective(D2_nm, D2_mm, m):
+            def fun(theta, state):
+                return self._evaluate(D2_nm, D2_mm, tasks, theta, sw, state, m)
+
+            return fun
+
+        res, extra = landmark_search(
+            X,
+            theta0,
+            make_objective,
+            rank=self.rank,
+            rank_tol=self.rank_tol,
+            refresh=self.refresh,
+            random_state=rng,
+            bounds=[self.log2_sigma, self.log2_C],
+            tol=self.tol,
+            max_iter=self.max_iter,
+            max_eval=self.max_eval,
+            restarts=self.restarts,
+            jump_restarts=self.jump_restarts,
+        )
+        estimate, criterion, info = self._summary(y, tasks, res.state, sw)
+        box = np.array([self.log2_sigma, self.log2_C]) * _LOG2
+        start = np.exp(np.clip(theta0, box[:, 0], box[:, 1]))  # as minimize_log_params clips
+        info.update(
+            {
+                **extra,
+                "n_support": int(res.state["n_sv"]),
+                "n_iter": res.n_iter,
+                "n_evals": res.n_evals,
+                "converged": res.converged,
+                "message": res.message,
+                "segments": res.segments,
+                "at_bound": list(res.at_bound),
+                "start_sigma": float(start[0]),
+                "start_C": float(start[1]),
+                "grad_norm": float(np.linalg.norm(res.grad)),
+            }
+        )
+        sigma, C = (float(v) for v in np.exp(res.theta))
+        return Selection(
+            params=rbf_params(sigma, C),
+            estimate=estimate,
+            criterion=criterion,
+            n_svm_fits=int(res.n_fits),
+            history=res.history,
+            final_model=self.final_model,
+            info=info,
+        )

@@ -17,24 +17,14 @@ pivoted-Cholesky landmarks and every step costs ``O(n m^2)`` time and ``O(n m)``
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_random_state
 
 from svmtune.loo.radius_margin_lowrank import lowrank_radius_margin_objective
-from svmtune.methods._lowrank_search import (
-    check_lowrank_options,
-    lowrank_start,
-    selector_landmark_search,
-)
-from svmtune.methods.base import Selection, Selector, ovr_tasks
-from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options
+from svmtune.methods._lowrank_search import LowRankSearch
 
 __all__ = ["RMSVMLowRank"]
 
-_LOG2 = float(np.log(2.0))
 
-
-class RMSVMLowRank(Selector):
+class RMSVMLowRank(LowRankSearch):
     """Radius-margin bound minimised by gradient descent on a Nystroem kernel ("RMSVM", large n).
 
     The criterion is ``T = R^2 sum_k ||w_k||^2`` of the L2-SVM in the feature space of
@@ -46,21 +36,10 @@ class RMSVMLowRank(Selector):
 
     Parameters
     ----------
-    rank : int
-        Largest number of landmarks ``m`` (default 500).
-    rank_tol : float
-        Relative trace residual at which pivoted Cholesky stops (default 0.01).
-    jitter : float
-        Added to the landmark kernel matrix before factorisation (default 1e-8).
-    refresh : int
-        How many times the landmarks may be re-chosen at the learned width (default 1).
-    start_sample : int
-        Points used by the median-heuristic start (default 2000).
-    final_model : {"l1", "l2"}
-        Default "l1": libsvm's SVC (refitting the exact L2-SVM needs the ``n x n`` kernel).
-    log2_sigma, log2_C, start, C0, restarts, jump_restarts, tol, max_iter, max_eval
-        The search options of :class:`svmtune.methods.gradient_baselines.RMSVM`, same
-        defaults.
+    rank, rank_tol, jitter, refresh, start_sample, final_model, log2_sigma, log2_C, start, C0,
+    restarts, jump_restarts, tol, max_iter, max_eval
+        :class:`svmtune.methods._lowrank_search.LowRankSearch` (the search options those of
+        :class:`svmtune.methods.gradient_baselines.RMSVM`, same defaults).
 
     Notes
     -----
@@ -72,132 +51,41 @@ class RMSVMLowRank(Selector):
     """
 
     name = "radius_margin_lowrank"
-    kernels = ("rbf",)
 
-    def __init__(
-        self,
-        *,
-        rank: int = 500,
-        rank_tol: float = 1e-2,
-        jitter: float = 1e-8,
-        refresh: int = 1,
-        start_sample: int = 2000,
-        final_model: str = "l1",
-        log2_sigma=(-8.0, 8.0),
-        log2_C=(-8.0, 8.0),
-        start="median",
-        C0: float = 1.0,
-        restarts: int = 0,
-        jump_restarts: int = 3,
-        tol: float = 1e-6,
-        max_iter: int = 100,
-        max_eval: int | None = None,
-    ):
-        opts = check_search_options(
-            log2_sigma=log2_sigma,
-            log2_C=log2_C,
-            start=start,
-            C0=C0,
-            restarts=restarts,
-            jump_restarts=jump_restarts,
-            tol=tol,
-            max_iter=max_iter,
-            max_eval=max_eval,
+    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, rank):
+        """``log T`` and its gradient ``dT / T``, as RMSVM hands them to the optimiser."""
+        obj = lowrank_radius_margin_objective(
+            D2_nm,
+            D2_mm,
+            tasks,
+            theta,
+            sample_weight=sample_weight,
+            init_support=None if state is None else state["supports"],
+            ball_init=None if state is None else state["ball_support"],
+            jitter=self.jitter,
         )
-        opts.update(
-            check_lowrank_options(
-                rank=rank,
-                rank_tol=rank_tol,
-                jitter=jitter,
-                refresh=refresh,
-                start_sample=start_sample,
-                final_model=final_model,
-            )
-        )
-        for key, value in opts.items():
-            setattr(self, key, value)
-
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-    ):
-        self.check_kernel(kernel)
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y)
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        tasks = ovr_tasks(y)
-        rng = check_random_state(random_state)
-        theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng)
-        jitter = self.jitter
-
-        def make_objective(D2_nm, D2_mm, m):
-            def fun(theta, state):
-                init = None if state is None else state["supports"]
-                ball_init = None if state is None else state["ball_support"]
-                obj = lowrank_radius_margin_objective(
-                    D2_nm,
-                    D2_mm,
-                    tasks,
-                    theta,
-                    sample_weight=sw,
-                    init_support=init,
-                    ball_init=ball_init,
-                    jitter=jitter,
-                )
-                new_state = {
-                    "supports": [s.copy() for s in obj.supports],
-                    "ball_support": obj.ball.support,
-                    "obj": obj,
-                    "n_sv": obj.n_support,
-                    "T": obj.value,
-                    "R2": obj.R2,
-                    "w2": float(obj.w2.sum()),
-                    "n_ball": int(obj.ball.support.sum()),
-                    "rank": m,
-                }
-                # T > 0: the ridge 1/(C w) keeps the points apart (R > 0) and an SVM with both
-                # classes has ||w|| > 0
-                T = max(obj.value, np.finfo(float).tiny)
-                return float(np.log(T)), obj.grad / T, new_state
-
-            return fun
-
-        res, extra = selector_landmark_search(self, X, theta0, make_objective, rng)
-        st = res.state
-        box = np.array([self.log2_sigma, self.log2_C]) * _LOG2
-        start = np.clip(theta0, box[:, 0], box[:, 1])  # as minimize_log_params clips it
-        sigma, C = (float(v) for v in np.exp(res.theta))
-        T = float(st["T"])
-        info = {
-            "R2": float(st["R2"]),
-            "w2": float(st["w2"]),
-            "n_ball": int(st["n_ball"]),
-            "bound": float(min(1.0, T / len(y))),
-            **extra,
-            "n_support": int(st["n_sv"]),
-            "n_iter": res.n_iter,
-            "n_evals": res.n_evals,
-            "converged": res.converged,
-            "message": res.message,
-            "segments": res.segments,
-            "at_bound": list(res.at_bound),
-            "start_sigma": float(np.exp(start[0])),
-            "start_C": float(np.exp(start[1])),
-            "grad_norm": float(np.linalg.norm(res.grad)),
+        new_state = {
+            "supports": [s.copy() for s in obj.supports],
+            "ball_support": obj.ball.support,
+            "obj": obj,
+            "n_sv": obj.n_support,
+            "T": obj.value,
+            "R2": obj.R2,
+            "w2": float(obj.w2.sum()),
+            "n_ball": int(obj.ball.support.sum()),
+            "rank": rank,
         }
-        return Selection(
-            params=rbf_params(sigma, C),
-            estimate=None,
-            criterion=T,
-            n_svm_fits=int(res.n_fits),
-            history=res.history,
-            final_model=self.final_model,
-            info=info,
-        )
+        # T > 0: the ridge 1/(C w) keeps the points apart (R > 0) and an SVM with both
+        # classes has ||w|| > 0
+        T = max(obj.value, np.finfo(float).tiny)
+        return float(np.log(T)), obj.grad / T, new_state
+
+    def _summary(self, y, tasks, state, sample_weight):
+        T = float(state["T"])
+        info = {
+            "R2": float(state["R2"]),
+            "w2": float(state["w2"]),
+            "n_ball": int(state["n_ball"]),
+            "bound": float(min(1.0, T / len(y))),
+        }
+        return None, T, info

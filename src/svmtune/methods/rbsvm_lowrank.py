@@ -15,157 +15,71 @@ the exact method (and from the paper, beyond those listed in :mod:`svmtune.metho
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_random_state
 
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm import loo_error_rate
+from svmtune.loo.rbsvm import LOSSES, loo_error_rate
 from svmtune.lowrank import lowrank_rbsvm_objective
-from svmtune.methods._lowrank_search import (
-    check_lowrank_options,
-    lowrank_start,
-    selector_landmark_search,
-)
-from svmtune.methods.base import Selection, ovr_tasks
-from svmtune.methods.baselines import rbf_params
-from svmtune.methods.rbsvm import RBSVM
+from svmtune.methods._lowrank_search import LowRankSearch
 
 __all__ = ["RBSVMLowRank"]
 
 
-class RBSVMLowRank(RBSVM):
+class RBSVMLowRank(LowRankSearch):
     """RBSVM (Algorithm 1) on a pivoted-Cholesky Nystroem kernel, ``O(n m^2)`` per step.
 
     Parameters
     ----------
-    rank : int
-        Largest number of landmarks ``m`` (default 500).
-    rank_tol : float
-        Relative trace residual at which pivoted Cholesky stops (default 0.01).
-    jitter : float
-        Added to the landmark kernel matrix before factorisation (default 1e-8).
-    refresh : int
-        How many times the landmarks may be re-chosen at the learned width (default 1).
-    start_sample : int
-        Points used by the median-heuristic start (default 2000).
-    log2_sigma, log2_C, start, C0, restarts, jump_restarts, tol, max_iter, max_eval, loss
+    loss : {"cross_entropy", "squared"}
         As :class:`svmtune.methods.rbsvm.RBSVM`.
-    final_model : {"l1", "l2"}
-        Default "l1" (see the module docstring).
+    rank, rank_tol, jitter, refresh, start_sample, final_model
+        The low-rank options (:class:`svmtune.methods._lowrank_search.LowRankSearch`; the
+        default final model is libsvm's SVC, see the module docstring).
+    log2_sigma, log2_C, start, C0, restarts, jump_restarts, tol, max_iter, max_eval
+        As :class:`svmtune.methods.rbsvm.RBSVM`.
 
     Notes
     -----
-    ``estimate`` is the closed-form LOO error rate of the low-rank L2-SVM at the optimum;
-    ``info`` adds ``rank``, ``rank_residual`` (trace residual / n), ``landmark_sigma`` and
-    ``n_refresh``.
+    ``criterion`` is ``J / n`` of the low-rank L2-SVM at the optimum and ``estimate`` its
+    closed-form LOO error rate; ``info`` adds ``model_entropy``, ``rank``, ``rank_residual``
+    (trace residual / n), ``landmark_sigma`` and ``n_refresh``.
     """
 
     name = "rbsvm_lowrank"
-    kernels = ("rbf",)
 
-    def __init__(
-        self,
-        *,
-        rank: int = 500,
-        rank_tol: float = 1e-2,
-        jitter: float = 1e-8,
-        refresh: int = 1,
-        start_sample: int = 2000,
-        final_model: str = "l1",
-        **rbsvm_options,
-    ):
-        super().__init__(final_model=final_model, **rbsvm_options)
-        opts = check_lowrank_options(
-            rank=rank,
-            rank_tol=rank_tol,
-            jitter=jitter,
-            refresh=refresh,
-            start_sample=start_sample,
-            final_model=final_model,
-        )
-        for key, value in opts.items():
-            setattr(self, key, value)
+    def __init__(self, *, loss: str = "cross_entropy", **options):
+        super().__init__(**options)
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        self.loss = loss
 
-    def _objective(self, D2_nm, D2_mm, tasks, theta, sample_weight, init_support):
-        """Criterion minimised on the Nystroem kernel: ``(value, grad, LowRankObjective)``.
-
-        Here the mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`);
-        subclasses minimising another criterion on the same landmarks override this and
-        :meth:`_summary`.
-        """
+    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, rank):
+        """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`)."""
         obj = lowrank_rbsvm_objective(
             D2_nm,
             D2_mm,
             tasks,
             theta,
             sample_weight=sample_weight,
-            init_support=init_support,
+            init_support=None if state is None else state["support"],
             loss=self.loss,
             jitter=self.jitter,
         )
         n = len(tasks[0])
         total_w = float(n) if sample_weight is None else float(sample_weight.sum())
-        return obj.value / total_w, obj.grad / total_w, obj
+        new_state = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj, "rank": rank}
+        return obj.value / total_w, obj.grad / total_w, new_state
 
-    def _summary(self, y, tasks, obj, sample_weight) -> tuple[float, dict]:
-        """``(estimate, method-specific info)`` at the chosen point's ``obj``."""
+    def _summary(self, y, tasks, state, sample_weight):
+        obj = state["obj"]
         entropy = float(
             np.mean(
                 [model_entropy(t, r, sample_weight=sample_weight) for t, r in zip(tasks, obj.loo)]
             )
         )
-        return loo_error_rate(y, obj.loo, sample_weight), {"model_entropy": entropy}
-
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-    ):
-        self.check_kernel(kernel)
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y)
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        tasks = ovr_tasks(y)
-        rng = check_random_state(random_state)
-        theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng)
-
-        def make_objective(D2_nm, D2_mm, m):
-            def fun(theta, state):
-                init = None if state is None else state["support"]
-                value, grad, obj = self._objective(D2_nm, D2_mm, tasks, theta, sw, init)
-                st = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj, "rank": m}
-                return value, grad, st
-
-            return fun
-
-        res, extra = selector_landmark_search(self, X, theta0, make_objective, rng)
-        obj = res.state["obj"]
-        sigma, C = (float(v) for v in np.exp(res.theta))
-        estimate, info = self._summary(y, tasks, obj, sw)
-        info.update(
-            {
-                "n_iter": res.n_iter,
-                "n_evals": res.n_evals,
-                "n_support": obj.n_support,
-                **extra,
-                "converged": res.converged,
-                "message": res.message,
-                "segments": res.segments,
-                "at_bound": list(res.at_bound),
-                "grad_norm": float(np.linalg.norm(res.grad)),
-            }
-        )
-        return Selection(
-            params=rbf_params(sigma, C),
-            estimate=estimate,
-            criterion=res.value,
-            n_svm_fits=res.n_fits,
-            history=res.history,
-            final_model=self.final_model,
-            info=info,
+        n = len(y)
+        total_w = float(n) if sample_weight is None else float(sample_weight.sum())
+        return (
+            loo_error_rate(y, obj.loo, sample_weight),
+            obj.value / total_w,
+            {"model_entropy": entropy},
         )
