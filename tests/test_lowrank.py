@@ -14,6 +14,7 @@ from svmtune.loo.rbsvm import closed_form_loo, loo_exact_mask, rbsvm_objective
 from svmtune.lowrank import (
     WoodburyFactor,
     fit_l2_svm_lowrank,
+    fit_tasks_lowrank,
     lowrank_loo,
     lowrank_rbsvm_objective,
     nystroem_factor,
@@ -184,3 +185,22 @@ def test_pivoted_cholesky_min_rank_pivots_past_the_residual_target():
     assert idx2.size == 25 and np.array_equal(idx2[: idx.size], idx) and resid2 < resid
     with pytest.raises(ValueError, match="min_rank"):
         pivoted_cholesky_landmarks(X, 1.0, min_rank=0)
+
+
+def test_fit_tasks_lowrank_fits_every_task_and_validates():
+    X, y = make_problem(40, 3, 9)
+    idx, _ = pivoted_cholesky_landmarks(X, 1.2, tol=1e-3, max_rank=15)
+    D2_nm = squared_distances(X, X[idx])
+    tasks = [y, -y]
+    theta, nf, sols = fit_tasks_lowrank(D2_nm, D2_nm[idx], tasks, np.log([1.2, 3.0]))
+    assert nf.rank == idx.size and len(sols) == 2
+    ref = fit_l2_svm_lowrank(nf.Z, -y, 3.0)
+    np.testing.assert_allclose(sols[1].alpha, ref.alpha, atol=1e-10)
+    with pytest.raises(ValueError, match="labels"):
+        fit_tasks_lowrank(D2_nm, D2_nm[idx], [y[:-1]], theta)
+    with pytest.raises(ValueError, match="at least one task"):
+        fit_tasks_lowrank(D2_nm, D2_nm[idx], [], theta)
+    with pytest.raises(ValueError, match="theta"):
+        fit_tasks_lowrank(D2_nm, D2_nm[idx], tasks, [np.nan, 0.0])
+    with pytest.raises(ValueError, match="init_support"):
+        fit_tasks_lowrank(D2_nm, D2_nm[idx], tasks, theta, init_support=[None])

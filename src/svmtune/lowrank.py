@@ -70,6 +70,7 @@ __all__ = [
     "lowrank_loo",
     "lowrank_loo_gradient",
     "lowrank_rbsvm_objective",
+    "fit_tasks_lowrank",
 ]
 
 
@@ -567,6 +568,44 @@ class LowRankObjective:
         return [s.support for s in self.solutions]
 
 
+def fit_tasks_lowrank(
+    D2_nm: np.ndarray,
+    D2_mm: np.ndarray,
+    tasks: Sequence[np.ndarray],
+    theta: Sequence[float] | np.ndarray,
+    *,
+    sample_weight: np.ndarray | None = None,
+    init_support: Sequence[np.ndarray | None] | None = None,
+    jitter: float = 1e-8,
+    tol: float = 1e-8,
+) -> tuple[np.ndarray, NystroemFactor, list[DualSolution]]:
+    """The Nystroem factor at ``sigma = exp(theta[0])`` and the L2-SVM of every task at
+    ``C = exp(theta[1])`` (:func:`fit_l2_svm_lowrank`, warm-started from ``init_support``):
+    the shared first step of the low-rank criteria.  Returns ``(theta, factor, solutions)``
+    with ``theta`` validated."""
+    theta = np.asarray(theta, dtype=float).ravel()
+    if theta.shape != (2,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
+    tasks = list(tasks)
+    if not tasks:
+        raise ValueError("need at least one task")
+    n = np.asarray(D2_nm).shape[0]
+    for t in tasks:
+        if np.shape(t) != (n,):
+            raise ValueError(f"every task must hold {n} labels, got shape {np.shape(t)}")
+    if init_support is None:
+        init_support = [None] * len(tasks)
+    if len(init_support) != len(tasks):
+        raise ValueError("init_support needs one entry per task")
+    sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
+    nf = nystroem_factor(D2_nm, D2_mm, sigma, jitter=jitter)
+    sols = [
+        fit_l2_svm_lowrank(nf.Z, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
+        for y_t, init in zip(tasks, init_support)
+    ]
+    return theta, nf, sols
+
+
 def lowrank_rbsvm_objective(
     D2_nm: np.ndarray,
     D2_mm: np.ndarray,
@@ -598,34 +637,31 @@ def lowrank_rbsvm_objective(
     -------
     LowRankObjective
     """
-    theta = np.asarray(theta, dtype=float).ravel()
-    if theta.shape != (2,) or not np.all(np.isfinite(theta)):
-        raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    n = np.asarray(D2_nm).shape[0]
+    theta, nf, sols = fit_tasks_lowrank(
+        D2_nm,
+        D2_mm,
+        tasks,
+        theta,
+        sample_weight=sample_weight,
+        init_support=init_support,
+        jitter=jitter,
+        tol=tol,
+    )
+    n = nf.Z.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
-    nf = nystroem_factor(D2_nm, D2_mm, sigma, jitter=jitter)
-    if init_support is None:
-        init_support = [None] * len(tasks)
-    if len(init_support) != len(tasks):
-        raise ValueError("init_support needs one entry per task")
     value, grad = 0.0, (np.zeros(2) if gradient else None)
-    loo, sols, used, n_newton = [], [], np.zeros(n, dtype=bool), 0
-    for y_t, init in zip(tasks, init_support):
-        sol = fit_l2_svm_lowrank(
-            nf.Z, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol
-        )
+    loo, used = [], np.zeros(n, dtype=bool)
+    for sol in sols:
         r = lowrank_loo(sol, nf.Z)
         L, dL = loo_loss(sol.y, r, loss)
         value += float(w @ L)
         if gradient:
             grad += lowrank_loo_gradient(sol, nf, w * dL)
         loo.append(r)
-        sols.append(sol)
         used |= sol.support
-        n_newton += sol.n_iter
+    n_newton = sum(sol.n_iter for sol in sols)
     return LowRankObjective(
         value=value,
         grad=grad,

@@ -70,7 +70,7 @@ import scipy.sparse as sp
 
 from svmtune.loo.radius_margin import RadiusMargin
 from svmtune.loo.sphere import BallSolution
-from svmtune.lowrank import NystroemFactor, fit_l2_svm_lowrank, nystroem_factor
+from svmtune.lowrank import NystroemFactor, fit_tasks_lowrank
 from svmtune.svm import DualSolution
 
 __all__ = [
@@ -565,26 +565,17 @@ def lowrank_radius_margin_objective(
     -------
     LowRankRadiusMargin
     """
-    theta = np.asarray(theta, dtype=float).ravel()
-    if theta.shape != (2,) or not np.all(np.isfinite(theta)):
-        raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
-    if not len(tasks):
-        raise ValueError("need at least one task")
-    D2_nm = np.asarray(D2_nm, dtype=float)
-    n = D2_nm.shape[0]
-    for t in tasks:
-        if np.shape(t) != (n,):
-            raise ValueError(f"every task must hold {n} labels, got shape {np.shape(t)}")
-    if init_support is None:
-        init_support = [None] * len(tasks)
-    if len(init_support) != len(tasks):
-        raise ValueError("init_support needs one entry per task")
-    sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
-    nf = nystroem_factor(D2_nm, D2_mm, sigma, jitter=jitter)
-    sols = [
-        fit_l2_svm_lowrank(nf.Z, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
-        for y_t, init in zip(tasks, init_support)
-    ]
+    theta, nf, sols = fit_tasks_lowrank(
+        D2_nm,
+        D2_mm,
+        tasks,
+        theta,
+        sample_weight=sample_weight,
+        init_support=init_support,
+        jitter=jitter,
+        tol=tol,
+    )
+    n = nf.Z.shape[0]
     rm = lowrank_radius_margin(nf, sols, gradient=gradient, ball_init=ball_init)
     used = np.zeros(n, dtype=bool)
     for s in sols:

@@ -60,9 +60,8 @@ from svmtune.lowrank import (
     LowRankObjective,
     NystroemFactor,
     WoodburyFactor,
-    fit_l2_svm_lowrank,
+    fit_tasks_lowrank,
     lowrank_loo,
-    nystroem_factor,
 )
 from svmtune.svm import DualSolution
 
@@ -305,26 +304,20 @@ def lowrank_span_objective(
         requested), ``loo`` the span-rule LOO outputs per task (RBSVM eq. (27)), ``solutions``
         and the features ``Z``.
     """
-    theta = np.asarray(theta, dtype=float).ravel()
-    if theta.shape != (2,) or not np.all(np.isfinite(theta)):
-        raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
     _check_constants(eta, A, B)
-    tasks = list(tasks)
-    if not tasks:
-        raise ValueError("need at least one task")
-    if init_support is None:
-        init_support = [None] * len(tasks)
-    if len(init_support) != len(tasks):
-        raise ValueError("init_support needs one entry per task")
-    n = np.asarray(D2_nm).shape[0]
-    sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
-    nf = nystroem_factor(D2_nm, D2_mm, sigma, jitter=jitter)
+    theta, nf, sols = fit_tasks_lowrank(
+        D2_nm,
+        D2_mm,
+        tasks,
+        theta,
+        sample_weight=sample_weight,
+        init_support=init_support,
+        jitter=jitter,
+        tol=tol,
+    )
     value, grad = 0.0, (np.zeros(2) if gradient else None)
-    loo, sols, used, n_newton = [], [], np.zeros(n, dtype=bool), 0
-    for y_t, init in zip(tasks, init_support):
-        sol = fit_l2_svm_lowrank(
-            nf.Z, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol
-        )
+    loo, used = [], np.zeros(nf.Z.shape[0], dtype=bool)
+    for sol in sols:
         out = lowrank_smoothed_span(
             nf, sol, gradient=gradient, eta=eta, A=A, B=B, sample_weight=sample_weight
         )
@@ -332,9 +325,8 @@ def lowrank_span_objective(
         if gradient:
             grad += out.grad
         loo.append(lowrank_loo(sol, nf.Z))
-        sols.append(sol)
         used |= sol.support
-        n_newton += sol.n_iter
+    n_newton = sum(sol.n_iter for sol in sols)
     return LowRankSpanObjective(
         value=value,
         grad=grad,

@@ -45,8 +45,7 @@ def check_lowrank_options(
 ) -> dict[str, Any]:
     """Validate the options of the low-rank selectors; returns them normalised.
 
-    Raises ``ValueError`` naming the option (the messages of
-    :class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`).
+    Raises ``ValueError`` naming the option and what it must be.
     """
 
     def is_int(v) -> bool:
