@@ -569,7 +569,9 @@ def scaling_section(directory: Path) -> Section | None:
             "thread). 'sel. s' is wall time, 'CPU s' its process CPU time, 'peak MB' the "
             "cell's peak resident memory after selection; the test accuracy is libsvm's `SVC` "
             "refitted with the chosen (sigma, C) (the official test file for ijcnn1). "
-            "Extrapolated grid times are marked.",
+            "Extrapolated grid times are marked. The data-criterion cells (esdr, dbtc, j4, "
+            "ld) choose the width only and fix C = 1 (their own C search is a CV grid); "
+            "'_sub' cells use a random subsample of the pairs.",
         ],
     )
     cells.sort(key=lambda r: (r["dataset"], r["method"], r.get("tag", ""), r["n"]))
