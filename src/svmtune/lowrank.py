@@ -71,6 +71,7 @@ __all__ = [
     "lowrank_loo_gradient",
     "lowrank_rbsvm_objective",
     "fit_tasks_lowrank",
+    "support_union",
 ]
 
 
@@ -560,12 +561,25 @@ class LowRankObjective:
     loo: list[np.ndarray]
     solutions: list[DualSolution]
     theta: np.ndarray
-    n_support: int
-    n_newton: int = 0
 
     @property
     def supports(self) -> list[np.ndarray]:
         return [s.support for s in self.solutions]
+
+    @property
+    def n_support(self) -> int:
+        """Points that are support vectors of at least one task."""
+        return support_union(self.solutions)
+
+    @property
+    def n_newton(self) -> int:
+        """Newton iterations of the SVM solves over the tasks."""
+        return sum(s.n_iter for s in self.solutions)
+
+
+def support_union(solutions: Sequence[DualSolution]) -> int:
+    """Number of points that are support vectors of at least one of ``solutions``."""
+    return int(np.logical_or.reduce([s.support for s in solutions]).sum())
 
 
 def fit_tasks_lowrank(
@@ -652,7 +666,7 @@ def lowrank_rbsvm_objective(
     n = nf.Z.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     value, grad = 0.0, (np.zeros(2) if gradient else None)
-    loo, used = [], np.zeros(n, dtype=bool)
+    loo = []
     for sol in sols:
         r = lowrank_loo(sol, nf.Z)
         L, dL = loo_loss(sol.y, r, loss)
@@ -660,14 +674,4 @@ def lowrank_rbsvm_objective(
         if gradient:
             grad += lowrank_loo_gradient(sol, nf, w * dL)
         loo.append(r)
-        used |= sol.support
-    n_newton = sum(sol.n_iter for sol in sols)
-    return LowRankObjective(
-        value=value,
-        grad=grad,
-        loo=loo,
-        solutions=sols,
-        theta=theta.copy(),
-        n_support=int(used.sum()),
-        n_newton=n_newton,
-    )
+    return LowRankObjective(value=value, grad=grad, loo=loo, solutions=sols, theta=theta.copy())

@@ -70,7 +70,7 @@ import scipy.sparse as sp
 
 from svmtune.loo.radius_margin import RadiusMargin
 from svmtune.loo.sphere import BallSolution
-from svmtune.lowrank import NystroemFactor, fit_tasks_lowrank
+from svmtune.lowrank import NystroemFactor, fit_tasks_lowrank, support_union
 from svmtune.svm import DualSolution
 
 __all__ = [
@@ -499,8 +499,6 @@ class LowRankRadiusMargin:
         Indices relative to the positive-weight points.
     solutions : list of DualSolution
     theta : ndarray of shape (2,)
-    n_support : int
-        Points that are support vectors of at least one task.
     rank : int
         Number of landmarks ``m``.
     jitter : float
@@ -514,13 +512,17 @@ class LowRankRadiusMargin:
     ball: BallSolution
     solutions: list[DualSolution]
     theta: np.ndarray
-    n_support: int
     rank: int
     jitter: float
 
     @property
     def supports(self) -> list[np.ndarray]:
         return [s.support for s in self.solutions]
+
+    @property
+    def n_support(self) -> int:
+        """Points that are support vectors of at least one task."""
+        return support_union(self.solutions)
 
 
 def lowrank_radius_margin_objective(
@@ -575,11 +577,7 @@ def lowrank_radius_margin_objective(
         jitter=jitter,
         tol=tol,
     )
-    n = nf.Z.shape[0]
     rm = lowrank_radius_margin(nf, sols, gradient=gradient, ball_init=ball_init)
-    used = np.zeros(n, dtype=bool)
-    for s in sols:
-        used |= s.support
     return LowRankRadiusMargin(
         value=rm.value,
         grad=rm.grad if gradient else None,
@@ -588,7 +586,6 @@ def lowrank_radius_margin_objective(
         ball=rm.ball,
         solutions=sols,
         theta=theta.copy(),
-        n_support=int(used.sum()),
         rank=nf.rank,
         jitter=nf.jitter,
     )

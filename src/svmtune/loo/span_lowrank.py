@@ -316,7 +316,7 @@ def lowrank_span_objective(
         tol=tol,
     )
     value, grad = 0.0, (np.zeros(2) if gradient else None)
-    loo, used = [], np.zeros(nf.Z.shape[0], dtype=bool)
+    loo = []
     for sol in sols:
         out = lowrank_smoothed_span(
             nf, sol, gradient=gradient, eta=eta, A=A, B=B, sample_weight=sample_weight
@@ -325,15 +325,6 @@ def lowrank_span_objective(
         if gradient:
             grad += out.grad
         loo.append(lowrank_loo(sol, nf.Z))
-        used |= sol.support
-    n_newton = sum(sol.n_iter for sol in sols)
     return LowRankSpanObjective(
-        value=value,
-        grad=grad,
-        loo=loo,
-        solutions=sols,
-        theta=theta.copy(),
-        n_support=int(used.sum()),
-        n_newton=n_newton,
-        Z=nf.Z,
+        value=value, grad=grad, loo=loo, solutions=sols, theta=theta.copy(), Z=nf.Z
     )

@@ -140,14 +140,15 @@ def landmark_search(
     -------
     (result, extra)
         The last stage's :class:`svmtune.search.gradient.GradientSearchResult` (its
-        ``history``, ``n_evals``, ``n_fits`` and ``n_iter`` summed over the stages, each
-        history record with its ``stage``) and ``{"rank", "rank_residual", "landmark_sigma",
+        ``history``, ``starts``, ``n_evals``, ``n_fits`` and ``n_iter`` over all the stages,
+        each history record with its ``stage``) and ``{"rank", "rank_residual", "landmark_sigma",
         "n_refresh"}`` of the final landmarks.
     """
     rng = check_random_state(random_state)
     restarts = search_options.pop("restarts", 0)
     theta = np.asarray(theta0, dtype=float)
     history: list[dict] = []
+    starts: list[np.ndarray] = []
     n_fits = n_iter = n_evals = 0
     n_refresh = 0
     ref_sigma = float(np.exp(theta[0]))
@@ -169,6 +170,7 @@ def landmark_search(
         for rec in res.history:
             rec["stage"] = n_refresh
         history.extend(res.history)
+        starts.extend(res.starts)
         n_fits += res.n_fits
         n_iter += res.n_iter
         n_evals += res.n_evals
@@ -181,7 +183,8 @@ def landmark_search(
         # a refresh keeps at least the previous rank: at a wider width the trace rule alone
         # can stop at a handful of landmarks, too coarse for the large-C L2-SVM found there
         min_rank = int(idx.size)
-    res.history, res.n_fits, res.n_iter, res.n_evals = history, n_fits, n_iter, n_evals
+    res.history, res.starts = history, starts
+    res.n_fits, res.n_iter, res.n_evals = n_fits, n_iter, n_evals
     extra = {
         "rank": int(idx.size),
         "rank_residual": float(resid),
@@ -315,8 +318,7 @@ class LowRankSearch(Selector):
             jump_restarts=self.jump_restarts,
         )
         estimate, criterion, info = self._summary(y, tasks, res.state, sw)
-        box = np.array([self.log2_sigma, self.log2_C]) * _LOG2
-        start = np.exp(np.clip(theta0, box[:, 0], box[:, 1]))  # as minimize_log_params clips
+        start = np.exp(res.starts[0])  # theta0 clipped to the box
         info.update(
             {
                 **extra,
