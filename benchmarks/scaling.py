@@ -101,11 +101,7 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
     from sklearn.svm import SVC
 
     from svmtune.kernels import squared_distances
-    from svmtune.lowrank import (
-        fit_l2_svm_lowrank,
-        nystroem_factor,
-        pivoted_cholesky_landmarks,
-    )
+    from svmtune.lowrank import fit_tasks_lowrank, pivoted_cholesky_landmarks
     from svmtune.methods.base import get_selector
     from svmtune.methods.baselines import GridSearch, log2_grid
     from svmtune.methods.rbsvm import RBSVM
@@ -170,8 +166,10 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
                 min_rank=s.info["rank"],
             )
             D2_nm = squared_distances(X, X[idx])
-            nf = nystroem_factor(D2_nm, D2_nm[idx], params["sigma"])
-            sol = fit_l2_svm_lowrank(nf.Z, np.where(y == 1, 1.0, -1.0), params["C"])
+            theta = np.log([params["sigma"], params["C"]])
+            _, nf, (sol,) = fit_tasks_lowrank(
+                D2_nm, D2_nm[idx], [np.where(y == 1, 1.0, -1.0)], theta
+            )
             S = sol.support
             beta = sol.y[S] * sol.alpha[S]
             if yt.size:  # skin_nonskin at full n has no held-out rows

@@ -379,12 +379,15 @@ def _entropy(
     if params.get("kernel", "rbf") != "rbf":
         return None, "not an RBF model"
     try:
-        from svmtune.loo.entropy import MAX_EXACT_ENTROPY, l2_model_entropy
+        from svmtune.loo.entropy import LOWRANK_ENTROPY_RANK, MAX_EXACT_ENTROPY, l2_model_entropy
     except ImportError as exc:
         return None, f"svmtune.loo.entropy not available ({exc})"
     note = None
     if Xp.shape[0] > MAX_EXACT_ENTROPY:
-        note = f"L2-SVM on the Nystroem kernel (n > {MAX_EXACT_ENTROPY}; rank <= 500)"
+        note = (
+            f"L2-SVM on the Nystroem kernel (n > {MAX_EXACT_ENTROPY}; "
+            f"rank <= {LOWRANK_ENTROPY_RANK})"
+        )
     try:
         return float(l2_model_entropy(Xp, y_enc, dict(params), sample_weight)), note
     except Exception as exc:

@@ -33,6 +33,8 @@ from svmtune.svm import fit_l2_svm
 
 #: largest n for which :func:`l2_model_entropy` forms the exact n x n kernel (1.8 GB at 15,000)
 MAX_EXACT_ENTROPY = 15000
+#: landmark cap of its low-rank path above that size
+LOWRANK_ENTROPY_RANK = 500
 
 __all__ = ["correct_probability", "model_entropy", "l2_model_entropy"]
 
@@ -102,7 +104,7 @@ def l2_model_entropy(
     sample_weight: np.ndarray | None = None,
     *,
     max_exact: int = MAX_EXACT_ENTROPY,
-    rank: int = 500,
+    rank: int = LOWRANK_ENTROPY_RANK,
     rank_tol: float = 1e-2,
 ) -> float:
     """Model entropy (RBSVM eq. (39)) of the L2-SVM trained at ``params`` on ``(X, y)``.
@@ -151,27 +153,23 @@ def l2_model_entropy(
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
     w = np.ones(y.shape[0]) if sw is None else sw
     w = w * class_weight_vector(y, np.arange(k), params.get("class_weight"))
+    tasks = ovr_tasks(y)
     if X.shape[0] > max_exact:
-        loo = _lowrank_loo_outputs(X, y, kern, C, w, rank=rank, rank_tol=rank_tol)
+        loo = _lowrank_loo_outputs(X, tasks, kern, C, w, rank=rank, rank_tol=rank_tol)
     else:
         K = kern(X)
-        loo = []
-        for t in ovr_tasks(y):
-            loo.append(closed_form_loo(fit_l2_svm(K, t, C, sample_weight=w), K))
-    return float(
-        np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(ovr_tasks(y), loo)])
-    )
+        loo = [closed_form_loo(fit_l2_svm(K, t, C, sample_weight=w), K) for t in tasks]
+    return float(np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, loo)]))
 
 
 def _lowrank_loo_outputs(
-    X: np.ndarray, y: np.ndarray, kern: Kernel, C: float, w: np.ndarray, *, rank, rank_tol
+    X: np.ndarray, tasks: list[np.ndarray], kern: Kernel, C: float, w: np.ndarray, *, rank, rank_tol
 ) -> list[np.ndarray]:
     """Closed-form LOO outputs of the L2-SVM on the Nystroem kernel, one array per task."""
     from svmtune.kernels import squared_distances
     from svmtune.lowrank import (  # deferred: svmtune.lowrank imports svmtune.loo.rbsvm
-        fit_l2_svm_lowrank,
+        fit_tasks_lowrank,
         lowrank_loo,
-        nystroem_factor,
         pivoted_cholesky_landmarks,
     )
 
@@ -181,5 +179,6 @@ def _lowrank_loo_outputs(
         )
     idx, _ = pivoted_cholesky_landmarks(X, kern.sigma, tol=rank_tol, max_rank=rank)
     D2_nm = squared_distances(X, X[idx])
-    Z = nystroem_factor(D2_nm, D2_nm[idx], kern.sigma, landmarks=idx).Z
-    return [lowrank_loo(fit_l2_svm_lowrank(Z, t, C, sample_weight=w), Z) for t in ovr_tasks(y)]
+    theta = np.log([kern.sigma, C])
+    _, nf, sols = fit_tasks_lowrank(D2_nm, D2_nm[idx], tasks, theta, sample_weight=w)
+    return [lowrank_loo(sol, nf.Z) for sol in sols]
