@@ -69,7 +69,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from svmtune.loo.radius_margin import RadiusMargin
-from svmtune.loo.sphere import BallSolution
+from svmtune.loo.sphere import BallSolution, check_ridge, clarabel_simplex_weights
 from svmtune.lowrank import NystroemFactor, fit_tasks_lowrank, support_union
 from svmtune.svm import DualSolution
 
@@ -181,8 +181,6 @@ def _clarabel_lowrank_ball(Z: np.ndarray, r: np.ndarray, k: np.ndarray, tol: flo
     ``min ||v||^2 + sum_i r_i beta_i^2 - k^T beta`` s.t. ``Z^T beta - v = 0``,
     ``1^T beta = 1``, ``beta >= 0``.
     """
-    import clarabel
-
     n, m = Z.shape
     P = sp.diags(2.0 * np.concatenate([r, np.ones(m)]), format="csc")
     q = np.concatenate([-k, np.zeros(m)])
@@ -195,18 +193,7 @@ def _clarabel_lowrank_ball(Z: np.ndarray, r: np.ndarray, k: np.ndarray, tol: flo
         format="csc",
     )
     rhs = np.concatenate([np.zeros(m), [1.0], np.zeros(n)])
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    settings.tol_gap_abs = settings.tol_gap_rel = min(1e-10, tol)
-    settings.tol_feas = min(1e-10, tol)
-    settings.max_iter = 500
-    cones = [clarabel.ZeroConeT(m + 1), clarabel.NonnegativeConeT(n)]
-    out = clarabel.DefaultSolver(P, q, A, rhs, cones, settings).solve()
-    beta = np.maximum(np.asarray(out.x, dtype=float)[:n], 0.0)
-    total = beta.sum()
-    if not (np.all(np.isfinite(beta)) and total > 0):  # pragma: no cover - clarabel failure
-        raise RuntimeError(f"clarabel failed on the low-rank enclosing-ball QP: {out.status}")
-    return beta / total
+    return clarabel_simplex_weights(P, q, A, rhs, m + 1, n, tol)
 
 
 def lowrank_enclosing_ball(
@@ -259,12 +246,7 @@ def lowrank_enclosing_ball(
     if not np.all(np.isfinite(Z)):
         raise ValueError("Z contains NaN or infinite entries")
     n, m = Z.shape
-    if ridge is None:
-        r = np.zeros(n)
-    else:
-        r = np.asarray(ridge, dtype=float)
-        if r.shape != (n,) or not np.all(np.isfinite(r)) or np.any(r < 0):
-            raise ValueError(f"ridge must be {n} finite non-negative numbers")
+    r = check_ridge(ridge, n)
     if int(max_iter) != max_iter or max_iter < 0:
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter}")
     if not (np.isfinite(tol) and tol > 0):

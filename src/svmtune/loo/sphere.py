@@ -37,6 +37,8 @@ import scipy.sparse as sp
 __all__ = [
     "BallSolution",
     "Direction",
+    "check_ridge",
+    "clarabel_simplex_weights",
     "direction_block",
     "direction_diagonal",
     "enclosing_ball",
@@ -121,27 +123,45 @@ def _kkt_ok(
     return neg, outside, R2
 
 
-def _clarabel_ball(K: np.ndarray, k: np.ndarray, tol: float) -> np.ndarray:
-    """Solve the ball QP with clarabel: ``min b^T K b - k^T b``, ``b >= 0``, ``1^T b = 1``."""
+def clarabel_simplex_weights(
+    P, q: np.ndarray, A, rhs: np.ndarray, n_zero: int, n: int, tol: float
+) -> np.ndarray:
+    """The ball weights ``beta`` (the first ``n`` variables) of a clarabel QP
+    ``min 1/2 x^T P x + q^T x`` s.t. ``A x + s = rhs`` with the first ``n_zero`` rows equalities
+    and the last ``n`` rows ``beta >= 0``; clipped at 0 and renormalised onto the simplex."""
     import clarabel
 
-    n = k.shape[0]
-    P = sp.triu(sp.csc_matrix(2.0 * K), format="csc")
-    A = sp.vstack([sp.csc_matrix(np.ones((1, n))), -sp.eye(n, format="csc")], format="csc")
-    rhs = np.concatenate([[1.0], np.zeros(n)])
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     settings.tol_gap_abs = settings.tol_gap_rel = min(1e-10, tol)
     settings.tol_feas = min(1e-10, tol)
     settings.max_iter = 500
-    cones = [clarabel.ZeroConeT(1), clarabel.NonnegativeConeT(n)]
-    solver = clarabel.DefaultSolver(P, -k, A, rhs, cones, settings)
-    out = solver.solve()
-    b = np.maximum(np.asarray(out.x, dtype=float), 0.0)
+    cones = [clarabel.ZeroConeT(n_zero), clarabel.NonnegativeConeT(n)]
+    out = clarabel.DefaultSolver(P, q, A, rhs, cones, settings).solve()
+    b = np.maximum(np.asarray(out.x, dtype=float)[:n], 0.0)
     total = b.sum()
     if not (np.all(np.isfinite(b)) and total > 0):  # pragma: no cover - clarabel failure
         raise RuntimeError(f"clarabel failed on the enclosing-ball QP: {out.status}")
     return b / total
+
+
+def _clarabel_ball(K: np.ndarray, k: np.ndarray, tol: float) -> np.ndarray:
+    """Solve the ball QP with clarabel: ``min b^T K b - k^T b``, ``b >= 0``, ``1^T b = 1``."""
+    n = k.shape[0]
+    P = sp.triu(sp.csc_matrix(2.0 * K), format="csc")
+    A = sp.vstack([sp.csc_matrix(np.ones((1, n))), -sp.eye(n, format="csc")], format="csc")
+    rhs = np.concatenate([[1.0], np.zeros(n)])
+    return clarabel_simplex_weights(P, -k, A, rhs, 1, n, tol)
+
+
+def check_ridge(ridge: np.ndarray | None, n: int) -> np.ndarray:
+    """The ball's ridge as ``n`` finite non-negative numbers (zeros when None)."""
+    if ridge is None:
+        return np.zeros(n)
+    r = np.asarray(ridge, dtype=float)
+    if r.shape != (n,) or not np.all(np.isfinite(r)) or np.any(r < 0):
+        raise ValueError(f"ridge must be {n} finite non-negative numbers")
+    return r
 
 
 def enclosing_ball(
@@ -188,12 +208,7 @@ def enclosing_ball(
     n = K.shape[0]
     if n == 0:
         raise ValueError("the enclosing ball needs at least one point")
-    if ridge is None:
-        r = np.zeros(n)
-    else:
-        r = np.asarray(ridge, dtype=float)
-        if r.shape != (n,) or not np.all(np.isfinite(r)) or np.any(r < 0):
-            raise ValueError(f"ridge must be {n} finite non-negative numbers")
+    r = check_ridge(ridge, n)
     if n == 1:
         return BallSolution(0.0, np.ones(1), np.ones(1, dtype=bool), 0, "trivial")
     k = np.diag(K) + r
