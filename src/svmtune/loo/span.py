@@ -191,6 +191,41 @@ class SmoothedSpan:
     span2: np.ndarray
 
 
+def check_span_constants(eta: float, A: float, B: float) -> None:
+    """Validate the span regulariser ``eta >= 0``, sigmoid slope ``A > 0`` and offset ``B``."""
+    if not (np.isfinite(eta) and eta >= 0):
+        raise ValueError(f"span regulariser eta must be a non-negative number, got {eta}")
+    if not (np.isfinite(A) and A > 0):
+        raise ValueError(f"sigmoid slope A must be a positive number, got {A}")
+    if not np.isfinite(B):
+        raise ValueError(f"sigmoid offset B must be finite, got {B}")
+
+
+def span_terms(
+    sol: DualSolution, eta: float, sample_weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(wt, S, beta_S, keep)`` of the smoothed span estimate: the term weights (summing to
+    1; ``1/n`` each by default), the support set, ``y * alpha`` on it, and the support vectors
+    that enter the spans -- with ``eta > 0`` those whose ``alpha`` is at round-off level carry
+    an infinite regulariser, drop out of every span and contribute ``Psi(-1)`` like the
+    non-support vectors."""
+    n = sol.y.shape[0]
+    if sample_weight is None:
+        wt = np.full(n, 1.0 / n)
+    else:
+        wt = np.asarray(sample_weight, dtype=float)
+        if wt.shape != (n,) or not np.all(np.isfinite(wt)) or np.any(wt < 0) or wt.sum() <= 0:
+            raise ValueError("sample_weight must be n finite non-negative numbers, not all 0")
+        wt = wt / wt.sum()
+    S = sol.support_indices
+    alpha_S = sol.alpha[S]
+    if eta > 0:
+        keep = alpha_S > 1e-12 * max(float(alpha_S.max(initial=0.0)), 1e-300)
+    else:
+        keep = np.ones(S.shape[0], dtype=bool)
+    return wt, S, sol.y[S] * alpha_S, keep
+
+
 def smoothed_span(
     K: np.ndarray,
     sol: DualSolution,
@@ -245,33 +280,11 @@ def smoothed_span(
     SmoothedSpan
     """
     _check_l2(sol)
-    if not (np.isfinite(eta) and eta >= 0):
-        raise ValueError(f"span regulariser eta must be a non-negative number, got {eta}")
-    if not (np.isfinite(A) and A > 0):
-        raise ValueError(f"sigmoid slope A must be a positive number, got {A}")
-    if not np.isfinite(B):
-        raise ValueError(f"sigmoid offset B must be finite, got {B}")
+    check_span_constants(eta, A, B)
     K = np.asarray(K, dtype=float)
-    n = sol.y.shape[0]
-    if sample_weight is None:
-        wt = np.full(n, 1.0 / n)
-    else:
-        wt = np.asarray(sample_weight, dtype=float)
-        if wt.shape != (n,) or not np.all(np.isfinite(wt)) or np.any(wt < 0) or wt.sum() <= 0:
-            raise ValueError("sample_weight must be n finite non-negative numbers, not all 0")
-        wt = wt / wt.sum()
-    S = sol.support_indices
-    alpha_S = sol.alpha[S]
-    beta_S = sol.y[S] * alpha_S
-
-    # Support vectors whose alpha is at round-off level carry an infinite regulariser: they
-    # are out of every span and contribute Psi(-1), like non-support vectors.
-    if eta > 0:
-        keep = alpha_S > 1e-12 * max(float(alpha_S.max(initial=0.0)), 1e-300)
-    else:
-        keep = np.ones(S.shape[0], dtype=bool)
+    wt, S, beta_S, keep = span_terms(sol, eta, sample_weight)
     P = S[keep]
-    aP = alpha_S[keep]
+    aP = sol.alpha[P]
     m = P.shape[0]
     span2 = np.full(S.shape[0], np.nan)
     psi_out = float(sigmoid_step(np.array([-1.0]), A, B)[0])

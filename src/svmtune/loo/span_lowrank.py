@@ -55,7 +55,15 @@ import numpy as np
 
 from svmtune.kernels import rbf_dlogsigma
 from svmtune.loo.rbsvm import loo_error_rate
-from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, SmoothedSpan, sigmoid_step
+from svmtune.loo.span import (
+    SPAN_A,
+    SPAN_B,
+    SPAN_ETA,
+    SmoothedSpan,
+    check_span_constants,
+    sigmoid_step,
+    span_terms,
+)
 from svmtune.lowrank import (
     LowRankObjective,
     NystroemFactor,
@@ -81,24 +89,6 @@ def _check_lowrank(sol: DualSolution, n: int) -> None:
         )
     if sol.y.shape[0] != n:
         raise ValueError(f"the solution has {sol.y.shape[0]} points but Z has {n} rows")
-
-
-def _check_constants(eta: float, A: float, B: float) -> None:
-    if not (np.isfinite(eta) and eta >= 0):
-        raise ValueError(f"span regulariser eta must be a non-negative number, got {eta}")
-    if not (np.isfinite(A) and A > 0):
-        raise ValueError(f"sigmoid slope A must be a positive number, got {A}")
-    if not np.isfinite(B):
-        raise ValueError(f"sigmoid offset B must be finite, got {B}")
-
-
-def _term_weights(n: int, sample_weight: np.ndarray | None) -> np.ndarray:
-    if sample_weight is None:
-        return np.full(n, 1.0 / n)
-    wt = np.asarray(sample_weight, dtype=float)
-    if wt.shape != (n,) or not np.all(np.isfinite(wt)) or np.any(wt < 0) or wt.sum() <= 0:
-        raise ValueError("sample_weight must be n finite non-negative numbers, not all 0")
-    return wt / wt.sum()
 
 
 def lowrank_smoothed_span(
@@ -145,20 +135,10 @@ def lowrank_smoothed_span(
     Z = np.asarray(nf.Z, dtype=float)
     n = Z.shape[0]
     _check_lowrank(sol, n)
-    _check_constants(eta, A, B)
-    wt = _term_weights(n, sample_weight)
-    S = np.flatnonzero(sol.support)
-    alpha_S = sol.alpha[S]
-    beta_S = sol.y[S] * alpha_S
-
-    # as in smoothed_span: support vectors with alpha at round-off level carry an infinite
-    # regulariser, drop out of every span and contribute Psi(-1)
-    if eta > 0:
-        keep = alpha_S > 1e-12 * max(float(alpha_S.max(initial=0.0)), 1e-300)
-    else:
-        keep = np.ones(S.shape[0], dtype=bool)
+    check_span_constants(eta, A, B)
+    wt, S, beta_S, keep = span_terms(sol, eta, sample_weight)
     P = S[keep]
-    aP = alpha_S[keep]
+    aP = sol.alpha[P]
     span2 = np.full(S.shape[0], np.nan)
     psi_out = float(sigmoid_step(np.array([-1.0]), A, B)[0])
     grad = np.zeros(2) if gradient else np.zeros(0)
@@ -304,7 +284,7 @@ def lowrank_span_objective(
         requested), ``loo`` the span-rule LOO outputs per task (RBSVM eq. (27)), ``solutions``
         and the features ``Z``.
     """
-    _check_constants(eta, A, B)
+    check_span_constants(eta, A, B)
     theta, nf, sols = fit_tasks_lowrank(
         D2_nm,
         D2_mm,
