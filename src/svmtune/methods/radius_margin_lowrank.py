@@ -73,7 +73,7 @@ class RMSVMLowRank(LowRankSearch):
             jitter=self.jitter,
         )
         new_state = {
-            "supports": [s.copy() for s in obj.supports],
+            "supports": obj.supports,
             "ball_support": obj.ball.support,
             "obj": obj,
             "n_sv": obj.n_support,
