@@ -131,6 +131,7 @@ def test_pivoted_cholesky_rank_rule():
     nf = nystroem_factor(D2_nm, D2_nm[idx], 1.0, jitter=0.0)
     K = rbf_from_sqdist(squared_distances(X), 1.0)
     assert np.trace(K - nf.Z @ nf.Z.T) == pytest.approx(resid * 300, rel=1e-6, abs=1e-9)
+    assert nf.trace_residual == pytest.approx(resid, rel=1e-6, abs=1e-12)
     # the cap binds first with a tight tolerance
     idx2, resid2 = pivoted_cholesky_landmarks(X, 1.0, tol=1e-9, max_rank=5)
     assert idx2.size == 5 and resid2 > 1e-9
@@ -204,3 +205,31 @@ def test_fit_tasks_lowrank_fits_every_task_and_validates():
         fit_tasks_lowrank(D2_nm, D2_nm[idx], tasks, [np.nan, 0.0])
     with pytest.raises(ValueError, match="init_support"):
         fit_tasks_lowrank(D2_nm, D2_nm[idx], tasks, theta, init_support=[None])
+
+
+def test_trace_residual_at_another_width_and_in_every_objective():
+    """The residual the landmark search watches: trace(K - Z Z^T) / n at the evaluated width,
+    reported by the RBSVM, span and radius-margin objectives alike."""
+    from svmtune.loo.radius_margin_lowrank import lowrank_radius_margin_objective
+    from svmtune.loo.span_lowrank import lowrank_span_objective
+
+    X, y = make_problem(120, 3, 2)
+    idx, _ = pivoted_cholesky_landmarks(X, 2.0, tol=1e-2, max_rank=120)
+    D2_nm = squared_distances(X, X[idx])
+    for sigma in (0.5, 4.0):
+        nf = nystroem_factor(D2_nm, D2_nm[idx], sigma, jitter=0.0)
+        K = rbf_from_sqdist(squared_distances(X), sigma)
+        brute = np.trace(K - nf.Z @ nf.Z.T) / len(X)
+        assert nf.trace_residual == pytest.approx(brute, rel=1e-8, abs=1e-12)
+        theta = np.log([sigma, 2.0])
+        for objective in (
+            lowrank_rbsvm_objective,
+            lowrank_span_objective,
+            lowrank_radius_margin_objective,
+        ):
+            obj = objective(D2_nm, D2_nm[idx], [y], theta, gradient=False, jitter=0.0)
+            assert obj.rank_residual == pytest.approx(nf.trace_residual, rel=1e-10)
+    # narrower than the landmarks' width the same landmarks leave more of the trace
+    wide = nystroem_factor(D2_nm, D2_nm[idx], 4.0).trace_residual
+    narrow = nystroem_factor(D2_nm, D2_nm[idx], 0.5).trace_residual
+    assert narrow > 0.05 > wide

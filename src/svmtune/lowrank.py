@@ -173,6 +173,16 @@ class NystroemFactor:
     def rank(self) -> int:
         return self.Z.shape[1]
 
+    @property
+    def trace_residual(self) -> float:
+        """Relative trace residual ``sum_i (K_ii - K~_ii) / n`` at this width (``K_ii = 1``).
+
+        The quantity the rank rule of :func:`pivoted_cholesky_landmarks` bounds at the width
+        the landmarks were chosen at; here at ``sigma``.  ``O(n m)``.
+        """
+        diag = np.einsum("ij,ij->i", self.Z, self.Z)
+        return float(np.mean(np.maximum(1.0 - diag, 0.0)))
+
     def dlogsigma(self) -> tuple[np.ndarray, np.ndarray]:
         """``(P, Q) = (dK_nm, dK_mm) / dlog sigma`` (the landmarks held fixed)."""
         return (
@@ -561,6 +571,8 @@ class LowRankObjective:
     loo: list[np.ndarray]
     solutions: list[DualSolution]
     theta: np.ndarray
+    #: trace residual / n of the landmarks at this width (:attr:`NystroemFactor.trace_residual`)
+    rank_residual: float = float("nan")
 
     @property
     def supports(self) -> list[np.ndarray]:
@@ -674,4 +686,11 @@ def lowrank_rbsvm_objective(
         if gradient:
             grad += lowrank_loo_gradient(sol, nf, w * dL)
         loo.append(r)
-    return LowRankObjective(value=value, grad=grad, loo=loo, solutions=sols, theta=theta.copy())
+    return LowRankObjective(
+        value=value,
+        grad=grad,
+        loo=loo,
+        solutions=sols,
+        theta=theta.copy(),
+        rank_residual=nf.trace_residual,
+    )

@@ -220,3 +220,32 @@ def test_initial_sigma_rules():
         initial_sigma(D2, rule="mean")
     with pytest.raises(ValueError, match="n_features"):
         initial_sigma(D2, rule="sqrt_d")
+
+
+def test_stop_search_ends_the_search_at_once_and_returns_the_best_point_before():
+    """A true ``"stop_search"`` entry ends every start; that evaluation is recorded and counted
+    but not used, even when it is the lowest value."""
+    values = []
+
+    def fun(theta, state):
+        n = len(values) + 1
+        d = theta - 1.0
+        v = float(d @ d) - (100.0 if n == 4 else 0.0)  # the stopping point is the lowest
+        values.append(v)
+        return v, 2 * d, ({"stop_search": "enough"} if n == 4 else {"n": n})
+
+    res = minimize_log_params(fun, [3.0, 3.0], restarts=2, random_state=0, xtol=0)
+    assert res.stopped == "enough"
+    assert res.n_evals == len(res.history) == 4
+    assert res.history[-1]["stop_search"] == "enough"
+    assert res.value == min(values[:3])
+    assert res.message == "STOP: enough"
+    assert len(res.starts) == 1  # the restarts after the stop did not run
+
+
+def test_stop_search_before_any_finite_value_is_an_error():
+    def fun(theta, state):
+        return 1.0, np.zeros(2), {"stop_search": "now"}
+
+    with pytest.raises(ValueError, match="before any finite"):
+        minimize_log_params(fun, [0.0, 0.0])

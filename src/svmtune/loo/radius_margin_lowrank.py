@@ -485,6 +485,9 @@ class LowRankRadiusMargin:
         Number of landmarks ``m``.
     jitter : float
         The jitter actually used (raised by :func:`svmtune.lowrank.nystroem_factor` if needed).
+    rank_residual : float
+        Trace residual / n of the landmarks at this width
+        (:attr:`svmtune.lowrank.NystroemFactor.trace_residual`).
     """
 
     value: float
@@ -496,6 +499,7 @@ class LowRankRadiusMargin:
     theta: np.ndarray
     rank: int
     jitter: float
+    rank_residual: float = float("nan")
 
     @property
     def supports(self) -> list[np.ndarray]:
@@ -570,4 +574,5 @@ def lowrank_radius_margin_objective(
         theta=theta.copy(),
         rank=nf.rank,
         jitter=nf.jitter,
+        rank_residual=nf.trace_residual,
     )

@@ -306,5 +306,11 @@ def lowrank_span_objective(
             grad += out.grad
         loo.append(lowrank_loo(sol, nf.Z))
     return LowRankSpanObjective(
-        value=value, grad=grad, loo=loo, solutions=sols, theta=theta.copy(), Z=nf.Z
+        value=value,
+        grad=grad,
+        loo=loo,
+        solutions=sols,
+        theta=theta.copy(),
+        rank_residual=nf.trace_residual,
+        Z=nf.Z,
     )

@@ -9,9 +9,18 @@ their options, start rule, landmark/refresh loop and result are :class:`LowRankS
 * rank rule: pivoted Cholesky of the RBF kernel at the start width until the trace residual is
   at most ``rank_tol * n`` or ``rank`` landmarks
   (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`);
+* the landmarks follow the search to narrower widths: while fewer than ``rank`` landmarks are
+  in use, an evaluation whose trace residual *at its own width* exceeds
+  ``REFRESH_FACTOR * rank_tol`` (twice the rule) ends the stage, the landmarks are re-chosen
+  at that width, but at most a factor 2 below the narrower of their width and the best
+  point's (at least as many landmarks as before), and the search goes on from the best point
+  so far.  A fixed landmark set chosen at a wide width makes the Nystroem kernel coarse at
+  narrower ones, and the criteria of the coarse kernel can keep the search away from them
+  (the radius-margin bound on skin_nonskin: ``T`` overstated below the start width);
 * if the learned width ends more than a factor 2 from the width the landmarks were chosen at,
   the landmarks are re-chosen at the learned width, at least as many as before, and the
-  search continues from there (``refresh`` times at most);
+  search continues from there;
+* both kinds of re-choice together happen ``refresh`` times at most;
 * the median-heuristic start uses a random subsample of ``start_sample`` points
   (``random_state``), since the full distance matrix is ``n x n``.
 """
@@ -38,6 +47,11 @@ from svmtune.search.gradient import (
 __all__ = ["LowRankSearch", "check_lowrank_options", "landmark_search", "lowrank_start"]
 
 _LOG2 = float(np.log(2.0))
+
+#: an evaluated width whose trace residual / n exceeds ``REFRESH_FACTOR * rank_tol`` re-chooses
+#: the landmarks there (the rule leaves at most ``rank_tol`` at the width it chose them at, so
+#: the factor keeps small moves of sigma from re-choosing them at every step)
+REFRESH_FACTOR = 2.0
 
 
 def check_lowrank_options(
@@ -101,6 +115,31 @@ def lowrank_start(X: np.ndarray, start, C0: float, start_sample: int, random_sta
     return np.log([sigma0, C0])
 
 
+def _residual_guard(fun: Callable, limit: float) -> Callable:
+    """``fun`` that asks :func:`minimize_log_params` to stop (``"stop_search"``) when an
+    evaluation's ``rank_residual`` exceeds ``limit``, once an earlier one was finite."""
+    seen_finite = False
+
+    def guarded(theta, state):
+        nonlocal seen_finite
+        value, grad, new_state = fun(theta, state)
+        resid = float(new_state.get("rank_residual", np.nan))
+        if seen_finite and resid > limit:
+            sigma = float(np.exp(theta[0]))
+            new_state = {
+                **new_state,
+                "stop_search": (
+                    f"trace residual / n {resid:.3g} > {limit:.3g} at sigma = {sigma:.4g}; "
+                    "landmarks re-chosen there"
+                ),
+            }
+        elif np.isfinite(value):
+            seen_finite = True
+        return value, grad, new_state
+
+    return guarded
+
+
 def landmark_search(
     X: np.ndarray,
     theta0: np.ndarray,
@@ -115,10 +154,15 @@ def landmark_search(
     """Minimise a criterion of the Nystroem kernel, re-choosing the landmarks if sigma moves.
 
     Landmarks by pivoted Cholesky (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`) at the
-    start width; :func:`svmtune.search.gradient.minimize_log_params` from ``theta0``; if the
-    learned width is more than a factor 2 from the landmarks' width, the landmarks are
-    re-chosen at the learned width (at least as many) and the search continues from there
-    (at most ``refresh`` times; extra random ``restarts`` only in the first stage).
+    start width; :func:`svmtune.search.gradient.minimize_log_params` from ``theta0``.  The
+    landmarks are re-chosen (at least as many as before; at most ``refresh`` times in all,
+    extra random ``restarts`` only in the first stage):
+
+    * during a stage, at the width of an evaluation whose ``rank_residual`` exceeds
+      ``REFRESH_FACTOR * rank_tol`` (but at most a factor 2 below the narrower of the
+      landmarks' and the best point's width), if fewer than ``rank`` landmarks are in use;
+      that evaluation is not used and the search continues from the best point before it;
+    * after a stage, at the learned width if it is more than a factor 2 from the landmarks'.
 
     Parameters
     ----------
@@ -127,7 +171,8 @@ def landmark_search(
     make_objective : callable
         ``make_objective(D2_nm, D2_mm, m)`` returns the objective
         ``fun(theta, state) -> (value, grad, new_state)`` of ``minimize_log_params`` on those
-        landmarks.
+        landmarks; ``new_state["rank_residual"]`` is the landmarks' trace residual / n at the
+        evaluated width (:attr:`svmtune.lowrank.NystroemFactor.trace_residual`).
     rank, rank_tol, refresh
         The rank rule and the number of landmark refreshes.
     random_state
@@ -159,8 +204,11 @@ def landmark_search(
         )
         D2_nm = squared_distances(X, X[idx])
         D2_mm = D2_nm[idx]
+        fun = make_objective(D2_nm, D2_mm, int(idx.size))
+        if n_refresh < refresh and idx.size < rank:
+            fun = _residual_guard(fun, REFRESH_FACTOR * rank_tol)
         res = minimize_log_params(
-            make_objective(D2_nm, D2_mm, int(idx.size)),
+            fun,
             theta,
             names=("sigma", "C"),
             restarts=restarts if n_refresh == 0 else 0,
@@ -175,11 +223,18 @@ def landmark_search(
         n_iter += res.n_iter
         n_evals += res.n_evals
         theta = res.theta
-        sigma = float(np.exp(theta[0]))
-        if n_refresh >= refresh or abs(np.log(sigma / ref_sigma)) <= _LOG2:
-            break
+        if res.stopped is not None:  # an evaluated width needs finer landmarks
+            # at most an octave below the landmarks' width or the best point's, whichever is
+            # narrower: a line search's first trial point can lie at the bound (K ~ I there,
+            # and pivoted Cholesky would pick arbitrary landmarks)
+            floor = min(ref_sigma, float(np.exp(theta[0]))) / 2.0
+            new_sigma = max(float(res.history[-1]["sigma"]), floor)
+        else:
+            new_sigma = float(np.exp(theta[0]))
+            if n_refresh >= refresh or abs(np.log(new_sigma / ref_sigma)) <= _LOG2:
+                break
         n_refresh += 1
-        ref_sigma = sigma
+        ref_sigma = new_sigma
         # a refresh keeps at least the previous rank: at a wider width the trace rule alone
         # can stop at a handful of landmarks, too coarse for the large-C L2-SVM found there
         min_rank = int(idx.size)
@@ -206,7 +261,9 @@ class LowRankSearch(Selector):
     jitter : float
         Added to the landmark kernel matrix before factorisation (default 1e-8).
     refresh : int
-        How many times the landmarks may be re-chosen at the learned width (default 1).
+        How many times the landmarks may be re-chosen (default 8): at a narrower evaluated
+        width where they leave more than ``REFRESH_FACTOR * rank_tol`` of the trace, or at a
+        learned width more than a factor 2 from theirs (module docstring).
     start_sample : int
         Points used by the median-heuristic start (default 2000).
     final_model : {"l1", "l2"}
@@ -218,7 +275,8 @@ class LowRankSearch(Selector):
     Subclasses provide ``_evaluate`` (the criterion, its gradient and the search state on
     given landmarks) and ``_summary`` (estimate, criterion and method-specific info at the
     chosen point); ``info`` adds ``rank``, ``rank_residual`` (trace residual / n),
-    ``landmark_sigma``, ``n_refresh``, the start and the optimiser's diagnostics.
+    ``landmark_sigma``, ``n_refresh``, ``rank_residual_at_choice`` (trace residual / n of the
+    final landmarks at the chosen width), the start and the optimiser's diagnostics.
     """
 
     kernels = ("rbf",)
@@ -229,7 +287,7 @@ class LowRankSearch(Selector):
         rank: int = 500,
         rank_tol: float = 1e-2,
         jitter: float = 1e-8,
-        refresh: int = 1,
+        refresh: int = 8,
         start_sample: int = 2000,
         final_model: str = "l1",
         log2_sigma=(-8.0, 8.0),
@@ -298,7 +356,9 @@ class LowRankSearch(Selector):
 
         def make_objective(D2_nm, D2_mm, m):
             def fun(theta, state):
-                return self._evaluate(D2_nm, D2_mm, tasks, theta, sw, state, m)
+                value, grad, new_state = self._evaluate(D2_nm, D2_mm, tasks, theta, sw, state, m)
+                new_state["rank_residual"] = new_state["obj"].rank_residual
+                return value, grad, new_state
 
             return fun
 
@@ -322,6 +382,7 @@ class LowRankSearch(Selector):
         info.update(
             {
                 **extra,
+                "rank_residual_at_choice": float(res.state["rank_residual"]),
                 "n_support": int(res.state["n_sv"]),
                 "n_iter": res.n_iter,
                 "n_evals": res.n_evals,

@@ -27,6 +27,10 @@ the first call of every start): objectives use it to warm-start the SVM solver f
 previous support set, since hyperparameters move smoothly along the path.  If ``new_state`` is
 a mapping, its scalar entries (int, float, bool, str) are copied into the history and its
 optional entry ``"n_fits"`` says how many SVM trainings the evaluation spent (default 1).
+A true entry ``"stop_search"`` (a string saying why) ends the whole search at once: that
+evaluation is recorded and counted but not used, and the result is the best point evaluated
+before it, with ``stopped`` set to the reason (the low-rank searches use it to re-choose their
+landmarks when an evaluated width needs finer ones).
 
 Scale the objective so that its gradient is of order one (e.g. a mean over the training points
 rather than a sum): L-BFGS-B's first step is ``-grad`` (then projected on the box), so a gradient
@@ -268,6 +272,8 @@ class GradientSearchResult:
         Starting points (natural log) in the order they were run.
     history : list of dict
         One flat dict per evaluation (see :func:`minimize_log_params`).
+    stopped : str or None
+        The objective's ``"stop_search"`` reason if it ended the search (module docstring).
     """
 
     theta: np.ndarray
@@ -284,6 +290,7 @@ class GradientSearchResult:
     at_bound: list[str] = field(default_factory=list)
     starts: list[np.ndarray] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
+    stopped: str | None = None
 
     @property
     def params(self) -> dict[str, float]:
@@ -323,6 +330,10 @@ class _NoGain(Exception):
     """Raised when a continuation across a jump has not improved within its probe budget."""
 
 
+class _Stopped(Exception):
+    """Raised when the objective's state asks to end the search (``"stop_search"``)."""
+
+
 #: evaluations a continuation across a jump may spend before it must have found a value below
 #: the best of its start (otherwise it is abandoned)
 _PROBE = 5
@@ -339,6 +350,7 @@ class _Run:
         self.t_start = time.perf_counter()
         self.worst_finite = 0.0
         self.nonfinite_warned = False
+        self.stop_reason: str | None = None
 
     def new_start(self, index: int, x0: np.ndarray) -> None:
         self.start = index
@@ -396,6 +408,13 @@ class _Run:
         rec.update(_scalar_items(new_state))
         self.history.append(rec)
         self.seen[x.tobytes()] = len(self.history) - 1
+        if isinstance(new_state, Mapping) and new_state.get("stop_search"):
+            self.stop_reason = str(new_state["stop_search"])
+            if not np.isfinite(self.best["value"]):
+                raise ValueError(
+                    "the objective asked to stop the search before any finite evaluation"
+                )
+            raise _Stopped
         if finite:
             self.worst_finite = max(self.worst_finite, value)
             self.state = new_state
@@ -571,6 +590,9 @@ def minimize_log_params(
             except _NoGain:
                 status, message = 0, stalled_msg + "; no lower value beyond the jump"
                 break
+            except _Stopped:
+                status, message = 0, f"STOP: {run.stop_reason}"
+                break
             # stalled at a jump: continue from the last trial point (the far side) while the
             # segment that just ended lowered the best value
             after = run.start_best
@@ -591,6 +613,8 @@ def minimize_log_params(
                 "segments": run.segment + 1,
             }
         )
+        if run.stop_reason is not None:
+            break
 
     history, best, counters = run.history, run.best, run.counters
     if not np.isfinite(best["value"]):
@@ -636,6 +660,7 @@ def minimize_log_params(
         message=info["message"],
         segments=info["segments"],
         at_bound=at_bound,
-        starts=starts,
+        starts=starts[: len(per_start)],
         history=history,
+        stopped=run.stop_reason,
     )
