@@ -122,3 +122,17 @@ def test_landmarks_follow_the_search_to_narrower_widths():
     assert all(h["rank_residual"] > 2 * 1e-2 for h in stops)
     assert follow.info["rank_residual_at_choice"] <= 2 * 1e-2
     assert follow.estimate <= exact.estimate + 0.02
+
+
+def test_random_restarts_survive_landmark_re_choices():
+    """A re-choice of the landmarks ends a stage early; the random restarts then run in the
+    first stage that is not ended that way, so ``restarts`` is never silently dropped."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(200, 2))
+    y = (np.sin(2 * X[:, 0]) * np.sin(2 * X[:, 1]) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = RBSVMLowRank(rank=150, restarts=2, refresh=2).select(X, y, random_state=0)
+    assert s.info["n_refresh"] >= 1
+    assert {h["start"] for h in s.history} == {0, 1, 2}
+    assert len(s.history) == s.info["n_evals"]

@@ -156,7 +156,7 @@ def landmark_search(
     Landmarks by pivoted Cholesky (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`) at the
     start width; :func:`svmtune.search.gradient.minimize_log_params` from ``theta0``.  The
     landmarks are re-chosen (at least as many as before; at most ``refresh`` times in all,
-    extra random ``restarts`` only in the first stage):
+    extra random ``restarts`` only in the first stage that is not ended by a re-choice):
 
     * during a stage, at the width of an evaluation whose ``rank_residual`` exceeds
       ``REFRESH_FACTOR * rank_tol`` (but at most a factor 2 below the narrower of the
@@ -198,6 +198,7 @@ def landmark_search(
     n_refresh = 0
     ref_sigma = float(np.exp(theta[0]))
     min_rank = 1
+    restarts_done = False
     while True:
         idx, resid = pivoted_cholesky_landmarks(
             X, ref_sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
@@ -211,7 +212,7 @@ def landmark_search(
             fun,
             theta,
             names=("sigma", "C"),
-            restarts=restarts if n_refresh == 0 else 0,
+            restarts=0 if restarts_done else restarts,
             random_state=rng,
             **search_options,
         )
@@ -223,6 +224,7 @@ def landmark_search(
         n_iter += res.n_iter
         n_evals += res.n_evals
         theta = res.theta
+        restarts_done = restarts_done or res.stopped is None
         if res.stopped is not None:  # an evaluated width needs finer landmarks
             # at most an octave below the landmarks' width or the best point's, whichever is
             # narrower: a line search's first trial point can lie at the bound (K ~ I there,
