@@ -165,7 +165,7 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
         "peak_rss_selection_mb": 300.0,
         "test_accuracy": 0.97654,
         "params": {"sigma": 4.0, "C": 256.0},
-        "info": {"rank": 382},
+        "info": {"rank": 382, "n_refresh": 2},
         "extrapolated": False,
     }
     (sc / "ijcnn1_n5000_rbsvm_lowrank.json").write_text(json.dumps({**cell, "n": 5000}))
@@ -178,6 +178,8 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
     text = (tmp_path / "r.md").read_text()
     assert "## Scaling (issue #10)" in text
     assert "| ijcnn1 | 5000 | rbsvm_lowrank | 12.500 | 10.000 | 300.000 | 0.9765 | 4.000 |" in text
+    assert "| 4.000 | 256.000 | 382 | 2 |" in text  # rank and landmark re-choices
+    assert "| 6641.300 (extrapolated) | — | — | — | — | — | — | — |" in text
     assert "| ijcnn1 | 5000 | grid | 6641.300 (extrapolated) |" in text
     probe_row = "| ijcnn1 | 5000 | 3.320 | 16.000 | 900 | 0.0010 | 0.0716 | 0.0177 | 0.0704 | — |"
     assert probe_row in text

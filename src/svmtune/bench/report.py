@@ -571,7 +571,9 @@ def scaling_section(directory: Path) -> Section | None:
             "refitted with the chosen (sigma, C) (the official test file for ijcnn1). "
             "Extrapolated grid times are marked. The data-criterion cells (esdr, dbtc, j4, "
             "ld) choose the width only and fix C = 1 (their own C search is a CV grid); "
-            "'_sub' cells use a random subsample of the pairs.",
+            "'_sub' cells use a random subsample of the pairs. For the low-rank gradient "
+            "methods 'rank' is the final number of landmarks and 're-chosen' how often the "
+            "landmarks were re-chosen as the search moved.",
         ],
     )
     cells.sort(key=lambda r: (r["dataset"], r["method"], r.get("tag", ""), r["n"]))
@@ -592,6 +594,7 @@ def scaling_section(directory: Path) -> Section | None:
                 _num(params.get("sigma"), 3),
                 _num(params.get("C"), 3),
                 str(info.get("rank", "—")),
+                str(info.get("n_refresh", "—")),
             ]
         )
     sec.tables.append(
@@ -608,6 +611,7 @@ def scaling_section(directory: Path) -> Section | None:
                 "sigma",
                 "C",
                 "rank",
+                "re-chosen",
             ],
             rows,
         )

@@ -130,7 +130,7 @@ def _residual_guard(fun: Callable, limit: float) -> Callable:
                 **new_state,
                 "stop_search": (
                     f"trace residual / n {resid:.3g} > {limit:.3g} at sigma = {sigma:.4g}; "
-                    "landmarks re-chosen there"
+                    "landmarks re-chosen"
                 ),
             }
         elif np.isfinite(value):
