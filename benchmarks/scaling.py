@@ -33,7 +33,8 @@ Methods:
                  random grid points are cross-validated (10 folds each) and the time is scaled
                  by 289 / grid-sample (``"extrapolated": true`` in the JSON; no accuracy).
 
-Run with ``OMP_NUM_THREADS=1`` and ``nice -n 10`` on a shared machine, e.g.::
+Run with one BLAS thread (``OMP_NUM_THREADS=1``, or ``OPENBLAS_NUM_THREADS=1`` for
+OpenBLAS; each cell records ``blas_threads``) and ``nice -n 10`` on a shared machine, e.g.::
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/scaling.py --dataset ijcnn1 \\
         --sizes 1000,5000,49990 --methods default,rbsvm_lowrank,rbsvm,grid
@@ -57,6 +58,14 @@ DATASETS = {"ijcnn1": ("ijcnn1_train", "ijcnn1_test"), "skin_nonskin": ("skin_no
 LOWRANK = ("rbsvm_lowrank", "span_lowrank", "radius_margin_lowrank")
 CRITERIA = ("esdr", "dbtc", "j4", "ld", "ss")
 METHODS = ("default", "rbsvm", *LOWRANK, *CRITERIA, "grid")
+
+
+def _blas_threads() -> int | None:
+    """Threads of the BLAS libraries loaded in this process (threadpoolctl), the largest."""
+    from threadpoolctl import threadpool_info
+
+    counts = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+    return max(counts) if counts else None
 
 
 def _maxrss_mb() -> float:
@@ -117,6 +126,7 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
         "n_test": int(yt.size),
         "extrapolated": False,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "blas_threads": _blas_threads(),
         "log2_C_box": list(args.log2_C),
         "tag": args.tag,
     }
