@@ -71,7 +71,7 @@ __all__ = [
     "lowrank_loo_gradient",
     "lowrank_rbsvm_objective",
     "fit_tasks_lowrank",
-    "support_union",
+    "TaskSolutions",
 ]
 
 
@@ -562,8 +562,24 @@ def lowrank_loo_gradient(sol: DualSolution, nf: NystroemFactor, dLdr: np.ndarray
     return np.array([d_sigma, d_C])
 
 
+class TaskSolutions:
+    """Mixin of the low-rank criteria's results: their per-task L2-SVM ``solutions``."""
+
+    solutions: list[DualSolution]
+
+    @property
+    def supports(self) -> list[np.ndarray]:
+        """Support mask of every task (the warm start of the next evaluation)."""
+        return [s.support for s in self.solutions]
+
+    @property
+    def n_support(self) -> int:
+        """Points that are support vectors of at least one task."""
+        return int(np.logical_or.reduce(self.supports).sum())
+
+
 @dataclass
-class LowRankObjective:
+class LowRankObjective(TaskSolutions):
     """Value, gradient and by-products of :func:`lowrank_rbsvm_objective` at one ``theta``."""
 
     value: float
@@ -573,25 +589,6 @@ class LowRankObjective:
     theta: np.ndarray
     #: trace residual / n of the landmarks at this width (:attr:`NystroemFactor.trace_residual`)
     rank_residual: float = float("nan")
-
-    @property
-    def supports(self) -> list[np.ndarray]:
-        return [s.support for s in self.solutions]
-
-    @property
-    def n_support(self) -> int:
-        """Points that are support vectors of at least one task."""
-        return support_union(self.solutions)
-
-    @property
-    def n_newton(self) -> int:
-        """Newton iterations of the SVM solves over the tasks."""
-        return sum(s.n_iter for s in self.solutions)
-
-
-def support_union(solutions: Sequence[DualSolution]) -> int:
-    """Number of points that are support vectors of at least one of ``solutions``."""
-    return int(np.logical_or.reduce([s.support for s in solutions]).sum())
 
 
 def fit_tasks_lowrank(

@@ -70,7 +70,7 @@ import scipy.sparse as sp
 
 from svmtune.loo.radius_margin import RadiusMargin
 from svmtune.loo.sphere import BallSolution, check_ridge, clarabel_simplex_weights
-from svmtune.lowrank import NystroemFactor, fit_tasks_lowrank, support_union
+from svmtune.lowrank import NystroemFactor, TaskSolutions, fit_tasks_lowrank
 from svmtune.svm import DualSolution
 
 __all__ = [
@@ -466,7 +466,7 @@ def lowrank_radius_margin(
 # The criterion as a function of theta
 # ---------------------------------------------------------------------------------------------
 @dataclass
-class LowRankRadiusMargin:
+class LowRankRadiusMargin(TaskSolutions):
     """``T``, its gradient and by-products of :func:`lowrank_radius_margin_objective`.
 
     Attributes
@@ -500,15 +500,6 @@ class LowRankRadiusMargin:
     rank: int
     jitter: float
     rank_residual: float = float("nan")
-
-    @property
-    def supports(self) -> list[np.ndarray]:
-        return [s.support for s in self.solutions]
-
-    @property
-    def n_support(self) -> int:
-        """Points that are support vectors of at least one task."""
-        return support_union(self.solutions)
 
 
 def lowrank_radius_margin_objective(
