@@ -274,9 +274,9 @@ class LowRankSearch(Selector):
         The search options of the exact gradient methods
         (:func:`svmtune.search.gradient.check_search_options`), same defaults.
 
-    Subclasses provide ``_evaluate`` (the criterion, its gradient and the search state on
-    given landmarks) and ``_summary`` (estimate, criterion and method-specific info at the
-    chosen point); ``info`` adds ``rank``, ``rank_residual`` (trace residual / n),
+    Subclasses provide ``_evaluate`` (the criterion, its gradient, its result and any further
+    search state on given landmarks) and ``_summary`` (estimate, criterion and method-specific
+    info at the chosen point); ``info`` adds ``rank``, ``rank_residual`` (trace residual / n),
     ``landmark_sigma``, ``n_refresh``, ``rank_residual_at_choice`` (trace residual / n of the
     final landmarks at the chosen width), the start and the optimiser's diagnostics.
     """
@@ -327,10 +327,12 @@ class LowRankSearch(Selector):
             setattr(self, key, value)
 
     def _evaluate(
-        self, D2_nm, D2_mm, tasks, theta, sample_weight, state, rank
-    ) -> tuple[float, np.ndarray, dict[str, Any]]:
-        """``(value, grad, new_state)`` on the landmarks ``D2_nm``, ``D2_mm`` (``rank`` of
-        them), warm-started from ``state``; ``new_state["obj"]`` is the evaluation."""
+        self, D2_nm, D2_mm, tasks, theta, sample_weight, state
+    ) -> tuple[float, np.ndarray, Any, dict[str, Any]]:
+        """``(value, grad, obj, extra)`` on the landmarks ``D2_nm``, ``D2_mm``, warm-started
+        from ``state`` (``state["supports"]``: the previous support set of every task; None
+        on a first call).  ``obj`` is the criterion's result (``supports``, ``n_support``,
+        ``rank_residual``); ``extra`` holds further state entries of the method."""
         raise NotImplementedError
 
     def _summary(self, y, tasks, state, sample_weight) -> tuple[float | None, float, dict]:
@@ -358,8 +360,15 @@ class LowRankSearch(Selector):
 
         def make_objective(D2_nm, D2_mm, m):
             def fun(theta, state):
-                value, grad, new_state = self._evaluate(D2_nm, D2_mm, tasks, theta, sw, state, m)
-                new_state["rank_residual"] = new_state["obj"].rank_residual
+                value, grad, obj, extra = self._evaluate(D2_nm, D2_mm, tasks, theta, sw, state)
+                new_state = {
+                    "obj": obj,
+                    "supports": obj.supports,
+                    "n_sv": obj.n_support,
+                    "rank": m,
+                    "rank_residual": obj.rank_residual,
+                    **extra,
+                }
                 return value, grad, new_state
 
             return fun

@@ -31,7 +31,41 @@ from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import check_search_options, initial_sigma, minimize_log_params
 from svmtune.svm import DualSolution, fit_l2_svm
 
-__all__ = ["SpanSVM", "RMSVM"]
+__all__ = ["SpanSVM", "RMSVM", "radius_margin_step", "radius_margin_summary"]
+
+
+def radius_margin_step(out) -> tuple[float, np.ndarray, dict[str, Any]]:
+    """``(log T, dT / T, state entries)`` of one radius-margin evaluation.
+
+    ``out`` is the result of :func:`svmtune.loo.radius_margin.radius_margin` or of its low-rank
+    twin :func:`svmtune.loo.radius_margin_lowrank.lowrank_radius_margin_objective`; RMSVM and
+    RMSVMLowRank both hand the optimiser ``log T``.  The state entries are the sphere's support
+    (warm start of the next ball) and ``T``, ``R2``, ``w2 = sum_k ||w_k||^2``, ``n_ball``.
+    """
+    extra = {
+        "ball_support": out.ball.support,
+        "T": out.value,
+        "R2": out.R2,
+        "w2": float(out.w2.sum()),
+        "n_ball": int(out.ball.support.sum()),
+    }
+    # T > 0: the ridge 1/(C w) keeps the points apart in feature space (R > 0), and an SVM with
+    # both classes has ||w|| > 0
+    T = max(out.value, np.finfo(float).tiny)
+    return float(np.log(T)), out.grad / T, extra
+
+
+def radius_margin_summary(state: dict[str, Any], n: int) -> tuple[float, dict[str, Any]]:
+    """``(T, info)`` at the chosen point from its :func:`radius_margin_step` state: ``info``
+    holds ``R2``, ``w2``, ``n_ball`` and ``bound = min(1, T / n)``."""
+    T = float(state["T"])
+    info = {
+        "R2": float(state["R2"]),
+        "w2": float(state["w2"]),
+        "n_ball": int(state["n_ball"]),
+        "bound": float(min(1.0, T / n)),
+    }
+    return T, info
 
 
 class _GradientBaseline(Selector):
@@ -290,25 +324,8 @@ class RMSVM(_GradientBaseline):
 
     def _criterion(self, K, solutions, directions, state, sample_weight):
         ball_init = state.get("ball_support") if state is not None else None
-        out = radius_margin(K, solutions, directions, ball_init=ball_init)
-        extra = {
-            "ball_support": out.ball.support,
-            "T": out.value,
-            "R2": out.R2,
-            "w2": float(out.w2.sum()),
-            "n_ball": int(out.ball.support.sum()),
-        }
-        # T > 0: the ridge 1/(C w) keeps the points apart in feature space (R > 0), and an
-        # SVM with both classes has ||w|| > 0
-        T = max(out.value, np.finfo(float).tiny)
-        return float(np.log(T)), out.grad / T, extra
+        return radius_margin_step(radius_margin(K, solutions, directions, ball_init=ball_init))
 
     def _summary(self, K, y, state, sample_weight):
-        T = float(state["T"])
-        info = {
-            "R2": float(state["R2"]),
-            "w2": float(state["w2"]),
-            "n_ball": int(state["n_ball"]),
-            "bound": float(min(1.0, T / len(y))),
-        }
+        T, info = radius_margin_summary(state, len(y))
         return None, info, T

@@ -16,10 +16,9 @@ pivoted-Cholesky landmarks and every step costs ``O(n m^2)`` time and ``O(n m)``
 
 from __future__ import annotations
 
-import numpy as np
-
 from svmtune.loo.radius_margin_lowrank import lowrank_radius_margin_objective
 from svmtune.methods._lowrank_search import LowRankSearch
+from svmtune.methods.gradient_baselines import radius_margin_step, radius_margin_summary
 
 __all__ = ["RMSVMLowRank"]
 
@@ -61,8 +60,9 @@ class RMSVMLowRank(LowRankSearch):
 
     name = "radius_margin_lowrank"
 
-    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, rank):
-        """``log T`` and its gradient ``dT / T``, as RMSVM hands them to the optimiser."""
+    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state):
+        """``log T`` and its gradient ``dT / T``, as RMSVM hands them to the optimiser
+        (:func:`svmtune.methods.gradient_baselines.radius_margin_step`)."""
         obj = lowrank_radius_margin_objective(
             D2_nm,
             D2_mm,
@@ -73,28 +73,9 @@ class RMSVMLowRank(LowRankSearch):
             ball_init=None if state is None else state["ball_support"],
             jitter=self.jitter,
         )
-        new_state = {
-            "supports": obj.supports,
-            "ball_support": obj.ball.support,
-            "obj": obj,
-            "n_sv": obj.n_support,
-            "T": obj.value,
-            "R2": obj.R2,
-            "w2": float(obj.w2.sum()),
-            "n_ball": int(obj.ball.support.sum()),
-            "rank": rank,
-        }
-        # T > 0: the ridge 1/(C w) keeps the points apart (R > 0) and an SVM with both
-        # classes has ||w|| > 0
-        T = max(obj.value, np.finfo(float).tiny)
-        return float(np.log(T)), obj.grad / T, new_state
+        value, grad, extra = radius_margin_step(obj)
+        return value, grad, obj, extra
 
     def _summary(self, y, tasks, state, sample_weight):
-        T = float(state["T"])
-        info = {
-            "R2": float(state["R2"]),
-            "w2": float(state["w2"]),
-            "n_ball": int(state["n_ball"]),
-            "bound": float(min(1.0, T / len(y))),
-        }
+        T, info = radius_margin_summary(state, len(y))
         return None, T, info

@@ -52,7 +52,7 @@ class RBSVMLowRank(LowRankSearch):
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.loss = loss
 
-    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, rank):
+    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state):
         """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`)."""
         obj = lowrank_rbsvm_objective(
             D2_nm,
@@ -60,14 +60,13 @@ class RBSVMLowRank(LowRankSearch):
             tasks,
             theta,
             sample_weight=sample_weight,
-            init_support=None if state is None else state["support"],
+            init_support=None if state is None else state["supports"],
             loss=self.loss,
             jitter=self.jitter,
         )
         n = len(tasks[0])
         total_w = float(n) if sample_weight is None else float(sample_weight.sum())
-        new_state = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj, "rank": rank}
-        return obj.value / total_w, obj.grad / total_w, new_state
+        return obj.value / total_w, obj.grad / total_w, obj, {}
 
     def _summary(self, y, tasks, state, sample_weight):
         obj = state["obj"]

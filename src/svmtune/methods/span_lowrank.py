@@ -63,7 +63,7 @@ class SpanSVMLowRank(LowRankSearch):
         span = SpanSVM(eta=eta, A=A, B=B)
         self.eta, self.A, self.B = span.eta, span.A, span.B
 
-    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, rank):
+    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state):
         """Smoothed span estimate summed over tasks (not divided by ``n``: each term is a mean,
         as in SpanSVM) and its gradient (:func:`svmtune.loo.span_lowrank.lowrank_span_objective`).
         """
@@ -73,14 +73,13 @@ class SpanSVMLowRank(LowRankSearch):
             tasks,
             theta,
             sample_weight=sample_weight,
-            init_support=None if state is None else state["support"],
+            init_support=None if state is None else state["supports"],
             eta=self.eta,
             A=self.A,
             B=self.B,
             jitter=self.jitter,
         )
-        new_state = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj, "rank": rank}
-        return obj.value, obj.grad, new_state
+        return obj.value, obj.grad, obj, {}
 
     def _summary(self, y, tasks, state, sample_weight):
         obj = state["obj"]
