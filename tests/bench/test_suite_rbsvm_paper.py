@@ -210,6 +210,51 @@ def test_acceptance_table_ratio_and_verdicts():
     assert ex.acceptance_table(slow, {"a": 100, "b": 100})[1]["time_ok"] is False
 
 
+def test_c_on_bound_counts_folds_against_each_rows_own_box(tmp_path):
+    def row(task, method, C, split, method_params=None):
+        return {
+            "task": task,
+            "method": method,
+            "split": split,
+            "status": "ok",
+            "accuracy": 0.9,
+            "selection_time": 1.0,
+            "params": {"sigma": 1.0, "C": C},
+            "method_params": method_params or {},
+        }
+
+    open_c = {"log2_C": [-8.0, 20.0]}
+    df = pd.DataFrame(
+        [
+            row("a", "RBSVM", 256.0, 0),
+            row("a", "RBSVM", 256.0 * (1 + 1e-9), 1),
+            row("b", "RBSVM", 256.0, 0),
+            row("b", "RBSVM", 12.0, 1),
+            row("a", "SpanSVM", 3.0, 0),
+            row("a", ex.OPEN_C_LABEL, 256.0, 0, open_c),  # inside its own box
+            row("b", ex.OPEN_C_LABEL, 2.0**20, 0, open_c),
+            {"task": "c", "method": "RBSVM", "split": 0, "status": "error: x"},
+        ]
+    )
+    t = ex.c_on_bound(df).set_index("method")
+    assert t.loc["RBSVM", ["folds", "folds_on_bound", "tasks", "tasks_all_on_bound"]].tolist() == [
+        4,
+        3,
+        2,
+        1,
+    ]
+    assert t.loc["SpanSVM", "folds_on_bound"] == 0
+    assert t.loc[ex.OPEN_C_LABEL, "log2_C_max"] == "20"
+    assert t.loc[ex.OPEN_C_LABEL, "folds_on_bound"] == 1
+    # the paper's Table II: RBSVM's C is above 2^8 on monks-2, monks-3 and balance-1..3
+    assert t.loc["RBSVM", "paper_tasks_above_256"] == 5
+    assert "RMSVM" not in t.index  # no rows, no line
+    ex.paper_tables(df, tmp_path, n_splits=2)
+    md = (tmp_path / "rbsvm_paper_tables.md").read_text()
+    assert "### C on the upper bound of the search box" in md
+    assert "| RBSVM | 8 | 4 | 3 | 2 | 1 | 5 |" in md
+
+
 def test_paper_tables_figure_on_a_tiny_results_frame(tmp_path):
     acc = {"hepatitis": {"RBSVM": 0.85, "GridSearch": 0.8, "SpanSVM": 0.84}}
     df = _frame(acc, {"RBSVM": 0.5, "GridSearch": 20.0, "SpanSVM": 0.4})
