@@ -71,3 +71,46 @@ def test_tuner_same_result_on_dask(client, data):
         dist = SVMTuner(method="grid", method_params=params, random_state=0, n_jobs=-1).fit(X, y)
     assert dist.best_params_ == serial.best_params_
     np.testing.assert_array_equal(dist.predict(X), serial.predict(X))
+
+
+def test_tuner_backend_dask_runs_on_the_cluster(client, data):
+    X, y = data
+    params = {"log2_sigma": (-1, 1, 1), "log2_C": (0, 2, 2), "n_splits": 3}
+    serial = SVMTuner(method="grid", method_params=params, random_state=0, n_jobs=1).fit(X, y)
+    with distributed.get_task_stream(client) as ts:
+        dist = SVMTuner(
+            method="grid", method_params=params, random_state=0, n_jobs=-1, backend="dask"
+        ).fit(X, y)
+    assert len(ts.data) > 0  # the backend option alone sends the candidates to the cluster
+    assert dist.best_params_ == serial.best_params_
+    np.testing.assert_array_equal(dist.decision_function(X), serial.decision_function(X))
+
+
+def test_bench_scheduler_option_gives_the_serial_rows(client, tmp_path):
+    """``svmtune bench --scheduler ADDRESS`` on a slice of the quick suite: the same cells,
+    with the same chosen hyperparameters, as the serial run."""
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import bench
+    from svmtune.bench.store import read_rows
+
+    common = ["--suite", "quick", "--tasks", "iris,sonar", "--methods", "default,rbsvm,ss"]
+    common += ["--no-experiments", "--no-progress", "--no-entropy"]
+    runner = CliRunner()
+    ser = runner.invoke(bench, [*common, "--out", str(tmp_path / "serial")])
+    assert ser.exit_code == 0, ser.output
+    with distributed.get_task_stream(client) as ts:
+        dist = runner.invoke(
+            bench,
+            [*common, "--out", str(tmp_path / "dask"), "--scheduler", client.scheduler.address],
+        )
+    assert dist.exit_code == 0, dist.output
+    assert len(ts.data) > 0  # the cells ran on the cluster's workers
+
+    def chosen(sub):
+        rows = read_rows(tmp_path / sub / "quick" / "results.jsonl")
+        return {r["key"]: (r["status"], r["params"]) for r in rows if r.get("kind") == "cell"}
+
+    a, b = chosen("serial"), chosen("dask")
+    assert len(a) == 12 and a == b
+    assert all(status == "ok" for status, _ in a.values())
