@@ -290,6 +290,45 @@ def test_paper_tables_report_each_rbsvm_variant_against_the_grid(tmp_path):
     assert "selection time ratio <= 1/20: NO; per task (pp vs grid): hepatitis -10.00" in md
 
 
+def test_criterion_along_c_matches_retraining_and_the_rbsvm_choice(tmp_path):
+    from svmtune.bench.runner import default_loader, split_indices
+    from svmtune.kernels import Kernel, kernel_matrix
+    from svmtune.loo.rbsvm import loo_loss
+    from svmtune.preprocess import make_preprocessor
+    from svmtune.svm import fit_l2_svm
+    from svmtune.tuner import SVMTuner
+
+    exp = ex.CriterionAlongC(tasks=("thyroid",), log2_C=(0.0, 4.0), folds=1)
+    assert exp.__name__ == "criterion_along_c"
+    csv, md, png = exp(tmp_path, 0)
+    df = pd.read_csv(csv)
+    assert png.stat().st_size > 0 and "| thyroid | 1 |" in md.read_text()
+    # the same fold and preprocessing as the suite's RBSVM cell: the same choice
+    task = next(t for t in rp.TASKS if t.name == "thyroid")
+    data = prepare_task(task, default_loader, rp.SUITE.seed)
+    tr, _ = split_indices(data.y, rp.SUITE, task)[0]
+    tuner = SVMTuner(method="rbsvm", preprocess=data.preprocess).fit(data.X.iloc[tr], data.y[tr])
+    chosen = df[df["chosen"]]
+    assert len(chosen) == 1
+    assert chosen["log2_C"].iloc[0] == pytest.approx(np.log2(tuner.best_params_["C"]))
+    assert df["sigma"].iloc[0] == pytest.approx(tuner.best_params_["sigma"])
+    assert set(df.loc[df["on_grid"], "log2_C"]) == {0.0, 4.0}
+    # the exact criterion is n retrainings' LOO cross-entropy (checked at log2 C = 4)
+    X = make_preprocessor(data.preprocess, data.X).fit_transform(data.X.iloc[tr])
+    t = np.where(data.y[tr] == tuner.classes_[1], 1.0, -1.0)
+    K = kernel_matrix(np.asarray(X), None, Kernel("rbf", sigma=float(df["sigma"].iloc[0])))
+    r = np.empty(t.size)
+    for i in range(t.size):
+        keep = np.arange(t.size) != i
+        sol = fit_l2_svm(K[np.ix_(keep, keep)], t[keep], 2.0**4)
+        r[i] = sol.decision_function(K[i : i + 1, keep])[0]
+    row = df[df["on_grid"] & (df["log2_C"] == 4.0)].iloc[0]
+    assert row["J_exact"] == pytest.approx(np.mean(loo_loss(t, r)[0]), rel=1e-8)
+    assert row["loo_error_exact"] == pytest.approx(np.mean(np.where(r > 0, 1, -1) != t))
+    with pytest.raises(ValueError, match="unknown rbsvm-paper tasks"):
+        ex.CriterionAlongC(tasks=("nope",))(tmp_path, 0)
+
+
 def test_runtime_experiment_runs_within_limits_marks_the_rest_and_resumes(tmp_path):
     def loader(name):
         rng = np.random.default_rng(0)

@@ -14,7 +14,12 @@ for support vector machines" (RBSVM, IEEE TNNLS 2023):
 * :class:`RuntimeVsN` (a suite *experiment*): RBSVM Fig. 4, selection time against the
   number of samples on stratified subsamples of skin_nonskin, for the gradient methods and
   for grid / random / Bayesian search with 16 and 256 candidates; sizes and the largest size
-  actually run per method are parameters, and the plot marks the points not run.
+  actually run per method are parameters, and the plot marks the points not run;
+* :class:`CriterionAlongC` (a suite *experiment*, beyond the paper): RBSVM's criterion along
+  C at the width RBSVM learned, from the closed form (eq. (27)) and from the exact
+  leave-one-out outputs, beside the test accuracy of the L2-SVM and of libsvm's SVC there --
+  whether a difference from the grid search comes from the closed form, the criterion or the
+  final model.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ __all__ = [
     "c_on_bound",
     "paper_tables",
     "RuntimeVsN",
+    "CriterionAlongC",
     "FIG4_METHODS",
 ]
 
@@ -1196,6 +1202,190 @@ def runtime_plot(df: pd.DataFrame, path: Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     if labels:
         ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+@dataclass
+class CriterionAlongC:
+    """RBSVM's criterion along C at the learned width, closed form against exact LOO.
+
+    For each task and each of its first ``folds`` outer folds (the suite's own splits and
+    preprocessing): RBSVM selects ``(sigma*, C*)`` on the training part; then, at ``sigma*``,
+    for every ``log2 C`` of ``log2_C`` and for ``C*``, the L2-SVM is trained and the mean
+    cross-entropy of its leave-one-out outputs (RBSVM eq. (29), ``J / n``) is computed twice:
+    from the closed form eq. (27) (:func:`svmtune.loo.rbsvm.closed_form_loo`, what the search
+    minimises) and from the exact outputs (:func:`svmtune.loo.rbsvm.decremental_loo`, equal to
+    n retrainings), with both LOO error rates and the test accuracy of the L2-SVM and of
+    libsvm's ``SVC`` at that point.
+
+    Calling the object, ``(outdir, seed) -> [csv, md, png]``, writes
+    ``criterion_along_c.csv`` (one row per task, fold and C), ``criterion_along_c.md`` (per
+    task: the C minimising each criterion on the grid, mean over folds, and the test
+    accuracies there and at ``C*``) and a plot of both criteria against ``log2 C``.
+
+    Parameters
+    ----------
+    tasks : sequence of str
+        rbsvm-paper task names.
+    log2_C : sequence of float
+    folds : int
+        Outer folds per task (the first ones of the suite's split).
+    loader : callable, optional
+        ``name -> (X, y, info)``; default :func:`svmtune.datasets.load_dataset`.
+    """
+
+    tasks: Sequence[str] = ("balance-2", "australian", "adult", "monks-2", "thyroid")
+    log2_C: Sequence[float] = (-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0)
+    folds: int = 2
+    loader: Any = None
+
+    def __post_init__(self) -> None:
+        self.__name__ = "criterion_along_c"
+        if int(self.folds) < 1:
+            raise ValueError(f"folds must be >= 1, got {self.folds}")
+        if not self.tasks or not self.log2_C:
+            raise ValueError("tasks and log2_C must not be empty")
+
+    def _fold_rows(self, task: str, fold: int, Xtr, ytr, Xte, yte, seed: int) -> list[dict]:
+        from sklearn.svm import SVC
+
+        from svmtune.kernels import Kernel, gamma_from_sigma, kernel_matrix
+        from svmtune.loo.rbsvm import closed_form_loo, decremental_loo, loo_loss
+        from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm
+        from svmtune.tuner import SVMTuner
+
+        tuner = SVMTuner(method="rbsvm", preprocess="none", random_state=seed).fit(Xtr, ytr)
+        sigma, c_star = float(tuner.best_params_["sigma"]), float(tuner.best_params_["C"])
+        t = np.where(ytr == tuner.classes_[1], 1.0, -1.0)
+        tt = np.where(yte == tuner.classes_[1], 1.0, -1.0)
+        kern = Kernel("rbf", sigma=sigma)
+        K = kernel_matrix(Xtr, None, kern)
+        Kt = kernel_matrix(Xte, Xtr, kern)
+        on_grid = {float(v) for v in self.log2_C}
+        points = sorted(on_grid | {math.log2(c_star)})
+        rows, support = [], None
+        for lc in points:
+            C = 2.0**lc
+            sol = fit_l2_svm(K, t, C, init_support=support)
+            support = sol.support
+            r_cf = closed_form_loo(sol, K)
+            r_ex, info = decremental_loo(sol, K)
+            f = sol.decision_function(Kt)
+            l1 = SVC(C=C, gamma=gamma_from_sigma(sigma), max_iter=LIBSVM_MAX_ITER).fit(Xtr, t)
+            rows.append(
+                {
+                    "task": task,
+                    "fold": fold,
+                    "sigma": sigma,
+                    "log2_C": lc,
+                    "on_grid": lc in on_grid,
+                    "chosen": bool(abs(lc - math.log2(c_star)) < 1e-12),
+                    "J_closed_form": float(np.mean(loo_loss(t, r_cf)[0])),
+                    "J_exact": float(np.mean(loo_loss(t, r_ex)[0])),
+                    "loo_error_closed_form": float(np.mean(np.where(r_cf > 0, 1, -1) != t)),
+                    "loo_error_exact": float(np.mean(np.where(r_ex > 0, 1, -1) != t)),
+                    "n_sv": int(sol.support.sum()),
+                    "retrained": int(info.get("retrained", 0)),
+                    "test_acc_l2": float(np.mean(np.where(f > 0, 1, -1) == tt)),
+                    "test_acc_l1": float(l1.score(Xte, tt)),
+                    "seed": seed,
+                }
+            )
+        return rows
+
+    def __call__(self, outdir: Path, seed: int) -> list[Path]:
+        from threadpoolctl import threadpool_limits
+
+        from svmtune.bench.runner import default_loader, prepare_task, split_indices
+        from svmtune.bench.suites.rbsvm_paper import SUITE
+        from svmtune.preprocess import make_preprocessor
+
+        outdir = Path(outdir)
+        outdir.mkdir(parents=True, exist_ok=True)
+        by_name = {t.name: t for t in SUITE.tasks}
+        unknown = sorted(set(self.tasks) - set(by_name))
+        if unknown:
+            raise ValueError(f"unknown rbsvm-paper tasks {unknown}; known: {sorted(by_name)}")
+        rows: list[dict] = []
+        for name in self.tasks:
+            task = by_name[name]
+            data = prepare_task(task, self.loader or default_loader, SUITE.seed)
+            for fold, (tr, te) in enumerate(split_indices(data.y, SUITE, task)[: self.folds]):
+                pre = make_preprocessor(data.preprocess, data.X)
+                Xtr = np.asarray(pre.fit_transform(data.X.iloc[tr]), dtype=float)
+                Xte = np.asarray(pre.transform(data.X.iloc[te]), dtype=float)
+                with threadpool_limits(limits=1), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    rows += self._fold_rows(name, fold, Xtr, data.y[tr], Xte, data.y[te], seed)
+        df = pd.DataFrame(rows)
+        csv = outdir / "criterion_along_c.csv"
+        df.to_csv(csv, index=False)
+        md = outdir / "criterion_along_c.md"
+        md.write_text(criterion_along_c_markdown(df))
+        return [csv, md, criterion_along_c_plot(df, outdir / "criterion_along_c.png")]
+
+
+def criterion_along_c_markdown(df: pd.DataFrame) -> str:
+    """Per task (means over folds on the common C grid): where each criterion is smallest and
+    the test accuracies there, at RBSVM's own C, and the largest closed-form error."""
+    lines = [
+        "# RBSVM criterion along C at the learned width: closed form vs exact LOO",
+        "",
+        "J/n = mean LOO cross-entropy (RBSVM eq. (29)) at RBSVM's learned sigma; 'closed form' "
+        "= eq. (27), what the search minimises; 'exact' = decremental LOO (equal to n "
+        "retrainings). Test accuracy % of the L2-SVM (the paper's final model) and of libsvm's "
+        "SVC (hinge loss) at the same (sigma, C). Means over the folds run; grid points only "
+        "(RBSVM's own C, in the next-to-last column, may lie between them).",
+        "",
+        "| task | folds | argmin log2 C, closed form | argmin log2 C, exact | max abs(J closed "
+        "form - J exact) | L2 / SVC acc. at the exact argmin | L2 / SVC acc. at RBSVM's C "
+        "(median log2 C) | best SVC acc. on the grid (log2 C) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for task, sub in df.groupby("task", sort=False):
+        grid = sub[sub["on_grid"]]
+        mean = grid.groupby("log2_C")[
+            ["J_closed_form", "J_exact", "test_acc_l2", "test_acc_l1"]
+        ].mean()
+        lc_cf = float(mean["J_closed_form"].idxmin())
+        lc_ex = float(mean["J_exact"].idxmin())
+        chosen = sub[sub["chosen"]]
+        best_l1 = float(mean["test_acc_l1"].idxmax())
+        gap = float((sub["J_closed_form"] - sub["J_exact"]).abs().max())
+        lines.append(
+            f"| {task} | {sub['fold'].nunique()} | {lc_cf:g} | {lc_ex:g} | {gap:.4f} | "
+            f"{100 * mean.loc[lc_ex, 'test_acc_l2']:.1f} / "
+            f"{100 * mean.loc[lc_ex, 'test_acc_l1']:.1f} | "
+            f"{100 * chosen['test_acc_l2'].mean():.1f} / "
+            f"{100 * chosen['test_acc_l1'].mean():.1f} ({chosen['log2_C'].median():.2f}) | "
+            f"{100 * mean.loc[best_l1, 'test_acc_l1']:.1f} ({best_l1:g}) |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def criterion_along_c_plot(df: pd.DataFrame, path: Path) -> Path:
+    """One panel per task: J/n from the closed form (solid) and exact LOO (dashed) against
+    log2 C, mean over folds; RBSVM's own C marked."""
+    from matplotlib.figure import Figure
+
+    tasks = list(dict.fromkeys(df["task"]))
+    fig = Figure(figsize=(3.0 * max(len(tasks), 1), 3.0), dpi=100)
+    axes = np.atleast_1d(fig.subplots(1, max(len(tasks), 1)))
+    for ax, task in zip(axes, tasks):
+        sub = df[df["task"] == task]
+        grid = sub[sub["on_grid"]]
+        mean = grid.groupby("log2_C")[["J_closed_form", "J_exact"]].mean()
+        ax.plot(mean.index, mean["J_closed_form"], "o-", ms=3, label="closed form (27)")
+        ax.plot(mean.index, mean["J_exact"], "s--", ms=3, label="exact LOO")
+        for lc in sub.loc[sub["chosen"], "log2_C"]:
+            ax.axvline(lc, color="grey", lw=0.8, alpha=0.6)
+        ax.set_title(task, fontsize=9)
+        ax.set_xlabel("log2 C", fontsize=8)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("J / n")
+    axes[0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
     return path

@@ -74,6 +74,9 @@ figure :func:`~svmtune.bench.suites._rbsvm_experiments.paper_tables` prints all 
 ours, with the issue #3 acceptance check (RBSVM vs GridSearch accuracy and selection-time
 ratio per task, same run).  The experiment ``runtime_vs_n`` is Fig. 4 (run time vs n on
 skin_nonskin subsamples 500..10000); :data:`FIG4_RUN_LIMITS` says which points run here.
+The experiment ``criterion_along_c`` (beyond the paper) follows RBSVM's criterion along C at
+the learned width, from the closed form and from the exact leave-one-out outputs, beside the
+test accuracies of the L2-SVM and of libsvm's SVC there.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ from svmtune.bench.suites._rbsvm_experiments import (
     OPEN_C_LABEL,
     OPEN_C_LOG2_C,
     REFIT_LABEL,
+    CriterionAlongC,
     RuntimeVsN,
     paper_tables,
     published_entries,
@@ -101,6 +105,7 @@ __all__ = [
     "LARGE_TASKS",
     "FIG4_RUN_LIMITS",
     "runtime_vs_n",
+    "criterion_along_c",
 ]
 
 _LARGE = {"large": True}
@@ -205,6 +210,11 @@ FIG4_RUN_LIMITS: dict[str, int] = {
 #: the Fig. 4 experiment (sizes 500..10000 step 500; only FIG4_RUN_LIMITS are run)
 runtime_vs_n = RuntimeVsN(run_limits=dict(FIG4_RUN_LIMITS))
 
+#: beyond the paper: RBSVM's criterion along C at the learned width, closed form (eq. (27))
+#: against exact LOO, with the L2 and libsvm test accuracies -- on the tasks where RBSVM's
+#: C sits on the box's bound and it trails the grid search (first two folds each)
+criterion_along_c = CriterionAlongC()
+
 if tuple(m.label for m in METHODS[:6]) != METHOD_LABELS:  # the paper tables' columns
     raise RuntimeError("rbsvm-paper: METHODS must start with the paper's six columns")
 
@@ -228,6 +238,6 @@ SUITE = Suite(
     seed=0,
     published=published_entries(),
     figures=[paper_tables],
-    experiments=[runtime_vs_n],
+    experiments=[runtime_vs_n, criterion_along_c],
     yardsticks={"grid": "GridSearch", "default": "default"},
 )
