@@ -10,7 +10,8 @@ that column is informative, not part of the check).
 
 Writes ``--md`` (default ``benchmarks/dask_quick.md``): per method the number of cells, how
 many have identical ``params`` (to the last digit) on Dask and serially, and how many equal
-the committed rows; then every differing cell.  The run is resumable (the stores are the
+the committed rows, exactly and to a relative 1e-6; then every cell whose Dask choice differs.
+Exit status 1 if there is one.  The run is resumable (the stores are the
 benchmark's own), e.g.::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/dask_quick.py --work /tmp/dask_quick
