@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import platform
+import threading
 import time
 import traceback
 import warnings
@@ -406,10 +407,19 @@ def run_cell(
     ``blas_threads`` caps the BLAS/OpenMP threads of the cell (default 1: cells are the unit
     of parallelism, and times are single-core times whether cells run in this process or in
     workers); None leaves the libraries' defaults.
+
+    The cap is process-wide (threadpoolctl).  In the main thread (a serial run, loky worker
+    processes) it is lifted when the cell ends.  In any other thread -- e.g. a Dask worker
+    running several cells at once in its threads -- it is set and kept: lifting it when one
+    cell ends would change the thread count, and with it the round-off, of a cell still
+    running in another thread, so that cell's refit could choose other hyperparameters.
     """
     from threadpoolctl import threadpool_limits
 
     if blas_threads is None:
+        return _run_cell(cell, loader, entropy=entropy)
+    if threading.current_thread() is not threading.main_thread():
+        threadpool_limits(limits=int(blas_threads))
         return _run_cell(cell, loader, entropy=entropy)
     with threadpool_limits(limits=int(blas_threads)):
         return _run_cell(cell, loader, entropy=entropy)
