@@ -204,16 +204,25 @@ def _fd_gradient(D2, tasks, theta, obj, h=1e-5, **kw):
         (2, 2.0, 0.3, "cross_entropy", False),
         (3, 1.3, 3.0, "cross_entropy", True),
         (4, 0.8, 2.0, "squared", False),
+        (5, 1.0, 3.0, "cross_entropy", "label"),
+        (6, 0.7, 8.0, "cross_entropy", "label+weights"),
     ],
 )
 def test_gradient_matches_central_differences(seed, sigma, C, loss, weighted):
     X, y = make_problem(35, 3, seed)
-    w = np.random.default_rng(seed).uniform(0.5, 2.0, 35) if weighted else None
+    w = (
+        np.random.default_rng(seed).uniform(0.5, 2.0, 35)
+        if weighted in (True, "label+weights")
+        else None
+    )
+    kw = {"nonsupport": "label"} if str(weighted).startswith("label") else {}
     D2 = squared_distances(X)
     theta = np.log([sigma, C])
-    obj = rbsvm_objective(D2, [y], theta, loss=loss, sample_weight=w)
+    obj = rbsvm_objective(D2, [y], theta, loss=loss, sample_weight=w, **kw)
     assert 0 < obj.n_support
-    fd = _fd_gradient(D2, [y], theta, obj, loss=loss, sample_weight=w)
+    if kw:
+        assert obj.n_support < 35  # there are non-support vectors for the option to act on
+    fd = _fd_gradient(D2, [y], theta, obj, loss=loss, sample_weight=w, **kw)
     np.testing.assert_allclose(obj.grad, fd, rtol=1e-5, atol=1e-9)
     assert abs(obj.grad[0]) > 1e-6  # the width gradient is not the zero of eq. (35)-(36)
 
@@ -281,6 +290,31 @@ def test_objective_is_consistent_with_the_pieces():
     np.testing.assert_allclose(obj.value, loo_loss(y, r)[0].sum(), rtol=1e-12)
     with pytest.raises(ValueError, match="theta"):
         rbsvm_objective(D2, [y], [np.nan, 0.0])
+
+
+def test_nonsupport_label_is_eq_27_with_alpha_zero():
+    """``nonsupport="label"``: J takes a non-support vector at its label (eq. (27) with
+    alpha_i = 0), each such term the constant log(1 + e^-2); support vectors are unchanged."""
+    X, y = make_problem(40, 2, 9)
+    D2 = squared_distances(X)
+    theta = np.log([1.0, 4.0])
+    exact = rbsvm_objective(D2, [y], theta)
+    lit = rbsvm_objective(D2, [y], theta, nonsupport="label")
+    S = exact.solutions[0].support
+    assert 0 < S.sum() < 40
+    r = exact.loo[0].copy()
+    assert np.all(y[~S] * r[~S] >= 1.0 - 1e-8)  # exact: the model's margin, at least 1
+    r[~S] = y[~S]
+    np.testing.assert_allclose(lit.loo[0], r, atol=1e-12)
+    np.testing.assert_allclose(lit.value, loo_loss(y, r)[0].sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        lit.value - exact.value,
+        np.sum(np.log1p(np.exp(-2.0)) - loo_loss(y, exact.loo[0])[0][~S]),
+        rtol=1e-10,
+    )
+    assert lit.value > exact.value
+    with pytest.raises(ValueError, match="nonsupport must be one of"):
+        rbsvm_objective(D2, [y], theta, nonsupport="zero")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -95,6 +95,28 @@ def test_optimum_is_competitive_with_a_grid_of_the_same_objective(moons, fitted)
     assert fitted.criterion_ <= min(grid) / len(y) + 1e-3
 
 
+def test_nonsupport_label_minimises_its_own_objective_and_reports_exact_outputs(moons):
+    X, y, Xt, yt = moons
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundWarning)
+        t = SVMTuner(method="rbsvm", method_params={"nonsupport": "label"}, random_state=0).fit(
+            X, y
+        )
+    p = t.best_params_
+    D2 = squared_distances(t.preprocessor_.transform(X))
+    theta = np.log([p["sigma"], p["C"]])
+    lit = rbsvm_objective(D2, ovr_tasks(y), theta, nonsupport="label")
+    exact = rbsvm_objective(D2, ovr_tasks(y), theta)
+    assert t.criterion_ == pytest.approx(lit.value / len(y), rel=1e-6)
+    assert t.criterion_ != pytest.approx(exact.value / len(y), rel=1e-6)
+    # the error estimate and the entropy come from the exact closed-form LOO outputs
+    assert t.estimate_ == pytest.approx(loo_error_rate(y, exact.loo))
+    assert t.selection_.info["model_entropy"] == pytest.approx(
+        l2_model_entropy(t.preprocessor_.transform(X), y, p), abs=1e-6
+    )
+    assert t.score(Xt, yt) > 0.8
+
+
 def test_multiclass_learns_one_pair_for_all_classes():
     Xa, ya = make_blobs(360, centers=3, cluster_std=1.5, random_state=2)
     X, y, Xt, yt = Xa[:60], ya[:60], Xa[60:], ya[60:]
@@ -173,6 +195,7 @@ def test_sample_weight(moons):
         ({"restarts": 1.5}, "restarts"),
         ({"max_iter": 0}, "max_iter"),
         ({"final_model": "l3"}, "final_model"),
+        ({"nonsupport": "zero"}, "nonsupport"),
         ({"C0": 0}, "C0"),
         ({"bogus": 1}, "invalid method_params"),
     ],

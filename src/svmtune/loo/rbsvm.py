@@ -60,6 +60,15 @@ must tolerate them (:func:`svmtune.search.gradient.minimize_log_params` does).
 
 Multiclass problems sum ``J`` and its gradient over one-vs-rest tasks sharing one kernel
 matrix, so a single ``(sigma, C)`` is learned for all classes (RBSVM §IV-A).
+
+**Non-support vectors in J.**  The paper's ``J`` (eq. (33)) sums eq. (29) over all ``m``
+training points with ``r_i`` from eq. (27)/(30), ``r_i = y_i (1 - alpha_i / (H^{-1})_ii)``.
+Read literally for a non-support vector (``alpha_i = 0``) that is ``r_i = y_i``: its term is
+the constant ``log(1 + e^{-2})`` whatever its margin, and it adds nothing to the gradient.
+The exact LOO output of a non-support vector is the full model's output ``f(x_i)``
+(``y_i f(x_i) >= 1``), whose term falls below that constant as the margin grows.
+:func:`rbsvm_objective` uses the exact output by default (``nonsupport="model"``) and the
+literal reading with ``nonsupport="label"``; the paper does not say which it computed.
 """
 
 from __future__ import annotations
@@ -76,6 +85,7 @@ from svmtune.svm import DualSolution, fit_l2_svm
 
 __all__ = [
     "LOSSES",
+    "NONSUPPORT",
     "LOOObjective",
     "closed_form_loo",
     "decremental_loo",
@@ -90,6 +100,9 @@ __all__ = [
 
 #: loss variants of :func:`loo_loss`
 LOSSES = ("cross_entropy", "squared")
+#: what :func:`rbsvm_objective` takes as a non-support vector's LOO output: the full model's
+#: output (exact) or its label (eq. (27) read literally with ``alpha_i = 0``)
+NONSUPPORT = ("model", "label")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,6 +533,7 @@ def rbsvm_objective(
     sample_weight: np.ndarray | None = None,
     init_support: Sequence[np.ndarray | None] | None = None,
     loss: str = "cross_entropy",
+    nonsupport: str = "model",
     gradient: bool = True,
     tol: float = 1e-8,
 ) -> LOOObjective:
@@ -541,6 +555,11 @@ def rbsvm_objective(
         Warm-start support set per task (from the previous step).
     loss : {"cross_entropy", "squared"}
         See :func:`loo_loss`.
+    nonsupport : {"model", "label"}
+        The LOO output a non-support vector enters ``J`` with: the full model's output
+        ``f(x_i)`` (its exact LOO output; default) or its label ``y_i`` (eq. (27) read
+        literally with ``alpha_i = 0``; constant, so no gradient).  See the module docstring.
+        ``loo`` holds the outputs ``J`` was computed from.
     gradient : bool
         Also compute the gradient.
     tol : float
@@ -555,6 +574,8 @@ def rbsvm_objective(
         raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    if nonsupport not in NONSUPPORT:
+        raise ValueError(f"nonsupport must be one of {NONSUPPORT}, got {nonsupport!r}")
     D2 = np.asarray(D2, dtype=float)
     n = D2.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -571,7 +592,11 @@ def rbsvm_objective(
         sol = fit_l2_svm(K, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
         Minv = sol.factor.inverse() if gradient else None
         r = closed_form_loo(sol, K, inverse=Minv)
+        if nonsupport == "label":
+            r[~sol.support] = sol.y[~sol.support]
         L, dL = loo_loss(sol.y, r, loss)
+        if nonsupport == "label":
+            dL[~sol.support] = 0.0
         value += float(w @ L)
         if gradient:
             dH = rbf_l2_derivatives(K, D2, sigma, sol)

@@ -23,7 +23,14 @@ import numpy as np
 
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm import LOSSES, loo_error_rate, loo_exact_mask, rbsvm_objective
+from svmtune.loo.rbsvm import (
+    LOSSES,
+    NONSUPPORT,
+    closed_form_loo,
+    loo_error_rate,
+    loo_exact_mask,
+    rbsvm_objective,
+)
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import check_search_options, initial_sigma, minimize_log_params
@@ -60,6 +67,9 @@ class RBSVM(Selector):
     loss : {"cross_entropy", "squared"}
         "cross_entropy": RBSVM eq. (29).  "squared": Brier score of the tanh probabilities
         (a bounded variant; see :func:`svmtune.loo.rbsvm.loo_loss`).
+    nonsupport : {"model", "label"}
+        The LOO output of a non-support vector in ``J``: the full model's output (exact;
+        default) or its label (eq. (27) read literally, :func:`svmtune.loo.rbsvm.rbsvm_objective`).
     final_model : {"l2", "l1"}
         The SVM refitted with the learned hyperparameters: the L2-SVM they were learned for
         (the paper) or libsvm's hinge-loss SVC.
@@ -91,6 +101,7 @@ class RBSVM(Selector):
         max_iter: int = 100,
         max_eval: int | None = None,
         loss: str = "cross_entropy",
+        nonsupport: str = "model",
         final_model: str = "l2",
     ):
         opts = check_search_options(
@@ -109,6 +120,9 @@ class RBSVM(Selector):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.loss = loss
+        if nonsupport not in NONSUPPORT:
+            raise ValueError(f"nonsupport must be one of {NONSUPPORT}, got {nonsupport!r}")
+        self.nonsupport = nonsupport
         if final_model not in ("l2", "l1"):
             raise ValueError(f"final_model must be 'l2' or 'l1', got {final_model!r}")
         self.final_model = final_model
@@ -147,7 +161,13 @@ class RBSVM(Selector):
             # the mean loss J / n keeps the gradient O(1), so L-BFGS-B's first step is moderate
             init = None if state is None else state["support"]
             obj = rbsvm_objective(
-                D2, tasks, theta, sample_weight=sw, init_support=init, loss=self.loss
+                D2,
+                tasks,
+                theta,
+                sample_weight=sw,
+                init_support=init,
+                loss=self.loss,
+                nonsupport=self.nonsupport,
             )
             new_state = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj}
             return obj.value / total_w, obj.grad / total_w, new_state
@@ -166,10 +186,17 @@ class RBSVM(Selector):
         )
         obj = res.state["obj"]
         sigma, C = (float(v) for v in np.exp(res.theta))
-        entropy = float(
-            np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, obj.loo)])
-        )
         K = rbf_from_sqdist(D2, sigma)
+        # the entropy and the error estimate use the closed-form LOO outputs (eq. (27)), also
+        # where J took non-support vectors at their labels
+        loo = (
+            obj.loo
+            if self.nonsupport == "model"
+            else [closed_form_loo(s, K) for s in obj.solutions]
+        )
+        entropy = float(
+            np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, loo)])
+        )
         exact = float(np.mean([loo_exact_mask(sol, K).mean() for sol in obj.solutions]))
         info = {
             "model_entropy": entropy,
@@ -187,7 +214,7 @@ class RBSVM(Selector):
         }
         return Selection(
             params=rbf_params(sigma, C),
-            estimate=loo_error_rate(y, obj.loo, sw),
+            estimate=loo_error_rate(y, loo, sw),
             criterion=res.value,
             n_svm_fits=res.n_fits,
             history=res.history,
