@@ -329,6 +329,49 @@ def test_criterion_along_c_matches_retraining_and_the_rbsvm_choice(tmp_path):
         ex.CriterionAlongC(tasks=("nope",))(tmp_path, 0)
 
 
+def test_criterion_at_paper_point_is_the_rbsvm_choice_and_the_papers_point(tmp_path):
+    from svmtune.bench.runner import default_loader, split_indices
+    from svmtune.kernels import Kernel, kernel_matrix
+    from svmtune.loo.rbsvm import closed_form_loo, loo_loss
+    from svmtune.preprocess import make_preprocessor
+    from svmtune.svm import fit_l2_svm
+    from svmtune.tuner import SVMTuner
+
+    exp = ex.CriterionAtPaperPoint(tasks=("thyroid", "balance-2"), folds=1)
+    assert exp.__name__ == "criterion_at_paper_point"
+    assert "ijcnn1" not in ex.EXACT_TASKS and "twonorm" in ex.EXACT_TASKS
+    csv, md, png = exp(tmp_path, 0)
+    df = pd.read_csv(csv)
+    assert list(df["task"]) == ["thyroid", "balance-2"] and png.stat().st_size > 0
+    # thyroid's paper point (1.94, 13.9) is inside [-8, 8]^2 (log2), balance-2's C 926.9 is not
+    assert list(df["paper_in_box"]) == [True, False]
+    text = md.read_text()
+    assert "| thyroid | 1 | yes |" in text and "| balance-2 | 1 | no |" in text
+    assert "Paper's point inside the box: 1 tasks, 1 folds" in text
+    # the same fold and preprocessing as the suite's RBSVM cell: the same choice, and J is
+    # the closed-form LOO cross-entropy at each point, recomputed here
+    task = next(t for t in rp.TASKS if t.name == "thyroid")
+    data = prepare_task(task, default_loader, rp.SUITE.seed)
+    tr, _ = split_indices(data.y, rp.SUITE, task)[0]
+    tuner = SVMTuner(method="rbsvm", preprocess=data.preprocess).fit(data.X.iloc[tr], data.y[tr])
+    row = df.iloc[0]
+    assert row["sigma_ours"] == pytest.approx(tuner.best_params_["sigma"])
+    assert row["C_ours"] == pytest.approx(tuner.best_params_["C"])
+    assert (row["sigma_paper"], row["C_paper"]) == ex.PAPER_TABLE_II["thyroid"][0]
+    X = np.asarray(make_preprocessor(data.preprocess, data.X).fit_transform(data.X.iloc[tr]))
+    t = np.where(data.y[tr] == tuner.classes_[1], 1.0, -1.0)
+    for who in ("ours", "paper"):
+        K = kernel_matrix(X, None, Kernel("rbf", sigma=float(row[f"sigma_{who}"])))
+        sol = fit_l2_svm(K, t, float(row[f"C_{who}"]))
+        assert row[f"J_{who}"] == pytest.approx(np.mean(loo_loss(t, closed_form_loo(sol, K))[0]))
+    # the search minimises J: inside the box its end point is at least as good as the paper's
+    assert row["J_ours"] <= row["J_paper"]
+    with pytest.raises(ValueError, match="not there"):
+        ex.CriterionAtPaperPoint(tasks=("nope",))
+    with pytest.raises(ValueError, match="folds must be"):
+        ex.CriterionAtPaperPoint(folds=0)
+
+
 def test_runtime_experiment_runs_within_limits_marks_the_rest_and_resumes(tmp_path):
     def loader(name):
         rng = np.random.default_rng(0)
