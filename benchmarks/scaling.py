@@ -130,6 +130,8 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
         "log2_C_box": list(args.log2_C),
         "tag": args.tag,
     }
+    if method in ("rbsvm", "rbsvm_lowrank"):
+        rec["nonsupport"] = args.nonsupport
     t0 = time.perf_counter()
     c0 = time.process_time()
     params = None
@@ -138,9 +140,11 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
         svc_params = {}
     elif method == "rbsvm" or method in LOWRANK or method in CRITERIA:
         if method == "rbsvm":
-            sel = RBSVM(log2_C=args.log2_C, max_iter=args.max_iter)
+            sel = RBSVM(log2_C=args.log2_C, max_iter=args.max_iter, nonsupport=args.nonsupport)
         elif method in LOWRANK:
             opts = {"log2_C": args.log2_C, "max_iter": args.max_iter}
+            if method == "rbsvm_lowrank":
+                opts["nonsupport"] = args.nonsupport
             sel = get_selector(method, dict(opts, rank=args.rank, rank_tol=args.rank_tol))
         elif method == "ss":
             sel = get_selector("ss")
@@ -284,6 +288,7 @@ def _pair(text: str) -> tuple[float, float]:
 
 def _extra_args(args) -> list[str]:
     out = [f"--log2-C={args.log2_C[0]},{args.log2_C[1]}", "--max-iter", str(args.max_iter)]
+    out += ["--nonsupport", args.nonsupport]
     if args.skip_svc:
         out.append("--skip-svc")
     if args.max_pairs:
@@ -306,6 +311,12 @@ def main(argv=None) -> None:
     ap.add_argument("--grid-sample", type=int, default=6)
     ap.add_argument("--log2-C", type=_pair, default=(-8.0, 8.0), help="RBSVM box for log2 C")
     ap.add_argument("--max-iter", type=int, default=100, help="RBSVM L-BFGS-B iterations")
+    ap.add_argument(
+        "--nonsupport",
+        choices=("model", "label"),
+        default="model",
+        help="rbsvm, rbsvm_lowrank: a non-support vector's LOO output in J (model or label)",
+    )
     ap.add_argument("--skip-svc", action="store_true", help="no libsvm refit after selection")
     ap.add_argument("--max-pairs", type=int, default=None, help="esdr/dbtc/j4/ld: pairs subsampled")
     ap.add_argument("--tag", default="", help="suffix of the JSON file names (variants)")

@@ -92,20 +92,26 @@ def test_lowrank_loo_matches_brute_force_where_certified_exact():
     np.testing.assert_allclose(r[exact], brute[exact], atol=1e-6)
 
 
-@pytest.mark.parametrize("theta", [(0.2, 0.5), (-0.3, 2.5), (0.8, -1.0)])
-def test_gradient_equals_central_differences(theta):
+@pytest.mark.parametrize(
+    "theta, nonsupport",
+    [((0.2, 0.5), "model"), ((-0.3, 2.5), "model"), ((0.8, -1.0), "model"), ((0.2, 1.5), "label")],
+)
+def test_gradient_equals_central_differences(theta, nonsupport):
     X, y = make_problem(60, 3, 6)
     _, D2_nm, D2_mm = _landmarks(X, 1.0, 9)
     tasks = [y]
     w = np.random.default_rng(1).uniform(0.5, 1.5, size=60)
     th = np.asarray(theta)
-    obj = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th, sample_weight=w)
+    kw = {"sample_weight": w, "nonsupport": nonsupport}
+    obj = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th, **kw)
+    if nonsupport == "label":
+        assert obj.supports[0].sum() < 60  # non-support vectors for the option to act on
     h = 1e-5
     for k in range(2):
         e = np.zeros(2)
         e[k] = h
-        a = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th + e, sample_weight=w)
-        b = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th - e, sample_weight=w)
+        a = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th + e, **kw)
+        b = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th - e, **kw)
         np.testing.assert_array_equal(a.supports[0], obj.supports[0])  # support set fixed
         np.testing.assert_array_equal(b.supports[0], obj.supports[0])
         fd = (a.value - b.value) / (2 * h)
@@ -117,10 +123,13 @@ def test_full_rank_objective_and_gradient_equal_exact_rbsvm():
     D2 = squared_distances(X)
     y3 = np.where(np.arange(45) % 3 == 0, 1.0, -1.0)
     th = np.log([1.4, 3.0])
-    lo = lowrank_rbsvm_objective(D2, D2, [y, y3], th, jitter=0.0)
-    ex = rbsvm_objective(D2, [y, y3], th)
-    assert lo.value == pytest.approx(ex.value, rel=1e-8)
-    np.testing.assert_allclose(lo.grad, ex.grad, rtol=1e-6, atol=1e-8)
+    for nonsupport in ("model", "label"):
+        lo = lowrank_rbsvm_objective(D2, D2, [y, y3], th, jitter=0.0, nonsupport=nonsupport)
+        ex = rbsvm_objective(D2, [y, y3], th, nonsupport=nonsupport)
+        assert lo.value == pytest.approx(ex.value, rel=1e-8)
+        np.testing.assert_allclose(lo.grad, ex.grad, rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match="nonsupport must be one of"):
+        lowrank_rbsvm_objective(D2, D2, [y], th, nonsupport="zero")
 
 
 def test_pivoted_cholesky_rank_rule():

@@ -57,7 +57,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist, squared_distances
-from svmtune.loo.rbsvm import LOSSES, loo_loss
+from svmtune.loo.rbsvm import LOSSES, check_nonsupport, objective_terms
 from svmtune.svm import ConvergenceWarning, DualSolution, l2_diagonal
 
 __all__ = [
@@ -638,6 +638,7 @@ def lowrank_rbsvm_objective(
     sample_weight: np.ndarray | None = None,
     init_support: Sequence[np.ndarray | None] | None = None,
     loss: str = "cross_entropy",
+    nonsupport: str = "model",
     gradient: bool = True,
     jitter: float = 1e-8,
     tol: float = 1e-8,
@@ -651,7 +652,7 @@ def lowrank_rbsvm_objective(
     tasks : sequence of {-1, +1} vectors
         One per binary / one-vs-rest task (summed, as :func:`svmtune.loo.rbsvm.rbsvm_objective`).
     theta : (log sigma, log C)
-    sample_weight, init_support, loss, gradient, tol
+    sample_weight, init_support, loss, nonsupport, gradient, tol
         As :func:`svmtune.loo.rbsvm.rbsvm_objective`.
     jitter : float
         Added to ``K_mm`` before its Cholesky factorisation.
@@ -662,6 +663,7 @@ def lowrank_rbsvm_objective(
     """
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    check_nonsupport(nonsupport)
     theta, nf, sols = fit_tasks_lowrank(
         D2_nm,
         D2_mm,
@@ -678,7 +680,7 @@ def lowrank_rbsvm_objective(
     loo = []
     for sol in sols:
         r = lowrank_loo(sol, nf.Z)
-        L, dL = loo_loss(sol.y, r, loss)
+        _, L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(w @ L)
         if gradient:
             grad += lowrank_loo_gradient(sol, nf, w * dL)

@@ -91,6 +91,8 @@ __all__ = [
     "decremental_loo",
     "loo_exact_mask",
     "loo_loss",
+    "objective_terms",
+    "check_nonsupport",
     "loo_gradient",
     "rbf_l2_derivatives",
     "rbsvm_objective",
@@ -384,6 +386,32 @@ def loo_loss(
     raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
 
 
+def check_nonsupport(nonsupport: str) -> None:
+    """Raise ``ValueError`` unless ``nonsupport`` is one of :data:`NONSUPPORT`."""
+    if nonsupport not in NONSUPPORT:
+        raise ValueError(f"nonsupport must be one of {NONSUPPORT}, got {nonsupport!r}")
+
+
+def objective_terms(
+    sol: DualSolution, r: np.ndarray, loss: str = "cross_entropy", nonsupport: str = "model"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The LOO outputs as ``J`` takes them, their loss terms and derivatives.
+
+    ``nonsupport="model"``: ``r`` as given (a non-support vector's exact LOO output is the
+    model's output).  ``"label"``: a non-support vector enters with ``r_i = y_i`` (eq. (27)
+    read literally with ``alpha_i = 0``), a constant, so its derivative is 0.  Returns
+    ``(r, L, dL/dr)`` (:func:`loo_loss`); ``r`` is a copy where it was changed.
+    """
+    check_nonsupport(nonsupport)
+    if nonsupport == "label":
+        r = np.array(r, dtype=float)
+        r[~sol.support] = sol.y[~sol.support]
+    L, dL = loo_loss(sol.y, r, loss)
+    if nonsupport == "label":
+        dL[~sol.support] = 0.0
+    return r, L, dL
+
+
 # ---------------------------------------------------------------------------------------------
 # Exact gradient
 # ---------------------------------------------------------------------------------------------
@@ -559,7 +587,7 @@ def rbsvm_objective(
         The LOO output a non-support vector enters ``J`` with: the full model's output
         ``f(x_i)`` (its exact LOO output; default) or its label ``y_i`` (eq. (27) read
         literally with ``alpha_i = 0``; constant, so no gradient).  See the module docstring.
-        ``loo`` holds the outputs ``J`` was computed from.
+        ``loo`` holds the closed-form LOO outputs either way.
     gradient : bool
         Also compute the gradient.
     tol : float
@@ -574,8 +602,7 @@ def rbsvm_objective(
         raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    if nonsupport not in NONSUPPORT:
-        raise ValueError(f"nonsupport must be one of {NONSUPPORT}, got {nonsupport!r}")
+    check_nonsupport(nonsupport)
     D2 = np.asarray(D2, dtype=float)
     n = D2.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -592,11 +619,7 @@ def rbsvm_objective(
         sol = fit_l2_svm(K, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
         Minv = sol.factor.inverse() if gradient else None
         r = closed_form_loo(sol, K, inverse=Minv)
-        if nonsupport == "label":
-            r[~sol.support] = sol.y[~sol.support]
-        L, dL = loo_loss(sol.y, r, loss)
-        if nonsupport == "label":
-            dL[~sol.support] = 0.0
+        _, L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(w @ L)
         if gradient:
             dH = rbf_l2_derivatives(K, D2, sigma, sol)

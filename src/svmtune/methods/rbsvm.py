@@ -25,8 +25,7 @@ from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import (
     LOSSES,
-    NONSUPPORT,
-    closed_form_loo,
+    check_nonsupport,
     loo_error_rate,
     loo_exact_mask,
     rbsvm_objective,
@@ -120,8 +119,7 @@ class RBSVM(Selector):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.loss = loss
-        if nonsupport not in NONSUPPORT:
-            raise ValueError(f"nonsupport must be one of {NONSUPPORT}, got {nonsupport!r}")
+        check_nonsupport(nonsupport)
         self.nonsupport = nonsupport
         if final_model not in ("l2", "l1"):
             raise ValueError(f"final_model must be 'l2' or 'l1', got {final_model!r}")
@@ -187,15 +185,9 @@ class RBSVM(Selector):
         obj = res.state["obj"]
         sigma, C = (float(v) for v in np.exp(res.theta))
         K = rbf_from_sqdist(D2, sigma)
-        # the entropy and the error estimate use the closed-form LOO outputs (eq. (27)), also
-        # where J took non-support vectors at their labels
-        loo = (
-            obj.loo
-            if self.nonsupport == "model"
-            else [closed_form_loo(s, K) for s in obj.solutions]
-        )
+        # obj.loo: the closed-form LOO outputs (eq. (27)), whatever J took at non-SVs
         entropy = float(
-            np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, loo)])
+            np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, obj.loo)])
         )
         exact = float(np.mean([loo_exact_mask(sol, K).mean() for sol in obj.solutions]))
         info = {
@@ -214,7 +206,7 @@ class RBSVM(Selector):
         }
         return Selection(
             params=rbf_params(sigma, C),
-            estimate=loo_error_rate(y, loo, sw),
+            estimate=loo_error_rate(y, obj.loo, sw),
             criterion=res.value,
             n_svm_fits=res.n_fits,
             history=res.history,

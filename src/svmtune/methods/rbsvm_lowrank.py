@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm import LOSSES, loo_error_rate
+from svmtune.loo.rbsvm import LOSSES, check_nonsupport, loo_error_rate
 from svmtune.lowrank import lowrank_rbsvm_objective
 from svmtune.methods._lowrank_search import LowRankSearch
 
@@ -30,6 +30,8 @@ class RBSVMLowRank(LowRankSearch):
     Parameters
     ----------
     loss : {"cross_entropy", "squared"}
+        As :class:`svmtune.methods.rbsvm.RBSVM`.
+    nonsupport : {"model", "label"}
         As :class:`svmtune.methods.rbsvm.RBSVM`.
     rank, rank_tol, jitter, refresh, start_sample, final_model
         The low-rank options (:class:`svmtune.methods._lowrank_search.LowRankSearch`; the
@@ -46,11 +48,13 @@ class RBSVMLowRank(LowRankSearch):
 
     name = "rbsvm_lowrank"
 
-    def __init__(self, *, loss: str = "cross_entropy", **options):
+    def __init__(self, *, loss: str = "cross_entropy", nonsupport: str = "model", **options):
         super().__init__(**options)
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.loss = loss
+        check_nonsupport(nonsupport)
+        self.nonsupport = nonsupport
 
     def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state):
         """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`)."""
@@ -62,6 +66,7 @@ class RBSVMLowRank(LowRankSearch):
             sample_weight=sample_weight,
             init_support=None if state is None else state["supports"],
             loss=self.loss,
+            nonsupport=self.nonsupport,
             jitter=self.jitter,
         )
         n = len(tasks[0])
