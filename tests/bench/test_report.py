@@ -169,6 +169,8 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
         "extrapolated": False,
     }
     (sc / "ijcnn1_n5000_rbsvm_lowrank.json").write_text(json.dumps({**cell, "n": 5000}))
+    variant = {**cell, "n": 5000, "tag": "_label", "nonsupport": "label", "log2_C_box": [-8, 14]}
+    (sc / "ijcnn1_n5000_rbsvm_lowrank_label.json").write_text(json.dumps(variant))
     grid = {"dataset": "ijcnn1", "n": 5000, "method": "grid", "extrapolated": True}
     (sc / "ijcnn1_n5000_grid.json").write_text(json.dumps({**grid, "selection_time_s": 6641.3}))
     probe = {"dataset": "ijcnn1", "n": 5000, "sigma": 3.32, "C": 16.0, "rank": 900}
@@ -178,8 +180,10 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
     text = (tmp_path / "r.md").read_text()
     assert "## Scaling (issue #10)" in text
     assert "| ijcnn1 | 5000 | rbsvm_lowrank | 12.500 | 10.000 | 300.000 | 0.9765 | 4.000 |" in text
-    assert "| 4.000 | 256.000 | 382 | 2 |" in text  # rank and landmark re-choices
-    assert "| 6641.300 (extrapolated) | — | — | — | — | — | — | — |" in text
+    assert "| 4.000 | 256.000 | 382 | 2 | — |" in text  # rank, landmark re-choices, options
+    assert "| ijcnn1 | 5000 | rbsvm_lowrank_label | 12.500 |" in text
+    assert "| 382 | 2 | log2 C in [-8, 14], nonsupport=label |" in text
+    assert "| 6641.300 (extrapolated) | — | — | — | — | — | — | — | — |" in text
     assert "| ijcnn1 | 5000 | grid | 6641.300 (extrapolated) |" in text
     probe_row = "| ijcnn1 | 5000 | 3.320 | 16.000 | 900 | 0.0010 | 0.0716 | 0.0177 | 0.0704 | — |"
     assert probe_row in text

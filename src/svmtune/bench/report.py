@@ -551,6 +551,17 @@ def _experiments_section(name: str, exp: pd.DataFrame, suite: Suite | None) -> S
     return sec
 
 
+def _scaling_options(cell: dict) -> str:
+    """The options of a scaling cell that differ from the defaults, as text ("—" if none)."""
+    opts = []
+    box = cell.get("log2_C_box")
+    if box and tuple(float(v) for v in box) != (-8.0, 8.0):
+        opts.append(f"log2 C in [{box[0]:g}, {box[1]:g}]")
+    if cell.get("nonsupport", "model") != "model":
+        opts.append(f"nonsupport={cell['nonsupport']}")
+    return ", ".join(opts) or "—"
+
+
 def scaling_section(directory: Path) -> Section | None:
     """The large-n benchmark (issue #10) from ``benchmarks/scaling.py``'s result files.
 
@@ -573,7 +584,9 @@ def scaling_section(directory: Path) -> Section | None:
             "ld) choose the width only and fix C = 1 (their own C search is a CV grid); "
             "'_sub' cells use a random subsample of the pairs. For the low-rank gradient "
             "methods 'rank' is the final number of landmarks and 're-chosen' how often the "
-            "landmarks were re-chosen as the search moved.",
+            "landmarks were re-chosen as the search moved. A suffix after a method's name "
+            "marks a variant run (`--tag`); 'options' lists the options recorded in its cell "
+            "file that differ from the defaults (log2 C box, `nonsupport`).",
         ],
     )
     cells.sort(key=lambda r: (r["dataset"], r["method"], r.get("tag", ""), r["n"]))
@@ -595,6 +608,7 @@ def scaling_section(directory: Path) -> Section | None:
                 _num(params.get("C"), 3),
                 str(info.get("rank", "—")),
                 str(info.get("n_refresh", "—")),
+                _scaling_options(r),
             ]
         )
     sec.tables.append(
@@ -612,6 +626,7 @@ def scaling_section(directory: Path) -> Section | None:
                 "C",
                 "rank",
                 "re-chosen",
+                "options",
             ],
             rows,
         )
