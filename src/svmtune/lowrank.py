@@ -680,7 +680,7 @@ def lowrank_rbsvm_objective(
     loo = []
     for sol in sols:
         r = lowrank_loo(sol, nf.Z)
-        _, L, dL = objective_terms(sol, r, loss, nonsupport)
+        L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(w @ L)
         if gradient:
             grad += lowrank_loo_gradient(sol, nf, w * dL)

@@ -394,22 +394,21 @@ def check_nonsupport(nonsupport: str) -> None:
 
 def objective_terms(
     sol: DualSolution, r: np.ndarray, loss: str = "cross_entropy", nonsupport: str = "model"
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The LOO outputs as ``J`` takes them, their loss terms and derivatives.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-point terms of ``J`` and their derivatives in ``r`` (:func:`loo_loss`).
 
-    ``nonsupport="model"``: ``r`` as given (a non-support vector's exact LOO output is the
-    model's output).  ``"label"``: a non-support vector enters with ``r_i = y_i`` (eq. (27)
-    read literally with ``alpha_i = 0``), a constant, so its derivative is 0.  Returns
-    ``(r, L, dL/dr)`` (:func:`loo_loss`); ``r`` is a copy where it was changed.
+    ``nonsupport="model"``: the closed-form LOO outputs ``r`` as they are (a non-support
+    vector's exact LOO output is the model's output).  ``"label"``: a non-support vector
+    enters with ``r_i = y_i`` (eq. (27) read literally with ``alpha_i = 0``), a constant, so
+    its derivative is 0.  ``r`` is not modified.
     """
     check_nonsupport(nonsupport)
     if nonsupport == "label":
-        r = np.array(r, dtype=float)
-        r[~sol.support] = sol.y[~sol.support]
+        r = np.where(sol.support, r, sol.y)
     L, dL = loo_loss(sol.y, r, loss)
     if nonsupport == "label":
         dL[~sol.support] = 0.0
-    return r, L, dL
+    return L, dL
 
 
 # ---------------------------------------------------------------------------------------------
@@ -619,7 +618,7 @@ def rbsvm_objective(
         sol = fit_l2_svm(K, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
         Minv = sol.factor.inverse() if gradient else None
         r = closed_form_loo(sol, K, inverse=Minv)
-        _, L, dL = objective_terms(sol, r, loss, nonsupport)
+        L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(w @ L)
         if gradient:
             dH = rbf_l2_derivatives(K, D2, sigma, sol)
