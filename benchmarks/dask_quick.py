@@ -20,7 +20,6 @@ benchmark's own), e.g.::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import platform
 import time
@@ -148,5 +147,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    with contextlib.suppress(KeyboardInterrupt):
-        raise SystemExit(main())
+    raise SystemExit(main())
