@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from svmtune.kernels import squared_distances
-from svmtune.search.gradient import BoundWarning, initial_sigma, minimize_log_params
+from svmtune.search.gradient import (
+    BoundWarning,
+    initial_sigma,
+    initial_theta,
+    minimize_log_params,
+)
 from svmtune.svm import ConvergenceWarning
 
 LN2 = np.log(2.0)
@@ -76,6 +81,14 @@ def test_custom_bounds_and_clipped_start():
     assert res.starts[0][0] == pytest.approx(3 * LN2)
     assert res.theta[0] == pytest.approx(1 * LN2)
     assert all(LN2 - 1e-12 <= r["theta"][0] <= 3 * LN2 + 1e-12 for r in res.history)
+    # the diagnostics a selection reports: the start as run (clipped), on the natural scale
+    diag = res.diagnostics()
+    assert diag["start_sigma"] == pytest.approx(2.0**3)
+    assert diag["start_C"] == pytest.approx(1.0)
+    assert diag["at_bound"] == res.at_bound == ["sigma (lower)"]
+    assert diag["grad_norm"] == pytest.approx(np.linalg.norm(res.grad))
+    assert (diag["n_iter"], diag["n_evals"]) == (res.n_iter, calls["n"])
+    assert (diag["converged"], diag["segments"]) == (res.converged, res.segments)
 
 
 def test_restarts_are_reproducible_and_return_the_best_point():
@@ -220,6 +233,16 @@ def test_initial_sigma_rules():
         initial_sigma(D2, rule="mean")
     with pytest.raises(ValueError, match="n_features"):
         initial_sigma(D2, rule="sqrt_d")
+
+
+def test_initial_theta_is_a_rule_with_C0_or_the_given_pair():
+    rng = np.random.default_rng(0)
+    D2 = squared_distances(rng.normal(size=(30, 3)))
+    theta = initial_theta(D2, "median", 4.0, n_features=3)
+    np.testing.assert_allclose(theta, np.log([initial_sigma(D2), 4.0]))
+    theta = initial_theta(None, "sqrt_d", 0.5, n_features=9)
+    np.testing.assert_allclose(theta, np.log([3.0, 0.5]))
+    np.testing.assert_allclose(initial_theta(None, (2.0, 8.0), 1.0, n_features=3), np.log([2, 8]))
 
 
 def test_stop_search_ends_the_search_at_once_and_returns_the_best_point_before():

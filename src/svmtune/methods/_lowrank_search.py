@@ -40,7 +40,7 @@ from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import (
     GradientSearchResult,
     check_search_options,
-    initial_sigma,
+    initial_theta,
     minimize_log_params,
 )
 
@@ -106,13 +106,12 @@ def lowrank_start(X: np.ndarray, start, C0: float, start_sample: int, random_sta
     ``random_state`` (the full distance matrix is ``n x n``).
     """
     if isinstance(start, tuple):
-        return np.log(start)
+        return initial_theta(None, start, C0, n_features=X.shape[1])
     rng = check_random_state(random_state)
     n = X.shape[0]
     sub = X if n <= start_sample else X[rng.choice(n, start_sample, replace=False)]
     D2 = squared_distances(sub) if start == "median" else None
-    sigma0 = initial_sigma(D2, rule=start, n_features=X.shape[1], random_state=rng)
-    return np.log([sigma0, C0])
+    return initial_theta(D2, start, C0, n_features=X.shape[1], random_state=rng)
 
 
 def _residual_guard(fun: Callable, limit: float) -> Callable:
@@ -389,21 +388,12 @@ class LowRankSearch(Selector):
             jump_restarts=self.jump_restarts,
         )
         estimate, criterion, info = self._summary(y, tasks, res.state, sw)
-        start = np.exp(res.starts[0])  # theta0 clipped to the box
         info.update(
             {
                 **extra,
                 "rank_residual_at_choice": float(res.state["rank_residual"]),
                 "n_support": int(res.state["n_sv"]),
-                "n_iter": res.n_iter,
-                "n_evals": res.n_evals,
-                "converged": res.converged,
-                "message": res.message,
-                "segments": res.segments,
-                "at_bound": list(res.at_bound),
-                "start_sigma": float(start[0]),
-                "start_C": float(start[1]),
-                "grad_norm": float(np.linalg.norm(res.grad)),
+                **res.diagnostics(),
             }
         )
         sigma, C = (float(v) for v in np.exp(res.theta))

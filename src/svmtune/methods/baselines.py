@@ -214,6 +214,19 @@ class _CVSearch(Selector):
             n_jobs=n_jobs,
         )
 
+    def _best_of(self, X, y, cands, folds, sample_weight, n_jobs, multiclass) -> Selection:
+        """Score every candidate by K-fold CV and select the lowest loss (first on ties)."""
+        errs = self._score(X, y, cands, folds, sample_weight, n_jobs, multiclass)
+        best = int(np.argmin(errs))
+        return Selection(
+            params=cands[best],
+            estimate=_estimate(self.scoring, errs[best]),
+            criterion=float(errs[best]),
+            n_svm_fits=len(cands) * len(folds),
+            history=_history(cands, errs),
+            info={"n_candidates": len(cands), "n_folds": len(folds)},
+        )
+
 
 class GridSearch(_CVSearch):
     """K-fold cross-validated grid search over log2 sigma and log2 C.
@@ -270,16 +283,7 @@ class GridSearch(_CVSearch):
         self.check_kernel(kernel)
         folds = make_folds(y, self.n_splits, random_state)
         cands = [rbf_params(s, c) for s in self.sigmas for c in self.Cs]
-        errs = self._score(X, y, cands, folds, sample_weight, n_jobs, multiclass)
-        best = int(np.argmin(errs))
-        return Selection(
-            params=cands[best],
-            estimate=_estimate(self.scoring, errs[best]),
-            criterion=float(errs[best]),
-            n_svm_fits=len(cands) * len(folds),
-            history=_history(cands, errs),
-            info={"n_candidates": len(cands), "n_folds": len(folds)},
-        )
+        return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)
 
 
 class RandomSearch(_CVSearch):
@@ -331,16 +335,7 @@ class RandomSearch(_CVSearch):
         folds = make_folds(y, self.n_splits, random_state)
         sig, Cs = sample_log2_box(self.n_iter, self.log2_sigma, self.log2_C, self.distribution, rng)
         cands = [rbf_params(s, c) for s, c in zip(sig, Cs)]
-        errs = self._score(X, y, cands, folds, sample_weight, n_jobs, multiclass)
-        best = int(np.argmin(errs))
-        return Selection(
-            params=cands[best],
-            estimate=_estimate(self.scoring, errs[best]),
-            criterion=float(errs[best]),
-            n_svm_fits=len(cands) * len(folds),
-            history=_history(cands, errs),
-            info={"n_candidates": len(cands), "n_folds": len(folds)},
-        )
+        return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)
 
 
 class _SequentialSearch(_CVSearch):

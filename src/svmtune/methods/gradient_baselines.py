@@ -28,7 +28,7 @@ from svmtune.loo.radius_margin import radius_margin
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options, initial_sigma, minimize_log_params
+from svmtune.search.gradient import check_search_options, initial_theta, minimize_log_params
 from svmtune.svm import DualSolution, fit_l2_svm
 
 __all__ = ["SpanSVM", "RMSVM", "radius_margin_step", "radius_margin_summary"]
@@ -166,13 +166,9 @@ class _GradientBaseline(Selector):
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
         D2 = squared_distances(X)
-        if isinstance(self.start, tuple):
-            sigma0, C0 = self.start
-        else:
-            sigma0 = initial_sigma(
-                D2, rule=self.start, n_features=X.shape[1], random_state=random_state
-            )
-            C0 = self.C0
+        theta0 = initial_theta(
+            D2, self.start, self.C0, n_features=X.shape[1], random_state=random_state
+        )
 
         def fun(theta: np.ndarray, state: dict[str, Any] | None):
             sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
@@ -206,7 +202,7 @@ class _GradientBaseline(Selector):
 
         res = minimize_log_params(
             fun,
-            np.log([sigma0, C0]),
+            theta0,
             bounds=[self.log2_sigma, self.log2_C],
             names=("sigma", "C"),
             tol=self.tol,
@@ -219,18 +215,7 @@ class _GradientBaseline(Selector):
         sigma, C = res.params["sigma"], res.params["C"]
         K = rbf_from_sqdist(D2, sigma)
         estimate, info, criterion = self._summary(K, y, res.state, w)
-        info.update(
-            n_support=int(res.state["n_sv"]),
-            n_evals=res.n_evals,
-            n_iter=res.n_iter,
-            converged=res.converged,
-            message=res.message,
-            segments=res.segments,
-            at_bound=list(res.at_bound),
-            start_sigma=float(np.exp(res.starts[0][0])),
-            start_C=float(np.exp(res.starts[0][1])),
-            grad_norm=float(np.linalg.norm(res.grad)),
-        )
+        info.update(n_support=int(res.state["n_sv"]), **res.diagnostics())
         return Selection(
             params=rbf_params(sigma, C),
             estimate=estimate,

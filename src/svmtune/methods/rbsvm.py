@@ -32,7 +32,7 @@ from svmtune.loo.rbsvm import (
 )
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options, initial_sigma, minimize_log_params
+from svmtune.search.gradient import check_search_options, initial_theta, minimize_log_params
 
 __all__ = ["RBSVM"]
 
@@ -125,16 +125,6 @@ class RBSVM(Selector):
             raise ValueError(f"final_model must be 'l2' or 'l1', got {final_model!r}")
         self.final_model = final_model
 
-    def _theta0(self, D2: np.ndarray, n_features: int, random_state) -> np.ndarray:
-        if isinstance(self.start, tuple):
-            sigma0, C0 = self.start
-        else:
-            sigma0 = initial_sigma(
-                D2, rule=self.start, n_features=n_features, random_state=random_state
-            )
-            C0 = self.C0
-        return np.log([sigma0, C0])
-
     def select(
         self,
         X,
@@ -152,7 +142,9 @@ class RBSVM(Selector):
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
         D2 = squared_distances(X)
-        theta0 = self._theta0(D2, X.shape[1], random_state)
+        theta0 = initial_theta(
+            D2, self.start, self.C0, n_features=X.shape[1], random_state=random_state
+        )
         total_w = float(len(y)) if sw is None else float(sw.sum())
 
         def fun(theta: np.ndarray, state: dict | None):
@@ -192,17 +184,9 @@ class RBSVM(Selector):
         exact = float(np.mean([loo_exact_mask(sol, K).mean() for sol in obj.solutions]))
         info = {
             "model_entropy": entropy,
-            "n_iter": res.n_iter,
-            "n_evals": res.n_evals,
             "n_support": obj.n_support,
             "loo_exact_fraction": exact,
-            "converged": res.converged,
-            "message": res.message,
-            "segments": res.segments,
-            "start_sigma": float(np.exp(res.starts[0][0])),
-            "start_C": float(np.exp(res.starts[0][1])),
-            "at_bound": list(res.at_bound),
-            "grad_norm": float(np.linalg.norm(res.grad)),
+            **res.diagnostics(),
         }
         return Selection(
             params=rbf_params(sigma, C),

@@ -234,6 +234,20 @@ def initial_sigma(
     return float(np.sqrt(np.median(vals)))
 
 
+def initial_theta(
+    D2: np.ndarray | None, start, C0: float, *, n_features: int, random_state=None
+) -> np.ndarray:
+    """Starting point ``theta = (log sigma0, log C0)`` of a gradient search over (sigma, C).
+
+    ``start`` is a ``(sigma, C)`` pair, taken as it is, or a rule of :func:`initial_sigma`
+    (then ``C0`` is the starting C).
+    """
+    if isinstance(start, tuple):
+        return np.log(np.asarray(start, dtype=float))
+    sigma0 = initial_sigma(D2, rule=start, n_features=n_features, random_state=random_state)
+    return np.log([sigma0, C0])
+
+
 # ---------------------------------------------------------------------------------------------
 # Result type
 # ---------------------------------------------------------------------------------------------
@@ -296,6 +310,22 @@ class GradientSearchResult:
     def params(self) -> dict[str, float]:
         """The best hyperparameters on their natural scale, ``{name: exp(theta)}``."""
         return {n: float(np.exp(t)) for n, t in zip(self.names, self.theta)}
+
+    def diagnostics(self) -> dict[str, Any]:
+        """The optimiser's diagnostics for a selection's ``info``: ``n_iter``, ``n_evals``,
+        ``converged``, ``message``, ``segments``, ``at_bound``, ``start_<name>`` (the first
+        start on the natural scale, clipped to the box) and ``grad_norm`` at ``theta``."""
+        start = np.exp(self.starts[0]) if self.starts else np.full(len(self.names), np.nan)
+        return {
+            "n_iter": self.n_iter,
+            "n_evals": self.n_evals,
+            "converged": self.converged,
+            "message": self.message,
+            "segments": self.segments,
+            "at_bound": list(self.at_bound),
+            **{f"start_{n}": float(v) for n, v in zip(self.names, start)},
+            "grad_norm": float(np.linalg.norm(self.grad)),
+        }
 
 
 # ---------------------------------------------------------------------------------------------
