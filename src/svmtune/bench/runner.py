@@ -26,7 +26,6 @@ import platform
 import threading
 import time
 import traceback
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from svmtune._warnings import recorded_warnings
 from svmtune.bench.store import ResultStore, cell_key, jsonable
 from svmtune.bench.suite import MethodSpec, Suite, Task
 
@@ -452,8 +452,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
     }
     caught: list[str] = []
     try:
-        with warnings.catch_warnings(record=True) as wlist:
-            warnings.simplefilter("always")
+        with recorded_warnings() as wlist:
             data, splits = _prepared(cell.suite, cell.task, loader)
             row["dataset_version"] = _info_get(data.info, "version")
             if data.test_info is not None:

@@ -41,6 +41,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
+from svmtune._warnings import recorded_warnings
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, sigma_from_gamma, squared_distances
 from svmtune.loo.span_rule import (
     enclosing_diameter,
@@ -218,8 +219,7 @@ def _evaluate_block(
     with_bound: bool,
 ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     """Evaluate candidates sharing one RBF width; returns records and the warning count."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with recorded_warnings() as caught:  # safe when blocks run in threads of one process
         K = rbf_from_sqdist(D2, sigma)
         D = enclosing_diameter(K) if with_bound else None
         r2 = xi_alpha_radius2(K)
