@@ -290,6 +290,53 @@ def test_paper_tables_report_each_rbsvm_variant_against_the_grid(tmp_path):
     assert "selection time ratio <= 1/20: NO; per task (pp vs grid): hepatitis -10.00" in md
 
 
+def test_probability_table_compares_rbsvm_with_the_platt_yardstick(tmp_path):
+    def rows(task, method, losses):
+        return [
+            {
+                "task": task,
+                "method": method,
+                "split": s,
+                "status": "ok",
+                "accuracy": 0.9,
+                "selection_time": 1.0,
+                "log_loss": v,
+                "brier": v / 4,
+                "params": {"sigma": 1.0, "C": 1.0},
+            }
+            for s, v in enumerate(losses)
+        ]
+
+    P = ex.PLATT_LABEL
+    df = pd.DataFrame(
+        rows("a", "RBSVM", [0.2, 0.4])
+        + rows("a", P, [0.5, 0.5])
+        + rows("a", "default", [0.6, 0.6])
+        + rows("b", "RBSVM", [0.9, 0.7])
+        + rows("b", P, [0.3, 0.5])
+        + rows("c", "RBSVM", [0.1, 0.1])  # no yardstick on c: left out of the summary
+        + [{"task": "b", "method": P, "split": 2, "status": "error: x"}]
+    )
+    table, summary = ex.probability_table(df)
+    t = table.set_index("task")
+    assert t.loc["a", "log_loss[RBSVM]"] == pytest.approx(0.3)
+    assert t.loc["b", f"brier[{P}]"] == pytest.approx(0.1)
+    assert np.isnan(t.loc["b", "log_loss[default]"]) and t.loc["b", "splits[default]"] == 0
+    assert t.loc["b", f"splits[{P}]"] == 2  # the error row does not count
+    s = summary.set_index("metric").loc["log_loss"]
+    assert (s["n_tasks"], s["reference_lower"]) == (2, 1)
+    assert (s["mean_reference"], s["mean_yardstick"]) == pytest.approx((0.55, 0.45))
+    assert (s["r_plus"], s["r_minus"]) == (2.0, 1.0)  # b: RBSVM's loss larger by 0.4 > 0.2
+    ex.paper_tables(df, tmp_path, n_splits=2)
+    md = (tmp_path / "rbsvm_paper_tables.md").read_text()
+    assert "## Probabilities: RBSVM's tanh mapping vs scikit-learn's Platt-scaled SVC" in md
+    assert "| a | 0.3000 / 0.0750 | not run | 0.6000 / 0.1500 | 0.5000 / 0.1250 |" in md
+    assert "| c | 0.1000 / 0.0250 | not run | not run | not run |" in md
+    assert f"- log_loss: over 2 tasks, RBSVM 0.5500 vs {P} 0.4500; RBSVM lower on 1 tasks" in md
+    ex.paper_tables(df[df["method"] != P], tmp_path, n_splits=2)  # no yardstick: no section
+    assert "## Probabilities" not in (tmp_path / "rbsvm_paper_tables.md").read_text()
+
+
 def test_criterion_along_c_matches_retraining_and_the_rbsvm_choice(tmp_path):
     from svmtune.bench.runner import default_loader, split_indices
     from svmtune.kernels import Kernel, kernel_matrix
@@ -420,16 +467,20 @@ def test_a_tiny_slice_runs_through_the_runner(tmp_path):
         rp.SUITE,
         tmp_path,
         tasks=["hepatitis"],
-        methods=["RBSVM", "default"],
-        max_cells=2,
+        methods=["RBSVM", "default", ex.PLATT_LABEL],
+        max_cells=3,
         experiments=False,
         progress=False,
     )
-    assert (summary.n_run, summary.n_ok) == (2, 2)
+    assert (summary.n_run, summary.n_ok) == (3, 3)
     rows = [
         json.loads(x) for x in (tmp_path / "rbsvm-paper" / "results.jsonl").read_text().splitlines()
     ]
-    assert [r["method"] for r in rows] == ["RBSVM", "default"]
+    assert [r["method"] for r in rows] == ["RBSVM", "default", ex.PLATT_LABEL]
+    # the Platt yardstick is SVC() with calibrated probabilities (which also decide its labels)
+    default, platt = rows[1], rows[2]
+    assert platt["tuner_params"]["probability"] == "platt" and platt["params"] == default["params"]
+    assert platt["log_loss"] != default["log_loss"]
     for r in rows:
         assert r["task"] == "hepatitis" and r["split"] == 0 and r["preprocess"] == "auto"
         assert r["n_train"] + r["n_test"] == 155 and 0.0 <= r["accuracy"] <= 1.0

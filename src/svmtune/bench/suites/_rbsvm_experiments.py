@@ -49,6 +49,8 @@ __all__ = [
     "LOWRANK_LABEL",
     "LOWRANK_SPAN_LABEL",
     "LOWRANK_RM_LABEL",
+    "PLATT_LABEL",
+    "PROBABILITY_METHODS",
     "OPEN_C_LOG2_C",
     "VARIANTS",
     "STAND_INS",
@@ -60,6 +62,7 @@ __all__ = [
     "wilcoxon_vs_reference",
     "acceptance_table",
     "c_on_bound",
+    "probability_table",
     "paper_tables",
     "RuntimeVsN",
     "CriterionAlongC",
@@ -93,6 +96,21 @@ LABEL_NONSV_LABEL = "RBSVM (eq. 27 at non-SVs)"
 LOWRANK_LABEL = "RBSVM (low-rank)"
 LOWRANK_SPAN_LABEL = "SpanSVM (low-rank)"
 LOWRANK_RM_LABEL = "RMSVM (low-rank)"
+#: label of scikit-learn's SVC() with Platt scaling (a sigmoid fitted to 5-fold
+#: cross-validated decision values: ``CalibratedClassifierCV(SVC(), ensemble=False)``, which
+#: replaces ``SVC(probability=True)`` from scikit-learn 1.9), the yardstick for RBSVM's
+#: probabilities; its labels are the calibrated probabilities' argmax
+PLATT_LABEL = "SVC() (Platt)"
+#: methods whose probabilities the report compares: label -> how their probabilities are made
+PROBABILITY_METHODS: dict[str, str] = {
+    "RBSVM": "(1 + tanh f) / 2 of the L2-SVM (the paper's final model)",
+    REFIT_LABEL: "(1 + tanh f) / 2 of libsvm's SVC at RBSVM's (sigma, C)",
+    "default": "(1 + tanh f) / 2 of SVC() (C = 1, gamma = 'scale')",
+    PLATT_LABEL: (
+        "Platt scaling of SVC() (`CalibratedClassifierCV(SVC(), method='sigmoid', "
+        "ensemble=False)`, scikit-learn's replacement for `SVC(probability=True)`)"
+    ),
+}
 #: paper column -> our label printed in its place (marked) where the column's method has no
 #: result on a task (ijcnn1)
 STAND_INS: dict[str, str] = {
@@ -663,6 +681,68 @@ def acceptance_table(
     return table, summary
 
 
+def probability_table(
+    results: pd.DataFrame,
+    methods: Sequence[str] = tuple(PROBABILITY_METHODS),
+    *,
+    reference: str = "RBSVM",
+    yardstick: str = PLATT_LABEL,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Log-loss and Brier score of the methods' test-set probabilities (issue #3 item 4).
+
+    Returns
+    -------
+    table : DataFrame
+        One row per task: ``task`` and, per method ``m`` of ``methods``, ``log_loss[m]``,
+        ``brier[m]`` (means over its successful splits, NaN where it has none) and
+        ``splits[m]``.
+    summary : DataFrame
+        One row per metric (``log_loss``, ``brier``): over the tasks where both
+        ``reference`` and ``yardstick`` have values, their means, the number of tasks where
+        the reference's is lower (better) and the Wilcoxon signed-rank test of the reference
+        against the yardstick (:func:`svmtune.bench.stats.reference_test`; ``R+`` sums the
+        ranks of tasks where the reference's loss is larger).
+    """
+    ok = _ok(results)
+    metrics = ("log_loss", "brier")
+    means = {k: task_means(ok, k) for k in metrics}
+    counts = ok.groupby(["task", "method"]).size() if not ok.empty else pd.Series(dtype=int)
+    tasks = list(dict.fromkeys(ok["task"])) if not ok.empty else []
+    rows = []
+    for task in tasks:
+        row: dict[str, Any] = {"task": task}
+        for m in methods:
+            for k in metrics:
+                frame = means[k]
+                has = m in frame and task in frame.index and not pd.isna(frame.loc[task, m])
+                row[f"{k}[{m}]"] = float(frame.loc[task, m]) if has else math.nan
+            row[f"splits[{m}]"] = int(counts.get((task, m), 0)) if len(counts) else 0
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    summary = []
+    for k in metrics:
+        frame = means[k]
+        both = (
+            frame[[reference, yardstick]].dropna()
+            if reference in frame and yardstick in frame
+            else pd.DataFrame(columns=[reference, yardstick])
+        )
+        n, w = reference_test(ok, k, reference, yardstick)
+        summary.append(
+            {
+                "metric": k,
+                "n_tasks": len(both),
+                "mean_reference": float(both[reference].mean()) if len(both) else math.nan,
+                "mean_yardstick": float(both[yardstick].mean()) if len(both) else math.nan,
+                "reference_lower": int((both[reference] < both[yardstick]).sum()),
+                "r_plus": w.r_plus if w is not None else math.nan,
+                "r_minus": w.r_minus if w is not None else math.nan,
+                "p": w.p if w is not None else math.nan,
+            }
+        )
+    return table, pd.DataFrame(summary)
+
+
 #: the gradient methods' default box for log2 C (``method_params`` without ``log2_C``)
 DEFAULT_LOG2_C: tuple[float, float] = (-8.0, 8.0)
 
@@ -935,6 +1015,7 @@ def paper_tables(
                 for r in bound.itertuples()
             ],
         ) + [""]
+    lines += _probability_lines(results, n_splits)
     # acceptance
     table, summary = acceptance_table(results, sizes)
     lines += [
@@ -987,6 +1068,43 @@ def paper_tables(
     if png is not None:
         paths.append(png)
     return paths
+
+
+def _probability_lines(results: pd.DataFrame, n_splits: int) -> list[str]:
+    """The markdown of :func:`probability_table` (nothing when the Platt yardstick has no
+    rows)."""
+    table, summary = probability_table(results)
+    if table.empty or not (table[f"splits[{PLATT_LABEL}]"] > 0).any():
+        return []
+    methods = list(PROBABILITY_METHODS)
+
+    def cell(r: pd.Series, m: str) -> str:
+        k = int(r[f"splits[{m}]"])
+        if k == 0 or pd.isna(r[f"log_loss[{m}]"]):
+            return "not run"
+        part = f" [{k}/{n_splits}]" if k < n_splits else ""
+        return f"{r[f'log_loss[{m}]']:.4f} / {r[f'brier[{m}]']:.4f}{part}"
+
+    lines = [
+        "## Probabilities: RBSVM's tanh mapping vs scikit-learn's Platt-scaled SVC",
+        "",
+        "Test-set log-loss / Brier score (lower is better), mean over the outer folds. "
+        + "; ".join(f"{m}: {how}" for m, how in PROBABILITY_METHODS.items())
+        + ". The paper reports no probabilities (its Table V compares model entropy).",
+        "",
+    ]
+    rows = [[r["task"], *(cell(r, m) for m in methods)] for _, r in table.iterrows()]
+    lines += _md_table(["task", *methods], rows)
+    lines.append("")
+    for s in summary.itertuples():
+        if s.n_tasks == 0:
+            continue
+        lines.append(
+            f"- {s.metric}: over {s.n_tasks} tasks, RBSVM {s.mean_reference:.4f} vs "
+            f"{PLATT_LABEL} {s.mean_yardstick:.4f}; RBSVM lower on {s.reference_lower} tasks; "
+            f"Wilcoxon R+ = {_fmt(s.r_plus, 1)}, R- = {_fmt(s.r_minus, 1)}, p = {s.p:.5f}."
+        )
+    return lines + [""]
 
 
 def _paper_vs_ours_plot(acc: pd.DataFrame, path: Path) -> Path | None:

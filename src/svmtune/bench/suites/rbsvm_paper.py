@@ -57,6 +57,9 @@ literally at the non-support vectors: their LOO output is taken as the label ``y
 eq. (27) gives with ``alpha_i = 0``) instead of the model's exact output ``f(x_i)``
 (``nonsupport="label"``; the paper does not say which it computed).  Each variant gets its own
 line in the acceptance section.
+"SVC() (Platt)" is ``SVC()`` with scikit-learn's Platt scaling (``probability="platt"``): the
+yardstick of the report's probability section, which compares the test log-loss and Brier
+score of RBSVM's tanh probabilities with it (issue #3; the paper reports no probabilities).
 "RBSVM (low-rank)", "SpanSVM (low-rank)" and "RMSVM (low-rank)" are the same searches on a
 Nystroem kernel (:mod:`svmtune.methods._lowrank_search`, rank <= 500, libsvm refit); they run
 where the exact methods' ``n x n`` matrices do not fit (ijcnn1), and the paper tables print
@@ -96,6 +99,7 @@ from svmtune.bench.suites._rbsvm_experiments import (
     METHOD_LABELS,
     OPEN_C_LABEL,
     OPEN_C_LOG2_C,
+    PLATT_LABEL,
     REFIT_LABEL,
     CriterionAlongC,
     CriterionAtPaperPoint,
@@ -190,6 +194,8 @@ METHODS: list[MethodSpec] = [
         "BayesSearch", "tpe", {"max_evals": 256, "distribution": "uniform", "n_splits": 10, **_BOX}
     ),
     MethodSpec("default", "default"),
+    # the yardstick for RBSVM's tanh probabilities: SVC() with scikit-learn's Platt scaling
+    MethodSpec(PLATT_LABEL, "default", tuner_params={"probability": "platt"}),
     # the same RBSVM selection with the libsvm (hinge-loss) refit the issue offers as an option
     MethodSpec(REFIT_LABEL, "rbsvm", {"final_model": "l1"}),
     # the paper's gradient search is not held to the grid's range (its Table II has RBSVM's C
