@@ -727,7 +727,7 @@ def probability_table(
             if reference in frame and yardstick in frame
             else pd.DataFrame(columns=[reference, yardstick])
         )
-        n, w = reference_test(ok, k, reference, yardstick)
+        _, w = reference_test(ok, k, reference, yardstick)
         summary.append(
             {
                 "metric": k,
