@@ -330,8 +330,8 @@ def test_probability_table_compares_rbsvm_with_the_platt_yardstick(tmp_path):
     ex.paper_tables(df, tmp_path, n_splits=2)
     md = (tmp_path / "rbsvm_paper_tables.md").read_text()
     assert "## Probabilities: RBSVM's tanh mapping vs scikit-learn's Platt-scaled SVC" in md
-    assert "| a | 0.3000 / 0.0750 | not run | 0.6000 / 0.1500 | 0.5000 / 0.1250 |" in md
-    assert "| c | 0.1000 / 0.0250 | not run | not run | not run |" in md
+    assert "| a | 0.3000 / 0.0750 | not run | not run | 0.6000 / 0.1500 | 0.5000 / 0.1250 |" in md
+    assert "| c | 0.1000 / 0.0250 | not run | not run | not run | not run |" in md
     assert f"- log_loss: over 2 tasks, RBSVM 0.5500 vs {P} 0.4500; RBSVM lower on 1 tasks" in md
     ex.paper_tables(df[df["method"] != P], tmp_path, n_splits=2)  # no yardstick: no section
     assert "## Probabilities" not in (tmp_path / "rbsvm_paper_tables.md").read_text()

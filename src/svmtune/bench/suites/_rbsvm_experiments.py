@@ -50,6 +50,7 @@ __all__ = [
     "LOWRANK_SPAN_LABEL",
     "LOWRANK_RM_LABEL",
     "PLATT_LABEL",
+    "REFIT_PLATT_LABEL",
     "PROBABILITY_METHODS",
     "OPEN_C_LOG2_C",
     "VARIANTS",
@@ -101,10 +102,14 @@ LOWRANK_RM_LABEL = "RMSVM (low-rank)"
 #: replaces ``SVC(probability=True)`` from scikit-learn 1.9), the yardstick for RBSVM's
 #: probabilities; its labels are the calibrated probabilities' argmax
 PLATT_LABEL = "SVC() (Platt)"
+#: label of RBSVM's selection with the libsvm refit and Platt scaling: beside REFIT_LABEL (the
+#: same SVM with the tanh mapping) it isolates the mapping from the hyperparameters
+REFIT_PLATT_LABEL = "RBSVM (libsvm refit, Platt)"
 #: methods whose probabilities the report compares: label -> how their probabilities are made
 PROBABILITY_METHODS: dict[str, str] = {
     "RBSVM": "(1 + tanh f) / 2 of the L2-SVM (the paper's final model)",
     REFIT_LABEL: "(1 + tanh f) / 2 of libsvm's SVC at RBSVM's (sigma, C)",
+    REFIT_PLATT_LABEL: "Platt scaling of that SVC",
     "default": "(1 + tanh f) / 2 of SVC() (C = 1, gamma = 'scale')",
     PLATT_LABEL: (
         "Platt scaling of SVC() (`CalibratedClassifierCV(SVC(), method='sigmoid', "
