@@ -11,9 +11,20 @@ __all__ = ["bench", "report"]
 
 
 def _split_list(value: str | None) -> list[str] | None:
+    """Comma-separated names; a comma inside parentheses belongs to the name (method labels
+    such as ``"Span-rule (sigma, C)"``)."""
     if value is None:
         return None
-    items = [v.strip() for v in value.split(",") if v.strip()]
+    items, depth, current = [], 0, []
+    for ch in value:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth <= 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    items.append("".join(current))
+    items = [v.strip() for v in items if v.strip()]
     return items or None
 
 

@@ -104,7 +104,7 @@ LOWRANK_RM_LABEL = "RMSVM (low-rank)"
 PLATT_LABEL = "SVC() (Platt)"
 #: label of RBSVM's selection with the libsvm refit and Platt scaling: beside REFIT_LABEL (the
 #: same SVM with the tanh mapping) it isolates the mapping from the hyperparameters
-REFIT_PLATT_LABEL = "RBSVM (libsvm refit, Platt)"
+REFIT_PLATT_LABEL = "RBSVM (libsvm refit + Platt)"
 #: methods whose probabilities the report compares: label -> how their probabilities are made
 PROBABILITY_METHODS: dict[str, str] = {
     "RBSVM": "(1 + tanh f) / 2 of the L2-SVM (the paper's final model)",

@@ -60,7 +60,7 @@ line in the acceptance section.
 "SVC() (Platt)" is ``SVC()`` with scikit-learn's Platt scaling (``probability="platt"``): the
 yardstick of the report's probability section, which compares the test log-loss and Brier
 score of RBSVM's tanh probabilities with it (issue #3; the paper reports no probabilities);
-"RBSVM (libsvm refit, Platt)" is the libsvm refit with Platt scaling, the same SVM as "RBSVM
+"RBSVM (libsvm refit + Platt)" is the libsvm refit with Platt scaling, the same SVM as "RBSVM
 (libsvm refit)" with the other mapping.
 "RBSVM (low-rank)", "SpanSVM (low-rank)" and "RMSVM (low-rank)" are the same searches on a
 Nystroem kernel (:mod:`svmtune.methods._lowrank_search`, rank <= 500, libsvm refit); they run
