@@ -315,6 +315,8 @@ def test_probability_table_compares_rbsvm_with_the_platt_yardstick(tmp_path):
         + rows("b", "RBSVM", [0.9, 0.7])
         + rows("b", P, [0.3, 0.5])
         + rows("c", "RBSVM", [0.1, 0.1])  # no yardstick on c: left out of the summary
+        + rows("d", ex.LOWRANK_LABEL, [0.1, 0.1])  # stands in for RBSVM where it did not run
+        + rows("d", P, [0.2, 0.2])
         + [{"task": "b", "method": P, "split": 2, "status": "error: x"}]
     )
     table, summary = ex.probability_table(df)
@@ -323,16 +325,20 @@ def test_probability_table_compares_rbsvm_with_the_platt_yardstick(tmp_path):
     assert t.loc["b", f"brier[{P}]"] == pytest.approx(0.1)
     assert np.isnan(t.loc["b", "log_loss[default]"]) and t.loc["b", "splits[default]"] == 0
     assert t.loc["b", f"splits[{P}]"] == 2  # the error row does not count
+    assert t.loc["d", "source[RBSVM]"] == ex.LOWRANK_LABEL
+    assert t.loc["a", "source[RBSVM]"] == "RBSVM"
     s = summary.set_index("metric").loc["log_loss"]
-    assert (s["n_tasks"], s["reference_lower"]) == (2, 1)
-    assert (s["mean_reference"], s["mean_yardstick"]) == pytest.approx((0.55, 0.45))
-    assert (s["r_plus"], s["r_minus"]) == (2.0, 1.0)  # b: RBSVM's loss larger by 0.4 > 0.2
+    assert (s["n_tasks"], s["reference_lower"]) == (3, 2)
+    assert (s["mean_reference"], s["mean_yardstick"]) == pytest.approx((0.4, 1.1 / 3))
+    # differences -0.2 (a), +0.4 (b), -0.1 (d): b's rank 3 is the only positive one
+    assert (s["r_plus"], s["r_minus"]) == (3.0, 3.0)
     ex.paper_tables(df, tmp_path, n_splits=2)
     md = (tmp_path / "rbsvm_paper_tables.md").read_text()
     assert "## Probabilities: RBSVM's tanh mapping vs scikit-learn's Platt-scaled SVC" in md
     assert "| a | 0.3000 / 0.0750 | not run | not run | 0.6000 / 0.1500 | 0.5000 / 0.1250 |" in md
     assert "| c | 0.1000 / 0.0250 | not run | not run | not run | not run |" in md
-    assert f"- log_loss: over 2 tasks, RBSVM 0.5500 vs {P} 0.4500; RBSVM lower on 1 tasks" in md
+    assert f"| d | 0.1000 / 0.0250 {ex.LOWRANK_LABEL} | not run | not run | not run |" in md
+    assert f"- log_loss: over 3 tasks, RBSVM 0.4000 vs {P} 0.3667; RBSVM lower on 2 tasks" in md
     ex.paper_tables(df[df["method"] != P], tmp_path, n_splits=2)  # no yardstick: no section
     assert "## Probabilities" not in (tmp_path / "rbsvm_paper_tables.md").read_text()
 

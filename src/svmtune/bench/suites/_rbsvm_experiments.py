@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from svmtune.bench.stats import reference_test, task_means
+from svmtune.bench.stats import reference_test, task_means, wilcoxon_signed_rank
 
 __all__ = [
     "METHOD_LABELS",
@@ -695,51 +695,60 @@ def probability_table(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Log-loss and Brier score of the methods' test-set probabilities (issue #3 item 4).
 
+    Where a method has no rows on a task but its :data:`STAND_INS` label has (the low-rank
+    RBSVM on ijcnn1), that label's values stand in, named in ``source[m]``.
+
     Returns
     -------
     table : DataFrame
         One row per task: ``task`` and, per method ``m`` of ``methods``, ``log_loss[m]``,
-        ``brier[m]`` (means over its successful splits, NaN where it has none) and
-        ``splits[m]``.
+        ``brier[m]`` (means over its successful splits, NaN where it has none),
+        ``splits[m]`` and ``source[m]`` (the label the values come from).
     summary : DataFrame
         One row per metric (``log_loss``, ``brier``): over the tasks where both
         ``reference`` and ``yardstick`` have values, their means, the number of tasks where
         the reference's is lower (better) and the Wilcoxon signed-rank test of the reference
-        against the yardstick (:func:`svmtune.bench.stats.reference_test`; ``R+`` sums the
-        ranks of tasks where the reference's loss is larger).
+        against the yardstick (:func:`svmtune.bench.stats.wilcoxon_signed_rank`; ``R+`` sums
+        the ranks of tasks where the reference's loss is larger).
     """
     ok = _ok(results)
     metrics = ("log_loss", "brier")
     means = {k: task_means(ok, k) for k in metrics}
     counts = ok.groupby(["task", "method"]).size() if not ok.empty else pd.Series(dtype=int)
     tasks = list(dict.fromkeys(ok["task"])) if not ok.empty else []
+
+    def value(k: str, task: str, m: str) -> float:
+        frame = means[k]
+        has = m in frame and task in frame.index and not pd.isna(frame.loc[task, m])
+        return float(frame.loc[task, m]) if has else math.nan
+
     rows = []
     for task in tasks:
         row: dict[str, Any] = {"task": task}
         for m in methods:
+            src = m
+            alt = STAND_INS.get(m)
+            if math.isnan(value("log_loss", task, m)) and alt is not None:
+                src = alt if not math.isnan(value("log_loss", task, alt)) else m
             for k in metrics:
-                frame = means[k]
-                has = m in frame and task in frame.index and not pd.isna(frame.loc[task, m])
-                row[f"{k}[{m}]"] = float(frame.loc[task, m]) if has else math.nan
-            row[f"splits[{m}]"] = int(counts.get((task, m), 0)) if len(counts) else 0
+                row[f"{k}[{m}]"] = value(k, task, src)
+            row[f"splits[{m}]"] = int(counts.get((task, src), 0)) if len(counts) else 0
+            row[f"source[{m}]"] = src
         rows.append(row)
     table = pd.DataFrame(rows)
     summary = []
     for k in metrics:
-        frame = means[k]
-        both = (
-            frame[[reference, yardstick]].dropna()
-            if reference in frame and yardstick in frame
-            else pd.DataFrame(columns=[reference, yardstick])
-        )
-        _, w = reference_test(ok, k, reference, yardstick)
+        cols = [f"{k}[{reference}]", f"{k}[{yardstick}]"]
+        both = table[cols].dropna() if not table.empty else pd.DataFrame(columns=cols)
+        x, y = both[cols[0]].to_numpy(), both[cols[1]].to_numpy()
+        w = wilcoxon_signed_rank(x, y) if len(both) else None
         summary.append(
             {
                 "metric": k,
                 "n_tasks": len(both),
-                "mean_reference": float(both[reference].mean()) if len(both) else math.nan,
-                "mean_yardstick": float(both[yardstick].mean()) if len(both) else math.nan,
-                "reference_lower": int((both[reference] < both[yardstick]).sum()),
+                "mean_reference": float(both[cols[0]].mean()) if len(both) else math.nan,
+                "mean_yardstick": float(both[cols[1]].mean()) if len(both) else math.nan,
+                "reference_lower": int((both[cols[0]] < both[cols[1]]).sum()),
                 "r_plus": w.r_plus if w is not None else math.nan,
                 "r_minus": w.r_minus if w is not None else math.nan,
                 "p": w.p if w is not None else math.nan,
@@ -1088,14 +1097,18 @@ def _probability_lines(results: pd.DataFrame, n_splits: int) -> list[str]:
         if k == 0 or pd.isna(r[f"log_loss[{m}]"]):
             return "not run"
         part = f" [{k}/{n_splits}]" if k < n_splits else ""
-        return f"{r[f'log_loss[{m}]']:.4f} / {r[f'brier[{m}]']:.4f}{part}"
+        src = r[f"source[{m}]"]
+        mark = f" {src}" if src != m else ""
+        return f"{r[f'log_loss[{m}]']:.4f} / {r[f'brier[{m}]']:.4f}{part}{mark}"
 
     lines = [
         "## Probabilities: RBSVM's tanh mapping vs scikit-learn's Platt-scaled SVC",
         "",
         "Test-set log-loss / Brier score (lower is better), mean over the outer folds. "
         + "; ".join(f"{m}: {how}" for m, how in PROBABILITY_METHODS.items())
-        + ". The paper reports no probabilities (its Table V compares model entropy).",
+        + ". Where a label is named after the values, that method stands in (the low-rank "
+        "RBSVM on ijcnn1, with its libsvm refit). The paper reports no probabilities (its "
+        "Table V compares model entropy).",
         "",
     ]
     rows = [[r["task"], *(cell(r, m) for m in methods)] for _, r in table.iterrows()]
