@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 
 import click
@@ -15,16 +16,8 @@ def _split_list(value: str | None) -> list[str] | None:
     such as ``"Span-rule (sigma, C)"``)."""
     if value is None:
         return None
-    items, depth, current = [], 0, []
-    for ch in value:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth <= 0:
-            items.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    items.append("".join(current))
-    items = [v.strip() for v in items if v.strip()]
+    # a comma followed by ")" before any "(" is inside parentheses
+    items = [v.strip() for v in re.split(r",(?![^(]*\))", value) if v.strip()]
     return items or None
 
 

@@ -686,6 +686,24 @@ def acceptance_table(
     return table, summary
 
 
+def _task_value(frame: pd.DataFrame, task: str, m: str) -> float | None:
+    """``frame.loc[task, m]`` of a :func:`task_means` frame; None where it has no value."""
+    if frame.empty or m not in frame or task not in frame.index:
+        return None
+    v = frame.loc[task, m]
+    return None if pd.isna(v) else float(v)
+
+
+def _stand_in(frame: pd.DataFrame, task: str, m: str) -> str:
+    """The label whose values fill column ``m`` on ``task``: ``m``, or its :data:`STAND_INS`
+    label where only that one has a value in ``frame``."""
+    alt = STAND_INS.get(m)
+    if _task_value(frame, task, m) is None and alt is not None:
+        if _task_value(frame, task, alt) is not None:
+            return alt
+    return m
+
+
 def probability_table(
     results: pd.DataFrame,
     methods: Sequence[str] = tuple(PROBABILITY_METHODS),
@@ -716,22 +734,14 @@ def probability_table(
     means = {k: task_means(ok, k) for k in metrics}
     counts = ok.groupby(["task", "method"]).size() if not ok.empty else pd.Series(dtype=int)
     tasks = list(dict.fromkeys(ok["task"])) if not ok.empty else []
-
-    def value(k: str, task: str, m: str) -> float:
-        frame = means[k]
-        has = m in frame and task in frame.index and not pd.isna(frame.loc[task, m])
-        return float(frame.loc[task, m]) if has else math.nan
-
     rows = []
     for task in tasks:
         row: dict[str, Any] = {"task": task}
         for m in methods:
-            src = m
-            alt = STAND_INS.get(m)
-            if math.isnan(value("log_loss", task, m)) and alt is not None:
-                src = alt if not math.isnan(value("log_loss", task, alt)) else m
+            src = _stand_in(means["log_loss"], task, m)
             for k in metrics:
-                row[f"{k}[{m}]"] = value(k, task, src)
+                v = _task_value(means[k], task, src)
+                row[f"{k}[{m}]"] = math.nan if v is None else v
             row[f"splits[{m}]"] = int(counts.get((task, src), 0)) if len(counts) else 0
             row[f"source[{m}]"] = src
         rows.append(row)
@@ -913,18 +923,12 @@ def paper_tables(
         k = int(counts.get((task, m), 0)) if len(counts) else 0
         return f" [{k}/{n_splits}]" if 0 < k < n_splits else ""
 
-    def cell(frame: pd.DataFrame, task: str, m: str) -> float | None:
-        if frame.empty or m not in frame or task not in frame.index:
-            return None
-        v = frame.loc[task, m]
-        return None if pd.isna(v) else float(v)
+    cell = _task_value
 
     def source(task: str, m: str) -> tuple[str, str]:
         """The label whose rows fill column ``m`` on ``task``, and the marker to print."""
-        alt = STAND_INS.get(m)
-        if cell(acc, task, m) is None and alt is not None and cell(acc, task, alt) is not None:
-            return alt, f" {alt}"
-        return m, ""
+        src = _stand_in(acc, task, m)
+        return src, (f" {src}" if src != m else "")
 
     lines = ["# RBSVM paper (Peng et al. 2023): paper vs ours", ""]
     # Table III
