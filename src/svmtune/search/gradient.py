@@ -315,7 +315,7 @@ class GradientSearchResult:
         """The optimiser's diagnostics for a selection's ``info``: ``n_iter``, ``n_evals``,
         ``converged``, ``message``, ``segments``, ``at_bound``, ``start_<name>`` (the first
         start on the natural scale, clipped to the box) and ``grad_norm`` at ``theta``."""
-        start = np.exp(self.starts[0]) if self.starts else np.full(len(self.names), np.nan)
+        start = np.exp(self.starts[0])
         return {
             "n_iter": self.n_iter,
             "n_evals": self.n_evals,
