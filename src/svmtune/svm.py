@@ -415,10 +415,6 @@ def fit_l2_svm(
         alpha_S = y[S] * beta
     alpha = np.zeros(n)
     alpha[S] = np.maximum(alpha_S, 0.0)
-    support = alpha > 0
-    if not np.array_equal(support, S_mask):
-        # support vectors with alpha exactly 0 (degenerate): keep the factor of S but say so
-        pass
     upper = np.full(n, np.inf)
     return DualSolution(
         alpha=alpha,
