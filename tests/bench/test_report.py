@@ -176,6 +176,13 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
     probe = {"dataset": "ijcnn1", "n": 5000, "sigma": 3.32, "C": 16.0, "rank": 900}
     probe.update(rank_residual=0.001, J_over_n=0.0716, loo_error=0.0177, exact_J_over_n=0.0704)
     (sc / "probe_ijcnn1_n5000.jsonl").write_text(json.dumps(probe) + "\n")
+    shift = {"dataset": "ijcnn1", "n": 5000, "n_test": 900, "positive_rate_train": 0.097}
+    shift["positive_rate_test"] = 0.095
+    shift["auc"] = {"all": {"auc": 0.98, "auc_std": 0.001, "n_each": 900}}
+    shift["feature_auc"] = [{"feature": 11, "auc": 0.817, "mean_shift_sd": 0.21}]
+    point = {"sigma": 3.32, "C": 1.0, "cv_shuffled": 0.981, "cv_blocked": 0.9677}
+    shift["points"] = [{**point, "test_accuracy": 0.9873}]
+    (sc / "shift_ijcnn1_n5000.json").write_text(json.dumps(shift))
     build_report(tmp_path / "res", md=tmp_path / "r.md")
     text = (tmp_path / "r.md").read_text()
     assert "## Scaling (issue #10)" in text
@@ -187,5 +194,9 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
     assert "| ijcnn1 | 5000 | grid | 6641.300 (extrapolated) |" in text
     probe_row = "| ijcnn1 | 5000 | 3.320 | 16.000 | 900 | 0.0010 | 0.0716 | 0.0177 | 0.0704 | — |"
     assert probe_row in text
+    # the shift probe's two tables
+    shift_row = "| ijcnn1 | 5000 | 900 | 0.0970 / 0.0950 | 0.980 ± 0.001 (900) | — | — |"
+    assert shift_row + " 11: 0.817 (+0.21 sd) |" in text
+    assert "| ijcnn1 | 5000 | 3.320 | 1.000 | 0.9810 | 0.9677 | 0.9873 |" in text
     # no cell file: no section
     assert scaling_section(tmp_path / "nothing") is None

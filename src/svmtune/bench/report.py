@@ -570,7 +570,11 @@ def scaling_section(directory: Path) -> Section | None:
     present.  None when the directory holds no cell file.
     """
     directory = Path(directory)
-    cells = [json.loads(f.read_text()) for f in sorted(directory.glob("*_n*_*.json"))]
+    cells = [
+        json.loads(f.read_text())
+        for f in sorted(directory.glob("*_n*_*.json"))
+        if not f.name.startswith("shift_")
+    ]
     if not cells:
         return None
     sec = Section(
@@ -673,10 +677,88 @@ def scaling_section(directory: Path) -> Section | None:
                 "accuracy of libsvm's SVC refitted at the point.",
             )
         )
+    sec.tables += _shift_tables(directory)
     png = directory / "scaling.png"
     if png.is_file():
         sec.figures.append(Figure("Selection time and peak memory against n", png))
     return sec
+
+
+def _shift_tables(directory: Path) -> list[Table]:
+    """Tables of ``benchmarks/shift_probe.py``'s ``shift_<dataset>_n<n>.json`` files: how
+    well a classifier tells the training file from the test file, and CV on the training file
+    (shuffled and blocked folds) against the test file at given (sigma, C)."""
+    recs = [json.loads(f.read_text()) for f in sorted(directory.glob("shift_*.json"))]
+    if not recs:
+        return []
+
+    def auc(r: dict, part: str) -> str:
+        a = r["auc"].get(part)
+        return "—" if a is None else f"{a['auc']:.3f} ± {a['auc_std']:.3f} ({a['n_each']})"
+
+    two_sample = [
+        [
+            str(r["dataset"]),
+            str(r["n"]),
+            str(r["n_test"]),
+            f"{r['positive_rate_train']:.4f} / {r['positive_rate_test']:.4f}",
+            auc(r, "all"),
+            auc(r, "class 0"),
+            auc(r, "class 1"),
+            ", ".join(
+                f"{f['feature']}: {f['auc']:.3f} ({f['mean_shift_sd']:+.2f} sd)"
+                for f in r.get("feature_auc", [])
+            )
+            or "—",
+        ]
+        for r in recs
+    ]
+    points = [
+        [
+            str(r["dataset"]),
+            str(r["n"]),
+            _num(p["sigma"], 3),
+            _num(p["C"], 3),
+            _num(p["cv_shuffled"], 4),
+            _num(p["cv_blocked"], 4),
+            _num(p["test_accuracy"], 4),
+        ]
+        for r in recs
+        for p in r.get("points", [])
+    ]
+    tables = [
+        Table(
+            "Training file vs test file (`benchmarks/shift_probe.py`): two-sample test",
+            [
+                "data",
+                "n",
+                "test n",
+                "positive rate train / test",
+                "AUC all",
+                "AUC class 0",
+                "AUC class 1",
+                "features with the highest AUC alone",
+            ],
+            two_sample,
+            note="5-fold ROC AUC (mean ± sd, rows per file in brackets) of a gradient-boosted "
+            "classifier telling training-file rows from test-file rows: 0.5 when the files "
+            "share one distribution. Features by 0-based column index, with the test file's mean "
+            "shift in training-file sd.",
+        )
+    ]
+    if points:
+        tables.append(
+            Table(
+                "Training file vs test file: cross-validation against the test file",
+                ["data", "n", "sigma", "C", "CV shuffled", "CV blocked", "test acc."],
+                points,
+                note="libsvm's SVC at (sigma, C): mean accuracy of 5-fold CV on the training "
+                "file with shuffled stratified folds (the suites' protocol) and with "
+                "contiguous blocks of the file as folds, and the test-file accuracy of the "
+                "SVC trained on the whole training file.",
+            )
+        )
+    return tables
 
 
 def _slug(s: str) -> str:
