@@ -566,8 +566,9 @@ def scaling_section(directory: Path) -> Section | None:
     """The large-n benchmark (issue #10) from ``benchmarks/scaling.py``'s result files.
 
     Reads ``<directory>/<dataset>_n<n>_<method><tag>.json`` (one per cell) and the
-    ``probe_*.jsonl`` lines of ``benchmarks/lowrank_probe.py``; shows ``scaling.png`` if
-    present.  None when the directory holds no cell file.
+    ``probe_*.jsonl`` lines of ``benchmarks/lowrank_probe.py`` and the ``shift_*.json`` files
+    of ``benchmarks/shift_probe.py``; shows ``scaling.png`` if present.  None when the
+    directory holds no cell file.
     """
     directory = Path(directory)
     cells = [
