@@ -211,3 +211,13 @@ def test_tiny_slice_through_the_runner(tmp_path):
     esdr = next(r for r in rows if r["method"] == "ESDR-CV")
     assert esdr["selection_info"]["n_objective_evals"] == 35
     assert esdr["n_svm_fits"] == 3 * 3
+
+
+def test_write_csv_is_stable_under_last_bit_rounding(tmp_path):
+    # a value and its next float (another BLAS's rounding) write the same bytes
+    a = [{"task": "t", "n": 3, "v": 1.4612051479419950}, {"task": "u", "w": 0.1}]
+    b = [{"task": "t", "n": 3, "v": float(np.nextafter(1.4612051479419950, 2.0))}, a[1]]
+    pa, pb = H.write_csv(tmp_path / "a.csv", a), H.write_csv(tmp_path / "b.csv", b)
+    assert pa.read_bytes() == pb.read_bytes()
+    # the union of keys in first-seen order; ints and strings as they are, 12 digits kept
+    assert pa.read_text().splitlines() == ["task,n,v,w", "t,3,1.46120514794,", "u,,,0.1"]

@@ -194,7 +194,11 @@ def wilcoxon_pairs(
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    """Write a list of dicts (union of keys, in first-seen order) as CSV."""
+    """Write a list of dicts (union of keys, in first-seen order) as CSV.
+
+    Floats are written with 12 significant digits, so a file computed again on another
+    machine (whose BLAS may round the last bit differently) is byte-identical.
+    """
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
@@ -202,7 +206,7 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
         w = csv.DictWriter(fh, fieldnames=keys)
         w.writeheader()
         for r in rows:
-            w.writerow(r)
+            w.writerow({k: f"{v:.12g}" if isinstance(v, float) else v for k, v in r.items()})
     return Path(path)
 
 
