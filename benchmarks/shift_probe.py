@@ -12,9 +12,9 @@ hyperparameters the same way:
    each class, and for each feature alone (the features with the highest AUC are listed).
 2. **Cross-validation vs test file.**  At each given (sigma, C), libsvm's ``SVC``'s 5-fold CV
    accuracy on the training file with shuffled folds (the suites' protocol; leave-one-out is its
-   limit) and with contiguous blocks of the file as folds (ijcnn1 is a time series: a shuffled
-   fold's rows have their file neighbours in the training part), beside the test-file accuracy
-   of the SVC trained on the whole training file.
+   limit) and with contiguous blocks of the file as folds (where the row order carries
+   information, a shuffled fold's rows have their file neighbours in the training part),
+   beside the test-file accuracy of the SVC trained on the whole training file.
 
 One JSON file ``<out>/shift_<dataset>_n<n>.json``, e.g.::
 
