@@ -72,7 +72,9 @@ def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 
-def _load(dataset: str, n: int):
+def _load(dataset: str, n: int, *, return_index: bool = False):
+    """Standardised ``(X, y, X_test, y_test)`` of the first ``n`` rows of the stratified
+    order; with ``return_index`` also those rows' positions in the training file."""
     from svmtune.datasets import load_dataset
 
     train_name, test_name = DATASETS[dataset]
@@ -93,7 +95,8 @@ def _load(dataset: str, n: int):
     X, yy = Xall[idx], yall[idx]
     mu, sd = X.mean(axis=0), X.std(axis=0)
     sd[sd == 0] = 1.0
-    return (X - mu) / sd, yy, (Xt - mu) / sd, ytt
+    out = ((X - mu) / sd, yy, (Xt - mu) / sd, ytt)
+    return (*out, idx) if return_index else out
 
 
 def _stratified_order(y: np.ndarray) -> np.ndarray:

@@ -31,15 +31,7 @@ from pathlib import Path
 
 import numpy as np
 from lowrank_probe import _point
-from scaling import DATASETS, _load, _stratified_order
-
-
-def _file_labels(dataset: str) -> np.ndarray:
-    """0/1 labels of the training file in file order, as ``scaling._load`` codes them."""
-    from svmtune.datasets import load_dataset
-
-    _, y, _ = load_dataset(DATASETS[dataset][0])
-    return (np.asarray(y) == np.unique(y)[-1]).astype(int)
+from scaling import DATASETS, _load
 
 
 def two_sample_auc(A: np.ndarray, B: np.ndarray, *, m: int, random_state: int = 0) -> dict:
@@ -119,9 +111,10 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default="benchmarks/results/scaling")
     args = ap.parse_args(argv)
 
-    X, y, Xt, yt = _load(args.dataset, args.n)
-    # _load's rows follow a stratified shuffle of the file; undo it for the blocked folds
-    file_order = np.argsort(_stratified_order(_file_labels(args.dataset))[: args.n])
+    X, y, Xt, yt, pos = _load(args.dataset, args.n, return_index=True)
+    # _load's rows follow a stratified shuffle of the file; back to file order for the
+    # blocked folds
+    file_order = np.argsort(pos)
     X, y = X[file_order], y[file_order]
     rec: dict = {
         "dataset": args.dataset,

@@ -571,11 +571,7 @@ def scaling_section(directory: Path) -> Section | None:
     directory holds no cell file.
     """
     directory = Path(directory)
-    cells = [
-        json.loads(f.read_text())
-        for f in sorted(directory.glob("*_n*_*.json"))
-        if not f.name.startswith("shift_")
-    ]
+    cells = [json.loads(f.read_text()) for f in sorted(directory.glob("*_n*_*.json"))]
     if not cells:
         return None
     sec = Section(

@@ -923,8 +923,6 @@ def paper_tables(
         k = int(counts.get((task, m), 0)) if len(counts) else 0
         return f" [{k}/{n_splits}]" if 0 < k < n_splits else ""
 
-    cell = _task_value
-
     def source(task: str, m: str) -> tuple[str, str]:
         """The label whose rows fill column ``m`` on ``task``, and the marker to print."""
         src = _stand_in(acc, task, m)
@@ -937,7 +935,7 @@ def paper_tables(
         r = [task]
         for m, (pm, ps) in zip(METHOD_LABELS, cols):
             src, mark = source(task, m)
-            v = cell(acc, task, src)
+            v = _task_value(acc, task, src)
             s = std.get((task, src)) if len(std) else None
             s = 0.0 if s is None or pd.isna(s) else float(s)
             ours = (
@@ -953,7 +951,7 @@ def paper_tables(
         r = [task]
         for m, pv in zip(METHOD_LABELS, vals):
             src, mark = source(task, m)
-            v = cell(ent, task, src)
+            v = _task_value(ent, task, src)
             r.append(f"{pv:.4f} / {'not run' if v is None else f'{v:.4f}{part(task, src)}{mark}'}")
         rows.append(r)
     lines += ["## Table V: model entropy (eq. 39), paper / ours", ""]
