@@ -109,11 +109,40 @@ def test_fig11_and_acceptance_table_on_a_synthetic_frame(tmp_path):
     assert table.loc[("ours", "tae"), "ss"] == pytest.approx(-2.6)
     assert table.loc[("ours", "tae"), "f1"] == pytest.approx(80.5)
     assert table.loc[("paper", "iris"), "f1"] == pytest.approx(98.89)
-    (acc,) = sp.time_ratio_table(df, tmp_path)
+    md, acc = sp.time_ratio_table(df, tmp_path)
     t = pd.read_csv(acc, index_col=0)
     assert t.loc["heart", "S&S-RB - CV (F1)"] == pytest.approx(2.0)
+    assert t.loc["heart", "folds S&S-RB & CV (F1)"] == 2
     assert t.loc["heart", "S&S-RB time / SVC fit (mean)"] == pytest.approx(4.0)
     assert t.loc["heart", "time CV (F1) / S&S-RB"] == pytest.approx(2.01 / 0.02)
+    text = md.read_text()
+    assert "mean over the 3 tasks where both ran (6 shared folds): +2.00 points" in text
+    assert "at most 5 on every one of 3 tasks: yes (largest 4.00" in text
+
+
+def test_acceptance_compares_on_shared_folds_only(tmp_path):
+    """A CV fold without its S&S-RB fold (a partial run) changes neither the F1 difference nor
+    the time ratio; a task whose S&S-RB is slow and far below CV fails both criteria."""
+    df = _rows()
+    extra = dict(df.iloc[0])
+    extra.update(split=7, method="CV (F1)", f1=0.0, selection_time=50.0)
+    df = pd.concat([df, pd.DataFrame([extra])], ignore_index=True)
+    md, acc = sp.time_ratio_table(df, tmp_path)
+    t = pd.read_csv(acc, index_col=0)
+    assert t.loc["iris", "S&S-RB - CV (F1)"] == pytest.approx(2.0)
+    assert t.loc["iris", "folds S&S-RB & CV (F1)"] == 2
+    assert t.loc["iris", "time CV (F1) / S&S-RB"] == pytest.approx(2.01 / 0.02)
+    # the unshared fold still counts in the plain mean F1 of CV (F1)
+    assert t.loc["iris", "F1 CV (F1)"] == pytest.approx(100 * (0.78 + 0.79 + 0.0) / 3)
+    slow = df.copy()
+    sel = (slow["task"] == "tae") & (slow["method"] == "S&S-RB")
+    slow.loc[sel, "f1"] = 0.5
+    slow.loc[sel & (slow["split"] == 1), "selection_time"] = 0.05
+    md, acc = sp.time_ratio_table(slow, tmp_path)
+    text = md.read_text()
+    assert "(at least −2: NO)" in text and "lowest: tae -28.50" in text
+    assert "at most 5 on every one of 3 tasks: NO (largest 8.00, tae)" in text
+    assert "single folds above 5: tae (max 12.00)" in text
     assert sp.fig11_f1_vs_ss(df[df["status"] != "ok"], tmp_path) == []
     assert sp.time_ratio_table(pd.DataFrame(), tmp_path) == []
 
