@@ -118,6 +118,7 @@ def test_fig11_and_acceptance_table_on_a_synthetic_frame(tmp_path):
     text = md.read_text()
     assert "mean over the 3 tasks where both ran (6 shared folds): +2.00 points" in text
     assert "at most 5 on every one of 3 tasks: yes (largest 4.00" in text
+    assert "F1 against grid-10fold: no task where both ran." in text
 
 
 def test_acceptance_compares_on_shared_folds_only(tmp_path):
