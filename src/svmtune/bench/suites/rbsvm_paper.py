@@ -72,8 +72,8 @@ What ran on this machine (the result file says so per cell; the report marks the
 run"): every method on the 17 tasks up to n = 1,473; on twonorm and skin-nonskin the gradient
 methods, the RBSVM variants and ``SVC()`` (15-420 s per selection on 6,660-9,000 training
 points), not the three CV searches (2,890 / 2,560 SVM fits of those sizes per outer fold)
-except GridSearch on some of twonorm's outer folds (70-98 min each; the report's "[k/10]"
-says how many);
+except GridSearch on some of twonorm's outer folds (70-85 CPU-min each; the report's
+"[k/10]" says how many);
 on ijcnn1 (44,991 training points per fold) the three low-rank gradient methods and
 ``SVC()``, with the model entropy on the Nystroem kernel
 (:func:`svmtune.loo.entropy.l2_model_entropy`).
