@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from svmtune.criteria.ss_ratio import (
 from svmtune.kernels import Kernel
 from svmtune.methods.base import get_selector
 from svmtune.methods.ss_ratio import SSRatio
+from svmtune.search.gradient import BoundWarning
 
 
 def rings(n=120, seed=0):
@@ -188,6 +191,24 @@ def test_degenerate_data_warn_and_stay_finite():
     Xd, yd = np.vstack([Xr, Xr]), np.r_[yr, yr]
     sel = SSRatio().select(Xd, yd)
     assert np.isfinite(sel.params["C"])
+
+
+def test_width_on_an_end_of_the_candidates_warns():
+    X, y = rings(n=40, seed=5)
+    with pytest.warns(BoundWarning, match="largest candidate width; the best width may be larger"):
+        sel = SSRatio(sigmas=[0.05, 0.1]).select(X, y)
+    assert sel.params["sigma"] == 0.1 and sel.info["width_at_bound"] == "upper"
+    # every row twice: the repeats keep kernel 1 at any width, and the smaller width now wins
+    Xd, yd = np.vstack([X, X]), np.r_[y, y]
+    with pytest.warns(BoundWarning, match="40 of the 80 rows repeat another row exactly"):
+        sel = SSRatio(sigmas=[0.05, 0.1]).select(Xd, yd)
+    assert sel.params["sigma"] == 0.05 and sel.info["width_at_bound"] == "lower"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
+        sel = SSRatio().select(X, y)
+    assert 0.177 < sel.params["sigma"] < 22.6 and sel.info["width_at_bound"] is None
+    lin = SSRatio().select(X, y, kernel="linear")
+    assert lin.info["width_at_bound"] is None
 
 
 def test_tuner_end_to_end():

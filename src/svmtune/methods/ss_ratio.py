@@ -61,6 +61,7 @@ from svmtune.criteria.ss_ratio import (
 from svmtune.kernels import Kernel
 from svmtune.methods.base import Selection, Selector
 from svmtune.methods.baselines import log2_grid, rbf_params
+from svmtune.search.gradient import BoundWarning
 
 __all__ = ["SSRatio"]
 
@@ -77,6 +78,48 @@ def _label(kern: Kernel) -> str:
     if kern.name == "poly":
         return f"poly(degree={int(kern.degree)})"
     return "linear"
+
+
+def _width_edge(kern: Kernel, cands: list[Kernel]) -> str | None:
+    """``"lower"`` / ``"upper"`` when the chosen RBF width is the smallest / largest of
+    several candidate widths, else None."""
+    widths = [k.sigma for k in cands if k.name == "rbf"]
+    if kern.name != "rbf" or len(widths) < 2:
+        return None
+    if kern.sigma == min(widths):
+        return "lower"
+    if kern.sigma == max(widths):
+        return "upper"
+    return None
+
+
+def _warn_width_edge(kern: Kernel, edge: str, X: np.ndarray) -> None:
+    """Warn that the chosen width is an end of the candidate widths.
+
+    At the lower end a possible cause is named when the rows have exact repeats (common with
+    categorical or coarsely rounded features): the kernel between distinct rows vanishes as
+    the width shrinks while repeated rows keep similarity 1, so at small widths the estimated
+    class centres and spreads describe only which rows repeat under which labels, and S&S
+    can keep rising towards ever smaller widths (a look-up table of the training rows, not a
+    classifier of new points).  On the KEEL hayes-roth data (160 rows, 84 distinct) all of
+    the within-class kernel mass at the chosen sigma = 0.25 comes from repeated rows.
+    """
+    word = "smallest" if edge == "lower" else "largest"
+    msg = f"S&S chose sigma = {kern.sigma:.4g}, the {word} candidate width"
+    n_rep = X.shape[0] - np.unique(X, axis=0).shape[0] if edge == "lower" else 0
+    if n_rep:
+        msg += (
+            f"; {n_rep} of the {X.shape[0]} rows repeat another row exactly: they stay "
+            "similar at every width while distinct rows stop being similar as the width "
+            "shrinks, which can make S&S favour widths that only memorise the repeats; if so, "
+            "keep the widths above the distance between distinct rows (log2_sigma or sigmas)"
+        )
+    else:
+        msg += (
+            f"; the best width may be {'smaller' if edge == 'lower' else 'larger'}: "
+            "widen log2_sigma or pass sigmas"
+        )
+    warnings.warn(msg, BoundWarning, stacklevel=3)
 
 
 class SSRatio(Selector):
@@ -120,7 +163,10 @@ class SSRatio(Selector):
     largest S&S is used, ``info["admissible"]`` is False and ``info["regime"]`` is
     ``"kernel"``, and C comes from the curve's ``S&S <= -5`` range (the regenerated table
     simulates it; the paper's curve stops at ``sigma / d = 0.3``).  A warning is raised only
-    when no candidate separates the class centres at all (S&S = -inf everywhere).
+    when no candidate separates the class centres at all (S&S = -inf everywhere), and a
+    :class:`~svmtune.search.gradient.BoundWarning` when the chosen RBF width is the smallest
+    or largest candidate (``info["width_at_bound"]``); at the smallest it names exact
+    repeated rows, which make S&S favour ever smaller widths.
     """
 
     name = "ss"
@@ -297,6 +343,9 @@ class SSRatio(Selector):
                 UserWarning,
                 stacklevel=2,
             )
+        edge = _width_edge(kern, cands)
+        if edge is not None:
+            _warn_width_edge(kern, edge, Xs)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
         if res.d > 0:
             C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
@@ -322,6 +371,7 @@ class SSRatio(Selector):
             "C_opt": float(C),
             "regime": ss_regime(res.ss),
             "admissible": bool(admissible),
+            "width_at_bound": edge,
             "pair": list(pair),
             "class_sigmas": list(res.class_sigmas),
             "gaussian_error": float(gaussian_error_from_ss(res.ss)),
