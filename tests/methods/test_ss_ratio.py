@@ -206,8 +206,8 @@ def test_width_on_an_end_of_the_candidates_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", BoundWarning)
         sel = SSRatio().select(X, y)
+        lin = SSRatio().select(X, y, kernel="linear")
     assert 0.177 < sel.params["sigma"] < 22.6 and sel.info["width_at_bound"] is None
-    lin = SSRatio().select(X, y, kernel="linear")
     assert lin.info["width_at_bound"] is None
 
 

@@ -101,8 +101,9 @@ def _warn_width_edge(kern: Kernel, edge: str, X: np.ndarray) -> None:
     the width shrinks while repeated rows keep similarity 1, so at small widths the estimated
     class centres and spreads describe only which rows repeat under which labels, and S&S
     can keep rising towards ever smaller widths (a look-up table of the training rows, not a
-    classifier of new points).  On the KEEL hayes-roth data (160 rows, 84 distinct) all of
-    the within-class kernel mass at the chosen sigma = 0.25 comes from repeated rows.
+    classifier of new points).  On the KEEL hayes-roth data (160 rows, 84 distinct,
+    standardised) over 99.9 % of the within-class kernel mass of classes 1 and 2, the pair
+    S&S scores, comes from repeated rows at sigma = 0.25, the width it chooses there.
     """
     word = "smallest" if edge == "lower" else "largest"
     msg = f"S&S chose sigma = {kern.sigma:.4g}, the {word} candidate width"
@@ -165,8 +166,8 @@ class SSRatio(Selector):
     simulates it; the paper's curve stops at ``sigma / d = 0.3``).  A warning is raised only
     when no candidate separates the class centres at all (S&S = -inf everywhere), and a
     :class:`~svmtune.search.gradient.BoundWarning` when the chosen RBF width is the smallest
-    or largest candidate (``info["width_at_bound"]``); at the smallest it names exact
-    repeated rows, which make S&S favour ever smaller widths.
+    or largest candidate (``info["width_at_bound"]``); at the smallest it counts exact
+    repeated rows, which can make S&S favour ever smaller widths.
     """
 
     name = "ss"

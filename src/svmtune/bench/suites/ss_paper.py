@@ -54,11 +54,12 @@ Differences from the paper (deliberate, documented):
 * hayes-roth has 160 rows but only 84 distinct feature vectors (4 ordinal features).
   Repeated rows keep kernel value 1 at every width while distinct rows stop being similar as
   the width shrinks, so the default (directional, LOO) S&S keeps rising down to the smallest
-  candidate width (sigma = 0.25 on 4 of 5 folds, S&S about -12 dB against the paper's 1.98)
+  candidate width (sigma = 0.25 on 4 of 5 folds, S&S -10.7 to -16.1 dB on the folds against
+  Table 1's S&S_min of -1.75)
   and S&S-RB's F1 there is about 32 points below CV's; the selector now warns when its width
   is an end of the candidates and names the repeats
   (:class:`~svmtune.search.gradient.BoundWarning`).  "S&S-RB iso" chooses widths 1.4-32 there
-  and its mean F1 (82.8) is above CV (F1)'s (80.8) on the same folds (stored run).
+  and its mean F1 (82.7) is above CV (F1)'s (80.8) on the same folds (stored run).
 * Table 1 values are not ``published`` entries (the report knows no ``d``/``sigma``/``S&S``
   metric); they are printed beside ours by the Table 1 experiment.
 """
