@@ -3,7 +3,9 @@ worker processes and by the kill-and-resume subprocess)."""
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +32,14 @@ def loader(name: str):
     return df, labels, {"name": name, "version": f"sha-{name}"}
 
 
+def slow_loader(name: str):
+    """:func:`loader` after writing this process's pid into ``$SVMTUNE_TEST_PID_DIR`` and
+    sleeping ten minutes (for the SIGTERM test: workers that are not stopped outlive it)."""
+    (Path(os.environ["SVMTUNE_TEST_PID_DIR"]) / str(os.getpid())).touch()
+    time.sleep(600)
+    return loader(name)
+
+
 GRID = {"log2_sigma": (-1.0, 1.0, 1.0), "log2_C": (-1.0, 1.0, 1.0), "n_splits": 3}
 
 
@@ -49,12 +59,16 @@ def tiny_suite(**kw) -> Suite:
     return Suite(**base)
 
 
-def main(out: str) -> None:  # pragma: no cover - run in a subprocess by the resume test
+def main(out: str, slow: bool = False) -> None:  # pragma: no cover - run in a subprocess
+    """The resume test's run (serial), or with ``slow`` the SIGTERM test's (two workers)."""
     from svmtune.bench.runner import run_suite
 
-    run_suite(tiny_suite(), out, loader=loader, n_jobs=1, progress=False)
+    if slow:
+        run_suite(tiny_suite(), out, loader=slow_loader, n_jobs=2, progress=False)
+    else:
+        run_suite(tiny_suite(), out, loader=loader, n_jobs=1, progress=False)
 
 
 if __name__ == "__main__":  # pragma: no cover
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    main(sys.argv[1])
+    main(sys.argv[1], slow="--slow" in sys.argv[2:])

@@ -262,6 +262,55 @@ def test_killed_run_resumes_to_the_clean_rows(tmp_path):
     assert again.n_run == 0 and len(_file_rows(out)) == 8
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (Linux /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states in /proc")
+def test_sigterm_stops_the_parallel_workers(tmp_path):
+    """``kill`` of a parallel run ends its workers too (they used to go on computing)."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    log = tmp_path / "stderr.txt"
+    with open(log, "wb") as err:  # a file, not a pipe: the workers inherit it
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.bench._tiny", str(tmp_path / "out"), "--slow"],
+            cwd=REPO,
+            env={**os.environ, "SVMTUNE_TEST_PID_DIR": str(pids)},
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            workers = [int(p.name) for p in pids.iterdir()]
+            if len(workers) == 2:
+                break
+            time.sleep(0.05)
+        assert len(workers) == 2, "both workers must be inside a cell before the signal"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(map(_running, workers)):
+            time.sleep(0.1)
+        left = [pid for pid in workers if _running(pid)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in workers:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers {left} still run after the parent was terminated"
+    assert proc.returncode == 128 + signal.SIGTERM, log.read_text()[-2000:]
+
+
 def test_max_cells_then_resume_and_parallel(tmp_path):
     first = run_suite(tiny_suite(), tmp_path / "a", loader=loader, max_cells=3, progress=False)
     assert (first.n_run, first.n_remaining) == (3, 5)

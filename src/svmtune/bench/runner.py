@@ -19,10 +19,12 @@ every method on the same split -- CV-based methods see the same inner folds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import platform
+import signal
 import threading
 import time
 import traceback
@@ -575,6 +577,31 @@ def _progress(enabled: bool):
     )
 
 
+@contextlib.contextmanager
+def _sigterm_as_exit():
+    """Within the block, SIGTERM raises ``SystemExit(143)`` in the main thread.
+
+    By default SIGTERM ends the parent at once and joblib's loky workers are orphaned: they
+    go on computing their cells (whose rows only the parent writes) until they finish.  As an
+    exception, the signal unwinds through joblib's result generator, which terminates the
+    workers, and through the result store, which closes cleanly.  Outside the main thread
+    (where handlers cannot be installed) this does nothing.  The previous handler is restored
+    on exit.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_suite(
     suite: Suite,
     out: str | Path,
@@ -616,6 +643,12 @@ def run_suite(
         Show a rich progress bar with ETA on stderr.
     blas_threads : int or None
         BLAS threads per cell (see :func:`run_cell`).
+
+    Notes
+    -----
+    While cells run, SIGTERM (``kill``) raises ``SystemExit(143)`` in the calling thread when
+    that is the main thread, so the parallel workers are stopped with the run instead of being
+    left computing; the rows already written stay, and the same call resumes after them.
     """
     from joblib import Parallel, delayed
 
@@ -636,7 +669,7 @@ def run_suite(
                 delayed(run_cell)(c, loader, entropy=entropy, blas_threads=blas_threads)
                 for c in todo
             )
-            with _progress(progress) as bar:
+            with _sigterm_as_exit(), _progress(progress) as bar:
                 tid = bar.add_task(suite.name, total=len(todo), last="")
                 for row in par(jobs):
                     store.append(row)
