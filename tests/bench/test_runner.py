@@ -272,8 +272,14 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states in /proc")
-def test_sigterm_stops_the_parallel_workers(tmp_path):
-    """``kill`` of a parallel run ends its workers too (they used to go on computing)."""
+@pytest.mark.parametrize(
+    ("signum", "returncode"),
+    [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, -signal.SIGINT)],
+    ids=["SIGTERM", "SIGINT"],
+)
+def test_a_stopped_parallel_run_stops_its_workers(tmp_path, signum, returncode):
+    """``kill`` (SIGTERM; the workers used to go on computing) or Ctrl-C (SIGINT) of a
+    parallel run ends its workers too."""
     pids = tmp_path / "pids"
     pids.mkdir()
     log = tmp_path / "stderr.txt"
@@ -294,7 +300,7 @@ def test_sigterm_stops_the_parallel_workers(tmp_path):
                 break
             time.sleep(0.05)
         assert len(workers) == 2, "both workers must be inside a cell before the signal"
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         proc.wait(timeout=120)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and any(map(_running, workers)):
@@ -308,7 +314,7 @@ def test_sigterm_stops_the_parallel_workers(tmp_path):
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
     assert not left, f"workers {left} still run after the parent was terminated"
-    assert proc.returncode == 128 + signal.SIGTERM, log.read_text()[-2000:]
+    assert proc.returncode == returncode, log.read_text()[-2000:]
 
 
 def test_max_cells_then_resume_and_parallel(tmp_path):
