@@ -34,7 +34,7 @@ def loader(name: str):
 
 def slow_loader(name: str):
     """:func:`loader` after writing this process's pid into ``$SVMTUNE_TEST_PID_DIR`` and
-    sleeping ten minutes (for the SIGTERM test: workers that are not stopped outlive it)."""
+    sleeping ten minutes (for the stop tests: workers that are not stopped outlive them)."""
     (Path(os.environ["SVMTUNE_TEST_PID_DIR"]) / str(os.getpid())).touch()
     time.sleep(600)
     return loader(name)
@@ -60,7 +60,7 @@ def tiny_suite(**kw) -> Suite:
 
 
 def main(out: str, slow: bool = False) -> None:  # pragma: no cover - run in a subprocess
-    """The resume test's run (serial), or with ``slow`` the SIGTERM test's (two workers)."""
+    """The resume test's run (serial), or with ``slow`` the stop tests' (two workers)."""
     from svmtune.bench.runner import run_suite
 
     if slow:
