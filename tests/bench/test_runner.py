@@ -173,6 +173,11 @@ def test_run_cell_row_on_mixed_data():
     assert row["n_train"] == 20 and row["n_test"] == 20 and row["n_features"] == 5
     for f in ("accuracy", "f1", "default_accuracy"):
         assert 0.0 <= row[f] <= 1.0
+    cm = np.array(row["confusion"])
+    assert row["confusion_labels"] == ["neg", "pos"] and cm.shape == (2, 2)
+    assert cm.sum() == row["n_test"] and np.trace(cm) / cm.sum() == row["accuracy"]
+    tp, fp, fn = cm[1, 1], cm[0, 1], cm[1, 0]  # F1 of classes_[1], recomputed from the counts
+    assert 2 * tp / (2 * tp + fp + fn) == pytest.approx(row["f1"])
     assert row["log_loss"] > 0 and 0 <= row["brier"] <= 2
     assert row["selection_time"] > 0 and row["final_fit_time"] > 0
     assert row["timing_repeats"] in (1, 2, 3)
@@ -181,6 +186,30 @@ def test_run_cell_row_on_mixed_data():
     assert row["entropy"] is not None or "entropy" in row["notes"]
     assert set(row["versions"]) >= {"svmtune", "numpy", "scipy", "sklearn"}
     assert row["machine"]["cpu_count"] == os.cpu_count() and row["timestamp"]
+
+
+def test_confusion_counts_recompute_macro_f1_and_keep_unseen_test_labels():
+    from svmtune.bench.runner import _metrics
+
+    class Stub:  # predicts its input; three classes seen in training
+        classes_ = np.array([0, 1, 2])
+
+        def predict(self, X):
+            return np.asarray(X)
+
+        def predict_proba(self, X):
+            return np.full((len(X), 3), 1 / 3)
+
+    y_test = np.array([0, 0, 1, 1, 2, 2, 3])
+    pred = np.array([0, 1, 1, 2, 2, 2, 0])
+    out, notes = _metrics(Stub(), pred, y_test)
+    assert out["confusion_labels"] == [0, 1, 2, 3]
+    cm = np.array(out["confusion"])
+    assert cm.sum() == 7 and cm[3, 0] == 1 and np.trace(cm) / 7 == out["accuracy"]
+    tp = np.diag(cm)[:3]
+    f1 = 2 * tp / (cm[:, :3].sum(axis=0) + cm[:3].sum(axis=1))  # macro over the seen classes
+    assert f1.mean() == pytest.approx(out["f1"])
+    assert out["log_loss"] is None and "proba" in notes  # label 3 is unknown to the model
 
 
 def test_cheap_methods_are_timed_like_the_yardstick(monkeypatch):
