@@ -72,8 +72,8 @@ What ran on this machine (the result file says so per cell; the report marks the
 run"): every method on the 17 tasks up to n = 1,473; on twonorm and skin-nonskin the gradient
 methods, the RBSVM variants and ``SVC()`` (15-420 s per selection on 6,660-9,000 training
 points), not the three CV searches (2,890 / 2,560 SVM fits of those sizes per outer fold)
-except GridSearch on some of twonorm's outer folds (70-85 CPU-min each; the report's
-"[k/10]" says how many);
+except GridSearch on twonorm (all 10 outer folds, 70-85 CPU-min each, run over several
+sessions);
 on ijcnn1 (44,991 training points per fold) the three low-rank gradient methods and
 ``SVC()``, with the model entropy on the Nystroem kernel
 (:func:`svmtune.loo.entropy.l2_model_entropy`).
@@ -259,8 +259,8 @@ SUITE = Suite(
         "RMSVM run there on a Nystroem kernel ('... (low-rank)'). Fig. 4 (run time vs n on "
         "skin_nonskin) is the experiment runtime_vs_n. On the 2-core reference machine the "
         "cells costing hours to days are not run and show as 'not run' (or with the splits "
-        "run, e.g. [5/10]): GridSearch, RandomSearch and BayesSearch on twonorm (GridSearch "
-        "ran on some of its outer folds), skin-nonskin and ijcnn1, the exact RBSVM, SpanSVM "
+        "run, e.g. [5/10]): RandomSearch and BayesSearch on twonorm (GridSearch ran there), "
+        "the three CV searches on skin-nonskin and ijcnn1, the exact RBSVM, SpanSVM "
         "and RMSVM on ijcnn1. 'SVC() (Platt)' and 'RBSVM (libsvm refit + Platt)' are the "
         "Platt-scaled yardsticks of the probability section."
     ),
