@@ -294,9 +294,10 @@ def _metrics(tuner, X_test, y_test) -> tuple[dict[str, Any], dict[str, str]]:
     confusion matrix.
 
     ``confusion`` (rows: true class, columns: predicted, in the order of ``confusion_labels``:
-    the tuner's classes, then any test label it never saw) keeps every count-based score
-    recomputable from the row, e.g. F1 with the other class as positive or macro-F1 of a
-    binary task (the papers rarely say which F1 they print).
+    the sorted union of the tuner's classes and the test labels, so a test label the tuner
+    never saw has its own row) keeps every count-based score recomputable from the row, e.g.
+    F1 with the other class as positive or macro-F1 of a binary task (the papers rarely say
+    which F1 they print).
     """
     from sklearn.metrics import brier_score_loss, confusion_matrix, f1_score, log_loss
 
@@ -305,8 +306,8 @@ def _metrics(tuner, X_test, y_test) -> tuple[dict[str, Any], dict[str, str]]:
     classes = tuner.classes_
     pred = tuner.predict(X_test)
     out["accuracy"] = float(np.mean(pred == y_test))
-    labels = list(classes) + [c for c in np.unique(y_test) if c not in set(classes)]
-    out["confusion_labels"] = labels
+    labels = np.union1d(classes, y_test)
+    out["confusion_labels"] = labels.tolist()
     out["confusion"] = confusion_matrix(y_test, pred, labels=labels).tolist()
     if len(classes) == 2:
         out["f1"] = float(f1_score(y_test, pred, pos_label=classes[1], zero_division=0.0))
