@@ -133,6 +133,44 @@ def test_report_changes_when_a_result_file_changes(results_dir, tmp_path):
     assert (tmp_path / "b.md").read_text() == b
 
 
+def _curve_experiment(outdir, seed):
+    p = Path(outdir) / "curve.csv"
+    p.write_text(f"x,y\n1,{seed}\n")
+    return [p]
+
+
+def _figure_of_the_experiment(results, outdir, *, experiment_files):
+    """Copies the experiment's CSV (and says which experiments it was given)."""
+    files = experiment_files.get("_curve_experiment", [])
+    out = Path(outdir) / "from_experiment.csv"
+    out.write_text(
+        ";".join(sorted(experiment_files)) + "\n" + "".join(Path(f).read_text() for f in files)
+    )
+    return [out]
+
+
+def test_figures_get_the_files_of_stored_experiments(tmp_path):
+    suite = tiny_suite(
+        methods=[tiny_suite().methods[0]],
+        figures=[_figure, _figure_of_the_experiment],
+        experiments=[_curve_experiment],
+    )
+    out, md = tmp_path / "res", tmp_path / "R.md"
+    run_suite(suite, out, loader=loader, progress=False, experiments=False)
+    build_report(out, md=md, suites={"tiny": suite})
+    # before the experiment ran the figure gets no files; the experiment is "not run"
+    (got,) = (tmp_path / "R_files").glob("*from_experiment.csv")
+    assert got.read_text() == "\n"
+    assert "| _curve_experiment | not run |" in md.read_text()
+    run_suite(suite, out, loader=loader, progress=False)
+    assert (out / "tiny" / "experiments" / "_curve_experiment" / "curve.csv").exists()
+    build_report(out, md=md, suites={"tiny": suite})
+    (got,) = (tmp_path / "R_files").glob("*from_experiment.csv")
+    assert got.read_text() == "_curve_experiment\nx,y\n1,3\n"  # the suite's seed is 3
+    # a figure without the keyword is called as before
+    assert "tiny_accuracy.png" in md.read_text()
+
+
 def test_report_without_suite_definition_and_empty(tmp_path, results_dir):
     build_report(results_dir, md=tmp_path / "x.md")  # "tiny" is not a registered suite
     text = (tmp_path / "x.md").read_text()

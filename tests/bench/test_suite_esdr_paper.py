@@ -107,9 +107,15 @@ def _fake_results() -> pd.DataFrame:
 
 def test_figures_on_a_synthetic_results_frame(tmp_path):
     df = _fake_results()
-    paths = E.esdr_index_curves(df, tmp_path)
-    assert [p.suffix for p in paths] == [".png", ".csv"] and all(p.exists() for p in paths)
-    curves = pd.read_csv(paths[1])
+    # the figure draws only what the experiment computed
+    assert E.esdr_index_curves(df, tmp_path) == []
+    assert E.esdr_index_curves(df, tmp_path, experiment_files={"other": []}) == []
+    (csv,) = E.esdr_fig5_7_index_curves(tmp_path, 0)
+    assert csv.suffix == ".csv" and csv.exists()
+    files = {"esdr_fig5_7_index_curves": [csv]}
+    (png,) = E.esdr_index_curves(df, tmp_path, experiment_files=files)
+    assert png.suffix == ".png" and png.exists()
+    curves = pd.read_csv(csv)
     assert len(curves) == 5 * 35
     assert np.all(np.isfinite(curves[["esdr", "dbtc", "j4"]]))
     assert np.all(curves["esdr"] > 0) and np.all(curves["dbtc"] >= -1e-12)

@@ -4,7 +4,8 @@ Everything in a report is computed from the result rows (``*.jsonl`` under the r
 directory); the suite definitions (``svmtune.bench.suite.SUITES``) contribute only what is
 not a result: the list of (task, method) cells a suite defines (so those without any row are
 marked "not run"), the papers' published numbers printed beside ours, and the suite's figure
-callables, which draw from the result rows.
+callables, which draw from the result rows and from the files the suite's stored experiments
+wrote.
 
 Per suite the report shows, for every task, each method's accuracy (mean +- std over
 splits) and its accuracy and selection cost relative to the 10-fold grid search and to one
@@ -20,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html as htmlmod
+import inspect
 import json
 import math
 import shutil
@@ -182,9 +184,17 @@ def cost_accuracy_figure(
     return [path]
 
 
-def _run_figure(fn: Callable, df: pd.DataFrame, outdir: Path) -> tuple[list[Path], str | None]:
+def _run_figure(
+    fn: Callable, df: pd.DataFrame, outdir: Path, experiment_files: dict[str, list[Path]]
+) -> tuple[list[Path], str | None]:
+    """Call a suite figure ``fn(results, outdir)``; one that declares a keyword
+    ``experiment_files`` also gets the files of the suite's stored experiments (name -> paths),
+    so that it can draw what an experiment computed instead of recomputing it."""
+    kwargs = {}
+    if "experiment_files" in inspect.signature(fn).parameters:
+        kwargs["experiment_files"] = experiment_files
     try:
-        return [Path(p) for p in (fn(df, outdir) or [])], None
+        return [Path(p) for p in (fn(df, outdir, **kwargs) or [])], None
     except Exception as exc:
         return [], f"figure {getattr(fn, '__name__', fn)!r} failed: {type(exc).__name__}: {exc}"
 
@@ -257,7 +267,12 @@ def _published_lookup(suite: Suite | None) -> dict[tuple[str, str, str], dict]:
 
 
 def _suite_section(
-    name: str, df: pd.DataFrame, suite: Suite | None, files: list[Path], workdir: Path
+    name: str,
+    df: pd.DataFrame,
+    suite: Suite | None,
+    files: list[Path],
+    workdir: Path,
+    experiment_files: dict[str, list[Path]] | None = None,
 ) -> Section:
     sec = Section(title=f"Suite `{name}`")
     if suite is not None:
@@ -514,7 +529,7 @@ def _suite_section(
         sec.figures.append(Figure("Accuracy vs selection cost relative to the yardsticks", path))
     if suite is not None:
         for fn in suite.figures:
-            paths, err = _run_figure(fn, df.copy(), figdir)
+            paths, err = _run_figure(fn, df.copy(), figdir, experiment_files or {})
             if err:
                 sec.text.append(err)
             for pth in paths:
@@ -524,6 +539,19 @@ def _suite_section(
                     # read now: the figure folder is temporary
                     sec.files.append((pth.name, pth.read_text(errors="replace")))
     return sec
+
+
+def _experiment_files(exp: pd.DataFrame) -> dict[str, list[Path]]:
+    """Files of the suite's successful experiment rows, by experiment name (paths resolved
+    against the directory of the result file that holds the row)."""
+    out: dict[str, list[Path]] = {}
+    if exp.empty or "_file" not in exp:
+        return out
+    for _, r in exp.iterrows():
+        if r.get("status") == "ok" and isinstance(r.get("_file"), str):
+            base = Path(r["_file"]).parent
+            out[str(r["experiment"])] = [base / f for f in (r.get("files") or [])]
+    return out
 
 
 def _experiments_section(name: str, exp: pd.DataFrame, suite: Suite | None) -> Section | None:
@@ -825,7 +853,9 @@ def build_report(
                 if cells.empty:
                     sections.append(Section(f"Suite `{name}`", ["No cell rows."]))
                 else:
-                    sections.append(_suite_section(name, cells, suite, sfiles, workdir))
+                    sections.append(
+                        _suite_section(name, cells, suite, sfiles, workdir, _experiment_files(exp))
+                    )
                 if n_stale:
                     sections[-1].text.insert(
                         1,
