@@ -93,6 +93,37 @@ def test_unknown_method_lists_choices():
         SVMTuner(method="nope").fit(X, y)
 
 
+def test_nan_message_names_the_column_and_the_fix():
+    X, y = _data()
+    df = pd.DataFrame(_with(X, np.nan), columns=["a", "b", "c"])
+    tuner = SVMTuner(method="default")
+    with pytest.raises(ValueError, match=r"NaN \(1 cell missing, columns 'b'\).*preprocess='auto'"):
+        tuner.fit(df, y)
+    tuner.fit(X, y)
+    with pytest.raises(ValueError, match=r"NaN \(1 cell missing.*preprocess='auto'"):
+        tuner.predict(_with(X, np.nan))
+
+
+def test_categorical_columns_need_auto():
+    X, y = _data()
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(
+        colour=["red", "blue"] * 6, size=pd.Categorical(["S", "M", "L"] * 4)
+    )
+    with pytest.raises(
+        ValueError, match=r"non-numeric \(categorical\) columns: 'colour', 'size'; .*'auto'"
+    ):
+        SVMTuner(method="default").fit(df, y)
+    with pytest.raises(ValueError, match=r"non-numeric \(categorical\) columns: 3\b"):
+        SVMTuner(method="default").fit(df.drop(columns="size").to_numpy().astype(str), y)
+    tuner = SVMTuner(method="default", preprocess="auto").fit(df, y)
+    with pytest.raises(ValueError, match="'colour', 'size'"):
+        SVMTuner(method="default").fit(df.iloc[:, :3], y).predict(df)
+    assert tuner.predict(df).shape == (12,)
+    # numeric strings and booleans are numbers
+    ok = pd.DataFrame({"a": X[:, 0], "flag": [True, False] * 6, "s": [str(v) for v in X[:, 1]]})
+    assert SVMTuner(method="default").fit(ok, y).predict(ok).shape == (12,)
+
+
 def test_continuous_target():
     X, _ = _data()
     with pytest.raises(ValueError, match="continuous"):

@@ -12,6 +12,7 @@ __all__ = [
     "check_min_class_count",
     "check_positive",
     "check_feature_values",
+    "check_numeric_features",
 ]
 
 
@@ -136,4 +137,28 @@ def check_feature_values(X, *, allow_nan: bool = False) -> None:
         raise ValueError(
             f"X contains NaN ({_cells(nan)} missing, columns {_cols(nan)}); impute "
             "them, e.g. with preprocess='auto' (median imputation + one-hot + standardise)"
+        )
+
+
+def check_numeric_features(X) -> None:
+    """Raise a ``ValueError`` naming the columns of ``X`` that do not hold numbers.
+
+    For a DataFrame or an array of strings: such columns need an encoding (one-hot with
+    ``preprocess="auto"``) before an RBF kernel can use them.  Other inputs are left to
+    scikit-learn's checks.
+    """
+    from svmtune.preprocess import _convertible, categorical_columns
+
+    is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")
+    if not is_frame and getattr(np.asarray(X), "dtype", np.dtype(float)).kind not in "SU":
+        return
+    cols = categorical_columns(X)
+    if is_frame:
+        cols = [c for c in cols if X[c].dtype.kind != "b" and not _convertible(X[c])]
+    if cols:
+        names = ", ".join(repr(c if is_frame else int(c)) for c in cols[:6])
+        more = f" and {len(cols) - 6} more" if len(cols) > 6 else ""
+        raise ValueError(
+            f"X has non-numeric (categorical) columns: {names}{more}; encode them, e.g. "
+            "with preprocess='auto' (one-hot encoding, imputation, standardisation)"
         )

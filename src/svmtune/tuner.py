@@ -8,11 +8,18 @@ from typing import Any
 
 import joblib
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from svmtune._validation import check_min_class_count, validate_sample_weight, validate_Xy
+from svmtune._validation import (
+    check_feature_values,
+    check_min_class_count,
+    check_numeric_features,
+    validate_sample_weight,
+    validate_Xy,
+)
 from svmtune.estimators import (
     make_final_estimator,
     ovo_tanh_proba,
@@ -124,7 +131,16 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         if self.preprocess == "auto":
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
+        self._check_features(X)
         return validate_data(self, X, reset=reset)
+
+    def _check_features(self, X) -> None:
+        """Clear errors for what only ``preprocess="auto"`` handles (categorical columns,
+        NaN) before scikit-learn's generic ones (sparse input is left to those)."""
+        if sp.issparse(X):
+            return
+        check_numeric_features(X)
+        check_feature_values(X)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None):
@@ -137,6 +153,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             if len(X) != len(y):
                 raise ValueError(f"X has {len(X)} samples but y has {len(y)}")
         else:
+            self._check_features(X)
             X, y = validate_data(self, X, y)
             validate_Xy(X, y, estimator=self)
         enc = LabelEncoder().fit(y)
