@@ -150,7 +150,7 @@ def check_numeric_features(X) -> None:
     from svmtune.preprocess import _convertible, categorical_columns
 
     is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")
-    if not is_frame and getattr(np.asarray(X), "dtype", np.dtype(float)).kind not in "SU":
+    if not is_frame and np.asarray(X).dtype.kind not in "SU":
         return
     cols = categorical_columns(X)
     if is_frame:

@@ -205,18 +205,14 @@ def _pop_weights(X, column: str):
 
 
 def _choose_preprocess(X, mode: str | None) -> str:
-    from svmtune._validation import check_feature_values
-    from svmtune.preprocess import categorical_columns, needs_auto
+    from svmtune._validation import check_feature_values, check_numeric_features
+    from svmtune.preprocess import needs_auto
 
     if mode is None:
         mode = "auto" if needs_auto(X) else "standard"
-    if mode != "auto" and categorical_columns(X):
-        cats = ", ".join(repr(str(c)) for c in categorical_columns(X)[:6])
-        raise click.ClickException(
-            f"the data have categorical columns ({cats}); use --preprocess auto to one-hot "
-            "encode them"
-        )
     try:
+        if mode != "auto":
+            check_numeric_features(X)
         check_feature_values(X, allow_nan=mode == "auto")
     except ValueError as exc:
         raise _fail(exc) from None

@@ -32,6 +32,23 @@ from svmtune.preprocess import PREPROCESS_MODES, make_preprocessor
 __all__ = ["SVMTuner"]
 
 
+@contextlib.contextmanager
+def _explained(X):
+    """Replace scikit-learn's ValueError on ``X`` by one naming the columns and the fix when
+    the cause is one only ``preprocess="auto"`` handles (categorical columns, NaN).  Runs the
+    column checks only after a failure, so valid input is checked once, by scikit-learn."""
+    try:
+        yield
+    except ValueError:
+        if not sp.issparse(X):
+            try:
+                check_numeric_features(X)
+                check_feature_values(X)
+            except ValueError as clearer:
+                raise clearer from None
+        raise
+
+
 class SVMTuner(ClassifierMixin, BaseEstimator):
     """Select SVM hyperparameters with a published method, then fit the final SVM.
 
@@ -131,16 +148,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         if self.preprocess == "auto":
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
-        self._check_features(X)
-        return validate_data(self, X, reset=reset)
-
-    def _check_features(self, X) -> None:
-        """Clear errors for what only ``preprocess="auto"`` handles (categorical columns,
-        NaN) before scikit-learn's generic ones (sparse input is left to those)."""
-        if sp.issparse(X):
-            return
-        check_numeric_features(X)
-        check_feature_values(X)
+        with _explained(X):
+            return validate_data(self, X, reset=reset)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None):
@@ -153,8 +162,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             if len(X) != len(y):
                 raise ValueError(f"X has {len(X)} samples but y has {len(y)}")
         else:
-            self._check_features(X)
-            X, y = validate_data(self, X, y)
+            with _explained(X):
+                X, y = validate_data(self, X, y)
             validate_Xy(X, y, estimator=self)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_

@@ -547,10 +547,9 @@ def _experiment_files(exp: pd.DataFrame) -> dict[str, list[Path]]:
     out: dict[str, list[Path]] = {}
     if exp.empty or "_file" not in exp:
         return out
-    for _, r in exp.iterrows():
-        if r.get("status") == "ok" and isinstance(r.get("_file"), str):
-            base = Path(r["_file"]).parent
-            out[str(r["experiment"])] = [base / f for f in (r.get("files") or [])]
+    for _, r in exp[exp["status"] == "ok"].iterrows():
+        base = Path(r["_file"]).parent
+        out[str(r["experiment"])] = [base / f for f in (r.get("files") or [])]
     return out
 
 

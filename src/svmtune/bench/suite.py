@@ -124,7 +124,9 @@ class Suite:
         <MethodSpec label>, "metric": "accuracy" | "accuracy_std" | "time" | ..., "value":
         float}``.  Reports print them beside ours.
     figures : list of callables ``(results: pandas.DataFrame, outdir: Path) -> list[Path]``
-        Plots and extra tables drawn from the suite's result rows.
+        Plots and extra tables drawn from the suite's result rows.  A callable that also
+        takes a keyword ``experiment_files`` gets the files of the suite's stored experiments
+        (``{experiment name: [paths]}``), to draw what an experiment computed.
     experiments : list of callables ``(outdir: Path, seed: int) -> list[Path]``
         Stand-alone studies of the suite that are not (task, split, method) cells (e.g.
         Gaussian-data studies, scaling curves); they write their own result files into
