@@ -91,6 +91,30 @@ def test_l2_solver_weights_and_warm_start():
     assert warm.n_iter <= cold.n_iter
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_l2_fallback_active_set_matches_general_qp(seed):
+    """The primal active-set method that finishes a non-converged Newton iteration (forced
+    here with ``max_iter=1``) reaches the general QP solver's optimum, with zero weights."""
+    rng = np.random.default_rng(seed)
+    n = 30 + 10 * seed
+    X, y = make_problem(n, 3, seed, imbalance=0.3)
+    K = Kernel("rbf", sigma=float(rng.uniform(0.4, 2.0)))(X)
+    C = float(2.0 ** rng.uniform(0, 6))  # some points outside the margin
+    w = rng.uniform(0.3, 3.0, size=n)
+    w[rng.choice(n, 2, replace=False)] = 0.0
+    newton = fit_l2_svm(K, y, C, sample_weight=w)
+    assert newton.n_iter > 1  # one Newton step does not finish, so the fallback runs
+    sol = fit_l2_svm(K, y, C, sample_weight=w, max_iter=1)
+    assert sol.n_iter > 1  # the fallback's steps are counted
+    keep = w > 0
+    a_ref, obj_ref = qp_l2_dual(K[np.ix_(keep, keep)], y[keep], C, w[keep])
+    assert np.all(sol.alpha[~keep] == 0.0)
+    assert np.allclose(sol.alpha[keep], a_ref, atol=1e-5 * max(1.0, a_ref.max()))
+    assert np.array_equal(sol.support, newton.support)
+    assert np.allclose(sol.alpha, newton.alpha, atol=1e-9 * max(1.0, newton.alpha.max()))
+    assert sol.b == pytest.approx(newton.b, abs=1e-8)
+
+
 def test_extended_factor_inverse():
     rng = np.random.default_rng(3)
     A = rng.normal(size=(6, 6))

@@ -117,6 +117,10 @@ def test_reproducible():
         ({}, [[0.0], [1.0], [2.0], [3.0]], [0.1, 0.2, 0.3, 0.4], "continuous"),
         ({"method": "nope"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "unknown method"),
         ({"preprocess": "x"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "preprocess"),
+        ({"multiclass": "x"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "multiclass must"),
+        ({"final_model": "x"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "final_model must"),
+        ({"probability": "x"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "probability must"),
+        ({"backend": 2}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "joblib backend name"),
         (
             {"method": "grid", "method_params": {"bogus": 1}},
             [[0.0], [1.0], [2.0], [3.0]],

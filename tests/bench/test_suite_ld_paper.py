@@ -131,6 +131,17 @@ def test_golden_vs_dense_experiment_on_two_sets(tmp_path, monkeypatch):
     assert (tab["n_objective_evals"] > 18).all()  # coarse scan (18 points) + golden section
 
 
+def test_figure_experiments_write_their_images(tmp_path):
+    """Fig. 2b, 4 and 5 on the four 2-D sets: each experiment writes one PNG; the 2-D sets are
+    standardised and two-class."""
+    for name, (X, y) in L._two_d_sets(0).items():
+        assert X.shape[1] == 2 and np.unique(y).tolist() == [0, 1], name
+        np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-12)
+    for experiment in (L.ld_likelihood_space, L.ld_objective_curve, L.ld_decision_boundaries):
+        (png,) = experiment(tmp_path, 0)
+        assert png.suffix == ".png" and png.stat().st_size > 1000, experiment.__name__
+
+
 def test_tiny_slice_through_the_runner(tmp_path):
     mini = replace(
         SUITE,

@@ -182,3 +182,39 @@ def test_tiny_slice_through_the_runner(tmp_path):
     assert 0 <= span["estimate"] <= 1
     paths = sp.error_by_method(pd.DataFrame(rows), tmp_path)
     assert paths and paths[0].exists()
+
+
+def test_grid_study_tables_on_a_tiny_profile(tmp_path):
+    """The Tables 2-6 driver on one task at 60 training samples and 9 models: the tables carry
+    the summary's numbers beside the paper's, and tasks outside the profile are "not run"."""
+    profile = {"breast cancer": {"step": 8.0, "n_train": 60, "span_bound": False}}
+    files = sp.run_grid_study(tmp_path, 0, profile)
+    assert all(p.exists() and p.stat().st_size > 0 for p in files)
+    models = pd.read_csv(tmp_path / "models_breast_cancer.csv")
+    assert len(models) == 9
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index("task")
+    assert summary.loc["breast cancer", "status"] == "ok"
+    assert summary.loc["breast cancer", "n_train"] == 60
+    assert (summary.drop(index="breast cancer")["status"] == "not run").all()
+    want = X.summarise_grid(models)
+    t2 = pd.read_csv(tmp_path / "table2_3.csv").set_index("task")
+    assert t2.loc["breast cancer", "Span-rule ours"] == pytest.approx(want["sel_span_rule"])
+    assert t2.loc["breast cancer", "K-fold CV ours"] == pytest.approx(want["sel_cv"])
+    assert t2.loc["breast cancer", "Min. error ours"] == pytest.approx(want["min_error"])
+    assert t2.loc["breast cancer", "Span-rule paper"] == sp.TABLE2["breast cancer"][0]
+    assert np.isnan(t2.loc["mushrooms", "Span-rule ours"])
+    t4 = pd.read_csv(tmp_path / "table4.csv").set_index("task")
+    assert t4.loc["breast cancer", "Span-rule ours"] == pytest.approx(want["rmse_span_rule"])
+
+
+def test_mnist_efficiency_table_on_a_small_size(tmp_path):
+    task = "MNIST 1's vs. 7's"
+    csv, md = sp.run_mnist_efficiency(tmp_path, 0, sizes=(80,), log2_C=((0.0, 0.0),), tasks=[task])
+    df = pd.read_csv(csv)
+    assert list(df["status"]) == ["ok", "not run (Table 1 size)"]
+    ok = df.iloc[0]
+    assert (ok["task"], ok["n_train"], ok["n_models"]) == (task, 80, 1)
+    assert ok["span_rule_s"] >= ok["spans_only_s"] > 0 and ok["cv_s"] > 0
+    assert ok["ratio_span_over_cv"] == pytest.approx(ok["span_rule_s"] / ok["cv_s"])
+    assert ok["n_sv"] >= ok["n_inbound"] and 0 <= ok["test_error_mean"] <= 1
+    assert md.exists()

@@ -216,3 +216,19 @@ def test_tiny_slice_through_the_runner(tmp_path):
     assert ss and all(np.isfinite(r["criterion"]) and r["n_svm_fits"] == 0 for r in ss)
     df = pd.DataFrame(rows)
     assert len(sp.fig11_f1_vs_ss(df, tmp_path)) == 2
+
+
+def test_experiment_files_on_a_small_bundled_set(tmp_path):
+    """The suite's Table 1 and spread experiments write their rows (CSV) and a summary (MD)."""
+    tasks = [Task("appendicitis", "appendicitis")]
+    csv, md = E.table1_experiment(tasks, {"appendicitis": (1.0, 0.5, -9.5)})(tmp_path / "t1", 0)
+    t1 = pd.read_csv(csv)
+    assert list(t1["task"]) == ["appendicitis"] and t1.loc[0, "paper_ss"] == -9.5
+    assert "| appendicitis |" in md.read_text()
+    csv, md = E.spread_copt_experiment(tasks)(tmp_path / "sc", 0)
+    sc = pd.read_csv(csv)
+    assert set(sc["spread"]) == {"directional", "isotropic"}
+    text = md.read_text()
+    assert "Tasks where directional is closer than isotropic" in text and "of 1" in text
+    csv, md = E.spread_copt_experiment([Task("iris", "iris")])(tmp_path / "mc", 0)
+    assert md.read_text().startswith("no binary task")  # multiclass: no hinge-loss CV

@@ -225,7 +225,7 @@ def spread_copt_experiment(tasks: Sequence) -> Callable[..., list[Path]]:
         df.to_csv(csv, index=False)
         md = outdir / "spread_copt.md"
         if df.empty:
-            md.write_text("no task small enough\n")
+            md.write_text("no binary task with n <= 1000 (the hinge-loss CV is binary only)\n")
             return [csv, md]
         summ = df.groupby("spread")[
             ["abs_log2_gap", "excess_loss", "cv_error_at_pred", "cv_error_min"]
