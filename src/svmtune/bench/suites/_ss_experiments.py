@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from svmtune.bench.suites._markdown import markdown_table
 from svmtune.criteria.ss_ratio import SPREADS, min_pairwise_ss
 
 __all__ = [
@@ -208,10 +209,32 @@ def table1_experiment(tasks: Sequence, paper: dict[str, tuple]) -> Callable[...,
             "kernel_ss",
         ]
         md = outdir / "table1_ss.md"
-        md.write_text(_markdown(df[cols]))
+        md.write_text(markdown_table(df[cols]))
         return [csv, md]
 
     return table1
+
+
+def spread_copt_summary(df: pd.DataFrame) -> str:
+    """The markdown summary of the spread-variant study's rows (:func:`spread_copt_rows`)."""
+    if df.empty:
+        return "no binary task with n <= 1000 (the hinge-loss CV is binary only)\n"
+    summ = df.groupby("spread")[
+        ["abs_log2_gap", "excess_loss", "cv_error_at_pred", "cv_error_min"]
+    ].mean()
+    wins = (
+        df.pivot(index="task", columns="spread", values="abs_log2_gap")
+        .pipe(lambda t: (t["directional"] < t["isotropic"]).sum())
+        .item()
+    )
+    return (
+        "Mean over binary tasks (n <= 1000) of |log2 C_pred - log2 C_cv(hinge)|, the excess CV "
+        "hinge loss at C_pred, and the 5-fold CV error at C_pred and its minimum over C.\n\n"
+        + markdown_table(summ.reset_index())
+        + f"\nTasks where directional is closer than isotropic: {wins} of "
+        + f"{df['task'].nunique()}\n\n"
+        + markdown_table(df)
+    )
 
 
 def spread_copt_experiment(tasks: Sequence) -> Callable[..., list[Path]]:
@@ -224,40 +247,7 @@ def spread_copt_experiment(tasks: Sequence) -> Callable[..., list[Path]]:
         csv = outdir / "spread_copt.csv"
         df.to_csv(csv, index=False)
         md = outdir / "spread_copt.md"
-        if df.empty:
-            md.write_text("no binary task with n <= 1000 (the hinge-loss CV is binary only)\n")
-            return [csv, md]
-        summ = df.groupby("spread")[
-            ["abs_log2_gap", "excess_loss", "cv_error_at_pred", "cv_error_min"]
-        ].mean()
-        wins = (
-            df.pivot(index="task", columns="spread", values="abs_log2_gap")
-            .pipe(lambda t: (t["directional"] < t["isotropic"]).sum())
-            .item()
-        )
-        text = (
-            "Mean over binary tasks (n <= 1000) of |log2 C_pred - log2 C_cv(hinge)|, the excess CV "
-            "hinge loss at C_pred, and the 5-fold CV error at C_pred and its minimum over C.\n\n"
-            + _markdown(summ.reset_index())
-            + f"\nTasks where directional is closer than isotropic: {wins} of "
-            + f"{df['task'].nunique()}\n\n"
-            + _markdown(df)
-        )
-        md.write_text(text)
+        md.write_text(spread_copt_summary(df))
         return [csv, md]
 
     return spread_copt
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float | np.floating):
-        return "" if not np.isfinite(v) and np.isnan(v) else f"{v:.4g}"
-    return "" if v is None else str(v)
-
-
-def _markdown(df: pd.DataFrame) -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in df.iterrows():
-        lines.append("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
-    return "\n".join(lines) + "\n"

@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
+from svmtune.bench.suites._markdown import markdown_table
 
 __all__ = [
     "SUITE",
@@ -325,18 +326,9 @@ PAPER_INSTANCE_GRID = {
 _FIGURES = {"image": "Fig. 2", "adult": "Fig. 3", "bank marketing": "Fig. 4"}
 
 
-def _fmt(v) -> str:
-    return "" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.4g}"
-
-
 def _write_md(path: Path, title: str, notes: Sequence[str], df: pd.DataFrame) -> Path:
-    lines = [f"# {title}", ""] + [f"- {n}" for n in notes] + [""]
-    cols = list(df.columns)
-    lines.append("| " + " | ".join(cols) + " |")
-    lines.append("|" + "---|" * len(cols))
-    for _, r in df.iterrows():
-        lines.append("| " + " | ".join(_fmt(v) if not isinstance(v, str) else v for v in r) + " |")
-    path.write_text("\n".join(lines) + "\n")
+    lines = [f"# {title}", ""] + [f"- {n}" for n in notes] + ["", markdown_table(df)]
+    path.write_text("\n".join(lines))
     return path
 
 
