@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -346,6 +347,41 @@ def test_a_stopped_parallel_run_stops_its_workers(tmp_path, signum, returncode):
     assert proc.returncode == returncode, log.read_text()[-2000:]
 
 
+def test_cells_stored_by_a_concurrent_run_are_skipped(tmp_path):
+    """A run leaves out the cells another run stores after it started (and counts them as
+    already stored); two runs of one suite at once end with every cell stored once."""
+    from svmtune.bench.runner import _not_stored_meanwhile
+    from svmtune.bench.store import ResultStore
+
+    cells = build_cells(tiny_suite())
+    skipped = []
+    with ResultStore(tmp_path / "s") as mine, ResultStore(tmp_path / "s") as other:
+        gen = _not_stored_meanwhile(cells[:4], mine, False, skipped)
+        assert next(gen) is cells[0]
+        other.append({"key": cells[2].key, "status": "ok"})
+        assert list(gen) == [cells[1], cells[3]] and skipped == [cells[2]]
+
+    done = {}
+
+    def run(name):
+        done[name] = run_suite(tiny_suite(), tmp_path / "both", loader=loader, progress=False)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(240)
+    a, b = done["a"], done["b"]
+    assert a.n_error == b.n_error == 0 and a.n_run + b.n_run >= 8
+    assert a.n_skipped + a.n_run == b.n_skipped + b.n_run == 8
+    rows = _file_rows(tmp_path / "both")
+    assert len(rows) == a.n_run + b.n_run  # whole rows only
+    serial = run_suite(tiny_suite(), tmp_path / "serial", loader=loader, progress=False)
+    assert serial.n_run == 8
+    latest = {r["key"]: r for r in rows}.values()  # a cell both ran at once: last row wins
+    assert _fingerprint(latest) == _fingerprint(_file_rows(tmp_path / "serial"))
+
+
 def test_max_cells_then_resume_and_parallel(tmp_path):
     first = run_suite(tiny_suite(), tmp_path / "a", loader=loader, max_cells=3, progress=False)
     assert (first.n_run, first.n_remaining) == (3, 5)
@@ -388,6 +424,24 @@ def test_retry_errors_and_experiments(tmp_path, monkeypatch):
     rows = [r for r in _file_rows(tmp_path) if r["kind"] == "cell"]
     latest = {r["key"]: r["status"] for r in rows}  # superseded rows stay in the file
     assert len(rows) == 8 and set(latest.values()) == {"ok"}
+
+
+def test_experiments_running_elsewhere_are_left_to_that_run(tmp_path):
+    from svmtune.bench.store import ResultStore
+
+    calls = []
+
+    def study(outdir, seed):
+        calls.append(seed)
+        return []
+
+    suite = tiny_suite(methods=[MethodSpec("default", "default")], experiments=[study])
+    with ResultStore(tmp_path / "tiny") as other, other.exclusive("experiments"):
+        with pytest.warns(RuntimeWarning, match="another run is running its experiments"):
+            busy = run_suite(suite, tmp_path, loader=loader, progress=False)
+    assert busy.n_ok == 4 and busy.experiments == [] and calls == []
+    free = run_suite(suite, tmp_path, loader=loader, progress=False)
+    assert free.n_run == 0 and calls == [3] and free.experiments[0]["status"] == "ok"
 
 
 def test_cells_run_with_single_threaded_blas():

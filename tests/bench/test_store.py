@@ -1,14 +1,17 @@
-"""The JSON-lines result store: atomic rows, torn-line repair, keys, locking."""
+"""The JSON-lines result store: atomic rows, torn-line repair, keys, concurrent writers."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 
 import numpy as np
 import pytest
 
 from svmtune.bench.store import (
     ResultStore,
+    StoreBusy,
     cell_key,
     find_result_files,
     jsonable,
@@ -95,12 +98,53 @@ def test_last_row_per_key_wins(tmp_path):
         assert {r["key"]: r["v"] for r in st.rows()} == {"a": 3, "b": 2}
 
 
-def test_second_writer_is_refused(tmp_path):
-    with ResultStore(tmp_path):
-        with pytest.raises(RuntimeError, match="another benchmark run"):
-            ResultStore(tmp_path).open()
-    with ResultStore(tmp_path) as st:  # released on exit
-        st.append({"key": "z"})
+def test_concurrent_writers_share_the_store(tmp_path):
+    """Two stores open on one directory append in turn; every row stays whole, and a torn
+    line left by a killed writer is cut by whichever writer appends next."""
+    with ResultStore(tmp_path) as a, ResultStore(tmp_path) as b:
+        a.append({"key": "a1"})
+        b.append({"key": "b1"})
+        with open(a.path, "ab") as fh:  # a third writer killed mid-row
+            fh.write(b'{"key": "dead", "sta')
+        a.append({"key": "a2"})
+        assert b.keys() == {"a1", "b1", "a2"}
+    assert [r["key"] for r in read_rows(tmp_path / "results.jsonl")] == ["a1", "b1", "a2"]
+
+
+def _append_many(directory, tag, n):
+    """Append ``n`` rows, each in many short writes (forked child: ``os.write`` patched)."""
+    real = os.write
+    os.write = lambda fd, data: real(fd, bytes(data[:64]))
+    with ResultStore(directory) as st:
+        for i in range(n):
+            st.append({"key": f"{tag}{i}", "pad": "x" * 600})
+
+
+def test_writer_processes_never_interleave_rows(tmp_path):
+    """Rows written in pieces (short writes) by two processes at once stay whole."""
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_append_many, args=(tmp_path, t, 80)) for t in "pq"]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    data = (tmp_path / "results.jsonl").read_bytes()
+    rows = read_rows(tmp_path / "results.jsonl")  # would warn on a garbled line
+    assert data.count(b"\n") == len(rows) == 160
+    assert {r["key"] for r in rows} == {f"{t}{i}" for t in "pq" for i in range(80)}
+
+
+def test_exclusive_lock_is_refused_while_held(tmp_path):
+    with ResultStore(tmp_path) as a, ResultStore(tmp_path) as b:
+        with a.exclusive("experiments"):
+            with pytest.raises(StoreBusy, match="'experiments' lock"):
+                with b.exclusive("experiments"):
+                    pass
+            with b.exclusive("other"):  # another name is another lock
+                b.append({"key": "z"})
+        with b.exclusive("experiments"):  # released on exit
+            pass
 
 
 def test_find_and_load_results(tmp_path):

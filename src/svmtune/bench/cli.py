@@ -28,7 +28,8 @@ def _split_list(value: str | None) -> list[str] | None:
     default="benchmarks/results",
     show_default=True,
     type=click.Path(file_okay=False),
-    help="Results root; rows go to OUT/<suite>/results.jsonl (appended, resumable).",
+    help="Results root; rows go to OUT/<suite>/results.jsonl (appended, resumable; several "
+    "runs may append at once).",
 )
 @click.option("--n-jobs", default=1, show_default=True, type=int, help="Cells run in parallel.")
 @click.option("--tasks", default=None, help="Comma-separated task names to run (default: all).")

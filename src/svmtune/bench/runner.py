@@ -28,6 +28,7 @@ import signal
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from svmtune._warnings import recorded_warnings
-from svmtune.bench.store import ResultStore, cell_key, jsonable
+from svmtune.bench.store import ResultStore, StoreBusy, cell_key, jsonable
 from svmtune.bench.suite import MethodSpec, Suite, Task
 
 __all__ = [
@@ -613,6 +614,56 @@ def _sigterm_as_exit():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _not_stored_meanwhile(
+    cells: Sequence[Cell], store: ResultStore, ok_only: bool, skipped: list[Cell]
+) -> Iterable[Cell]:
+    """``cells`` less those a concurrent run has stored since this run read the store.
+
+    The store is read again only when its file has grown, i.e. once per row written by any
+    run; the cells left out are added to ``skipped``.
+    """
+    size, done = -1, set()
+    for cell in cells:
+        now = store.path.stat().st_size if store.path.exists() else 0
+        if now != size:
+            size, done = now, store.keys(ok_only=ok_only)
+        if cell.key in done:
+            skipped.append(cell)
+        else:
+            yield cell
+
+
+def _run_experiments(
+    suite: Suite, store: ResultStore, directory: Path, retry_errors: bool, summary: RunSummary
+) -> None:
+    """Run the suite's experiments not yet stored (or, with ``retry_errors``, stored as errors);
+    the stored and the new records go to ``summary.experiments``."""
+    for fn in suite.experiments:
+        name = getattr(fn, "__name__", repr(fn))
+        key = cell_key(suite=suite.name, experiment=name, seed=suite.seed)
+        stored = {r["key"]: r for r in store.rows()}
+        if key in stored and (stored[key].get("status") == "ok" or not retry_errors):
+            summary.experiments.append(stored[key])
+            continue
+        exp_dir = directory / "experiments" / name
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        status, paths, took = _run_experiment(fn, exp_dir, suite.seed)
+        rec = {
+            "kind": "experiment",
+            "key": key,
+            "suite": suite.name,
+            "experiment": name,
+            "status": status,
+            "files": [os.path.relpath(p, directory) for p in paths],
+            "time": took,
+            "seed": suite.seed,
+            "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+            **environment(),
+        }
+        store.append(rec)
+        summary.experiments.append(jsonable(rec))
+
+
 def run_suite(
     suite: Suite,
     out: str | Path,
@@ -660,6 +711,12 @@ def run_suite(
     While cells run, SIGTERM (``kill``) raises ``SystemExit(143)`` in the calling thread when
     that is the main thread, so the parallel workers are stopped with the run instead of being
     left computing; the rows already written stay, and the same call resumes after them.
+
+    Several runs may write the same ``out`` at once (:class:`~svmtune.bench.store.ResultStore`
+    appends each row under a lock): a run leaves out the cells another run has stored since it
+    started (counted in ``n_skipped``); a cell both start at once is computed twice and its
+    last row wins.  The experiments run in one run at a time: a run that finds them running
+    elsewhere skips them with a ``RuntimeWarning``.
     """
     from joblib import Parallel, delayed
 
@@ -675,10 +732,11 @@ def run_suite(
         todo = pending if max_cells is None else pending[: int(max_cells)]
         summary.n_remaining = len(pending) - len(todo)
         if todo:
+            meanwhile: list[Cell] = []  # stored by a concurrent run after this one started
             par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
             jobs = (
                 delayed(run_cell)(c, loader, entropy=entropy, blas_threads=blas_threads)
-                for c in todo
+                for c in _not_stored_meanwhile(todo, store, retry_errors, meanwhile)
             )
             with _sigterm_as_exit(), _progress(progress) as bar:
                 tid = bar.add_task(suite.name, total=len(todo), last="")
@@ -689,30 +747,22 @@ def run_suite(
                     summary.n_ok += ok
                     summary.n_error += not ok
                     last = f"{row['task']} #{row['split']} {row['method']}"
-                    bar.update(tid, advance=1, last=last + ("" if ok else " [red]error"))
-        if experiments:
-            for fn in suite.experiments:
-                name = getattr(fn, "__name__", repr(fn))
-                key = cell_key(suite=suite.name, experiment=name, seed=suite.seed)
-                stored = {r["key"]: r for r in store.rows()}
-                if key in stored and (stored[key].get("status") == "ok" or not retry_errors):
-                    summary.experiments.append(stored[key])
-                    continue
-                exp_dir = directory / "experiments" / name
-                exp_dir.mkdir(parents=True, exist_ok=True)
-                status, paths, took = _run_experiment(fn, exp_dir, suite.seed)
-                rec = {
-                    "kind": "experiment",
-                    "key": key,
-                    "suite": suite.name,
-                    "experiment": name,
-                    "status": status,
-                    "files": [os.path.relpath(p, directory) for p in paths],
-                    "time": took,
-                    "seed": suite.seed,
-                    "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
-                    **environment(),
-                }
-                store.append(rec)
-                summary.experiments.append(jsonable(rec))
+                    bar.update(
+                        tid,
+                        advance=1,
+                        total=len(todo) - len(meanwhile),
+                        last=last + ("" if ok else " [red]error"),
+                    )
+            summary.n_skipped += len(meanwhile)
+        if experiments and suite.experiments:
+            try:
+                with store.exclusive("experiments"):
+                    _run_experiments(suite, store, directory, retry_errors, summary)
+            except StoreBusy:
+                warnings.warn(
+                    f"suite {suite.name!r}: another run is running its experiments; skipped "
+                    "here (run again afterwards to list them)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
     return summary

@@ -7,10 +7,16 @@ one torn last line: :func:`read_rows` ignores it and :class:`ResultStore` cuts i
 appending, so a resumed run never glues a new row onto a torn one.  Every row carries a
 ``key`` (:func:`cell_key`); a resumed run skips the keys already stored, so a killed-then-
 resumed run ends with exactly the rows a clean run writes.
+
+Several runs may write one store at once (two processes running different tasks of a suite):
+each row is appended, after the torn-line check, under an exclusive ``flock`` on the store's
+``.lock`` that is held only for that row, so rows never interleave and a live writer's row is
+never mistaken for a torn one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -26,6 +32,7 @@ import numpy as np
 __all__ = [
     "RESULTS_FILE",
     "ResultStore",
+    "StoreBusy",
     "cell_key",
     "jsonable",
     "read_rows",
@@ -106,6 +113,10 @@ def latest_by_key(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
+class StoreBusy(RuntimeError):
+    """Another process holds a lock of :meth:`ResultStore.exclusive`."""
+
+
 class ResultStore:
     """Append-only JSON-lines store of one suite's rows.
 
@@ -114,8 +125,10 @@ class ResultStore:
     directory : path
         The suite's output directory (created if missing); rows go to ``results.jsonl``.
 
-    Use as a context manager: it takes an exclusive ``flock`` on ``.lock`` so that two runs
-    cannot write the same store at once, and repairs a torn last line before appending.
+    Use as a context manager.  Each :meth:`append` takes an exclusive ``flock`` on ``.lock``
+    for the one row it writes (cutting a torn last line left by a killed writer first), so
+    several stores, in one process or in several, can append to the same file at once;
+    :meth:`exclusive` holds the lock for longer work that must not run twice at once.
     """
 
     def __init__(self, directory: str | Path):
@@ -127,16 +140,9 @@ class ResultStore:
     # -------------------------------------------------------------- lifecycle
     def open(self) -> ResultStore:
         self.directory.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(lock_fd)
-            raise RuntimeError(
-                f"another benchmark run is writing {self.path}; wait for it or kill it"
-            ) from None
-        self._lock_fd = lock_fd
-        self._repair_tail()
+        self._lock_fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        with self._locked():
+            self._repair_tail()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         return self
 
@@ -145,7 +151,6 @@ class ResultStore:
             os.close(self._fd)
             self._fd = None
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
             self._lock_fd = None
 
@@ -154,6 +159,35 @@ class ResultStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    @contextlib.contextmanager
+    def _locked(self):
+        """Hold the store's exclusive lock (blocking: other writers hold it for one row)."""
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def exclusive(self, name: str):
+        """Hold an exclusive lock named ``name`` of this store (a file ``.<name>.lock``).
+
+        Raises :class:`StoreBusy` at once if another holder has it, instead of waiting.
+        """
+        fd = os.open(self.directory / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                msg = f"another process holds the {name!r} lock of {self.path}"
+                raise StoreBusy(msg) from None
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
 
     def _repair_tail(self) -> None:
         """Cut a torn last line (no trailing newline) left by a killed writer."""
@@ -192,17 +226,19 @@ class ResultStore:
         return {r["key"] for r in self.rows() if not ok_only or r.get("status") == "ok"}
 
     def append(self, row: dict[str, Any]) -> None:
-        """Write one row as one line, atomically (single O_APPEND write + fsync)."""
+        """Write one row as one line, atomically (O_APPEND write + fsync under the lock)."""
         if self._fd is None:
             raise RuntimeError("ResultStore.append() outside 'with ResultStore(...)'")
         if "key" not in row:
             raise ValueError("a result row needs a 'key'")
         line = json.dumps(jsonable(row), sort_keys=True, allow_nan=False) + "\n"
         data = line.encode()
-        written = os.write(self._fd, data)
-        while written < len(data):  # a short write: finish it (same line, still appended)
-            written += os.write(self._fd, data[written:])
-        os.fsync(self._fd)
+        with self._locked():
+            self._repair_tail()  # a writer killed mid-row: its torn line goes first
+            written = os.write(self._fd, data)
+            while written < len(data):  # a short write: finish it (same line, still appended)
+                written += os.write(self._fd, data[written:])
+            os.fsync(self._fd)
 
 
 def find_result_files(path: str | Path) -> list[Path]:
