@@ -112,7 +112,7 @@ def test_concurrent_writers_share_the_store(tmp_path):
 
 
 def _append_many(directory, tag, n):
-    """Append ``n`` rows, each in many short writes (forked child: ``os.write`` patched)."""
+    """Append ``n`` rows, each in many short writes (a child process: ``os.write`` patched)."""
     real = os.write
     os.write = lambda fd, data: real(fd, bytes(data[:64]))
     with ResultStore(directory) as st:
@@ -122,7 +122,7 @@ def _append_many(directory, tag, n):
 
 def test_writer_processes_never_interleave_rows(tmp_path):
     """Rows written in pieces (short writes) by two processes at once stay whole."""
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_append_many, args=(tmp_path, t, 80)) for t in "pq"]
     for p in procs:
         p.start()
