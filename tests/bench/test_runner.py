@@ -425,6 +425,15 @@ def test_retry_errors_and_experiments(tmp_path, monkeypatch):
     latest = {r["key"]: r["status"] for r in rows}  # superseded rows stay in the file
     assert len(rows) == 8 and set(latest.values()) == {"ok"}
 
+    s4 = run_suite(suite, tmp_path, loader=loader, rerun_experiments=["study"], progress=False)
+    assert s4.n_run == 0 and calls == [3, 3]  # run again although stored ok
+    records = [r for r in _file_rows(tmp_path) if r["kind"] == "experiment"]
+    assert [r["experiment"] for r in records].count("study") == 2
+    with pytest.raises(ValueError, match="no experiment"):
+        run_suite(suite, tmp_path, loader=loader, rerun_experiments=["stdy"], progress=False)
+    with pytest.raises(ValueError, match="needs experiments=True"):
+        run_suite(suite, tmp_path, loader=loader, experiments=False, rerun_experiments=["study"])
+
 
 def test_experiments_running_elsewhere_are_left_to_that_run(tmp_path):
     from svmtune.bench.store import ResultStore

@@ -467,6 +467,40 @@ def test_runtime_experiment_runs_within_limits_marks_the_rest_and_resumes(tmp_pa
     )
 
 
+def test_runtime_vs_n_keeps_the_points_of_a_stopped_run(tmp_path, monkeypatch):
+    from svmtune.tuner import SVMTuner
+
+    def loader(name):
+        rng = np.random.default_rng(0)
+        y = np.arange(120) % 2
+        return pd.DataFrame(rng.normal(size=(120, 2)) + y[:, None]), y, {}
+
+    exp = ex.RuntimeVsN(
+        sizes=(40, 60, 80),
+        methods={"RBSVM": ex.FIG4_METHODS["RBSVM"]},
+        run_limits={"RBSVM": 80},
+        loader=loader,
+    )
+    fit, calls = SVMTuner.fit, []
+
+    def stopped_at_the_second_point(self, X, y, **kw):
+        calls.append(len(y))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return fit(self, X, y, **kw)
+
+    monkeypatch.setattr(SVMTuner, "fit", stopped_at_the_second_point)
+    with pytest.raises(KeyboardInterrupt):
+        exp(tmp_path, 0)
+    df = pd.read_csv(tmp_path / "runtime_vs_n.csv")
+    assert df["status"].tolist() == ["ok", "not run", "not run"]
+    assert not (tmp_path / "runtime_vs_n.csv.tmp").exists()
+    monkeypatch.setattr(SVMTuner, "fit", fit)
+    again = pd.read_csv(exp(tmp_path, 0)[0])
+    assert again["status"].tolist() == ["ok"] * 3
+    assert again.loc[0, "selection_time"] == df.loc[0, "selection_time"]  # reused, not rerun
+
+
 # ----------------------------------------------------------------------------- runner slice
 def test_a_tiny_slice_runs_through_the_runner(tmp_path):
     summary = run_suite(

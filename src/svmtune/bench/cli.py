@@ -45,6 +45,13 @@ def _split_list(value: str | None) -> list[str] | None:
     help="Run the suite's stand-alone experiments.",
 )
 @click.option(
+    "--rerun-experiment",
+    "rerun_experiments",
+    multiple=True,
+    metavar="NAME",
+    help="Run this experiment again although it is stored (repeatable).",
+)
+@click.option(
     "--entropy/--no-entropy",
     default=True,
     show_default=True,
@@ -75,6 +82,7 @@ def bench(
     max_cells,
     retry_errors,
     experiments,
+    rerun_experiments,
     entropy,
     blas_threads,
     scheduler,
@@ -131,6 +139,7 @@ def bench(
                 max_cells=max_cells,
                 retry_errors=retry_errors,
                 experiments=experiments,
+                rerun_experiments=rerun_experiments,
                 entropy=entropy,
                 progress=progress,
                 blas_threads=blas_threads,

@@ -634,15 +634,21 @@ def _not_stored_meanwhile(
 
 
 def _run_experiments(
-    suite: Suite, store: ResultStore, directory: Path, retry_errors: bool, summary: RunSummary
+    suite: Suite,
+    store: ResultStore,
+    directory: Path,
+    retry_errors: bool,
+    rerun: set[str],
+    summary: RunSummary,
 ) -> None:
-    """Run the suite's experiments not yet stored (or, with ``retry_errors``, stored as errors);
-    the stored and the new records go to ``summary.experiments``."""
+    """Run the suite's experiments not yet stored (or, with ``retry_errors``, stored as errors,
+    or named in ``rerun``); the stored and the new records go to ``summary.experiments``."""
     for fn in suite.experiments:
         name = getattr(fn, "__name__", repr(fn))
         key = cell_key(suite=suite.name, experiment=name, seed=suite.seed)
         stored = {r["key"]: r for r in store.rows()}
-        if key in stored and (stored[key].get("status") == "ok" or not retry_errors):
+        keep = stored.get(key, {}).get("status") == "ok" or not retry_errors
+        if key in stored and name not in rerun and keep:
             summary.experiments.append(stored[key])
             continue
         exp_dir = directory / "experiments" / name
@@ -675,6 +681,7 @@ def run_suite(
     max_cells: int | None = None,
     retry_errors: bool = False,
     experiments: bool = True,
+    rerun_experiments: Iterable[str] | None = None,
     entropy: bool = True,
     progress: bool = True,
     blas_threads: int | None = 1,
@@ -699,6 +706,9 @@ def run_suite(
         Also rerun cells whose stored row is an error (the new row supersedes it).
     experiments : bool
         Run the suite's ``experiments`` callables (each once; recorded in the store).
+    rerun_experiments : iterable of str, optional
+        Names of experiments to run again although they are stored (e.g. after raising a run
+        limit of a resumable experiment); their new record supersedes the old one.
     entropy : bool
         Compute the RBSVM model entropy of every chosen model.
     progress : bool
@@ -722,6 +732,15 @@ def run_suite(
 
     loader = loader or default_loader
     cells = build_cells(suite, tasks=tasks, methods=methods)
+    rerun = set(rerun_experiments or ())
+    if rerun and not experiments:
+        raise ValueError("rerun_experiments needs experiments=True (drop --no-experiments)")
+    names = {getattr(fn, "__name__", repr(fn)) for fn in suite.experiments}
+    if rerun - names:
+        raise ValueError(
+            f"suite {suite.name!r} has no experiment {sorted(rerun - names)}; "
+            f"its experiments: {sorted(names) or 'none'}"
+        )
     if max_cells is not None and int(max_cells) < 0:
         raise ValueError(f"max_cells must be >= 0, got {max_cells}")
     directory = suite_dir(out, suite)
@@ -757,7 +776,7 @@ def run_suite(
         if experiments and suite.experiments:
             try:
                 with store.exclusive("experiments"):
-                    _run_experiments(suite, store, directory, retry_errors, summary)
+                    _run_experiments(suite, store, directory, retry_errors, rerun, summary)
             except StoreBusy:
                 warnings.warn(
                     f"suite {suite.name!r}: another run is running its experiments; skipped "

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 import warnings
 from collections.abc import Sequence
@@ -1263,46 +1264,58 @@ class RuntimeVsN:
         X, y, _ = (self.loader or default_loader)(self.dataset)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
-        rows = []
-        for label, (method, params) in self.methods.items():
-            limit = int(self.run_limits.get(label, 0))
+        # every (method, size): a stored ok row, or "not run" until computed here
+        rows: list[dict] = []
+        todo: list[int] = []
+        for label in self.methods:
             spec = self._key(label)
             for n in self.sizes:
-                base = {"method": label, "n": n, "spec": spec, "seed": seed}
                 if (label, n, spec) in old:
                     rows.append(old[(label, n, spec)])
                     continue
-                if n > limit:
-                    rows.append({**base, "status": "not run", "selection_time": np.nan})
-                    continue
-                idx = _stratified_subsample(y, n, seed)
-                t0 = time.perf_counter()
-                try:
-                    with threadpool_limits(limits=1), warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        tuner = SVMTuner(
-                            method=method,
-                            method_params=dict(params),
-                            preprocess="standard",
-                            random_state=seed,
-                            n_jobs=1,
-                        ).fit(X[idx], y[idx])
-                    rows.append(
-                        {
-                            **base,
-                            "status": "ok",
-                            "selection_time": float(tuner.selection_time_),
-                            "n_svm_fits": int(tuner.n_svm_fits_),
-                            "sigma": tuner.best_params_.get("sigma"),
-                            "C": tuner.best_params_.get("C"),
-                            "wall_time": time.perf_counter() - t0,
-                        }
-                    )
-                except Exception as exc:  # a failing point is recorded, not fatal
-                    rows.append({**base, "status": f"error: {type(exc).__name__}: {exc}"[:300]})
+                rows.append(
+                    {"method": label, "n": n, "spec": spec, "seed": seed, "status": "not run"}
+                )
+                if n <= int(self.run_limits.get(label, 0)):
+                    todo.append(len(rows) - 1)
+        for i in todo:
+            base = {k: rows[i][k] for k in ("method", "n", "spec", "seed")}
+            method, params = self.methods[base["method"]]
+            idx = _stratified_subsample(y, base["n"], seed)
+            t0 = time.perf_counter()
+            try:
+                with threadpool_limits(limits=1), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tuner = SVMTuner(
+                        method=method,
+                        method_params=dict(params),
+                        preprocess="standard",
+                        random_state=seed,
+                        n_jobs=1,
+                    ).fit(X[idx], y[idx])
+                rows[i] = {
+                    **base,
+                    "status": "ok",
+                    "selection_time": float(tuner.selection_time_),
+                    "n_svm_fits": int(tuner.n_svm_fits_),
+                    "sigma": tuner.best_params_.get("sigma"),
+                    "C": tuner.best_params_.get("C"),
+                    "wall_time": time.perf_counter() - t0,
+                }
+            except Exception as exc:  # a failing point is recorded, not fatal
+                rows[i] = {**base, "status": f"error: {type(exc).__name__}: {exc}"[:300]}
+            _write_csv_atomic(pd.DataFrame(rows), csv)  # a stopped run keeps its points
         df = pd.DataFrame(rows)
-        df.to_csv(csv, index=False)
+        _write_csv_atomic(df, csv)
         return [csv, runtime_plot(df, outdir / "runtime_vs_n.png")]
+
+
+def _write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
+    """``df`` to ``path`` through a temporary file and ``os.replace``: a reader (or a run
+    stopped mid-write) sees the old table or the new one, never half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
 
 
 def _stratified_subsample(y: np.ndarray, n: int, seed: int) -> np.ndarray:
