@@ -1282,7 +1282,7 @@ class RuntimeVsN:
             base = {k: rows[i][k] for k in ("method", "n", "spec", "seed")}
             method, params = self.methods[base["method"]]
             idx = _stratified_subsample(y, base["n"], seed)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             try:
                 with threadpool_limits(limits=1), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -1301,6 +1301,7 @@ class RuntimeVsN:
                     "sigma": tuner.best_params_.get("sigma"),
                     "C": tuner.best_params_.get("C"),
                     "wall_time": time.perf_counter() - t0,
+                    "cpu_time": time.process_time() - c0,  # one thread: robust to load
                 }
             except Exception as exc:  # a failing point is recorded, not fatal
                 rows[i] = {**base, "status": f"error: {type(exc).__name__}: {exc}"[:300]}
