@@ -499,6 +499,9 @@ def test_runtime_vs_n_keeps_the_points_of_a_stopped_run(tmp_path, monkeypatch):
     again = pd.read_csv(exp(tmp_path, 0)[0])
     assert again["status"].tolist() == ["ok"] * 3
     assert again.loc[0, "selection_time"] == df.loc[0, "selection_time"]  # reused, not rerun
+    assert (again["cpu_time"] > 0).all()
+    assert ex.runtime_column(again) == "cpu_time"  # the plot's time, robust to load
+    assert ex.runtime_column(again.assign(cpu_time=[1.0, None, 2.0])) == "selection_time"
 
 
 # ----------------------------------------------------------------------------- runner slice
