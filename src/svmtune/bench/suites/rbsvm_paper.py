@@ -227,10 +227,10 @@ METHODS: list[MethodSpec] = [
 FIG4_RUN_LIMITS: dict[str, int] = {
     "RBSVM": 10000,
     "SpanSVM": 10000,
-    "RMSVM": 3000,
-    "GridSearch-16": 2000,
-    "RandomSearch-16": 2000,
-    "BayesSearch-16": 2000,
+    "RMSVM": 10000,
+    "GridSearch-16": 10000,
+    "RandomSearch-16": 10000,
+    "BayesSearch-16": 10000,
     "GridSearch-256": 1000,
 }
 
