@@ -111,6 +111,23 @@ def test_concurrent_writers_share_the_store(tmp_path):
     assert [r["key"] for r in read_rows(tmp_path / "results.jsonl")] == ["a1", "b1", "a2"]
 
 
+def test_rows_from_follows_the_file(tmp_path):
+    with ResultStore(tmp_path) as st:
+        assert st.rows_from(0) == ([], 0)
+        st.append({"key": "a"})
+        rows, off = st.rows_from(0)
+        assert [r["key"] for r in rows] == ["a"] and off == st.path.stat().st_size
+        st.append({"key": "b"})
+        with open(st.path, "ab") as fh:  # a row being written: not complete yet
+            fh.write(b'{"key": "c"')
+        rows, off2 = st.rows_from(off)
+        assert [r["key"] for r in rows] == ["b"]  # each row once; the torn one left out
+        with open(st.path, "ab") as fh:
+            fh.write(b"}\n")
+        assert [r["key"] for r in st.rows_from(off2)[0]] == ["c"]
+        assert [r["key"] for r in st.rows_from(10**9)[0]] == ["a", "b", "c"]  # file was cut
+
+
 def _append_many(directory, tag, n):
     """Append ``n`` rows, each in many short writes (a child process: ``os.write`` patched)."""
     real = os.write

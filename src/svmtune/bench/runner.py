@@ -619,14 +619,13 @@ def _not_stored_meanwhile(
 ) -> Iterable[Cell]:
     """``cells`` less those a concurrent run has stored since this run read the store.
 
-    The store is read again only when its file has grown, i.e. once per row written by any
-    run; the cells left out are added to ``skipped``.
+    Follows the store's file (:meth:`~svmtune.bench.store.ResultStore.rows_from`): each row,
+    of any run, is parsed once; the cells left out are added to ``skipped``.
     """
-    size, done = -1, set()
+    offset, done = 0, set()
     for cell in cells:
-        now = store.path.stat().st_size if store.path.exists() else 0
-        if now != size:
-            size, done = now, store.keys(ok_only=ok_only)
+        rows, offset = store.rows_from(offset)
+        done.update(r.get("key") for r in rows if not ok_only or r.get("status") == "ok")
         if cell.key in done:
             skipped.append(cell)
         else:

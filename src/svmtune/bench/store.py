@@ -82,22 +82,25 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    complete, tail = lines[:-1], lines[-1]
+    return _complete_rows(path.read_bytes(), path)[0]
+
+
+def _complete_rows(data: bytes, path: Path) -> tuple[list[dict], int]:
+    """The rows of the complete lines of ``data`` (a torn last line is left out) and the
+    number of bytes they span; warnings number the lines from the start of ``data``."""
+    end = data.rfind(b"\n") + 1
     rows = []
-    for i, line in enumerate(complete):
+    for i, line in enumerate(data[:end].split(b"\n")[:-1]):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            warnings.warn(f"{path}: skipping unparsable line {i + 1}", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"{path}: skipping unparsable line {i + 1}", RuntimeWarning, stacklevel=3)
             continue
         if isinstance(row, dict):
             rows.append(row)
-    del tail  # a torn last line: never complete, never used
-    return rows
+    return rows, end
 
 
 def latest_by_key(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -141,9 +144,13 @@ class ResultStore:
     def open(self) -> ResultStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._lock_fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        with self._locked():
-            self._repair_tail()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            with self._locked():
+                self._repair_tail()
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except BaseException:
+            self.close()  # no descriptor left open by a failed open
+            raise
         return self
 
     def close(self) -> None:
@@ -220,6 +227,18 @@ class ResultStore:
     def rows(self) -> list[dict[str, Any]]:
         """Stored rows, deduplicated by key (last wins)."""
         return latest_by_key(read_rows(self.path))
+
+    def rows_from(self, offset: int) -> tuple[list[dict[str, Any]], int]:
+        """The complete rows written from byte ``offset`` (a line start) on, and the offset
+        to read from next time: a writer that follows the file reads each row once."""
+        if not self.path.exists():
+            return [], 0
+        with open(self.path, "rb") as fh:
+            if fh.seek(0, os.SEEK_END) < offset:  # cut below offset: read it all again
+                offset = 0
+            fh.seek(offset)
+            rows, n = _complete_rows(fh.read(), self.path)
+        return rows, offset + n
 
     def keys(self, *, ok_only: bool = False) -> set[str]:
         """Keys of the stored rows (only those with status "ok" if ``ok_only``)."""
