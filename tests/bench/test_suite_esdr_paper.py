@@ -19,6 +19,8 @@ from svmtune.bench.suites import esdr_paper as E
 from svmtune.datasets import load_dataset
 from svmtune.methods.base import METHODS
 
+from ._resume import stop_at_call
+
 SUITE = E.SUITE
 
 
@@ -227,3 +229,35 @@ def test_write_csv_is_stable_under_last_bit_rounding(tmp_path):
     assert pa.read_bytes() == pb.read_bytes()
     # the union of keys in first-seen order; ints and strings as they are, 12 digits kept
     assert pa.read_text().splitlines() == ["task,n,v,w", "t,3,1.46120514794,", "u,,,0.1"]
+
+
+@pytest.mark.parametrize(
+    "name, csv",
+    [
+        ("esdr_fig4_best_cv_accuracy", "esdr_fig4_best_cv_accuracy.csv"),
+        ("esdr_gaussian_cv", "esdr_fig9_gaussian_cv.csv"),
+    ],
+)
+def test_cv_curve_experiments_resume_a_stopped_run(tmp_path, monkeypatch, name, csv):
+    """Fig. 4 and Fig. 9 stopped at their second CV curve keep the first; the next run
+    computes only the second and writes what an uninterrupted run writes."""
+    monkeypatch.setattr(E, "FIG4_LOG2_SIGMA", (-1.0, 1.0, 1.0))
+    monkeypatch.setattr(E, "FIG4_LOG2_C", (0.0, 2.0, 2.0))
+    monkeypatch.setattr(E, "FIG9_LOG2_SIGMA", (-1.0, 1.0, 1.0))
+    monkeypatch.setattr(E, "FIG9_LOG2_C", (0.0, 2.0, 2.0))
+    exp = getattr(E, name)
+    for d in ("fresh", "stopped"):
+        (tmp_path / d).mkdir()
+    exp(tmp_path / "fresh", 0)
+    with monkeypatch.context() as mp:
+        stop_at_call(mp, E, "_best_cv_curve", k=2)
+        with pytest.raises(KeyboardInterrupt):
+            exp(tmp_path / "stopped", 0)
+    with monkeypatch.context() as mp:
+        calls = stop_at_call(mp, E, "_best_cv_curve")
+        exp(tmp_path / "stopped", 0)
+    assert len(calls) == 1  # only the second curve was computed again
+    assert not list((tmp_path / "stopped").glob("*.checkpoint.jsonl"))
+    fresh, got = (pd.read_csv(tmp_path / d / csv) for d in ("fresh", "stopped"))
+    cols = [c for c in fresh.columns if not c.startswith("seconds")]  # wall time
+    pd.testing.assert_frame_equal(got[cols], fresh[cols])

@@ -19,6 +19,8 @@ from svmtune.loo.span_rule import holdout_error, worst_case_at_minimum
 from svmtune.methods.base import METHODS
 from svmtune.svm import fit_l1_svm
 
+from ._resume import stop_at_call
+
 
 def test_suite_is_registered_and_consistent():
     suite = get_suite("span-paper")
@@ -218,3 +220,48 @@ def test_mnist_efficiency_table_on_a_small_size(tmp_path):
     assert ok["ratio_span_over_cv"] == pytest.approx(ok["span_rule_s"] / ok["cv_s"])
     assert ok["n_sv"] >= ok["n_inbound"] and 0 <= ok["test_error_mean"] <= 1
     assert md.exists()
+
+
+def test_grid_study_resumes_a_stopped_run(tmp_path, monkeypatch):
+    """Stopped in its second task, the Tables 2-6 driver keeps the first (checkpoint); the
+    next run computes only the second, reuses the first's models and time, and ends with the
+    checkpoint removed."""
+    profile = {
+        "breast cancer": {"step": 8.0, "n_train": 60, "span_bound": False},
+        "banana": {"step": 8.0, "n_train": 60, "span_bound": False},
+    }
+    stop_at_call(monkeypatch, sp, "_grid_study_task", k=2)
+    with pytest.raises(KeyboardInterrupt):
+        sp.run_grid_study(tmp_path, 0, profile)
+    first = pd.read_csv(tmp_path / "models_breast_cancer.csv")
+    monkeypatch.undo()
+    calls = stop_at_call(monkeypatch, sp, "_grid_study_task")
+    sp.run_grid_study(tmp_path, 0, profile)
+    assert [c[0].name for c in calls] == ["banana"]
+    assert not (tmp_path / "grid_study.checkpoint.jsonl").exists()
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "models_breast_cancer.csv"), first)
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index("task")
+    assert (summary.loc[["breast cancer", "banana"], "status"] == "ok").all()
+
+
+def test_mnist_efficiency_and_ringnorm_resume_a_stopped_run(tmp_path, monkeypatch):
+    task = "MNIST 1's vs. 7's"
+    kw = dict(sizes=(60, 80), log2_C=((0.0, 0.0),), tasks=[task])
+    stop_at_call(monkeypatch, sp, "_mnist_efficiency_row", k=2)
+    with pytest.raises(KeyboardInterrupt):
+        sp.run_mnist_efficiency(tmp_path, 0, **kw)
+    monkeypatch.undo()
+    calls = stop_at_call(monkeypatch, sp, "_mnist_efficiency_row")
+    df = pd.read_csv(sp.run_mnist_efficiency(tmp_path, 0, **kw)[0])
+    assert [c[1] for c in calls] == [80] and list(df["status"][:2]) == ["ok", "ok"]
+    assert not (tmp_path / "table6_mnist.checkpoint.jsonl").exists()
+
+    kw = dict(sizes=(32, 48), dims=(2,), run_sizes=(32, 48), step=16.0)
+    stop_at_call(monkeypatch, X, "_ringnorm_point", k=2)
+    with pytest.raises(KeyboardInterrupt):
+        sp.run_ringnorm_scaling(tmp_path, 0, **kw)
+    monkeypatch.undo()
+    calls = stop_at_call(monkeypatch, X, "_ringnorm_point")
+    df = pd.read_csv(sp.run_ringnorm_scaling(tmp_path, 0, **kw)[0])
+    assert [c[0] for c in calls] == [48] and list(df["status"]) == ["ok", "ok"]
+    assert not (tmp_path / "ringnorm_scaling.checkpoint.jsonl").exists()

@@ -33,7 +33,7 @@ import os
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -1416,18 +1416,36 @@ def _suite_folds(tasks: Sequence[str], folds: int, loader: Any = None):
 def _run_fold_experiment(exp: Any, outdir: Path, seed: int, markdown, plot) -> list[Path]:
     """Run ``exp._fold_rows`` on every fold of :func:`_suite_folds` (``exp.tasks``,
     ``exp.folds``, ``exp.loader``) and write ``<exp.__name__>.csv`` (the rows), ``.md``
-    (``markdown(df)``) and ``.png`` (``plot(df, path)``) to ``outdir``; returns the paths."""
+    (``markdown(df)``) and ``.png`` (``plot(df, path)``) to ``outdir``; returns the paths.
+
+    Resumable: each fold's rows go to ``<exp.__name__>.checkpoint.jsonl`` as the fold
+    finishes (:class:`svmtune.bench.checkpoint.Checkpoint`, under the experiment's other
+    parameters and ``seed``); a run stopped part way reuses them when run again, and the file
+    is removed once the outputs are written."""
+    from svmtune.bench.checkpoint import Checkpoint
+
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
+    stem = outdir / exp.__name__
+    params = {
+        f.name: getattr(exp, f.name)
+        for f in fields(exp)
+        if f.name not in ("tasks", "folds", "loader")  # the units, and how data are read
+    }
+    ck = Checkpoint(
+        stem.with_suffix(".checkpoint.jsonl"),
+        {"experiment": exp.__name__, "params": params, "seed": seed},
+    )
     rows: list[dict] = []
     for name, fold, Xtr, ytr, Xte, yte in _suite_folds(exp.tasks, exp.folds, exp.loader):
-        rows += exp._fold_rows(name, fold, Xtr, ytr, Xte, yte, seed)
+        rows += ck.get_or_run([name, fold], exp._fold_rows, name, fold, Xtr, ytr, Xte, yte, seed)
     df = pd.DataFrame(rows)
-    stem = outdir / exp.__name__
     csv, md = stem.with_suffix(".csv"), stem.with_suffix(".md")
     df.to_csv(csv, index=False)
     md.write_text(markdown(df))
-    return [csv, md, plot(df, stem.with_suffix(".png"))]
+    files = [csv, md, plot(df, stem.with_suffix(".png"))]
+    ck.discard()
+    return files
 
 
 @dataclass

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from svmtune.bench.checkpoint import Checkpoint
 from svmtune.bench.suite import Task
 from svmtune.kernels import Kernel, sigma_from_gamma
 from svmtune.loo.span_rule import (
@@ -409,38 +410,52 @@ def ringnorm_study(
     grid: list[dict],
     n_splits: int = 5,
     seed: int = 0,
+    checkpoint: Checkpoint | None = None,
 ) -> pd.DataFrame:
     """Time per model of the span-rule and of K-fold CV on the paper's ringnorm variant.
 
     For every ``(l, d)``: data from :func:`svmtune.loo.span_rule.make_ringnorm` (priors
     0.3 / 0.7, ``N(1, I)`` vs ``N(0, 4 I)``), features scaled to ``[0, 1]``, ``gamma = 1/d``,
     and the class-weight ``grid``; rows for sizes not in ``run_sizes`` are written with
-    ``status = "not run"`` and no numbers.
+    ``status = "not run"`` and no numbers.  With a ``checkpoint``
+    (:class:`svmtune.bench.checkpoint.Checkpoint`) each ``(l, d)`` point is kept there as it
+    finishes and taken from there when it is already stored.
     """
     rows = []
     for d in dims:
         for n in sizes:
-            row: dict[str, Any] = {"l": int(n), "d": int(d), "n_models": len(grid)}
             if n not in set(run_sizes):
-                row["status"] = "not run"
-                rows.append(row)
-                continue
-            X, y = make_ringnorm(int(n), int(d), random_state=seed + 1000 * int(d) + int(n))
-            Xs, _ = scale_unit(X, X[:1])
-            data = SplitData(Xs, y, Xs[:1], y[:1], None)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                g = grid_study(data, grid, n_splits=n_splits, span_bound=False, seed=seed)
-            row.update(
-                status="ok",
-                time_span_rule=float((g["time_fit"] + g["time_span"]).mean()),
-                time_spans=float(g["time_span"].mean()),
-                time_cv=float(g["time_cv"].mean()),
-                n_inbound=float(g["n_inbound"].mean()),
-                n_sv=float(g["n_sv"].mean()),
-            )
-            rows.append(row)
+                rows.append({"l": int(n), "d": int(d), "n_models": len(grid), "status": "not run"})
+            elif checkpoint is None:
+                rows.append(_ringnorm_point(int(n), int(d), grid, n_splits, seed))
+            else:
+                rows.append(
+                    checkpoint.get_or_run(
+                        [int(n), int(d)], _ringnorm_point, int(n), int(d), grid, n_splits, seed
+                    )
+                )
     return pd.DataFrame(rows)
+
+
+def _ringnorm_point(n: int, d: int, grid: list[dict], n_splits: int, seed: int) -> dict:
+    """One ``(l, d)`` row of :func:`ringnorm_study`."""
+    X, y = make_ringnorm(n, d, random_state=seed + 1000 * d + n)
+    Xs, _ = scale_unit(X, X[:1])
+    data = SplitData(Xs, y, Xs[:1], y[:1], None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = grid_study(data, grid, n_splits=n_splits, span_bound=False, seed=seed)
+    return {
+        "l": n,
+        "d": d,
+        "n_models": len(grid),
+        "status": "ok",
+        "time_span_rule": float((g["time_fit"] + g["time_span"]).mean()),
+        "time_spans": float(g["time_span"].mean()),
+        "time_cv": float(g["time_cv"].mean()),
+        "n_inbound": float(g["n_inbound"].mean()),
+        "n_sv": float(g["n_sv"].mean()),
+    }
 
 
 def plot_ringnorm(df: pd.DataFrame, path_time: Path, path_sv: Path) -> list[Path]:

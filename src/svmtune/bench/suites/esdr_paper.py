@@ -45,10 +45,12 @@ analytic ESDR eq. (17)-(18)) and the cost of the sigma step against one ``SVC()`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from svmtune.bench.checkpoint import Checkpoint
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
 from svmtune.bench.suites import _esdr_ld_figures as H
 
@@ -281,29 +283,45 @@ def esdr_fig4_best_cv_accuracy(outdir: Path, seed: int) -> list[Path]:
     """
     x = H.log2_range(*FIG4_LOG2_SIGMA)
     cs = H.log2_range(*FIG4_LOG2_C)
+    out = Path(outdir)
+    ck = _checkpoint(out, "esdr_fig4_best_cv_accuracy", x, cs, seed)
     curves: dict = {"Fig. 4: best CV accuracy": {}}
     rows = []
     for task in [t for t in TASKS if t.name in FIG4_TASKS]:
         X, y = H.standardised_task_data(task)
-        with H.Stopwatch() as sw:
-            acc, bestc, n_fits = H.best_cv_accuracy_curve(X, y, x, cs, random_state=seed)
-        curves["Fig. 4: best CV accuracy"][task.name] = (x, acc)
+        cv = ck.get_or_run(task.name, _best_cv_curve, X, y, x, cs, seed)
+        curves["Fig. 4: best CV accuracy"][task.name] = (x, np.asarray(cv["acc"]))
         rows += [
             {
                 "task": task.name,
                 "log2_sigma": float(s),
                 "best_cv_accuracy": float(a),
                 "best_log2_C": float(c),
-                "n_fits_task": n_fits,
-                "seconds_task": round(sw.seconds, 2),
+                "n_fits_task": cv["n_fits"],
+                "seconds_task": round(cv["seconds"], 2),
             }
-            for s, a, c in zip(x, acc, bestc)
+            for s, a, c in zip(x, cv["acc"], cv["best_log2_C"])
         ]
-    out = Path(outdir)
-    return [
+    files = [
         H.plot_curves_panel(out / "esdr_fig4_best_cv_accuracy.png", curves),
         H.write_csv(out / "esdr_fig4_best_cv_accuracy.csv", rows),
     ]
+    ck.discard()
+    return files
+
+
+def _checkpoint(outdir: Path, name: str, *params: Any) -> Checkpoint:
+    """The :class:`~svmtune.bench.checkpoint.Checkpoint` of experiment ``name`` (resumable
+    runs) under its grid / seed ``params``."""
+    spec = {"experiment": name, "params": [np.asarray(p).tolist() for p in params]}
+    return Checkpoint(Path(outdir) / f"{name}.checkpoint.jsonl", spec)
+
+
+def _best_cv_curve(X, y, log2_sigmas, log2_Cs, seed: int) -> dict[str, Any]:
+    """:func:`H.best_cv_accuracy_curve` as a checkpoint unit (with its wall time)."""
+    with H.Stopwatch() as sw:
+        acc, bestc, n_fits = H.best_cv_accuracy_curve(X, y, log2_sigmas, log2_Cs, random_state=seed)
+    return {"acc": acc, "best_log2_C": bestc, "n_fits": n_fits, "seconds": sw.seconds}
 
 
 def esdr_gaussian_study(outdir: Path, seed: int, *, grid_plots: bool = True) -> list[Path]:
@@ -414,11 +432,13 @@ def esdr_gaussian_cv(outdir: Path, seed: int) -> list[Path]:
     xs = H.log2_range(*FIG9_LOG2_SIGMA)
     rng9 = np.random.RandomState([seed, 9])
     cs = H.log2_range(*FIG9_LOG2_C)
+    ck = _checkpoint(out, "esdr_gaussian_cv", xs, cs, seed)
     curves: dict = {"Fig. 9: best CV accuracy": {}, "Fig. 3 (same cases): analytic ESDR": {}}
     rows9 = []
     for i, j in GAUSS_CASES:
-        X, y = sample_gaussian_case(i, j, 100, rng9)
-        acc, bestc, n_fits = H.best_cv_accuracy_curve(X, y, xs, cs, random_state=seed)
+        X, y = sample_gaussian_case(i, j, 100, rng9)  # drawn in every run: rng9's sequence
+        cv = ck.get_or_run([i, j], _best_cv_curve, X, y, xs, cs, seed)
+        acc, bestc, n_fits = np.asarray(cv["acc"]), cv["best_log2_C"], cv["n_fits"]
         curves["Fig. 9: best CV accuracy"][f"({i}, {j})"] = (xs, acc)
         curves["Fig. 3 (same cases): analytic ESDR"][f"({i}, {j})"] = (
             x,
@@ -434,10 +454,12 @@ def esdr_gaussian_cv(outdir: Path, seed: int) -> list[Path]:
             }
             for s, a, c in zip(xs, acc, bestc)
         ]
-    return [
+    files = [
         H.plot_curves_panel(out / "esdr_fig9_gaussian_cv.png", curves),
         H.write_csv(out / "esdr_fig9_gaussian_cv.csv", rows9),
     ]
+    ck.discard()
+    return files
 
 
 def _esdr_with_self_pairs(i: int, j: int, sigmas: np.ndarray, n_per_class: int) -> np.ndarray:

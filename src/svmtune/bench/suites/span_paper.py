@@ -332,6 +332,38 @@ def _write_md(path: Path, title: str, notes: Sequence[str], df: pd.DataFrame) ->
     return path
 
 
+def _grid_study_task(task: Task, spec: dict, seed: int, loader) -> dict:
+    """One task of :func:`run_grid_study`: ``{"row": summary row, "models": per-model rows}``."""
+    import warnings
+    from dataclasses import replace
+
+    from svmtune.bench.suites import _span_experiments as X
+
+    t0 = time.perf_counter()
+    if "n_train" in spec:  # a smaller training set than Table 1's
+        task = replace(task, options={**task.options, "n_train": int(spec["n_train"])})
+    data = X.load_paper_split(_with_test_file(task), seed, loader)
+    if "A" in spec:
+        grid = X.instance_weight_grid(spec["A"], spec["B"], tuple(spec["log2_C"]))
+    else:
+        grid = X.class_weight_grid(float(spec["step"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = X.grid_study(data, grid, span_bound=spec.get("span_bound", True), seed=seed)
+    row = {
+        "task": task.name,
+        "status": "ok",
+        "n_train": len(data.y_train),
+        "n_test": len(data.y_test),
+        "d": data.X_train.shape[1],
+        "grid": json.dumps(spec),
+        "seconds": time.perf_counter() - t0,
+        "notes": data.notes,
+        **X.summarise_grid(g),
+    }
+    return {"row": row, "models": g.to_dict("records")}
+
+
 def run_grid_study(
     outdir: Path,
     seed: int,
@@ -348,55 +380,34 @@ def run_grid_study(
     subset; the test set stays Table 1's).  Tasks not in ``profile`` are listed as
     "not run".
     """
-    import warnings
-    from dataclasses import replace
-
+    from svmtune.bench.checkpoint import Checkpoint
     from svmtune.bench.suites import _span_experiments as X
 
     outdir = Path(outdir)
     profile = GRID_PROFILE if profile is None else profile
+    # the expensive part of a task, kept as it finishes: a stopped run resumes
+    ck = Checkpoint(
+        outdir / "grid_study.checkpoint.jsonl", {"experiment": "grid_study", "seed": seed}
+    )
     files: list[Path] = []
     summary = []
     for task in TASKS:
         name = task.name
-        row: dict = {"task": name}
         if name not in profile:
-            row["status"] = "not run"
-            summary.append(row)
+            summary.append({"task": name, "status": "not run"})
             continue
         spec = profile[name]
-        t0 = time.perf_counter()
-        if "n_train" in spec:  # a smaller training set than Table 1's
-            task = replace(task, options={**task.options, "n_train": int(spec["n_train"])})
-        data = X.load_paper_split(_with_test_file(task), seed, loader)
-        if "A" in spec:
-            grid = X.instance_weight_grid(spec["A"], spec["B"], tuple(spec["log2_C"]))
-            axes = ("A", "B", "C")
-        else:
-            grid = X.class_weight_grid(float(spec["step"]))
-            axes = ("C_pos", "C_neg")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            g = X.grid_study(data, grid, span_bound=spec.get("span_bound", True), seed=seed)
+        done = ck.get_or_run([name, spec], _grid_study_task, task, spec, seed, loader)
+        row, g = done["row"], pd.DataFrame(done["models"])
+        summary.append(row)
         slug = "".join(ch if ch.isalnum() else "_" for ch in name).strip("_")
         csv = outdir / f"models_{slug}.csv"
         g.to_csv(csv, index=False)
         files.append(csv)
-        s = X.summarise_grid(g)
-        row.update(
-            status="ok",
-            n_train=len(data.y_train),
-            n_test=len(data.y_test),
-            d=data.X_train.shape[1],
-            grid=json.dumps(spec),
-            seconds=time.perf_counter() - t0,
-            notes=data.notes,
-            **s,
-        )
-        summary.append(row)
         if name in _FIGURES or len(files) <= 3:
             fig = outdir / f"error_curves_{slug}.png"
             label = _FIGURES.get(name, "cf. Fig. 2-4")
+            axes = ("A", "B", "C") if "A" in spec else ("C_pos", "C_neg")
             X.plot_error_curves(g, axes, f"{name} ({label}; {len(g)} models)", fig)
             files.append(fig)
     S = pd.DataFrame(summary)
@@ -483,7 +494,48 @@ def run_grid_study(
             outdir / fname.replace(".md", ".csv"),
             _write_md(outdir / fname, title, notes, df),
         ]
+    ck.discard()
     return files
+
+
+def _mnist_efficiency_row(
+    task: Task, n: int, log2_C: Sequence[tuple[float, float]], seed: int, loader
+) -> dict:
+    """One (MNIST pair, training size) row of :func:`run_mnist_efficiency`."""
+    import warnings
+    from dataclasses import replace
+
+    from svmtune.bench.suites import _span_experiments as X
+    from svmtune.methods.span_rule import class_weight_params
+
+    t = replace(task, options={**task.options, "n_train": int(n)})
+    data = X.load_paper_split(_with_test_file(t), seed, loader)
+    grid = []
+    for lp, ln in log2_C:
+        C, cw = class_weight_params(2.0**lp, 2.0**ln)
+        grid.append({"kind": "class", "C_pos": 2.0**lp, "C_neg": 2.0**ln, "C": C, "ratio": cw[1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = X.grid_study(data, grid, span_bound=False, seed=seed)
+    s = X.summarise_grid(g)
+    return {
+        "task": task.name,
+        "n_train": int(n),
+        "n_models": len(log2_C),
+        "status": "ok",
+        "n_test": len(data.y_test),
+        "d": data.X_train.shape[1],
+        "span_rule_s": s["time_span_rule"],
+        "spans_only_s": s["time_spans"],
+        "kernel_once_s": float(g["time_kernel"].iloc[0]),
+        "cv_s": s["time_cv"],
+        "ratio_span_over_cv": s["time_span_rule"] / s["time_cv"],
+        "n_inbound": s["inbound_mean"],
+        "n_sv": s["sv_mean"],
+        "test_error_mean": float(g["test_error"].mean()),
+        "paper_span_rule_s": TABLE6[task.name][0],
+        "paper_cv_s": TABLE6[task.name][1],
+    }
 
 
 def run_mnist_efficiency(
@@ -502,14 +554,14 @@ def run_mnist_efficiency(
     the paper; when it is not in ``sizes`` it is listed as not run), with the paper's
     ``gamma = 1/d``.
     """
-    import warnings
-    from dataclasses import replace
-
-    from svmtune.bench.suites import _span_experiments as X
-    from svmtune.methods.span_rule import class_weight_params
+    from svmtune.bench.checkpoint import Checkpoint
 
     outdir = Path(outdir)
     names = [t.name for t in TASKS if t.name.startswith("MNIST")] if tasks is None else list(tasks)
+    ck = Checkpoint(
+        outdir / "table6_mnist.checkpoint.jsonl",
+        {"experiment": "mnist_efficiency", "log2_C": list(log2_C), "seed": seed},
+    )
     rows = []
     for task in TASKS:
         if task.name not in names:
@@ -517,39 +569,21 @@ def run_mnist_efficiency(
         full = int(task.options["n_train"])
         run = [full if n == "full" else int(n) for n in sizes]
         for n in dict.fromkeys(run + [full]):
-            row = {"task": task.name, "n_train": int(n), "n_models": len(log2_C)}
             if n not in run:
-                row["status"] = "not run (Table 1 size)"
-                rows.append(row)
-                continue
-            t = replace(task, options={**task.options, "n_train": int(n)})
-            data = X.load_paper_split(_with_test_file(t), seed, loader)
-            grid = []
-            for lp, ln in log2_C:
-                C, cw = class_weight_params(2.0**lp, 2.0**ln)
-                grid.append(
-                    {"kind": "class", "C_pos": 2.0**lp, "C_neg": 2.0**ln, "C": C, "ratio": cw[1]}
+                rows.append(
+                    {
+                        "task": task.name,
+                        "n_train": int(n),
+                        "n_models": len(log2_C),
+                        "status": "not run (Table 1 size)",
+                    }
                 )
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                g = X.grid_study(data, grid, span_bound=False, seed=seed)
-            s = X.summarise_grid(g)
-            row.update(
-                status="ok",
-                n_test=len(data.y_test),
-                d=data.X_train.shape[1],
-                span_rule_s=s["time_span_rule"],
-                spans_only_s=s["time_spans"],
-                kernel_once_s=float(g["time_kernel"].iloc[0]),
-                cv_s=s["time_cv"],
-                ratio_span_over_cv=s["time_span_rule"] / s["time_cv"],
-                n_inbound=s["inbound_mean"],
-                n_sv=s["sv_mean"],
-                test_error_mean=float(g["test_error"].mean()),
-                paper_span_rule_s=TABLE6[task.name][0],
-                paper_cv_s=TABLE6[task.name][1],
+                continue
+            rows.append(
+                ck.get_or_run(
+                    [task.name, int(n)], _mnist_efficiency_row, task, int(n), log2_C, seed, loader
+                )
             )
-            rows.append(row)
     df = pd.DataFrame(rows)
     csv = outdir / "table6_mnist.csv"
     df.to_csv(csv, index=False)
@@ -566,6 +600,7 @@ def run_mnist_efficiency(
         ],
         df,
     )
+    ck.discard()
     return [csv, md]
 
 
@@ -584,11 +619,16 @@ def run_ringnorm_scaling(
     are rows with status "not run"); ``step`` is the log2 step of the ``C+ / C-`` grid (the
     paper: 0.5, 1089 models per point).
     """
+    from svmtune.bench.checkpoint import Checkpoint
     from svmtune.bench.suites import _span_experiments as X
 
     outdir = Path(outdir)
     grid = X.class_weight_grid(step)
-    df = X.ringnorm_study(sizes, dims, run_sizes=run_sizes, grid=grid, seed=seed)
+    ck = Checkpoint(
+        outdir / "ringnorm_scaling.checkpoint.jsonl",
+        {"experiment": "ringnorm_scaling", "step": step, "seed": seed},
+    )
+    df = X.ringnorm_study(sizes, dims, run_sizes=run_sizes, grid=grid, seed=seed, checkpoint=ck)
     csv = outdir / "ringnorm_scaling.csv"
     df.to_csv(csv, index=False)
     pngs = X.plot_ringnorm(
@@ -604,6 +644,7 @@ def run_ringnorm_scaling(
         ],
         df,
     )
+    ck.discard()
     return [csv, md, *pngs]
 
 
