@@ -19,7 +19,7 @@ from svmtune.bench.suites import esdr_paper as E
 from svmtune.datasets import load_dataset
 from svmtune.methods.base import METHODS
 
-from ._resume import stop_at_call
+from ._resume import stop_then_resume
 
 SUITE = E.SUITE
 
@@ -249,13 +249,9 @@ def test_cv_curve_experiments_resume_a_stopped_run(tmp_path, monkeypatch, name, 
     for d in ("fresh", "stopped"):
         (tmp_path / d).mkdir()
     exp(tmp_path / "fresh", 0)
-    with monkeypatch.context() as mp:
-        stop_at_call(mp, E, "_best_cv_curve", k=2)
-        with pytest.raises(KeyboardInterrupt):
-            exp(tmp_path / "stopped", 0)
-    with monkeypatch.context() as mp:
-        calls = stop_at_call(mp, E, "_best_cv_curve")
-        exp(tmp_path / "stopped", 0)
+    calls, _ = stop_then_resume(
+        monkeypatch, E, "_best_cv_curve", lambda: exp(tmp_path / "stopped", 0)
+    )
     assert len(calls) == 1  # only the second curve was computed again
     assert not list((tmp_path / "stopped").glob("*.checkpoint.jsonl"))
     fresh, got = (pd.read_csv(tmp_path / d / csv) for d in ("fresh", "stopped"))

@@ -18,7 +18,7 @@ from svmtune.bench.suites import rbsvm_paper as rp
 from svmtune.datasets.registry import manifest
 from svmtune.methods.base import METHODS, get_selector
 
-from ._resume import stop_at_call
+from ._resume import stop_then_resume
 
 PAPER = Path("/work/shared/papers/000_5fa9282046f80111.txt")
 
@@ -556,18 +556,15 @@ def test_paper_tables_print_the_low_rank_rbsvm_where_the_exact_one_did_not_run(t
     assert "60.00" not in md
 
 
-def test_fold_experiments_resume_a_stopped_run(tmp_path, monkeypatch):
+def test_fold_experiments_resume_a_stopped_run(tmp_path):
     """A run stopped in its second fold keeps the first (checkpoint); the next run computes
     only the second and writes the table an uninterrupted run writes; the checkpoint goes."""
     exp = ex.CriterionAtPaperPoint(tasks=("thyroid",), folds=2)
-    stop_at_call(monkeypatch, ex.CriterionAtPaperPoint, "_fold_rows", k=2)
-    with pytest.raises(KeyboardInterrupt):
-        exp(tmp_path / "stopped", 0)
-    ck = tmp_path / "stopped" / "criterion_at_paper_point.checkpoint.jsonl"
-    assert len(ck.read_text().splitlines()) == 2  # the spec and fold 0
-    monkeypatch.undo()
-    calls = stop_at_call(monkeypatch, ex.CriterionAtPaperPoint, "_fold_rows")
-    csv = exp(tmp_path / "stopped", 0)[0]
-    assert [c[2] for c in calls] == [1] and not ck.exists()  # only fold 1 ran
+    with pytest.MonkeyPatch.context() as mp:
+        calls, files = stop_then_resume(
+            mp, ex.CriterionAtPaperPoint, "_fold_rows", lambda: exp(tmp_path / "stopped", 0)
+        )
+    assert [c[2] for c in calls] == [1]  # only fold 1 ran again
+    assert not list((tmp_path / "stopped").glob("*.checkpoint.jsonl"))
     fresh = exp(tmp_path / "fresh", 0)[0]
-    pd.testing.assert_frame_equal(pd.read_csv(csv), pd.read_csv(fresh))
+    pd.testing.assert_frame_equal(pd.read_csv(files[0]), pd.read_csv(fresh))

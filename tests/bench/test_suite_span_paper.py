@@ -19,7 +19,7 @@ from svmtune.loo.span_rule import holdout_error, worst_case_at_minimum
 from svmtune.methods.base import METHODS
 from svmtune.svm import fit_l1_svm
 
-from ._resume import stop_at_call
+from ._resume import stop_then_resume
 
 
 def test_suite_is_registered_and_consistent():
@@ -230,38 +230,47 @@ def test_grid_study_resumes_a_stopped_run(tmp_path, monkeypatch):
         "breast cancer": {"step": 8.0, "n_train": 60, "span_bound": False},
         "banana": {"step": 8.0, "n_train": 60, "span_bound": False},
     }
-    stop_at_call(monkeypatch, sp, "_grid_study_task", k=2)
-    with pytest.raises(KeyboardInterrupt):
-        sp.run_grid_study(tmp_path, 0, profile)
-    first = pd.read_csv(tmp_path / "models_breast_cancer.csv")
-    monkeypatch.undo()
-    calls = stop_at_call(monkeypatch, sp, "_grid_study_task")
-    sp.run_grid_study(tmp_path, 0, profile)
+    (tmp_path / "fresh").mkdir()
+    sp.run_grid_study(tmp_path / "fresh", 0, profile)
+    calls, _ = stop_then_resume(
+        monkeypatch, sp, "_grid_study_task", lambda: sp.run_grid_study(tmp_path, 0, profile)
+    )
     assert [c[0].name for c in calls] == ["banana"]
     assert not (tmp_path / "grid_study.checkpoint.jsonl").exists()
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "models_breast_cancer.csv"), first)
     summary = pd.read_csv(tmp_path / "summary.csv").set_index("task")
     assert (summary.loc[["breast cancer", "banana"], "status"] == "ok").all()
+    for f in ("models_breast_cancer.csv", "table2_3.csv", "table4.csv", "table5.csv"):
+        pd.testing.assert_frame_equal(  # what an uninterrupted run writes, but the times
+            pd.read_csv(tmp_path / f).filter(regex="^(?!time_)"),
+            pd.read_csv(tmp_path / "fresh" / f).filter(regex="^(?!time_)"),
+        )
 
 
-def test_mnist_efficiency_and_ringnorm_resume_a_stopped_run(tmp_path, monkeypatch):
-    task = "MNIST 1's vs. 7's"
-    kw = dict(sizes=(60, 80), log2_C=((0.0, 0.0),), tasks=[task])
-    stop_at_call(monkeypatch, sp, "_mnist_efficiency_row", k=2)
-    with pytest.raises(KeyboardInterrupt):
-        sp.run_mnist_efficiency(tmp_path, 0, **kw)
-    monkeypatch.undo()
-    calls = stop_at_call(monkeypatch, sp, "_mnist_efficiency_row")
-    df = pd.read_csv(sp.run_mnist_efficiency(tmp_path, 0, **kw)[0])
-    assert [c[1] for c in calls] == [80] and list(df["status"][:2]) == ["ok", "ok"]
-    assert not (tmp_path / "table6_mnist.checkpoint.jsonl").exists()
-
-    kw = dict(sizes=(32, 48), dims=(2,), run_sizes=(32, 48), step=16.0)
-    stop_at_call(monkeypatch, X, "_ringnorm_point", k=2)
-    with pytest.raises(KeyboardInterrupt):
-        sp.run_ringnorm_scaling(tmp_path, 0, **kw)
-    monkeypatch.undo()
-    calls = stop_at_call(monkeypatch, X, "_ringnorm_point")
-    df = pd.read_csv(sp.run_ringnorm_scaling(tmp_path, 0, **kw)[0])
-    assert [c[0] for c in calls] == [48] and list(df["status"]) == ["ok", "ok"]
-    assert not (tmp_path / "ringnorm_scaling.checkpoint.jsonl").exists()
+@pytest.mark.parametrize(
+    "owner, name, run, arg, unit",
+    [
+        (
+            sp,
+            "_mnist_efficiency_row",
+            lambda out: sp.run_mnist_efficiency(
+                out, 0, sizes=(60, 80), log2_C=((0.0, 0.0),), tasks=["MNIST 1's vs. 7's"]
+            ),
+            1,
+            80,
+        ),
+        (
+            X,
+            "_ringnorm_point",
+            lambda out: sp.run_ringnorm_scaling(
+                out, 0, sizes=(32, 48), dims=(2,), run_sizes=(32, 48), step=16.0
+            ),
+            0,
+            48,
+        ),
+    ],
+)
+def test_size_experiments_resume_a_stopped_run(tmp_path, monkeypatch, owner, name, run, arg, unit):
+    calls, files = stop_then_resume(monkeypatch, owner, name, lambda: run(tmp_path))
+    assert [c[arg] for c in calls] == [unit]  # only the second size ran again
+    assert (pd.read_csv(files[0])["status"] == "ok").sum() == 2
+    assert not list(tmp_path.glob("*.checkpoint.jsonl"))
