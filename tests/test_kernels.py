@@ -6,8 +6,14 @@ from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kern
 
 from svmtune.kernels import (
     Kernel,
+    KernelColumns,
+    as_kernel,
     gamma_from_sigma,
+    kernel_block,
+    kernel_columns,
     kernel_dlogparams,
+    rbf_columns,
+    rbf_from_sqdist,
     sigma_from_gamma,
     squared_distances,
 )
@@ -92,3 +98,39 @@ def test_invalid_kernels():
         Kernel("rbf", sigma=0.0)
     with pytest.raises(ValueError, match="degree"):
         Kernel("poly", degree=0)
+
+
+def test_kernel_columns_equal_the_matrix_and_are_computed_once():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    D2 = squared_distances(X)
+    full = rbf_from_sqdist(D2, 1.3)
+    asked = []
+
+    def compute(idx):
+        asked.append(idx.copy())
+        return rbf_from_sqdist(D2[:, idx], 1.3)
+
+    K = KernelColumns(40, compute)
+    assert K.shape == (40, 40) and K.n_computed == 0
+    a = np.array([5, 2, 5, 30])  # unordered, repeated
+    assert np.array_equal(K.columns(a), full[:, a])  # exactly: elementwise the same values
+    assert K.columns(a).flags.f_contiguous == full[:, a].flags.f_contiguous  # same layout
+    assert K.n_computed == 3 and [list(x) for x in asked] == [[2, 5, 30]]
+    rows = np.array([0, 39, 5])
+    assert np.array_equal(K.block(rows, np.array([2, 7])), full[np.ix_(rows, [2, 7])])
+    assert [list(x) for x in asked[1:]] == [[7]]  # only the new column
+    for step in range(0, 40, 9):  # the store grows several times
+        assert np.array_equal(K.columns(np.arange(step, 40)), full[:, step:])
+    assert np.array_equal(K.full(), full) and K.n_computed == 40
+    assert sum(len(x) for x in asked) == 40  # every column computed once
+    assert np.array_equal(rbf_columns(D2, 1.3).columns(a), full[:, a])
+    assert kernel_columns(full, a) is not full and np.array_equal(kernel_columns(K, a), full[:, a])
+    assert np.array_equal(kernel_block(full, rows, a), kernel_block(K, rows, a))
+    assert as_kernel(K) is K and as_kernel([[1, 0], [0, 1]]).dtype == float
+
+
+def test_kernel_columns_reject_a_wrong_shape():
+    K = KernelColumns(5, lambda idx: np.zeros((5, idx.size + 1)))
+    with pytest.raises(ValueError, match="shape"):
+        K.columns(np.array([1]))

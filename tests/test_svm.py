@@ -7,7 +7,7 @@ import pytest
 from cvxopt import matrix, solvers
 from sklearn.svm import SVC, LinearSVC
 
-from svmtune.kernels import Kernel
+from svmtune.kernels import Kernel, rbf_columns, rbf_from_sqdist, squared_distances
 from svmtune.svm import ExtendedFactor, fit_l1_svm, fit_l2_svm
 
 from .conftest import make_problem
@@ -204,3 +204,43 @@ def test_huge_C_precomputed_svc_equals_l2():
     a = np.zeros(40)
     a[svc.support_] = np.abs(svc.dual_coef_[0])
     assert np.allclose(a, sol.alpha, atol=1e-4)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_l2_hinge_start_reaches_the_all_points_solution(seed):
+    """Without a warm start the Newton iteration starts from libsvm's support vectors; the
+    L2-SVM's solution is unique, so it must end where the start from all points ends."""
+    X, y = make_problem(80, 3, seed, imbalance=0.3 if seed % 2 else 0.5)
+    K = Kernel("rbf", sigma=[0.5, 1.0, 3.0][seed % 3])(X)
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.2, 3.0, size=80) if seed % 4 < 2 else None
+    if w is not None:
+        w[:3] = 0.0  # inactive points: libsvm never sees them
+    C = [0.1, 1.0, 30.0, 1e4][seed % 4]
+    hinge = fit_l2_svm(K, y, C, sample_weight=w)
+    every = fit_l2_svm(K, y, C, sample_weight=w, init_support=np.arange(80))
+    assert np.array_equal(hinge.support, every.support)
+    np.testing.assert_allclose(hinge.alpha, every.alpha, rtol=1e-9, atol=1e-12)
+    assert hinge.b == pytest.approx(every.b, rel=1e-9, abs=1e-12)
+    if w is not None:
+        assert not hinge.alpha[:3].any()
+
+
+def test_l2_on_kernel_columns_reads_only_the_columns_it_needs():
+    X, y = make_problem(300, 2, 3, noise=0.1)
+    D2 = squared_distances(X)
+    full = rbf_from_sqdist(D2, 1.0)
+    start = fit_l2_svm(full, y, 100.0)
+    K = rbf_columns(D2, 1.0)
+    sol = fit_l2_svm(K, y, 120.0, init_support=start.support)
+    ref = fit_l2_svm(full, y, 120.0, init_support=start.support)
+    assert np.array_equal(sol.alpha, ref.alpha) and sol.b == ref.b  # the same arithmetic
+    assert sol.support.sum() <= K.n_computed < 150  # the support columns (and new ones)
+    # the fallback solver reads the diagonal: it takes the whole matrix, same result
+    K = rbf_columns(D2, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fb = fit_l2_svm(K, y, 120.0, init_support=start.support[::-1].copy(), max_iter=1)
+        fb_ref = fit_l2_svm(full, y, 120.0, init_support=start.support[::-1].copy(), max_iter=1)
+    np.testing.assert_array_equal(fb.alpha, fb_ref.alpha)
+    np.testing.assert_allclose(fb.alpha, ref.alpha, rtol=1e-6, atol=1e-9)

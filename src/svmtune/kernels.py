@@ -10,6 +10,7 @@ arrays in, arrays out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,93 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
 def rbf_from_sqdist(D2: np.ndarray, sigma: float) -> np.ndarray:
     """RBF kernel from squared distances: ``exp(-D2 / (2 sigma^2))`` (RBSVM eq. (4))."""
     return np.exp(-D2 / (2.0 * float(sigma) ** 2))
+
+
+class KernelColumns:
+    """A symmetric ``n x n`` kernel matrix whose columns are computed when first asked for.
+
+    The L2-SVM and its closed-form leave-one-out outputs and gradients only read the
+    columns of ``K`` at the support vectors (``K[:, S]``, ``K[S, S]``, ``K[N, S]``); when
+    the support set is a small part of the data this saves computing (and holding) the
+    whole matrix at every hyperparameter step -- the ``n^2`` kernel evaluations that would
+    otherwise dominate a step.  Columns are cached; the values are those of the full matrix
+    (``compute`` is evaluated elementwise on the requested columns).
+
+    Parameters
+    ----------
+    n : int
+        Size of the matrix.
+    compute : callable
+        ``idx -> K[:, idx]``, an ``(n, len(idx))`` array, for an index array ``idx``.
+    """
+
+    def __init__(self, n: int, compute: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.shape = (int(n), int(n))
+        self._compute = compute
+        self._slot = np.full(int(n), -1, dtype=np.intp)  # column j -> its place in _store
+        self._store = np.empty((int(n), 0))
+        self._count = 0
+
+    @property
+    def n_computed(self) -> int:
+        """How many distinct columns have been computed."""
+        return self._count
+
+    def _slots(self, idx: np.ndarray) -> np.ndarray:
+        """Where the columns ``idx`` are stored, computing those not yet computed."""
+        idx = np.asarray(idx, dtype=np.intp).ravel()
+        new = np.unique(idx[self._slot[idx] < 0])
+        if new.size:
+            block = np.asarray(self._compute(new), dtype=float)
+            if block.shape != (self.shape[0], new.size):
+                raise ValueError(f"compute returned shape {block.shape} for {new.size} columns")
+            end = self._count + new.size
+            if end > self._store.shape[1]:  # grow geometrically
+                cap = min(self.shape[0], max(end, 2 * self._store.shape[1]))
+                grown = np.empty((self.shape[0], cap))
+                grown[:, : self._count] = self._store[:, : self._count]
+                self._store = grown
+            self._store[:, self._count : end] = block
+            self._slot[new] = np.arange(self._count, end)
+            self._count = end
+        return self._slot[idx]
+
+    def columns(self, idx: np.ndarray) -> np.ndarray:
+        """``K[:, idx]``, a new array laid out as NumPy lays out ``K[:, idx]`` of an array."""
+        slots = self._slots(idx)  # first: it may replace _store
+        return self._store[:, slots]
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``K[np.ix_(rows, cols)]``."""
+        slots = self._slots(cols)  # first: it may replace _store
+        return self._store[np.ix_(np.asarray(rows, dtype=np.intp).ravel(), slots)]
+
+    def full(self) -> np.ndarray:
+        """The whole matrix."""
+        return self.columns(np.arange(self.shape[0]))
+
+
+def as_kernel(K) -> np.ndarray | KernelColumns:
+    """``K`` as a float array, or unchanged when it is a :class:`KernelColumns`."""
+    return K if isinstance(K, KernelColumns) else np.asarray(K, dtype=float)
+
+
+def kernel_columns(K: np.ndarray | KernelColumns, idx: np.ndarray) -> np.ndarray:
+    """``K[:, idx]`` of an array or a :class:`KernelColumns`."""
+    return K.columns(idx) if isinstance(K, KernelColumns) else K[:, idx]
+
+
+def kernel_block(K: np.ndarray | KernelColumns, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``K[np.ix_(rows, cols)]`` of an array or a :class:`KernelColumns`."""
+    if isinstance(K, KernelColumns):
+        return K.block(rows, cols)
+    return K[np.ix_(rows, cols)]
+
+
+def rbf_columns(D2: np.ndarray, sigma: float) -> KernelColumns:
+    """The RBF kernel of squared distances ``D2`` by columns: the values of
+    :func:`rbf_from_sqdist` ``(D2, sigma)`` at the columns read."""
+    return KernelColumns(D2.shape[0], lambda idx: rbf_from_sqdist(D2[:, idx], sigma))
 
 
 @dataclass(frozen=True)

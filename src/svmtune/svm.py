@@ -25,7 +25,7 @@ import scipy.linalg as sla
 from scipy.linalg import lapack
 from sklearn.svm import SVC
 
-from svmtune.kernels import Kernel
+from svmtune.kernels import Kernel, KernelColumns, as_kernel, kernel_block, kernel_columns
 
 __all__ = [
     "DualSolution",
@@ -319,14 +319,36 @@ def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np
 
 
 def _solve_support(K, y, d, S):
-    Hs = K[np.ix_(S, S)] + np.diag(d[S])
+    Hs = kernel_block(K, S, S) + np.diag(d[S])
     fac = ExtendedFactor.from_H(Hs)
     beta, b = fac.solve(y[S], 0.0)
     return fac, beta, float(b)
 
 
+def _hinge_start(K, y, C, sample_weight, active) -> np.ndarray:
+    """Starting support set of :func:`fit_l2_svm` without a warm start: the support vectors
+    of the hinge-loss SVM with the same kernel, ``C`` and weights (libsvm, iterations capped
+    at ``10 n``; any start is valid).  They are close to the L2-SVM's support set, so the
+    Newton iteration converges in a few steps on systems of about that size -- started from
+    all points, its first steps factor systems of up to ``n x n``.  All active points when
+    ``K`` is given by columns (libsvm needs the whole matrix) or the start is degenerate."""
+    if isinstance(K, KernelColumns):
+        return active.copy()
+    idx = np.flatnonzero(active)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)[idx]
+    svc = SVC(C=float(C), kernel="precomputed", max_iter=10 * idx.size + 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a capped fit is still a start
+        svc.fit(K if idx.size == y.size else K[np.ix_(idx, idx)], y[idx], sample_weight=w)
+    S_mask = np.zeros(y.size, dtype=bool)
+    S_mask[idx[svc.support_]] = True
+    if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):
+        return active.copy()
+    return S_mask
+
+
 def fit_l2_svm(
-    K: np.ndarray,
+    K: np.ndarray | KernelColumns,
     y: np.ndarray,
     C: float,
     *,
@@ -342,14 +364,17 @@ def fit_l2_svm(
     the linear system ``M [beta_S; b] = [y_S; 0]`` with ``beta = y * alpha`` and
     ``M = [[H_SS, 1], [1^T, 0]]`` (RBSVM eq. (22)).  The active set is found by a
     primal-dual (semismooth Newton) iteration: drop support vectors with ``alpha < 0``, add
-    points with ``y_i f(x_i) < 1``; it starts from ``init_support`` (warm start) or from all
-    points.  Should the Newton iteration cycle, a primal active-set method (one change per
-    step, monotone in the dual objective, finite) finishes the job.
+    points with ``y_i f(x_i) < 1``; it starts from ``init_support`` (warm start) or else from
+    the hinge-loss SVM's support vectors (:func:`_hinge_start`).  The solution is unique
+    (``H`` is positive definite), so the start changes the cost, not the result.  Should the
+    Newton iteration cycle, a primal active-set method (one change per step, monotone in the
+    dual objective, finite) finishes the job.
 
     Parameters
     ----------
-    K : ndarray (n, n)
-        Kernel matrix (without the ``1/C`` ridge).
+    K : ndarray (n, n) or KernelColumns
+        Kernel matrix (without the ``1/C`` ridge); a :class:`KernelColumns` is read only at
+        the columns of the support sets the iteration visits.
     y : array of {-1, +1}
     C : float
     sample_weight : array, optional
@@ -365,7 +390,7 @@ def fit_l2_svm(
     DualSolution
         With ``factor`` the :class:`ExtendedFactor` of the final support set.
     """
-    K = np.asarray(K, dtype=float)
+    K = as_kernel(K)
     y = _as_pm1(y)
     n = y.shape[0]
     if K.shape != (n, n):
@@ -375,14 +400,12 @@ def fit_l2_svm(
     if np.all(y[active] == y[active][0]):
         raise ValueError("L2-SVM needs points of both classes with positive weight")
 
-    if init_support is None:
-        S_mask = active.copy()
-    else:
-        S_mask = np.zeros(n, dtype=bool)
+    S_mask = np.zeros(n, dtype=bool)
+    if init_support is not None:
         S_mask[np.asarray(init_support)] = True
         S_mask &= active
-        if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):
-            S_mask = active.copy()
+    if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):
+        S_mask = _hinge_start(K, y, C, sample_weight, active)
 
     seen: set[bytes] = set()
     n_iter = 0
@@ -392,7 +415,7 @@ def fit_l2_svm(
         fac, beta, b = _solve_support(K, y, d, S)
         alpha_S = y[S] * beta
         neg = alpha_S < -tol
-        f = K[:, S] @ beta + b
+        f = kernel_columns(K, S) @ beta + b
         margin = y * f  # for non-support points H_ij = K_ij (i not in S)
         viol = active & ~S_mask & (margin < 1.0 - tol)
         if not neg.any() and not viol.any():
@@ -409,6 +432,8 @@ def fit_l2_svm(
             break
         S_mask = new
     if not converged:
+        if isinstance(K, KernelColumns):  # the fallback reads the diagonal: all of K
+            K = K.full()
         S_mask, fac, beta, b, extra_iter = _primal_active_set(K, y, d, active, tol, 50 * n + 100)
         n_iter += extra_iter
         S = np.flatnonzero(S_mask)

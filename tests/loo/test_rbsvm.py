@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+import svmtune.loo.rbsvm as rbsvm_module
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.brute import brute_force_loo
 from svmtune.loo.rbsvm import (
@@ -345,3 +346,27 @@ def test_loo_predictions_and_error_rate():
     assert loo_error_rate(y, [r], sample_weight=np.array([1.0, 1.0, 0.0, 0.0])) == 0.0
     R = [np.array([1.0, -1.0, -1.0]), np.array([-1.0, 1.0, -2.0]), np.array([0.0, 0.5, -0.5])]
     np.testing.assert_array_equal(loo_predictions(R), [0, 1, 2])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_objective_on_kernel_columns_equals_the_full_kernel(monkeypatch, weighted):
+    """A warm-started step computes only the kernel columns it reads; J, its gradient and
+    the LOO outputs are those of the step on the whole matrix, to the last bit."""
+    X, y = make_problem(200, 2, 5, noise=0.2)
+    D2 = squared_distances(X)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, 200) if weighted else None
+    tasks = ovr_tasks(np.where(y > 0, 1, 0))
+    start = rbsvm_objective(D2, tasks, np.log([1.0, 50.0]), sample_weight=w)
+    theta = np.log([1.2, 60.0])
+    results = {}
+    for below in (0.0, 1.01):  # never / always by columns
+        monkeypatch.setattr(rbsvm_module, "COLUMNS_BELOW", below)
+        results[below] = rbsvm_objective(
+            D2, tasks, theta, sample_weight=w, init_support=start.supports
+        )
+        kind = type(rbsvm_module._step_kernel(D2, 1.2, start.supports)).__name__
+        assert kind == ("ndarray" if below == 0.0 else "KernelColumns")
+    full, cols = results[0.0], results[1.01]
+    assert full.value == cols.value and np.array_equal(full.grad, cols.grad)
+    assert all(np.array_equal(a, b) for a, b in zip(full.loo, cols.loo))
+    assert start.n_support < 100  # the case the columns are for

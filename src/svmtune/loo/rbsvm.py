@@ -80,7 +80,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import blas
 
-from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
+from svmtune.kernels import (
+    KernelColumns,
+    as_kernel,
+    kernel_block,
+    kernel_columns,
+    rbf_columns,
+    rbf_dlogsigma,
+    rbf_from_sqdist,
+)
 from svmtune.svm import DualSolution, fit_l2_svm
 
 __all__ = [
@@ -143,7 +151,7 @@ def _safe_diag(diag: np.ndarray) -> np.ndarray:
 
 
 def closed_form_loo(
-    sol: DualSolution, K: np.ndarray, *, inverse: np.ndarray | None = None
+    sol: DualSolution, K: np.ndarray | KernelColumns, *, inverse: np.ndarray | None = None
 ) -> np.ndarray:
     """Leave-one-out decision values of an L2-SVM without retraining (RBSVM eq. (27)).
 
@@ -151,8 +159,9 @@ def closed_form_loo(
     ----------
     sol : DualSolution
         From :func:`svmtune.svm.fit_l2_svm` (its ``factor`` is reused).
-    K : ndarray (n, n)
-        The kernel matrix the SVM was trained on (without the ``1/C`` ridge).
+    K : ndarray (n, n) or KernelColumns
+        The kernel matrix the SVM was trained on (without the ``1/C`` ridge); read at the
+        support columns only.
     inverse : ndarray (m+1, m+1), optional
         ``M^{-1}`` if already computed (only its diagonal is used).
 
@@ -165,9 +174,9 @@ def closed_form_loo(
         (exact).
     """
     _check_l2(sol)
-    K = np.asarray(K, dtype=float)
+    K = as_kernel(K)
     S, beta, b = _support_system(sol)
-    out = K[:, S] @ beta + b
+    out = kernel_columns(K, S) @ beta + b
     diag = sol.factor.inverse_diagonal() if inverse is None else np.diag(inverse)[: S.size]
     diag = _safe_diag(np.asarray(diag, dtype=float))
     out[S] = sol.y[S] - beta / diag
@@ -175,7 +184,11 @@ def closed_form_loo(
 
 
 def loo_exact_mask(
-    sol: DualSolution, K: np.ndarray, *, tol: float = 1e-8, inverse: np.ndarray | None = None
+    sol: DualSolution,
+    K: np.ndarray | KernelColumns,
+    *,
+    tol: float = 1e-8,
+    inverse: np.ndarray | None = None,
 ) -> np.ndarray:
     """Points whose closed-form LOO output (eq. (27)) is provably the exact LOO output.
 
@@ -190,7 +203,8 @@ def loo_exact_mask(
     ----------
     sol : DualSolution
         L2-SVM solution.
-    K : ndarray (n, n)
+    K : ndarray (n, n) or KernelColumns
+        Read at the support columns only.
     tol : float
         KKT tolerance (that of the solver).
     inverse : ndarray, optional
@@ -201,7 +215,7 @@ def loo_exact_mask(
     ndarray of bool, shape (n,)
     """
     _check_l2(sol)
-    K = np.asarray(K, dtype=float)
+    K = as_kernel(K)
     y = sol.y
     S, beta, b = _support_system(sol)
     m = S.size
@@ -215,8 +229,9 @@ def loo_exact_mask(
     exact = np.ones(y.shape[0], dtype=bool)
     exact_S = ok_sv.all(axis=0)
     if N.size:
-        f_N = K[np.ix_(N, S)] @ beta + b
-        G = K[np.ix_(N, S)] @ Minv[:m, :m] + Minv[m, :m][None, :]
+        KNS = kernel_block(K, N, S)
+        f_N = KNS @ beta + b
+        G = KNS @ Minv[:m, :m] + Minv[m, :m][None, :]
         Fnew = f_N[:, None] - G * step[None, :]
         exact_S &= (y[N][:, None] * Fnew >= 1.0 - tol).all(axis=0)
     exact[S] = exact_S
@@ -430,7 +445,7 @@ def _sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 def loo_gradient(
     sol: DualSolution,
-    K: np.ndarray,
+    K: np.ndarray | KernelColumns,
     dH: Sequence[np.ndarray],
     dLdr: np.ndarray,
     *,
@@ -448,8 +463,8 @@ def loo_gradient(
     ----------
     sol : DualSolution
         L2-SVM solution (support set ``S`` of size ``m``).
-    K : ndarray (n, n)
-        Kernel matrix.
+    K : ndarray (n, n) or KernelColumns
+        Kernel matrix (read at the support columns only).
     dH : sequence of arrays
         One derivative per hyperparameter: an ``(n, m)`` array ``dH[:, S]`` (columns of the
         derivative of ``H = K + diag(d)`` at the support vectors; its rows outside ``S`` are the
@@ -465,7 +480,7 @@ def loo_gradient(
     ndarray of shape (len(dH),)
     """
     _check_l2(sol)
-    K = np.asarray(K, dtype=float)
+    K = as_kernel(K)
     c = np.asarray(dLdr, dtype=float)
     n = sol.y.shape[0]
     S, beta, _ = _support_system(sol)
@@ -478,7 +493,7 @@ def loo_gradient(
     g = cS * beta / diag**2
     W = _sandwich(B, g)  # B diag(g) B
     h = np.empty(m + 1)
-    KNS = K[np.ix_(N, S)]
+    KNS = kernel_block(K, N, S)
     h[:m] = -cS / diag + KNS.T @ cN
     h[m] = cN.sum()
     v = (Minv @ h)[:m]
@@ -501,7 +516,7 @@ def loo_gradient(
 
 
 def rbf_l2_derivatives(
-    K: np.ndarray, D2: np.ndarray, sigma: float, sol: DualSolution
+    K: np.ndarray | KernelColumns, D2: np.ndarray, sigma: float, sol: DualSolution
 ) -> list[np.ndarray]:
     """Derivatives of ``H = K + diag(1/(C w))`` in ``(log sigma, log C)`` for :func:`loo_gradient`.
 
@@ -513,7 +528,7 @@ def rbf_l2_derivatives(
     """
     _check_l2(sol)
     S = np.flatnonzero(sol.support)
-    cols = rbf_dlogsigma(np.asarray(K)[:, S], np.asarray(D2)[:, S], sigma)
+    cols = rbf_dlogsigma(kernel_columns(as_kernel(K), S), np.asarray(D2)[:, S], sigma)
     return [cols, -sol.H_diag[S]]
 
 
@@ -550,6 +565,28 @@ class LOOObjective:
     def supports(self) -> list[np.ndarray]:
         """Support masks per task (the warm start for the next step)."""
         return [s.support for s in self.solutions]
+
+
+#: warm-start support sets covering less than this fraction of the points make a step
+#: compute only the kernel columns it reads (:class:`svmtune.kernels.KernelColumns`)
+COLUMNS_BELOW = 0.5
+
+
+def _step_kernel(
+    D2: np.ndarray, sigma: float, init_support: Sequence
+) -> np.ndarray | KernelColumns:
+    """The RBF kernel of one objective step: by columns when the warm-start support sets are
+    a small part of the data (the step reads ``K`` only at the support vectors' columns,
+    ``n * m`` kernel values instead of ``n^2``), else the whole matrix.  Equal values."""
+    n = D2.shape[0]
+    if any(s is None for s in init_support):
+        return rbf_from_sqdist(D2, sigma)
+    used = np.zeros(n, dtype=bool)
+    for s in init_support:
+        used[np.asarray(s)] = True
+    if used.sum() >= COLUMNS_BELOW * n:
+        return rbf_from_sqdist(D2, sigma)
+    return rbf_columns(D2, sigma)
 
 
 def rbsvm_objective(
@@ -606,11 +643,11 @@ def rbsvm_objective(
     n = D2.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
-    K = rbf_from_sqdist(D2, sigma)
     if init_support is None:
         init_support = [None] * len(tasks)
     if len(init_support) != len(tasks):
         raise ValueError("init_support needs one entry per task")
+    K = _step_kernel(D2, sigma, init_support)
     value = 0.0
     grad = np.zeros(2) if gradient else None
     loo, sols, used = [], [], np.zeros(n, dtype=bool)

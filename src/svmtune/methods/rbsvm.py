@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmtune.kernels import rbf_from_sqdist, squared_distances
+from svmtune.kernels import rbf_columns, squared_distances
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import (
     LOSSES,
@@ -176,7 +176,7 @@ class RBSVM(Selector):
         )
         obj = res.state["obj"]
         sigma, C = (float(v) for v in np.exp(res.theta))
-        K = rbf_from_sqdist(D2, sigma)
+        K = rbf_columns(D2, sigma)  # loo_exact_mask reads the support columns only
         # obj.loo: the closed-form LOO outputs (eq. (27)), whatever J took at non-SVs
         entropy = float(
             np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, obj.loo)])
