@@ -134,3 +134,13 @@ def test_kernel_columns_reject_a_wrong_shape():
     K = KernelColumns(5, lambda idx: np.zeros((5, idx.size + 1)))
     with pytest.raises(ValueError, match="shape"):
         K.columns(np.array([1]))
+
+
+@pytest.mark.parametrize("n", [1, 7, 512, 513, 1100])
+def test_blockwise_symmetrise_equals_the_plain_formula(n):
+    from svmtune.kernels import _symmetrise
+
+    D = np.random.default_rng(n).random((n, n))
+    want = 0.5 * (D + D.T)
+    got = _symmetrise(D.copy())
+    assert np.array_equal(got, want) and np.array_equal(got, got.T)
