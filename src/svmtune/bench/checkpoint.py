@@ -61,7 +61,7 @@ class Checkpoint:
     -----
     The pattern::
 
-        ck = Checkpoint(outdir / "exp.checkpoint.jsonl", {"experiment": "exp", "seed": seed})
+        ck = Checkpoint.for_experiment(outdir, "exp", seed=seed)
         rows = [ck.get_or_run(task, compute, task) for task in tasks]
         write_outputs(rows)
         ck.discard()
@@ -86,6 +86,12 @@ class Checkpoint:
         body = "".join(self._line(k, v) for k, v in self._units.items())
         tmp.write_text(self._head + "\n" + body, encoding="utf-8")
         os.replace(tmp, self.path)
+
+    @classmethod
+    def for_experiment(cls, outdir: str | Path, name: str, **spec: Any) -> Checkpoint:
+        """The checkpoint of experiment ``name``: ``<outdir>/<name>.checkpoint.jsonl`` under
+        the spec ``{"experiment": name, **spec}`` (its parameters and seed)."""
+        return cls(Path(outdir) / f"{name}.checkpoint.jsonl", {"experiment": name, **spec})
 
     @staticmethod
     def _key(unit: Any) -> str:

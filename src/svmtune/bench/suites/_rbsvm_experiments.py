@@ -1432,10 +1432,7 @@ def _run_fold_experiment(exp: Any, outdir: Path, seed: int, markdown, plot) -> l
         for f in fields(exp)
         if f.name not in ("tasks", "folds", "loader")  # the units, and how data are read
     }
-    ck = Checkpoint(
-        stem.with_suffix(".checkpoint.jsonl"),
-        {"experiment": exp.__name__, "params": params, "seed": seed},
-    )
+    ck = Checkpoint.for_experiment(outdir, exp.__name__, params=params, seed=seed)
     rows: list[dict] = []
     for name, fold, Xtr, ytr, Xte, yte in _suite_folds(exp.tasks, exp.folds, exp.loader):
         rows += ck.get_or_run([name, fold], exp._fold_rows, name, fold, Xtr, ytr, Xte, yte, seed)

@@ -424,16 +424,13 @@ def ringnorm_study(
     rows = []
     for d in dims:
         for n in sizes:
+            point = (int(n), int(d), grid, n_splits, seed)
             if n not in set(run_sizes):
                 rows.append({"l": int(n), "d": int(d), "n_models": len(grid), "status": "not run"})
             elif checkpoint is None:
-                rows.append(_ringnorm_point(int(n), int(d), grid, n_splits, seed))
+                rows.append(_ringnorm_point(*point))
             else:
-                rows.append(
-                    checkpoint.get_or_run(
-                        [int(n), int(d)], _ringnorm_point, int(n), int(d), grid, n_splits, seed
-                    )
-                )
+                rows.append(checkpoint.get_or_run(point[:2], _ringnorm_point, *point))
     return pd.DataFrame(rows)
 
 

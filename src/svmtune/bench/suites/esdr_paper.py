@@ -284,7 +284,7 @@ def esdr_fig4_best_cv_accuracy(outdir: Path, seed: int) -> list[Path]:
     x = H.log2_range(*FIG4_LOG2_SIGMA)
     cs = H.log2_range(*FIG4_LOG2_C)
     out = Path(outdir)
-    ck = _checkpoint(out, "esdr_fig4_best_cv_accuracy", x, cs, seed)
+    ck = Checkpoint.for_experiment(out, "esdr_fig4_best_cv_accuracy", grid=[x, cs], seed=seed)
     curves: dict = {"Fig. 4: best CV accuracy": {}}
     rows = []
     for task in [t for t in TASKS if t.name in FIG4_TASKS]:
@@ -308,13 +308,6 @@ def esdr_fig4_best_cv_accuracy(outdir: Path, seed: int) -> list[Path]:
     ]
     ck.discard()
     return files
-
-
-def _checkpoint(outdir: Path, name: str, *params: Any) -> Checkpoint:
-    """The :class:`~svmtune.bench.checkpoint.Checkpoint` of experiment ``name`` (resumable
-    runs) under its grid / seed ``params``."""
-    spec = {"experiment": name, "params": [np.asarray(p).tolist() for p in params]}
-    return Checkpoint(Path(outdir) / f"{name}.checkpoint.jsonl", spec)
 
 
 def _best_cv_curve(X, y, log2_sigmas, log2_Cs, seed: int) -> dict[str, Any]:
@@ -432,7 +425,7 @@ def esdr_gaussian_cv(outdir: Path, seed: int) -> list[Path]:
     xs = H.log2_range(*FIG9_LOG2_SIGMA)
     rng9 = np.random.RandomState([seed, 9])
     cs = H.log2_range(*FIG9_LOG2_C)
-    ck = _checkpoint(out, "esdr_gaussian_cv", xs, cs, seed)
+    ck = Checkpoint.for_experiment(out, "esdr_gaussian_cv", grid=[xs, cs], seed=seed)
     curves: dict = {"Fig. 9: best CV accuracy": {}, "Fig. 3 (same cases): analytic ESDR": {}}
     rows9 = []
     for i, j in GAUSS_CASES:

@@ -386,9 +386,7 @@ def run_grid_study(
     outdir = Path(outdir)
     profile = GRID_PROFILE if profile is None else profile
     # the expensive part of a task, kept as it finishes: a stopped run resumes
-    ck = Checkpoint(
-        outdir / "grid_study.checkpoint.jsonl", {"experiment": "grid_study", "seed": seed}
-    )
+    ck = Checkpoint.for_experiment(outdir, "grid_study", seed=seed)
     files: list[Path] = []
     summary = []
     for task in TASKS:
@@ -558,10 +556,7 @@ def run_mnist_efficiency(
 
     outdir = Path(outdir)
     names = [t.name for t in TASKS if t.name.startswith("MNIST")] if tasks is None else list(tasks)
-    ck = Checkpoint(
-        outdir / "table6_mnist.checkpoint.jsonl",
-        {"experiment": "mnist_efficiency", "log2_C": list(log2_C), "seed": seed},
-    )
+    ck = Checkpoint.for_experiment(outdir, "mnist_efficiency", log2_C=log2_C, seed=seed)
     rows = []
     for task in TASKS:
         if task.name not in names:
@@ -624,10 +619,7 @@ def run_ringnorm_scaling(
 
     outdir = Path(outdir)
     grid = X.class_weight_grid(step)
-    ck = Checkpoint(
-        outdir / "ringnorm_scaling.checkpoint.jsonl",
-        {"experiment": "ringnorm_scaling", "step": step, "seed": seed},
-    )
+    ck = Checkpoint.for_experiment(outdir, "ringnorm_scaling", step=step, seed=seed)
     df = X.ringnorm_study(sizes, dims, run_sizes=run_sizes, grid=grid, seed=seed, checkpoint=ck)
     csv = outdir / "ringnorm_scaling.csv"
     df.to_csv(csv, index=False)
