@@ -14,7 +14,7 @@ from svmtune.estimators import (
     ovo_to_ovr_decision,
     tanh_proba,
 )
-from svmtune.kernels import Kernel
+from svmtune.kernels import Kernel, KernelColumns
 from svmtune.svm import LIBSVM_MAX_ITER, fit_l1_svm, fit_l2_svm
 
 from .conftest import make_problem
@@ -40,6 +40,40 @@ def test_l2svc_equals_solver():
     assert np.allclose(clf.decision_function(X), sol.decision_function(K), atol=1e-10)
     P = clf.predict_proba(X)
     assert np.allclose(P[:, 1], 0.5 * (1 + np.tanh(clf.decision_function(X))))
+
+
+@pytest.mark.parametrize("multiclass", [False, True])
+def test_l2svc_on_kernel_columns_equals_the_whole_matrix(monkeypatch, multiclass):
+    """Above FULL_KERNEL_MAX_N points L2SVC trains on a kernel by columns (libsvm start):
+    the same model up to round-off; decision values in blocks equal one block."""
+    import svmtune.estimators as est
+
+    if multiclass:
+        X, y = load_iris(return_X_y=True)
+    else:
+        X, y = make_problem(200, 3, 4, imbalance=0.3)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=y.size)
+    w[:4] = 0.0
+    params = {"C": 20.0, "sigma": 0.9, "class_weight": "balanced"}
+    ref = L2SVC(**params).fit(X, y, sample_weight=w)
+    monkeypatch.setattr(est, "FULL_KERNEL_MAX_N", 10)
+    monkeypatch.setattr(est, "DECISION_BLOCK", 97)  # about one row per block
+    made, of = [], KernelColumns.of
+
+    def spy(X, kernel):
+        made.append(X.shape[0])
+        return of(X, kernel)
+
+    monkeypatch.setattr(KernelColumns, "of", staticmethod(spy))
+    clf = L2SVC(**params).fit(X, y, sample_weight=w)
+    assert len(made) == 1  # the columns path ran
+    assert np.array_equal(clf.support_, ref.support_)
+    np.testing.assert_allclose(clf.dual_coef_, ref.dual_coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(clf.intercept_, ref.intercept_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        clf.decision_function(X), ref.decision_function(X), rtol=1e-8, atol=1e-10
+    )
+    assert np.array_equal(clf.predict(X), ref.predict(X))
 
 
 def test_l2svc_multiclass_ovr():

@@ -130,6 +130,50 @@ def test_kernel_columns_equal_the_matrix_and_are_computed_once():
     assert as_kernel(K) is K and as_kernel([[1, 0], [0, 1]]).dtype == float
 
 
+@pytest.mark.parametrize(
+    "kernel",
+    [Kernel("rbf", sigma=0.8), Kernel("linear"), Kernel("poly", degree=2, gamma=0.5, coef0=1.0)]
+    + [Kernel("sigmoid", gamma=0.1, coef0=-0.5)],
+    ids=["rbf", "linear", "poly", "sigmoid"],
+)
+def test_kernel_columns_of_points_equal_the_kernel_matrix(kernel):
+    X = np.random.default_rng(1).normal(size=(60, 4))
+    K = KernelColumns.of(X, kernel)
+    a = np.array([7, 0, 59, 7])
+    np.testing.assert_allclose(K.columns(a), kernel(X)[:, a], rtol=1e-12, atol=1e-14)
+    assert K.n_computed == 3 and K.source[1] is kernel and np.array_equal(K.source[0], X)
+    if kernel.name == "rbf":  # the diagonal exactly, as in the symmetric matrix
+        assert np.array_equal(K.columns(a)[a, np.arange(4)], np.ones(4))
+
+
+def test_kernel_columns_computed_in_blocks_read_as_one_matrix(monkeypatch):
+    """Columns are computed at most COLUMN_BLOCK at a time and kept in their blocks; reads
+    across blocks give the values and the memory layout of indexing one array."""
+    import svmtune.kernels as kmod
+
+    monkeypatch.setattr(kmod, "COLUMN_BLOCK", 3)
+    X = np.random.default_rng(2).normal(size=(30, 2))
+    full = rbf_from_sqdist(squared_distances(X), 0.7)
+    sizes = []
+
+    def compute(idx):
+        sizes.append(idx.size)
+        return full[:, idx]
+
+    K = KernelColumns(30, compute)
+    K.columns(np.array([4, 9, 1, 20, 11]))  # two blocks: [1, 4, 9], [11, 20]
+    K.columns(np.array([0, 9]))  # one more
+    assert sizes == [3, 2, 1] and K.n_computed == 6
+    a, rows = np.array([20, 0, 4, 9, 20, 11, 1]), np.array([29, 0, 4, 4])
+    for got, want in ((K.columns(a), full[:, a]), (K.block(rows, a), full[np.ix_(rows, a)])):
+        assert np.array_equal(got, want)
+        assert (got.flags.c_contiguous, got.flags.f_contiguous) == (
+            want.flags.c_contiguous,
+            want.flags.f_contiguous,
+        )
+    assert sizes == [3, 2, 1]  # nothing recomputed
+
+
 def test_kernel_columns_reject_a_wrong_shape():
     K = KernelColumns(5, lambda idx: np.zeros((5, idx.size + 1)))
     with pytest.raises(ValueError, match="shape"):

@@ -7,7 +7,13 @@ import pytest
 from cvxopt import matrix, solvers
 from sklearn.svm import SVC, LinearSVC
 
-from svmtune.kernels import Kernel, rbf_columns, rbf_from_sqdist, squared_distances
+from svmtune.kernels import (
+    Kernel,
+    KernelColumns,
+    rbf_columns,
+    rbf_from_sqdist,
+    squared_distances,
+)
 from svmtune.svm import ExtendedFactor, fit_l1_svm, fit_l2_svm
 
 from .conftest import make_problem
@@ -224,6 +230,34 @@ def test_l2_hinge_start_reaches_the_all_points_solution(seed):
     assert hinge.b == pytest.approx(every.b, rel=1e-9, abs=1e-12)
     if w is not None:
         assert not hinge.alpha[:3].any()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_l2_on_columns_of_points_starts_from_libsvm_on_the_points(seed):
+    """A kernel by columns that knows its points gets the hinge-loss start from libsvm on
+    the points (same kernel, C, weights), reads only about the support columns, and ends at
+    the solution on the whole matrix."""
+    X, y = make_problem(300, 2, seed, noise=0.1)
+    kernel = (
+        Kernel("rbf", sigma=1.0) if seed < 3 else Kernel("poly", degree=3, gamma=0.5, coef0=1.0)
+    )
+    w = None
+    if seed % 2:
+        w = np.random.default_rng(seed).uniform(0.2, 3.0, size=300)
+        w[:5] = 0.0
+    ref = fit_l2_svm(kernel(X), y, 50.0, sample_weight=w)
+    K = KernelColumns.of(X, kernel)
+    sol = fit_l2_svm(K, y, 50.0, sample_weight=w)
+    assert np.array_equal(sol.support, ref.support)
+    np.testing.assert_allclose(sol.alpha, ref.alpha, rtol=1e-8, atol=1e-10)
+    assert sol.b == pytest.approx(ref.b, rel=1e-8, abs=1e-10)
+    assert sol.support.sum() <= K.n_computed < 0.6 * 300  # all 300 from all points
+    if w is not None:
+        assert not sol.alpha[:5].any()
+    # without its points the kernel by columns starts from all of them: same solution
+    blind = KernelColumns(300, K._compute)
+    every = fit_l2_svm(blind, y, 50.0, sample_weight=w)
+    np.testing.assert_allclose(every.alpha, ref.alpha, rtol=1e-8, atol=1e-10)
 
 
 def test_l2_on_kernel_columns_reads_only_the_columns_it_needs():

@@ -14,10 +14,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.preprocessing import LabelEncoder
 from sklearn.svm import SVC
+from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmtune._validation import check_min_class_count, validate_sample_weight, validate_Xy
-from svmtune.kernels import Kernel
+from svmtune.kernels import Kernel, KernelColumns
 from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm
 
 __all__ = [
@@ -124,11 +125,24 @@ def class_weight_vector(y_enc: np.ndarray, classes: np.ndarray, class_weight) ->
     return per_class[y_enc]
 
 
+#: :class:`L2SVC` trains on the whole ``n x n`` kernel matrix up to this many points and on
+#: a kernel computed by columns above (:meth:`svmtune.kernels.KernelColumns.of`)
+FULL_KERNEL_MAX_N = 4096
+#: kernel values per block when :class:`L2SVC` computes decision values (32 MiB)
+DECISION_BLOCK = 2**22
+
+
 class L2SVC(ClassifierMixin, BaseEstimator):
     """Kernel SVM with the squared hinge loss (L2-SVM), solved exactly.
 
     Trains the hard-margin SVM on ``K + I / C`` (RBSVM eq. (7)) with
     :func:`svmtune.svm.fit_l2_svm`; multiclass problems are split one-vs-rest.
+
+    Above :data:`FULL_KERNEL_MAX_N` training points the kernel matrix is computed by columns
+    as the solver reads them, starting from libsvm's hinge-loss support vectors: memory and
+    kernel evaluations grow with ``n`` times the number of support vectors instead of
+    ``n^2`` (the same solution up to round-off).  Decision values are computed in blocks of
+    :data:`DECISION_BLOCK` kernel values.
 
     Parameters
     ----------
@@ -178,7 +192,7 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         w = np.ones(X.shape[0]) if w is None else w
         w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
         kern = self._kernel()
-        K = kern(X)
+        K = kern(X) if X.shape[0] <= FULL_KERNEL_MAX_N else KernelColumns.of(X, kern)
         if len(self.classes_) == 2:
             tasks = [np.where(y_enc == 1, 1.0, -1.0)]
         else:
@@ -200,8 +214,12 @@ class L2SVC(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        Kt = self._kernel()(X, self.support_vectors_)
-        F = Kt @ self.dual_coef_.T + self.intercept_
+        kern = self._kernel()
+        F = np.empty((X.shape[0], self.dual_coef_.shape[0]))
+        rows = max(1, DECISION_BLOCK // max(1, self.support_vectors_.shape[0]))
+        for part in gen_batches(X.shape[0], rows):
+            Kt = kern(X[part], self.support_vectors_)
+            F[part] = Kt @ self.dual_coef_.T + self.intercept_
         return F[:, 0] if len(self.classes_) == 2 else F
 
     def predict(self, X):

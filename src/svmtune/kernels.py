@@ -81,6 +81,11 @@ def rbf_from_sqdist(D2: np.ndarray, sigma: float) -> np.ndarray:
     return np.exp(out, out=out)
 
 
+#: columns a :class:`KernelColumns` computes per call of its ``compute`` (at most ``n`` times
+#: this many values in that call's temporaries)
+COLUMN_BLOCK = 256
+
+
 class KernelColumns:
     """A symmetric ``n x n`` kernel matrix whose columns are computed when first asked for.
 
@@ -88,8 +93,9 @@ class KernelColumns:
     columns of ``K`` at the support vectors (``K[:, S]``, ``K[S, S]``, ``K[N, S]``); when
     the support set is a small part of the data this saves computing (and holding) the
     whole matrix at every hyperparameter step -- the ``n^2`` kernel evaluations that would
-    otherwise dominate a step.  Columns are cached; the values are those of the full matrix
-    (``compute`` is evaluated elementwise on the requested columns).
+    otherwise dominate a step.  Columns are cached, each computed once and kept in the block
+    it was computed in (memory: ``n`` values per column read); the values are those of the
+    full matrix (``compute`` is evaluated elementwise on the requested columns).
 
     Parameters
     ----------
@@ -97,48 +103,94 @@ class KernelColumns:
         Size of the matrix.
     compute : callable
         ``idx -> K[:, idx]``, an ``(n, len(idx))`` array, for an index array ``idx``.
+    source : (X, Kernel), optional
+        The training points and kernel the matrix is made of (set by :meth:`of`): they let
+        libsvm evaluate the same kernel natively, e.g. for the L2-SVM's starting support set
+        (:func:`svmtune.svm.fit_l2_svm`).
     """
 
-    def __init__(self, n: int, compute: Callable[[np.ndarray], np.ndarray]) -> None:
+    def __init__(
+        self,
+        n: int,
+        compute: Callable[[np.ndarray], np.ndarray],
+        *,
+        source: tuple[np.ndarray, Kernel] | None = None,
+    ) -> None:
         self.shape = (int(n), int(n))
         self._compute = compute
-        self._slot = np.full(int(n), -1, dtype=np.intp)  # column j -> its place in _store
-        self._store = np.empty((int(n), 0))
+        self.source = source
+        self._block = np.full(int(n), -1, dtype=np.intp)  # column j -> its block
+        self._local = np.full(int(n), -1, dtype=np.intp)  # column j -> its place in the block
+        self._blocks: list[np.ndarray] = []
         self._count = 0
+
+    @classmethod
+    def of(cls, X: np.ndarray, kernel: Kernel) -> KernelColumns:
+        """The ``n x n`` kernel matrix of the rows of ``X`` by columns: column ``j`` is
+        ``kernel(X, X[j])`` (an RBF column has exactly 1 at ``j``).  Equal to ``kernel(X)``
+        up to round-off (the whole matrix is symmetrised; its columns are not), and it holds
+        ``n`` values per column read instead of ``n^2``."""
+        X = np.asarray(X, dtype=float)
+
+        def compute(idx: np.ndarray) -> np.ndarray:
+            if kernel.name != "rbf":
+                return kernel_matrix(X, X[idx], kernel)
+            D2 = squared_distances(X, X[idx])
+            D2[idx, np.arange(idx.size)] = 0.0
+            return rbf_from_sqdist(D2, kernel.sigma)
+
+        return cls(X.shape[0], compute, source=(X, kernel))
 
     @property
     def n_computed(self) -> int:
         """How many distinct columns have been computed."""
         return self._count
 
-    def _slots(self, idx: np.ndarray) -> np.ndarray:
-        """Where the columns ``idx`` are stored, computing those not yet computed."""
+    def _ensure(self, idx: np.ndarray) -> np.ndarray:
+        """Compute the columns of ``idx`` not computed yet (in blocks of at most
+        :data:`COLUMN_BLOCK`, which bounds ``compute``'s temporaries); ``idx`` as an index
+        array.  Computed columns stay where they are: no copies as the cache grows."""
         idx = np.asarray(idx, dtype=np.intp).ravel()
-        new = np.unique(idx[self._slot[idx] < 0])
-        if new.size:
-            block = np.asarray(self._compute(new), dtype=float)
-            if block.shape != (self.shape[0], new.size):
-                raise ValueError(f"compute returned shape {block.shape} for {new.size} columns")
-            end = self._count + new.size
-            if end > self._store.shape[1]:  # grow geometrically
-                cap = min(self.shape[0], max(end, 2 * self._store.shape[1]))
-                grown = np.empty((self.shape[0], cap))
-                grown[:, : self._count] = self._store[:, : self._count]
-                self._store = grown
-            self._store[:, self._count : end] = block
-            self._slot[new] = np.arange(self._count, end)
-            self._count = end
-        return self._slot[idx]
+        missing = idx[self._block[idx] < 0]
+        if missing.size:
+            new = np.unique(missing)
+            for lo in range(0, new.size, COLUMN_BLOCK):
+                part = new[lo : lo + COLUMN_BLOCK]
+                block = np.asarray(self._compute(part), dtype=float)
+                if block.shape != (self.shape[0], part.size):
+                    raise ValueError(
+                        f"compute returned shape {block.shape} for {part.size} columns"
+                    )
+                self._block[part] = len(self._blocks)
+                self._local[part] = np.arange(part.size)
+                self._blocks.append(block)
+            self._count += new.size
+        return idx
+
+    def _gather(self, idx: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        """``K[:, idx]`` (``rows`` None) or ``K[np.ix_(rows, idx)]`` from the blocks, laid
+        out as NumPy lays out that indexing of one array (Fortran order for columns, C order
+        for a block), so products with it take the same BLAS path as with an array."""
+        idx = self._ensure(idx)
+        blk, loc = self._block[idx], self._local[idx]
+        if len(self._blocks) == 1:
+            only = self._blocks[0]
+            return only[:, loc] if rows is None else only[np.ix_(rows, loc)]
+        n_rows = self.shape[0] if rows is None else rows.size
+        out = np.empty((n_rows, idx.size), order="F" if rows is None else "C")
+        for b in np.unique(blk):
+            pos = np.flatnonzero(blk == b)
+            src = self._blocks[b]
+            out[:, pos] = src[:, loc[pos]] if rows is None else src[np.ix_(rows, loc[pos])]
+        return out
 
     def columns(self, idx: np.ndarray) -> np.ndarray:
         """``K[:, idx]``, a new array laid out as NumPy lays out ``K[:, idx]`` of an array."""
-        slots = self._slots(idx)  # first: it may replace _store
-        return self._store[:, slots]
+        return self._gather(idx, None)
 
     def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """``K[np.ix_(rows, cols)]``."""
-        slots = self._slots(cols)  # first: it may replace _store
-        return self._store[np.ix_(np.asarray(rows, dtype=np.intp).ravel(), slots)]
+        return self._gather(cols, np.asarray(rows, dtype=np.intp).ravel())
 
     def full(self) -> np.ndarray:
         """The whole matrix."""

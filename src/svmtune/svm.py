@@ -331,15 +331,23 @@ def _hinge_start(K, y, C, sample_weight, active) -> np.ndarray:
     at ``10 n``; any start is valid).  They are close to the L2-SVM's support set, so the
     Newton iteration converges in a few steps on systems of about that size -- started from
     all points, its first steps factor systems of up to ``n x n``.  All active points when
-    ``K`` is given by columns (libsvm needs the whole matrix) or the start is degenerate."""
-    if isinstance(K, KernelColumns):
-        return active.copy()
+    ``K`` is given by columns without its source points (libsvm needs the whole matrix or
+    the points, :meth:`svmtune.kernels.KernelColumns.of`) or the start is degenerate."""
     idx = np.flatnonzero(active)
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)[idx]
-    svc = SVC(C=float(C), kernel="precomputed", max_iter=10 * idx.size + 1000)
+    cap = 10 * idx.size + 1000
+    if isinstance(K, KernelColumns):
+        if K.source is None:
+            return active.copy()
+        X, kernel = K.source
+        svc = SVC(C=float(C), max_iter=cap, **kernel.sklearn_params())
+        data = X[idx]
+    else:
+        svc = SVC(C=float(C), kernel="precomputed", max_iter=cap)
+        data = K if idx.size == y.size else K[np.ix_(idx, idx)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a capped fit is still a start
-        svc.fit(K if idx.size == y.size else K[np.ix_(idx, idx)], y[idx], sample_weight=w)
+        svc.fit(data, y[idx], sample_weight=w)
     S_mask = np.zeros(y.size, dtype=bool)
     S_mask[idx[svc.support_]] = True
     if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):

@@ -268,7 +268,9 @@ class LowRankSearch(Selector):
     start_sample : int
         Points used by the median-heuristic start (default 2000).
     final_model : {"l1", "l2"}
-        Default "l1": libsvm's SVC (refitting the exact L2-SVM needs the ``n x n`` kernel).
+        Default "l1": libsvm's SVC.  "l2": the exact L2-SVM the criterion approximates
+        (:class:`svmtune.estimators.L2SVC`; at large ``n`` it computes the kernel by columns,
+        ``n`` values per support vector, so its cost grows with the support set).
     log2_sigma, log2_C, start, C0, restarts, jump_restarts, tol, max_iter, max_eval
         The search options of the exact gradient methods
         (:func:`svmtune.search.gradient.check_search_options`), same defaults.
