@@ -83,7 +83,7 @@ Published numbers: Table III (accuracy and std, %), Table V (entropy) and Tables
 sigma, C) is :data:`~svmtune.bench.suites._rbsvm_experiments.PAPER_TABLE_II`.  The suite
 figure :func:`~svmtune.bench.suites._rbsvm_experiments.paper_tables` prints all of them beside
 ours, with the issue #3 acceptance check (RBSVM vs GridSearch accuracy and selection-time
-ratio per task, same run).  The experiment ``runtime_vs_n`` is Fig. 4 (run time vs n on
+ratio per task on the same folds).  The experiment ``runtime_vs_n`` is Fig. 4 (run time vs n on
 skin_nonskin subsamples 500..10000); :data:`FIG4_RUN_LIMITS` says which points run here
 (after raising a limit, ``svmtune bench --suite rbsvm-paper --max-cells 0
 --rerun-experiment runtime_vs_n`` runs the new points only; the points done are kept in its
