@@ -45,9 +45,7 @@ def _stored(store_path: Path) -> dict[str, dict]:
 
 def run(splits: list[int], tasks: list[str], out: Path, stored_path: Path) -> None:
     suite = get_suite("rbsvm-paper")
-    done = set()
-    if out.exists():
-        done = {json.loads(line)["key"] for line in out.read_text().splitlines() if line}
+    done = {r["key"] for r in read_rows(out)}
     stored = _stored(stored_path)
     cells = [c for c in build_cells(suite, tasks=tasks, methods=METHODS) if c.split in set(splits)]
     for cell in cells:
@@ -64,6 +62,10 @@ def run(splits: list[int], tasks: list[str], out: Path, stored_path: Path) -> No
             "task": cell.task.name,
             "split": cell.split,
             "method": cell.method.label,
+            "method_name": cell.method.method,
+            "method_params": row["method_params"],
+            "seed": cell.seed,
+            "dataset_version": row["dataset_version"],
             "selection_time": row["selection_time"],
             "timing_repeats": row["timing_repeats"],
             "cell_cpu_time": cpu,
@@ -94,7 +96,7 @@ def run(splits: list[int], tasks: list[str], out: Path, stored_path: Path) -> No
 
 
 def table(out: Path) -> str:
-    recs = [json.loads(line) for line in out.read_text().splitlines() if line]
+    recs = read_rows(out)
     by = {(r["task"], r["split"], r["method"]): r for r in recs}
     lines = [
         "# RBSVM / GridSearch selection time, measured in one run (issue #3)",
