@@ -36,6 +36,13 @@ def _decision_file(n: int, path: str) -> Path:
     return Path(tempfile.gettempdir()) / f"svmtune_l2svc_decision_{n}_{path}.npy"
 
 
+def _versions() -> dict[str, str]:
+    """sha256 of the bundled ijcnn1 files (the data versions the benchmark rows record)."""
+    from svmtune.datasets.registry import dataset_path, file_sha256
+
+    return {name: file_sha256(dataset_path(name)) for name in ("ijcnn1_train", "ijcnn1_test")}
+
+
 def _cpu() -> float:
     return time.process_time()
 
@@ -127,6 +134,7 @@ def main() -> None:
             for path, r in recs.items():
                 r["max_abs_decision_diff"] = None if np.isnan(diff) else float(diff)
                 r["machine"] = platform.platform()
+                r["dataset_versions"] = _versions()
                 fh.write(json.dumps(r) + "\n")
                 fh.flush()
                 line = (
