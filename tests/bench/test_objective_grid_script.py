@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -12,15 +9,12 @@ from svmtune.kernels import squared_distances
 from svmtune.loo.rbsvm import rbsvm_objective
 from svmtune.methods.base import ovr_tasks
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "rbsvm_objective_grid.py"
+from ._scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("rbsvm_objective_grid", _PATH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("rbsvm_objective_grid")
 
 
 def test_grid_rows_are_sigma_and_columns_C(script):
