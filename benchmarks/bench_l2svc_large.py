@@ -43,10 +43,6 @@ def _versions() -> dict[str, str]:
     return {name: file_sha256(dataset_path(name)) for name in ("ijcnn1_train", "ijcnn1_test")}
 
 
-def _cpu() -> float:
-    return time.process_time()
-
-
 def run_one(n: int, path: str, sigma: float, C: float) -> dict:
     """Fit in this process; returns the measurements (and the test decision values' file)."""
     sys.path.insert(0, str(HERE))
@@ -59,18 +55,18 @@ def run_one(n: int, path: str, sigma: float, C: float) -> dict:
     X, y, Xt, yt = _load("ijcnn1", n)
     est.FULL_KERNEL_MAX_N = n if path == "full" else 0
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    c0 = _cpu()
+    c0 = time.process_time()
     clf = est.L2SVC(C=C, sigma=sigma).fit(X, y)
-    fit_cpu = _cpu() - c0
+    fit_cpu = time.process_time() - c0
     rss_fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     F = clf.decision_function(Xt)
     acc = float(np.mean((F > 0).astype(int) == yt))
-    c0 = _cpu()
+    c0 = time.process_time()
     svc = SVC(C=C, gamma=gamma_from_sigma(sigma), cache_size=1000).fit(X, y)
-    svc_cpu = _cpu() - c0
-    c0 = _cpu()
+    svc_cpu = time.process_time() - c0
+    c0 = time.process_time()
     default = SVC().fit(X, y)
-    default_cpu = _cpu() - c0
+    default_cpu = time.process_time() - c0
     np.save(_decision_file(n, path), F)
     return {
         "n": n,

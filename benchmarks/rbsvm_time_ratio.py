@@ -47,7 +47,8 @@ def run(splits: list[int], tasks: list[str], out: Path, stored_path: Path) -> No
     suite = get_suite("rbsvm-paper")
     done = {r["key"] for r in read_rows(out)}
     stored = _stored(stored_path)
-    cells = [c for c in build_cells(suite, tasks=tasks, methods=METHODS) if c.split in set(splits)]
+    wanted = set(splits)
+    cells = [c for c in build_cells(suite, tasks=tasks, methods=METHODS) if c.split in wanted]
     for cell in cells:
         if cell.key in done:
             continue

@@ -133,11 +133,10 @@ class KernelColumns:
         X = np.asarray(X, dtype=float)
 
         def compute(idx: np.ndarray) -> np.ndarray:
-            if kernel.name != "rbf":
-                return kernel_matrix(X, X[idx], kernel)
-            D2 = squared_distances(X, X[idx])
-            D2[idx, np.arange(idx.size)] = 0.0
-            return rbf_from_sqdist(D2, kernel.sigma)
+            K = kernel_matrix(X, X[idx], kernel)
+            if kernel.name == "rbf":  # exp(0): what the symmetric matrix has there
+                K[idx, np.arange(idx.size)] = 1.0
+            return K
 
         return cls(X.shape[0], compute, source=(X, kernel))
 
