@@ -121,7 +121,8 @@ class ExtendedFactor:
             if info != 0:  # pragma: no cover - the factor is non-singular
                 raise np.linalg.LinAlgError(f"LAPACK dpotri failed (info={info})")
             Hinv = np.tril(Hinv)
-            Hinv += np.tril(Hinv, -1).T
+            Hinv += Hinv.T  # mirror the lower triangle (numpy buffers the overlap) ...
+            Hinv.flat[:: m + 1] *= 0.5  # ... which doubled the diagonal (exactly)
             Hinv -= np.outer(self.u, self.u) / self.s
             out[:m, :m] = Hinv
         out[:m, m] = out[m, :m] = self.u / self.s

@@ -154,26 +154,55 @@ def _wall(w, jump, slope):
 
 
 @pytest.mark.parametrize(
-    "jump, slope, x0, stop",
-    [(3.0, 0.5, 0.0, "xtol"), (4.0, 1.0, -3.0, "ABNORMAL")],  # our stall test / scipy's
+    "jump, slope, x0, xtol, stop",
+    [
+        (3.0, 0.5, 0.0, 1e-3, "xtol"),  # our stall tests
+        (4.0, 1.0, -3.0, 1e-3, "xtol"),
+        (4.0, 1.0, -3.0, 0.0, "ABNORMAL"),  # without them: scipy's line search gives up
+    ],
 )
-def test_continuation_crosses_a_jump_to_the_lower_side(jump, slope, x0, stop):
+def test_continuation_crosses_a_jump_to_the_lower_side(jump, slope, x0, xtol, stop):
     fun = _wall(1.0, jump, slope)
-    kw = {"bounds": [(-8, 8)], "warn_at_bound": False}
+    kw = {"bounds": [(-8, 8)], "warn_at_bound": False, "xtol": xtol}
     stalled = minimize_log_params(fun, [x0 * LN2], jump_restarts=0, **kw)
     assert stop in stalled.message and stalled.segments == 1
-    assert stalled.theta[0] / LN2 == pytest.approx(1.0, abs=0.05)  # stuck at the wall
+    assert stalled.theta[0] / LN2 == pytest.approx(1.0, abs=0.1)  # stuck below the wall
+    assert stalled.theta[0] / LN2 < 1.0
     res = minimize_log_params(fun, [x0 * LN2], **kw)
     # beyond the wall the objective keeps falling to the bound: -8 slope + jump < -slope
     assert res.theta[0] / LN2 == pytest.approx(8.0)
     assert res.value == pytest.approx(-8.0 * slope + jump)
     assert res.value < stalled.value
-    assert res.segments == 2
+    assert res.segments >= 2
     segs = [h["segment"] for h in res.history]
-    assert segs == sorted(segs) and segs[0] == 0 and segs[-1] == 1
-    # the second segment starts at the first one's last trial point (no new evaluation there)
+    assert segs == sorted(segs) and segs[0] == 0 and segs[-1] == res.segments - 1
+    # the first segment saw the far side of the wall, where the continuation starts
     first = [h for h in res.history if h["segment"] == 0]
-    assert first[-1]["theta"][0] / LN2 > 1.0
+    assert any(h["side"] == 1 for h in first)
+
+
+def test_a_line_search_bracketing_a_jump_stops_when_its_trial_points_meet():
+    # the line search brackets the wall from both sides (the near side is lower than the
+    # iterate but the slope never flattens, so the Wolfe conditions never hold) and its
+    # trial points close in on the wall far from the iterate: without the bracket test
+    # scipy's line search runs until it gives up
+    fun = _wall(1.0, 4.0, 1.0)
+    kw = {"bounds": [(-8, 8)], "warn_at_bound": False, "jump_restarts": 0}
+    long = minimize_log_params(fun, [-3.0 * LN2], xtol=0.0, **kw)
+    short = minimize_log_params(fun, [-3.0 * LN2], **kw)
+    assert "ABNORMAL" in long.message and "xtol" in short.message
+    assert short.n_evals < long.n_evals
+    x = [h["theta"][0] for h in short.history]
+    assert x == [h["theta"][0] for h in long.history[: short.n_evals]]  # same path until then
+    # the stop came from trial points meeting each other, away from the iterate
+    accepted = [xi for xi, h in zip(x, short.history) if h["accepted"]]
+    assert min(abs(xi - accepted[-1]) for xi in x[-3:]) / LN2 > 1e-3
+    # the continuation starts at the latest trial point above the iterate (beyond the wall)
+    # and goes on to the lower values there
+    cont = minimize_log_params(fun, [-3.0 * LN2], bounds=[(-8, 8)], warn_at_bound=False)
+    seg1 = [h for h in cont.history if h["segment"] == 1]
+    assert seg1 and all(h["side"] == 1 for h in seg1)
+    assert cont.theta[0] / LN2 == pytest.approx(8.0)
 
 
 def test_continuation_stops_when_the_far_side_is_not_lower():

@@ -438,8 +438,9 @@ def _sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
         if cols.size:
             A = np.asfortranarray(B[:, cols] * np.sqrt(sign * g[cols]))
             out = blas.dsyrk(sign, A, beta=1.0, c=out, lower=1, overwrite_c=1)
-    out = np.tril(out)
-    out += np.tril(out, -1).T
+    # syrk wrote the lower triangle only; the upper one is still zero: mirror the lower one
+    out += out.T
+    out.flat[:: out.shape[0] + 1] *= 0.5
     return out
 
 
