@@ -464,3 +464,33 @@ def test_cells_run_with_single_threaded_blas():
 
     row = run_cell(build_cells(tiny_suite())[0], recording_loader)
     assert row["status"] == "ok" and seen == [{1}]
+
+
+def test_rerun_before_reruns_older_rows_and_resumes(tmp_path):
+    import json
+
+    first = run_suite(tiny_suite(), tmp_path, loader=loader, progress=False)
+    assert first.n_ok == 8
+    path = tmp_path / "tiny" / "results.jsonl"
+    old = [{**r, "timestamp": "2001-01-01T00:00:00+00:00"} for r in read_rows(path)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    change = "2020-06-01T12:00:00"  # naive: UTC; after the old rows, before the new ones
+    # only the selected cells written before the time run again; a second call with the same
+    # time resumes (rows written at or after it count as done)
+    some = run_suite(
+        tiny_suite(), tmp_path, loader=loader, rerun_before=change, max_cells=3, progress=False
+    )
+    assert (some.n_run, some.n_remaining) == (3, 5)
+    rest = run_suite(tiny_suite(), tmp_path, loader=loader, rerun_before=change, progress=False)
+    assert (rest.n_skipped, rest.n_run) == (3, 5)
+    again = run_suite(tiny_suite(), tmp_path, loader=loader, rerun_before=change, progress=False)
+    assert again.n_run == 0
+    rows = read_rows(path)
+    assert len(rows) == 16  # the superseded rows stay in the file; the last of a key wins
+    assert _fingerprint(rows[8:]) == _fingerprint(old)  # same results
+    early = run_suite(
+        tiny_suite(), tmp_path, loader=loader, rerun_before="2000-01-01", progress=False
+    )
+    assert early.n_run == 0  # every row is newer
+    with pytest.raises(ValueError, match="ISO 8601"):
+        run_suite(tiny_suite(), tmp_path, loader=loader, rerun_before="yesterday")

@@ -39,6 +39,14 @@ def _split_list(value: str | None) -> list[str] | None:
 @click.option("--max-cells", default=None, type=click.IntRange(min=0), help="Run at most N cells.")
 @click.option("--retry-errors", is_flag=True, help="Rerun cells whose stored row is an error.")
 @click.option(
+    "--rerun-before",
+    default=None,
+    metavar="TIME",
+    help="Also rerun the selected cells whose stored row was written before TIME (ISO 8601, "
+    "UTC unless a zone is given; e.g. the time of a code change); new rows supersede old "
+    "ones, and the same command resumes.",
+)
+@click.option(
     "--experiments/--no-experiments",
     default=True,
     show_default=True,
@@ -81,6 +89,7 @@ def bench(
     methods,
     max_cells,
     retry_errors,
+    rerun_before,
     experiments,
     rerun_experiments,
     entropy,
@@ -138,6 +147,7 @@ def bench(
                 methods=_split_list(methods),
                 max_cells=max_cells,
                 retry_errors=retry_errors,
+                rerun_before=rerun_before,
                 experiments=experiments,
                 rerun_experiments=rerun_experiments,
                 entropy=entropy,

@@ -614,8 +614,41 @@ def _sigterm_as_exit():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _parse_since(value: str | datetime | None) -> datetime | None:
+    """``rerun_before`` as an aware datetime (a naive one is taken as UTC)."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        try:
+            value = datetime.fromisoformat(str(value))
+        except ValueError:
+            raise ValueError(
+                f"rerun_before must be an ISO 8601 time such as 2026-11-24T01:30:00+00:00, "
+                f"got {value!r}"
+            ) from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _counts_as_done(row: dict, ok_only: bool, since: datetime | None) -> bool:
+    """Whether a stored row stands for its cell: not an error (if ``ok_only``) and, with
+    ``since``, written at or after it (rows without a readable time are older)."""
+    if ok_only and row.get("status") != "ok":
+        return False
+    if since is None:
+        return True
+    try:
+        written = _parse_since(row.get("timestamp"))
+    except ValueError:
+        return False
+    return written is not None and written >= since
+
+
 def _not_stored_meanwhile(
-    cells: Sequence[Cell], store: ResultStore, ok_only: bool, skipped: list[Cell]
+    cells: Sequence[Cell],
+    store: ResultStore,
+    ok_only: bool,
+    skipped: list[Cell],
+    since: datetime | None = None,
 ) -> Iterable[Cell]:
     """``cells`` less those a concurrent run has stored since this run read the store.
 
@@ -625,7 +658,7 @@ def _not_stored_meanwhile(
     offset, done = 0, set()
     for cell in cells:
         rows, offset = store.rows_from(offset)
-        done.update(r.get("key") for r in rows if not ok_only or r.get("status") == "ok")
+        done.update(r.get("key") for r in rows if _counts_as_done(r, ok_only, since))
         if cell.key in done:
             skipped.append(cell)
         else:
@@ -679,6 +712,7 @@ def run_suite(
     methods: Iterable[str] | None = None,
     max_cells: int | None = None,
     retry_errors: bool = False,
+    rerun_before: str | datetime | None = None,
     experiments: bool = True,
     rerun_experiments: Iterable[str] | None = None,
     entropy: bool = True,
@@ -703,6 +737,11 @@ def run_suite(
         Run at most this many not-yet-stored cells in this invocation.
     retry_errors : bool
         Also rerun cells whose stored row is an error (the new row supersedes it).
+    rerun_before : ISO 8601 time or datetime, optional
+        Also rerun the selected cells whose stored row was written before this time (UTC if
+        no zone is given), e.g. the time of a code change that alters them; the new rows
+        supersede the old ones, and the same call resumes after an interruption (rows
+        written since then count as done).
     experiments : bool
         Run the suite's ``experiments`` callables (each once; recorded in the store).
     rerun_experiments : iterable of str, optional
@@ -742,9 +781,10 @@ def run_suite(
         )
     if max_cells is not None and int(max_cells) < 0:
         raise ValueError(f"max_cells must be >= 0, got {max_cells}")
+    since = _parse_since(rerun_before)
     directory = suite_dir(out, suite)
     with ResultStore(directory) as store:
-        done = store.keys(ok_only=retry_errors)
+        done = {r["key"] for r in store.rows() if _counts_as_done(r, retry_errors, since)}
         pending = [c for c in cells if c.key not in done]
         summary = RunSummary(store.path, len(cells), len(cells) - len(pending))
         todo = pending if max_cells is None else pending[: int(max_cells)]
@@ -754,7 +794,7 @@ def run_suite(
             par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
             jobs = (
                 delayed(run_cell)(c, loader, entropy=entropy, blas_threads=blas_threads)
-                for c in _not_stored_meanwhile(todo, store, retry_errors, meanwhile)
+                for c in _not_stored_meanwhile(todo, store, retry_errors, meanwhile, since)
             )
             with _sigterm_as_exit(), _progress(progress) as bar:
                 tid = bar.add_task(suite.name, total=len(todo), last="")
