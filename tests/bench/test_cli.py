@@ -22,3 +22,26 @@ def test_split_list_keeps_commas_inside_parentheses():
 def test_every_method_label_of_a_suite_can_be_selected_alone(suite):
     for m in get_suite(suite).methods:
         assert _split_list(m.label) == [m.label]
+
+
+def test_rerun_before_reaches_the_runner_and_a_bad_time_is_a_clear_error(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from svmtune.bench import runner
+    from svmtune.bench.cli import bench
+
+    seen = {}
+
+    def fake_run_suite(suite, out, **kw):
+        seen.update(kw)
+        return runner.RunSummary(tmp_path / "results.jsonl", 0, 0)
+
+    monkeypatch.setattr(runner, "run_suite", fake_run_suite)
+    args = ["--suite", "quick", "--out", str(tmp_path), "--no-experiments", "--no-progress"]
+    ok = CliRunner().invoke(bench, [*args, "--rerun-before", "2026-11-24T01:00:00+00:00"])
+    assert ok.exit_code == 0, ok.output
+    assert seen["rerun_before"] == "2026-11-24T01:00:00+00:00"
+    monkeypatch.undo()
+    bad = CliRunner().invoke(bench, [*args, "--rerun-before", "yesterday", "--max-cells", "0"])
+    assert bad.exit_code != 0
+    assert "ISO 8601" in bad.output
