@@ -9,12 +9,14 @@ records each cell's selection wall time (cheap selections: fastest of 3, as in t
 process CPU time, its choice and test accuracy, and whether the choice equals the stored
 cell's.  One JSON line per cell is appended to ``--out`` as it finishes (a rerun skips the
 cells there); the markdown table of all of ``--out`` goes to standard output and ``--md``.
-The committed ``benchmarks/rbsvm_time_ratio.md`` came from (the ``svmtune bench`` workers of
-another run stopped with SIGSTOP meanwhile, so that the process had a core to itself)::
+The committed ``benchmarks/rbsvm_time_ratio.md`` came from (nothing else running on the
+machine but this process)::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/rbsvm_time_ratio.py --splits 0 \\
         --out benchmarks/rbsvm_time_ratio.jsonl --md benchmarks/rbsvm_time_ratio.md
     OPENBLAS_NUM_THREADS=1 python benchmarks/rbsvm_time_ratio.py --splits 0,1,2,3,4 \\
+        --tasks cmc --out benchmarks/rbsvm_time_ratio.jsonl --md benchmarks/rbsvm_time_ratio.md
+    OPENBLAS_NUM_THREADS=1 python benchmarks/rbsvm_time_ratio.py --splits 5,6,7,8,9 \\
         --tasks cmc --out benchmarks/rbsvm_time_ratio.jsonl --md benchmarks/rbsvm_time_ratio.md
 """
 
