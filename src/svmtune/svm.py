@@ -33,6 +33,7 @@ __all__ = [
     "fit_l1_svm",
     "fit_l2_svm",
     "l2_diagonal",
+    "mirror_lower",
     "ConvergenceWarning",
     "LIBSVM_MAX_ITER",
 ]
@@ -53,6 +54,15 @@ class ConvergenceWarning(UserWarning):
 # ---------------------------------------------------------------------------------------------
 # Extended matrix factorisation
 # ---------------------------------------------------------------------------------------------
+def mirror_lower(A: np.ndarray) -> np.ndarray:
+    """Make a square matrix whose strict upper triangle is zero symmetric, in place, by
+    copying its lower triangle up (the diagonal is doubled and halved, both exact); returns
+    ``A``.  For the one-triangle output of LAPACK / BLAS (``potri``, ``syrk``)."""
+    A += A.T  # numpy buffers the overlapping operands
+    A.flat[:: A.shape[0] + 1] *= 0.5
+    return A
+
+
 @dataclass
 class ExtendedFactor:
     """Factorisation of the extended matrix ``M = [[H, 1], [1^T, 0]]`` of a support set.
@@ -120,9 +130,7 @@ class ExtendedFactor:
             Hinv, info = lapack.dpotri(self.chol[0], lower=1)
             if info != 0:  # pragma: no cover - the factor is non-singular
                 raise np.linalg.LinAlgError(f"LAPACK dpotri failed (info={info})")
-            Hinv = np.tril(Hinv)
-            Hinv += Hinv.T  # mirror the lower triangle (numpy buffers the overlap) ...
-            Hinv.flat[:: m + 1] *= 0.5  # ... which doubled the diagonal (exactly)
+            Hinv = mirror_lower(np.tril(Hinv))  # potri's upper triangle still holds H
             Hinv -= np.outer(self.u, self.u) / self.s
             out[:m, :m] = Hinv
         out[:m, m] = out[m, :m] = self.u / self.s

@@ -17,6 +17,7 @@ from svmtune.bench.store import (
     jsonable,
     latest_by_key,
     load_results,
+    parse_time,
     read_rows,
 )
 
@@ -174,3 +175,22 @@ def test_find_and_load_results(tmp_path):
     assert find_result_files(files[0]) == [files[0]]
     with pytest.raises(FileNotFoundError):
         find_result_files(tmp_path / "missing")
+
+
+def test_keys_since_a_time_count_only_rows_written_then_or_later(tmp_path):
+    rows = [
+        {"key": "old", "status": "ok", "timestamp": "2026-01-01T00:00:00+00:00"},
+        {"key": "new", "status": "ok", "timestamp": "2026-01-02T00:00:00+01:00"},
+        {"key": "bad", "status": "error: x", "timestamp": "2026-01-03T00:00:00+00:00"},
+        {"key": "none", "status": "ok"},  # no time: older than any
+    ]
+    with ResultStore(tmp_path) as st:
+        for r in rows:
+            st.append(r)
+        since = parse_time("2026-01-01T12:00:00")  # naive: UTC
+        assert st.keys(since=since) == {"new", "bad"}
+        assert st.keys(ok_only=True, since=since) == {"new"}
+        assert st.keys() == {"old", "new", "bad", "none"}
+        assert parse_time("2026-01-01T23:00:00+00:00") == parse_time("2026-01-02T00:00+01:00")
+    with pytest.raises(ValueError, match="rerun_before must be an ISO 8601 time"):
+        parse_time("soon", "rerun_before")

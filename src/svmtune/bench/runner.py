@@ -40,7 +40,14 @@ import numpy as np
 import pandas as pd
 
 from svmtune._warnings import recorded_warnings
-from svmtune.bench.store import ResultStore, StoreBusy, cell_key, jsonable
+from svmtune.bench.store import (
+    ResultStore,
+    StoreBusy,
+    cell_key,
+    counts_as_done,
+    jsonable,
+    parse_time,
+)
 from svmtune.bench.suite import MethodSpec, Suite, Task
 
 __all__ = [
@@ -614,35 +621,6 @@ def _sigterm_as_exit():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _parse_since(value: str | datetime | None) -> datetime | None:
-    """``rerun_before`` as an aware datetime (a naive one is taken as UTC)."""
-    if value is None:
-        return None
-    if not isinstance(value, datetime):
-        try:
-            value = datetime.fromisoformat(str(value))
-        except ValueError:
-            raise ValueError(
-                f"rerun_before must be an ISO 8601 time such as 2026-11-24T01:30:00+00:00, "
-                f"got {value!r}"
-            ) from None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _counts_as_done(row: dict, ok_only: bool, since: datetime | None) -> bool:
-    """Whether a stored row stands for its cell: not an error (if ``ok_only``) and, with
-    ``since``, written at or after it (rows without a readable time are older)."""
-    if ok_only and row.get("status") != "ok":
-        return False
-    if since is None:
-        return True
-    try:
-        written = _parse_since(row.get("timestamp"))
-    except ValueError:
-        return False
-    return written is not None and written >= since
-
-
 def _not_stored_meanwhile(
     cells: Sequence[Cell],
     store: ResultStore,
@@ -658,7 +636,7 @@ def _not_stored_meanwhile(
     offset, done = 0, set()
     for cell in cells:
         rows, offset = store.rows_from(offset)
-        done.update(r.get("key") for r in rows if _counts_as_done(r, ok_only, since))
+        done.update(r.get("key") for r in rows if counts_as_done(r, ok_only, since))
         if cell.key in done:
             skipped.append(cell)
         else:
@@ -781,10 +759,10 @@ def run_suite(
         )
     if max_cells is not None and int(max_cells) < 0:
         raise ValueError(f"max_cells must be >= 0, got {max_cells}")
-    since = _parse_since(rerun_before)
+    since = parse_time(rerun_before, "rerun_before")
     directory = suite_dir(out, suite)
     with ResultStore(directory) as store:
-        done = {r["key"] for r in store.rows() if _counts_as_done(r, retry_errors, since)}
+        done = store.keys(ok_only=retry_errors, since=since)
         pending = [c for c in cells if c.key not in done]
         summary = RunSummary(store.path, len(cells), len(cells) - len(pending))
         todo = pending if max_cells is None else pending[: int(max_cells)]

@@ -24,6 +24,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,8 @@ __all__ = [
     "jsonable",
     "read_rows",
     "latest_by_key",
+    "counts_as_done",
+    "parse_time",
     "find_result_files",
     "load_results",
 ]
@@ -114,6 +117,36 @@ def latest_by_key(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             out.pop(k)
         out[k] = row
     return list(out.values())
+
+
+def parse_time(value: str | datetime | None, name: str = "time") -> datetime | None:
+    """An ISO 8601 time (or datetime) as an aware datetime; a naive one is taken as UTC."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        try:
+            value = datetime.fromisoformat(str(value))
+        except ValueError:
+            raise ValueError(
+                f"{name} must be an ISO 8601 time such as 2026-11-24T01:30:00+00:00, got {value!r}"
+            ) from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def counts_as_done(
+    row: dict[str, Any], ok_only: bool = False, since: datetime | None = None
+) -> bool:
+    """Whether a stored row stands for its cell: not an error (if ``ok_only``) and, with
+    ``since``, written at or after it (a row without a readable ``timestamp`` is older)."""
+    if ok_only and row.get("status") != "ok":
+        return False
+    if since is None:
+        return True
+    try:
+        written = parse_time(row.get("timestamp"))
+    except ValueError:
+        return False
+    return written is not None and written >= since
 
 
 class StoreBusy(RuntimeError):
@@ -240,9 +273,9 @@ class ResultStore:
             rows, n = _complete_rows(fh.read(), self.path)
         return rows, offset + n
 
-    def keys(self, *, ok_only: bool = False) -> set[str]:
-        """Keys of the stored rows (only those with status "ok" if ``ok_only``)."""
-        return {r["key"] for r in self.rows() if not ok_only or r.get("status") == "ok"}
+    def keys(self, *, ok_only: bool = False, since: datetime | None = None) -> set[str]:
+        """Keys of the stored rows that stand for their cells (:func:`counts_as_done`)."""
+        return {r["key"] for r in self.rows() if counts_as_done(r, ok_only, since)}
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one row as one line, atomically (O_APPEND write + fsync under the lock)."""

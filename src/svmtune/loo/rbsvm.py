@@ -89,7 +89,7 @@ from svmtune.kernels import (
     rbf_dlogsigma,
     rbf_from_sqdist,
 )
-from svmtune.svm import DualSolution, fit_l2_svm
+from svmtune.svm import DualSolution, fit_l2_svm, mirror_lower
 
 __all__ = [
     "LOSSES",
@@ -438,10 +438,7 @@ def _sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
         if cols.size:
             A = np.asfortranarray(B[:, cols] * np.sqrt(sign * g[cols]))
             out = blas.dsyrk(sign, A, beta=1.0, c=out, lower=1, overwrite_c=1)
-    # syrk wrote the lower triangle only; the upper one is still zero: mirror the lower one
-    out += out.T
-    out.flat[:: out.shape[0] + 1] *= 0.5
-    return out
+    return mirror_lower(out)  # syrk wrote the lower triangle only
 
 
 def loo_gradient(

@@ -420,18 +420,17 @@ class _Run:
     def check_step(self, x: np.ndarray) -> None:
         """Raise :class:`_StepTooSmall` if ``x`` is closer than ``xtol`` to the iterate (a
         backtrack shrinking onto it) or to an earlier trial point of the same line search (a
-        bracket shrinking onto a jump), and set ``stall`` to the trial point on the far side
-        of the jump and its output: the last one evaluated for a backtrack, the latest one
-        above the iterate's value for a bracket."""
+        bracket shrinking onto a jump).  For a bracket, ``stall`` is set to the latest trial
+        point above the iterate's value and its output: the far side of the jump, where the
+        continuation starts (after a backtrack that is the last trial point, the default)."""
         if self.xtol <= 0:
             return
         if 0 < np.max(np.abs(x - self.anchor)) < self.xtol:
-            self.stall = None if self.last_x is None else (self.last_x, self.last_out)
             raise _StepTooSmall
         for p, _ in self.trials:
             if 0 < np.max(np.abs(x - p)) < self.xtol:
                 above = [t for t in self.trials if t[1][0] > self.anchor_value]
-                self.stall = above[-1] if above else (self.last_x, self.last_out)
+                self.stall = above[-1] if above else None
                 raise _StepTooSmall
 
     def evaluate(self, x: np.ndarray) -> tuple[float, np.ndarray]:
