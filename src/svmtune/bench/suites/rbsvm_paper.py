@@ -66,14 +66,15 @@ score of RBSVM's tanh probabilities with it (issue #3; the paper reports no prob
 Nystroem kernel (:mod:`svmtune.methods._lowrank_search`, rank <= 500, libsvm refit); they run
 where the exact methods' ``n x n`` matrices do not fit (ijcnn1), and the paper tables print
 them in the RBSVM / SpanSVM / RMSVM columns there, named.  On twonorm and skin-nonskin they
-run beside the exact methods, on the same folds, as a check of the approximation.
+run beside the exact methods, on the same folds, as a check of the approximation, and so does
+"RBSVM (low-rank)" on the 17 smaller tasks.
 
 What ran on this machine (the result file says so per cell; the report marks the rest "not
-run"): every method on the 17 tasks up to n = 1,473; on twonorm and skin-nonskin the gradient
-methods, the RBSVM variants and ``SVC()`` (15-420 s per selection on 6,660-9,000 training
-points), not the three CV searches (2,890 / 2,560 SVM fits of those sizes per outer fold)
-except GridSearch on twonorm (all 10 outer folds, 70-85 CPU-min each, run over several
-sessions);
+run"): every method on the 17 tasks up to n = 1,473 except SpanSVM and RMSVM (low-rank); on
+twonorm and skin-nonskin the gradient methods, the RBSVM variants, ``SVC()`` (15-420 s per
+selection on 6,660-9,000 training points) and GridSearch (all 10 outer folds, 25-27 CPU-min
+per cell on skin-nonskin and 70-84 on twonorm, run over several sessions), not RandomSearch
+and BayesSearch (2,560 SVM fits of those sizes per outer fold);
 on ijcnn1 (44,991 training points per fold) the three low-rank gradient methods and
 ``SVC()``, with the model entropy on the Nystroem kernel
 (:func:`svmtune.loo.entropy.l2_model_entropy`).
@@ -264,8 +265,8 @@ SUITE = Suite(
         "RMSVM run there on a Nystroem kernel ('... (low-rank)'). Fig. 4 (run time vs n on "
         "skin_nonskin) is the experiment runtime_vs_n. On the 2-core reference machine the "
         "cells costing hours to days are not run and show as 'not run' (or with the splits "
-        "run, e.g. [5/10]): RandomSearch and BayesSearch on twonorm (GridSearch ran there), "
-        "the three CV searches on skin-nonskin and ijcnn1, the exact RBSVM, SpanSVM "
+        "run, e.g. [5/10]): RandomSearch and BayesSearch on twonorm and skin-nonskin (GridSearch "
+        "ran there), the three CV searches on ijcnn1, the exact RBSVM, SpanSVM "
         "and RMSVM on ijcnn1. 'SVC() (Platt)' and 'RBSVM (libsvm refit + Platt)' are the "
         "Platt-scaled yardsticks of the probability section."
     ),
