@@ -180,3 +180,13 @@ def test_ovo_tanh_coupling_recovers_consistent_pairs_and_solves_its_qp():
         np.testing.assert_allclose(g, ref.x, atol=1e-5)
     with pytest.raises(ValueError, match="one-vs-one"):
         ovo_tanh_proba(np.zeros((2, 3)), 4)
+
+
+@pytest.mark.parametrize("cls", [L2SVC, OvRSVC])
+def test_class_without_positive_weight_is_a_clear_error(cls):
+    X, y = make_problem(30, 2, 4)
+    w = np.where(y > 0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="class -1 has 0"):
+        cls().fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match="positive sample_weight"):
+        cls(class_weight={1.0: 0.0}).fit(X, y)

@@ -192,6 +192,34 @@ def test_l1_adapter_reproduces_sklearn_and_kkt(native, weighted):
     assert np.array_equal(sol.support, sol.in_bound | sol.bounded)
 
 
+@pytest.mark.parametrize("native", [True, False])
+def test_l1_adapter_zero_weight_is_removal(native):
+    # libsvm drops weight-0 samples and scikit-learn's support_ then indexes the others
+    # (scikit-learn #25380): the solution must still put each alpha on its own sample
+    X, y = make_problem(60, 3, 5)
+    kern = Kernel("rbf", sigma=0.8)
+    K = kern(X)
+    w = np.random.default_rng(2).uniform(0.3, 2.0, 60)
+    w[[0, 3, 4, 17, 40, 59]] = 0.0
+    keep = w > 0
+    kw = {"X": X, "kernel": kern} if native else {"K": K}
+    sol = fit_l1_svm(y, 2.0, sample_weight=w, tol=1e-10, **kw)
+    kw_ref = {"X": X[keep], "kernel": kern} if native else {"K": K[np.ix_(keep, keep)]}
+    ref = fit_l1_svm(y[keep], 2.0, sample_weight=w[keep], tol=1e-10, **kw_ref)
+    assert np.all(sol.alpha[~keep] == 0.0)
+    assert np.allclose(sol.alpha[keep], ref.alpha, atol=1e-10)
+    assert np.isclose(sol.b, ref.b, atol=1e-10)
+    assert np.allclose(sol.decision_function(K), ref.decision_function(K[:, keep]), atol=1e-10)
+    assert abs(y @ sol.alpha) < 1e-8
+
+
+def test_l1_adapter_one_class_with_positive_weight():
+    X, y = make_problem(20, 2, 0)
+    w = np.where(y > 0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="both classes with positive weight"):
+        fit_l1_svm(y, 1.0, K=np.eye(20), sample_weight=w)
+
+
 def test_l1_adapter_errors():
     X, y = make_problem(10, 2, 0)
     with pytest.raises(ValueError, match="either K or both X and kernel"):

@@ -141,6 +141,7 @@ def test_bad_input_messages(kwargs, X, y, match):
         ([1, np.nan, 1, 1], "NaN"),
         ([1, 1], "shape"),
         ([0, 0, 0, 0], "all zero"),
+        ([1, 1, 0, 0], "a sample with positive sample_weight; class 1 has 0"),
     ],
 )
 def test_bad_sample_weight(w, match):

@@ -144,6 +144,12 @@ def test_small_helpers():
     check_min_class_count(np.array([0, 0, 1, 1]), np.array(["a", "b"]))
     with pytest.raises(ValueError, match="class 'b' has 1"):
         check_min_class_count(np.array([0, 0, 1]), np.array(["a", "b"]))
+    y, labels = np.array([0, 0, 1, 1, 1]), np.array(["a", "b"])
+    check_min_class_count(y, labels, sample_weight=np.array([1.0, 2.0, 0.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="positive sample_weight; class 'a' has 1"):
+        check_min_class_count(y, labels, sample_weight=np.array([0.0, 2.0, 1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="needs a sample with positive sample_weight; class 'b'"):
+        check_min_class_count(y, labels, 1, sample_weight=np.array([1.0, 1.0, 0.0, 0.0, 0.0]))
     assert validate_sample_weight(None, 3) is None
     with pytest.raises(ValueError, match="all zero"):
         validate_sample_weight(np.zeros(3), 3)

@@ -48,8 +48,17 @@ def validate_Xy(X, y, *, allow_nan: bool = False, estimator=None):
     return X, y
 
 
-def check_min_class_count(y_encoded: np.ndarray, classes: np.ndarray, minimum: int = 2) -> None:
-    """Raise if fewer than two classes, or a class has fewer than ``minimum`` samples."""
+def check_min_class_count(
+    y_encoded: np.ndarray,
+    classes: np.ndarray,
+    minimum: int = 2,
+    sample_weight: np.ndarray | None = None,
+) -> None:
+    """Raise if fewer than two classes, or a class has fewer than ``minimum`` samples.
+
+    With ``sample_weight`` only the samples of positive weight count (a sample of weight 0
+    is one the fit leaves out).
+    """
     counts = np.bincount(y_encoded, minlength=len(classes))
     if len(y_encoded) < 2:
         raise ValueError(
@@ -61,12 +70,20 @@ def check_min_class_count(y_encoded: np.ndarray, classes: np.ndarray, minimum: i
             f"y has 1 class ({_label(classes[0])}); hyperparameter selection needs at "
             "least two classes."
         )
+    if sample_weight is not None:
+        counts = np.bincount(y_encoded[sample_weight > 0], minlength=len(classes))
     small = [(c, k) for c, k in zip(classes, counts) if k < minimum]
     if small:
         desc = ", ".join(f"class {_label(c)} has {k}" for c, k in small)
+        if sample_weight is None:
+            raise ValueError(
+                f"every class needs at least {minimum} samples for selection; {desc}. "
+                "Remove or merge the rare classes."
+            )
+        need = "a sample" if minimum == 1 else f"at least {minimum} samples"
         raise ValueError(
-            f"every class needs at least {minimum} samples for selection; {desc}. "
-            "Remove or merge the rare classes."
+            f"every class needs {need} with positive sample_weight; {desc}. Give its "
+            "samples a weight > 0, or remove the class."
         )
 
 

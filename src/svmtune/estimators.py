@@ -191,6 +191,7 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         w = validate_sample_weight(sample_weight, X.shape[0])
         w = np.ones(X.shape[0]) if w is None else w
         w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
+        check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
         kern = self._kernel()
         K = kern(X) if X.shape[0] <= FULL_KERNEL_MAX_N else KernelColumns.of(X, kern)
         if len(self.classes_) == 2:
@@ -276,6 +277,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         w = validate_sample_weight(sample_weight, X.shape[0])
         w = np.ones(X.shape[0]) if w is None else w
         w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
+        check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
         params = dict(
             C=self.C,
             kernel=self.kernel,

@@ -264,18 +264,28 @@ def fit_l1_svm(
     tol : float
         libsvm's stopping tolerance (libsvm stops after :data:`LIBSVM_MAX_ITER` iterations).
     return_estimator : bool
-        Also return the fitted scikit-learn ``SVC``.
+        Also return the fitted scikit-learn ``SVC``.  It is trained on the samples of
+        positive weight only (a precomputed kernel then takes their columns); the returned
+        solution covers all samples, with ``alpha = 0`` at weight 0.
     """
     y = _as_pm1(y)
     n = y.shape[0]
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be positive and finite, got {C}")
     w = _weights(n, sample_weight)
+    # libsvm drops the samples of weight 0, and scikit-learn's ``support_`` then indexes the
+    # remaining samples, not the ones passed (scikit-learn issue #25380): fit on the samples
+    # of positive weight and map the indices back here, whatever scikit-learn's version does
+    keep = np.flatnonzero(w > 0)
+    if np.unique(y[keep]).size < 2:
+        raise ValueError("the hinge-loss SVM needs samples of both classes with positive weight")
+    sw = None if sample_weight is None else w[keep]
     if K is not None:
         svc = SVC(
             kernel="precomputed", C=C, tol=tol, cache_size=cache_size, max_iter=LIBSVM_MAX_ITER
         )
-        svc.fit(np.asarray(K, dtype=float), y, sample_weight=None if sample_weight is None else w)
+        K = np.asarray(K, dtype=float)
+        svc.fit(K if keep.size == n else K[np.ix_(keep, keep)], y[keep], sample_weight=sw)
     else:
         if X is None or kernel is None:
             raise ValueError("fit_l1_svm needs either K or both X and kernel")
@@ -286,12 +296,12 @@ def fit_l1_svm(
             max_iter=LIBSVM_MAX_ITER,
             **kernel.sklearn_params(),
         )
-        svc.fit(X, y, sample_weight=None if sample_weight is None else w)
+        svc.fit(X if keep.size == n else X[keep], y[keep], sample_weight=sw)
     # scikit-learn orders classes_ = [-1, +1]; decision_function > 0 predicts +1, and
     # dual_coef_[0] = y_i alpha_i with exactly that orientation, so alpha = |dual_coef_|.
     # The sign is checked below rather than assumed.
     coef = svc.dual_coef_[0]
-    idx = svc.support_
+    idx = keep[svc.support_]
     alpha = np.zeros(n)
     alpha[idx] = np.abs(coef)
     sign_ok = np.all(np.sign(coef[coef != 0]) == y[idx][coef != 0])

@@ -170,6 +170,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         y_enc = enc.transform(y)
         check_min_class_count(y_enc, self.classes_, minimum=2)
         w = validate_sample_weight(sample_weight, len(y_enc))
+        if w is not None:
+            # a class of weight 0 is absent from every fit (one sample of weight 2 stands
+            # for two samples, as the scikit-learn checks require)
+            check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
 
         self.preprocessor_ = make_preprocessor(self.preprocess, X)
         if self.preprocess == "standard":

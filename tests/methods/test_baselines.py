@@ -217,3 +217,54 @@ def test_degenerate_data_do_not_crash():
     ):
         out = sel.select(X, y, random_state=0)
         assert np.isfinite(out.criterion) and 0 <= out.estimate <= 1
+
+
+def test_halving_on_too_few_samples_is_one_grid_round():
+    # 40 samples of 3 classes with 10 folds: scikit-learn's smallest first round is
+    # 2 * 10 * 3 = 60 samples, more than there are; one round on all samples instead,
+    # which is the grid search on the same folds
+    X, y = _data(n=40, k=3, seed=3)
+    box = {"log2_sigma": (-2, 2, 1), "log2_C": (-1, 1, 1)}
+    with pytest.warns(UserWarning, match="too few for successive halving"):
+        sel = HalvingSearch(**box).select(X, y, random_state=0)
+    grid = GridSearch(**box).select(X, y, random_state=0)
+    assert sel.info["n_iterations"] == 1 and sel.info["n_resources_per_iter"] == [40]
+    assert sel.params == grid.params and sel.criterion == pytest.approx(grid.criterion)
+
+
+def test_halving_first_round_holds_the_rare_class():
+    # 3 of 40 samples in class 1: a first round of scikit-learn's 12 samples would subsample
+    # training parts without it, and every fit of the round would fail
+    X, y = _data(n=40, seed=6)
+    y = (np.arange(40) < 3).astype(int)
+    with pytest.warns(UserWarning, match="too few for successive halving"):
+        sel = HalvingSearch(log2_sigma=(-2, 2, 1), log2_C=(-1, 1, 1)).select(X, y, random_state=0)
+    assert np.isfinite(sel.criterion)
+    # on more data the first round is raised only as far as the rare class needs
+    X, y = _data(n=400, seed=6)
+    y = (np.arange(400) < 20).astype(int)
+    h = HalvingSearch(
+        log2_sigma=(-2, 2, 1), log2_C=(-1, 1, 1), n_splits=5, min_resources="smallest"
+    )
+    sel = h.select(X, y, random_state=0)
+    first = sel.info["n_resources_per_iter"][0]
+    assert first == int(np.ceil(5 * 400 / (20 * 0.8)))  # > scikit-learn's 2 * 5 * 2 = 20
+    assert np.isfinite(sel.criterion)
+
+
+def test_folds_spread_the_samples_of_positive_weight():
+    X, y = _data(n=60, seed=1)
+    w = np.ones(60)
+    assert all(
+        np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        for a, b in zip(make_folds(y, 5, 0), make_folds(y, 5, 0, w))
+    )
+    w[(y == 1) & (np.arange(60) > 20)] = 0.0  # class 1 keeps 10 samples of positive weight
+    for train, _ in make_folds(y, 10, 0, w):
+        assert np.sum(w[train][y[train] == 1] > 0) >= 9
+    w[(y == 1) & (np.arange(60) > 5)] = 0.0  # 3 left: 3-fold
+    with pytest.warns(UserWarning, match="3 samples with positive weight: using 3-fold"):
+        assert len(make_folds(y, 10, 0, w)) == 3
+    w[(y == 1) & (np.arange(60) > 1)] = 0.0
+    with pytest.raises(ValueError, match="2 samples with positive weight of every class"):
+        make_folds(y, 10, 0, w)

@@ -567,9 +567,10 @@ def estimate_kfold_cv(
         if not np.allclose(Kx, K, rtol=1e-8, atol=1e-10):
             raise ValueError("K is not the kernel matrix of X under params; pass matching ones")
     y01 = (sol.y > 0).astype(int)
+    w = sol.upper / C
     if folds is None:
-        folds = make_folds(y01, n_splits, random_state)
-    err = cv_errors(X, y01, [cand], folds=folds, sample_weight=sol.upper / C, n_jobs=n_jobs)
+        folds = make_folds(y01, n_splits, random_state, w)
+    err = cv_errors(X, y01, [cand], folds=folds, sample_weight=w, n_jobs=n_jobs)
     return float(err[0])
 
 

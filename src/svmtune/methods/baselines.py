@@ -30,6 +30,10 @@ from svmtune.kernels import gamma_from_sigma, sigma_from_gamma
 from svmtune.methods.base import Selection, Selector
 from svmtune.search.cv import cv_errors, make_folds
 
+#: expected samples of positive weight of every class in each subsampled training part of
+#: successive halving's first round (the probability of meeting none is about exp(-5))
+HALVING_RARE = 5
+
 __all__ = [
     "DefaultSVC",
     "GridSearch",
@@ -281,7 +285,7 @@ class GridSearch(_CVSearch):
         multiclass="ovr",
     ):
         self.check_kernel(kernel)
-        folds = make_folds(y, self.n_splits, random_state)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight)
         cands = [rbf_params(s, c) for s in self.sigmas for c in self.Cs]
         return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)
 
@@ -332,7 +336,7 @@ class RandomSearch(_CVSearch):
     ):
         self.check_kernel(kernel)
         rng = check_random_state(random_state)
-        folds = make_folds(y, self.n_splits, random_state)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight)
         sig, Cs = sample_log2_box(self.n_iter, self.log2_sigma, self.log2_C, self.distribution, rng)
         cands = [rbf_params(s, c) for s, c in zip(sig, Cs)]
         return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)
@@ -429,7 +433,7 @@ class HyperoptTPE(_SequentialSearch):
 
         self.check_kernel(kernel)
         seed = _seed_int(random_state)
-        folds = make_folds(y, self.n_splits, random_state)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight)
         history: list[dict] = []
         evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history, multiclass)
 
@@ -515,7 +519,7 @@ class OptunaTPE(_SequentialSearch):
     ):
         self.check_kernel(kernel)
         seed = _seed_int(random_state)
-        folds = make_folds(y, self.n_splits, random_state)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight)
         history: list[dict] = []
         evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history, multiclass)
         log = self.distribution == "loguniform"
@@ -557,6 +561,13 @@ class HalvingSearch(_CVSearch):
     distribution : {"loguniform", "uniform"}, default="loguniform"
     factor : float, default=3
     min_resources : int or "exhaust" or "smallest", default="exhaust"
+        As in scikit-learn, except that the first round of ``"exhaust"`` and ``"smallest"``
+        is at least :data:`HALVING_RARE` samples of positive weight of every class in each
+        subsampled training part, in expectation: scikit-learn subsamples a round's training
+        parts without stratification, and a fit that meets one class only fails.  Where
+        even one round on all samples is too small for that (or for scikit-learn's
+        ``2 * n_folds * n_classes``), every candidate is evaluated on all samples in a
+        single round (a grid search, with a warning).
     aggressive_elimination : bool, default=False
     n_splits : int, default=10
     scoring : {"error", "f1"}, default="error"
@@ -613,6 +624,32 @@ class HalvingSearch(_CVSearch):
             self.n_candidates, self.log2_sigma[:2], self.log2_C[:2], self.distribution, rng
         )
 
+    def _min_resources(self, y, sample_weight, n_folds: int, n_candidates: int):
+        """The ``min_resources`` passed to scikit-learn (see the class docstring)."""
+        if not isinstance(self.min_resources, str):
+            return self.min_resources
+        n = y.shape[0]
+        pos = np.ones(n, dtype=bool) if sample_weight is None else sample_weight > 0
+        rarest = np.bincount(y[pos], minlength=int(y.max()) + 1).min()
+        smallest = 2 * n_folds * (int(y.max()) + 1)  # scikit-learn's "smallest"
+        floor = math.ceil(HALVING_RARE * n / (rarest * (1.0 - 1.0 / n_folds)))
+        if max(smallest, floor) >= n:
+            warnings.warn(
+                f"{n} samples are too few for successive halving with {n_folds} folds (the "
+                f"first round needs {max(smallest, floor)}): every candidate is evaluated on "
+                "all samples in one round, as in a grid search",
+                UserWarning,
+                stacklevel=3,
+            )
+            return n
+        if floor <= smallest:
+            return self.min_resources
+        if self.min_resources == "smallest":
+            return floor
+        # "exhaust" as scikit-learn computes it, from the larger first round
+        last = math.floor(math.log(n_candidates, self.factor))
+        return max(floor, int(n // self.factor**last))
+
     def select(
         self,
         X,
@@ -632,9 +669,10 @@ class HalvingSearch(_CVSearch):
         self.check_kernel(kernel)
         rng = check_random_state(random_state)
         seed = _seed_int(random_state)
-        n_folds = len(make_folds(y, self.n_splits, seed))
+        n_folds = len(make_folds(y, self.n_splits, seed, sample_weight))
         sigmas, Cs = self._candidates(rng)
         n_classes = int(np.max(y)) + 1
+        min_resources = self._min_resources(y, sample_weight, n_folds, len(sigmas))
         with sklearn.config_context(enable_metadata_routing=sample_weight is not None):
             est = make_final_estimator(
                 rbf_params(1.0, 1.0), final_model="l1", multiclass=multiclass, n_classes=n_classes
@@ -657,7 +695,7 @@ class HalvingSearch(_CVSearch):
                 grid,
                 factor=self.factor,
                 resource="n_samples",
-                min_resources=self.min_resources,
+                min_resources=min_resources,
                 aggressive_elimination=self.aggressive_elimination,
                 cv=StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed),
                 scoring=scoring,

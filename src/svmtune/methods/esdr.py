@@ -270,7 +270,7 @@ class WidthIndexSelector(Selector):
         """C for a fixed sigma: fixed, full grid, or coarse grid + golden section (CV)."""
         if self.c_search == "fixed":
             return self.C, None, 0, [], {"c_search": "fixed"}
-        folds = make_folds(y, self.n_splits, random_state)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight)
 
         def errs(log2Cs) -> np.ndarray:
             cands = [rbf_params(sigma, 2.0**c) for c in np.atleast_1d(log2Cs)]

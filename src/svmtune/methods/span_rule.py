@@ -432,7 +432,7 @@ class SpanRule(Selector):
         return records, n_warn
 
     def _cv_losses(self, X, y, cands, ctx, random_state, n_jobs) -> tuple[np.ndarray, int]:
-        folds = make_folds(y, self.n_splits, random_state)
+        folds = make_folds(y, self.n_splits, random_state, ctx["w_user"])
         if self.search != "instance_weights":
             params = [p for _, _, p in cands]
             errs = cv_errors(

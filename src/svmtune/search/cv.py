@@ -20,22 +20,39 @@ from svmtune.estimators import make_final_estimator, ovo_pairs
 __all__ = ["make_folds", "cv_errors", "fold_error"]
 
 
-def make_folds(y: np.ndarray, n_splits: int = 10, random_state=None) -> list[tuple]:
-    """Stratified, shuffled K-fold splits; ``n_splits`` is capped by the smallest class size."""
-    counts = np.bincount(np.asarray(y))
-    counts = counts[counts > 0]
+def make_folds(
+    y: np.ndarray, n_splits: int = 10, random_state=None, sample_weight: np.ndarray | None = None
+) -> list[tuple]:
+    """Stratified, shuffled K-fold splits; ``n_splits`` is capped by the smallest class size.
+
+    With ``sample_weight`` only samples of positive weight count towards a class's size, and
+    the folds are stratified by class and by ``weight > 0`` together, so that every training
+    part holds samples of positive weight of every class (a fit leaves out weight-0 samples).
+    Without zero weights the folds are those of the unweighted call.
+    """
+    y = np.asarray(y)
+    pos = None if sample_weight is None else np.asarray(sample_weight) > 0
+    counts = np.bincount(y if pos is None else y[pos], minlength=int(y.max()) + 1)
+    counts = counts[np.bincount(y) > 0]
     k = int(min(n_splits, counts.min()))
     if k < 2:
-        raise ValueError("cross-validation needs at least 2 samples of every class")
+        need = "samples" if pos is None else "samples with positive weight"
+        raise ValueError(f"cross-validation needs at least 2 {need} of every class")
     if k < n_splits:
         warnings.warn(
-            f"smallest class has {counts.min()} samples: using {k}-fold instead of "
+            f"smallest class has {counts.min()} samples"
+            f"{'' if pos is None else ' with positive weight'}: using {k}-fold instead of "
             f"{n_splits}-fold cross-validation",
             UserWarning,
             stacklevel=3,
         )
     skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
-    return list(skf.split(np.zeros(len(y)), y))
+    if pos is None or pos.all():
+        return list(skf.split(np.zeros(len(y)), y))
+    with warnings.catch_warnings():
+        # the weight-0 part of a class may be smaller than k: only its spread suffers
+        warnings.filterwarnings("ignore", message=".*least populated class.*")
+        return list(skf.split(np.zeros(len(y)), 2 * y + pos))
 
 
 def fold_error(
@@ -103,7 +120,7 @@ def cv_errors(
     ``len(candidates) * len(folds)``.  Parallel over (candidate, fold) cells with joblib.
     """
     if folds is None:
-        folds = make_folds(y, n_splits, random_state)
+        folds = make_folds(y, n_splits, random_state, sample_weight)
     cells = [(i, tr, te) for i in range(len(candidates)) for tr, te in folds]
     out = Parallel(n_jobs=n_jobs)(
         delayed(fold_error)(
