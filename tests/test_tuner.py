@@ -77,8 +77,27 @@ def test_multiclass_ovo_and_platt():
     assert t.final_fit_time_ > 0
     tp = SVMTuner(multiclass="ovo", probability="platt", random_state=0).fit(X, y)
     assert tp.probability_ == "platt" and np.allclose(tp.predict_proba(X).sum(1), 1)
+    # Platt changes the probabilities only: predictions and decision values are the SVM's
+    np.testing.assert_array_equal(tp.predict(X), t.predict(X))
+    np.testing.assert_allclose(tp.decision_function(X), dec)
+    assert t.calibrator_ is None and tp.calibrator_ is not None
     t2 = SVMTuner(random_state=0).fit(X, y)
     assert t2.decision_function(X).shape == (150, 3)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_platt_changes_predict_proba_only(k):
+    rng = np.random.default_rng(0)
+    y = np.arange(90) % k
+    X = rng.normal(size=(90, 2)) + 0.8 * y[:, None]  # overlapping classes
+    t = SVMTuner(random_state=0).fit(X, y)
+    tp = SVMTuner(probability="platt", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(tp.predict(X), t.predict(X))
+    np.testing.assert_allclose(tp.decision_function(X), t.decision_function(X))
+    assert not np.allclose(tp.predict_proba(X), t.predict_proba(X))
+    np.testing.assert_allclose(
+        tp.predict_proba(X), tp.calibrator_.predict_proba(tp.preprocessor_.transform(X))
+    )
 
 
 @pytest.mark.parametrize("multiclass", ["ovr", "ovo"])

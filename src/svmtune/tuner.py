@@ -73,6 +73,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         ``predict_proba``: RBSVM's tanh mapping of the decision values (eq. (29); for a
         one-vs-one SVM, of the pairwise values combined by Wu-Lin-Weng pairwise coupling), or
         Platt scaling (a sigmoid on cross-validated decision values; L1 final models only).
+        It changes ``predict_proba`` only: ``predict`` and ``decision_function`` are the final
+        SVM's, as for scikit-learn's ``SVC(probability=True)``.
     random_state : int, RandomState or None
     n_jobs : int or None
         Parallel jobs for candidate evaluation (joblib).
@@ -91,12 +93,14 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         Seconds spent by the selection method.
     final_fit_time_ : float
         Seconds of the final SVM's fit on the preprocessed data (without validation and
-        preprocessing).
+        preprocessing), with Platt scaling's calibration.
     n_svm_fits_ : int
     history_ : list of dict
     selection_ : Selection
     classes_ : ndarray
     estimator_ : fitted final SVM
+    calibrator_ : fitted ``CalibratedClassifierCV`` or None
+        Platt scaling of ``predict_proba`` (``probability_ == "platt"``).
     preprocessor_ : fitted transformer
     """
 
@@ -205,19 +209,26 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         final = sel.final_model if self.final_model == "auto" else self.final_model
         n_classes = len(self.classes_)
         platt = final == "l1" and self.probability == "platt"
-        est = make_final_estimator(
-            sel.params,
-            final_model=final,
-            multiclass=self.multiclass,
-            n_classes=n_classes,
-            probability=platt,
-            random_state=seed,
-        )
+
+        def final_estimator(probability: bool):
+            return clone(
+                make_final_estimator(
+                    sel.params,
+                    final_model=final,
+                    multiclass=self.multiclass,
+                    n_classes=n_classes,
+                    probability=probability,
+                    random_state=seed,
+                )
+            )
+
         w_final = w if sel.sample_weight is None else sel.sample_weight
         fit_kw = {} if w_final is None else {"sample_weight": w_final}
-        est = clone(est)
         t0 = time.perf_counter()
-        self.estimator_ = est.fit(Xp, y_enc, **fit_kw)
+        self.estimator_ = final_estimator(False).fit(Xp, y_enc, **fit_kw)
+        # Platt's calibrator refits the SVM on all samples too, but keeps it behind its own
+        # (probability-argmax) predict; the tuner predicts with the SVM it selected for
+        self.calibrator_ = final_estimator(True).fit(Xp, y_enc, **fit_kw) if platt else None
         self.final_fit_time_ = time.perf_counter() - t0
         self.final_model_ = final
         self.probability_ = "platt" if platt else "tanh"
@@ -256,7 +267,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         """Class probabilities (columns follow ``classes_``); see the ``probability`` option."""
         Xp = self._transform(X)
         if self.probability_ == "platt":
-            return self.estimator_.predict_proba(Xp)
+            return self.calibrator_.predict_proba(Xp)
         if self._pairwise():
             return ovo_tanh_proba(self.estimator_.decision_function(Xp), len(self.classes_))
         return tanh_proba(self.estimator_.decision_function(Xp))
