@@ -72,6 +72,9 @@ def test_parse_param_and_json_helpers():
     assert parse_param("n_splits = 5") == ("n_splits", 5)
     with pytest.raises(click.BadParameter):
         parse_param("no-equals-sign")
+    with pytest.raises(click.BadParameter, match=r"log2_C=\(-2,2: not a Python literal"):
+        parse_param("log2_C=(-2,2")
+    assert parse_param("x=") == ("x", "")
     doc = to_jsonable({0: np.float64(np.nan), "a": np.arange(2), "t": (np.int64(1), "x")})
     assert doc == {"0": None, "a": [0, 1], "t": [1, "x"]}
 

@@ -37,7 +37,8 @@ def parse_param(text: str) -> tuple[str, Any]:
     """``"key=value"`` -> ``(key, value)``; the value through ``ast.literal_eval``, else a str.
 
     ``log2_C="(-2,2,1)"`` gives ``("log2_C", (-2, 2, 1))``; ``scoring=f1`` gives
-    ``("scoring", "f1")``.
+    ``("scoring", "f1")``.  A value that opens a tuple, list, dict or string literal but is
+    not one (``log2_C="(-2,2"``) is an error rather than a string.
     """
     key, sep, raw = text.partition("=")
     key = key.strip()
@@ -46,7 +47,13 @@ def parse_param(text: str) -> tuple[str, Any]:
     raw = raw.strip()
     try:
         value = ast.literal_eval(raw)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        if raw[:1] in "([{'\"" and raw:
+            raise click.BadParameter(
+                f"{key}={raw}: not a Python literal ({exc.__class__.__name__}); quote it for "
+                f"the shell, e.g. {key}='(-2, 2, 1)'",
+                param_hint="'--param'",
+            ) from None
         value = raw
     return key, value
 
