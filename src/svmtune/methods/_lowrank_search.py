@@ -357,7 +357,8 @@ class LowRankSearch(Selector):
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
         rng = check_random_state(random_state)
-        theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng)
+        start_X = X if sw is None else X[sw > 0]  # weight 0: left out
+        theta0 = lowrank_start(start_X, self.start, self.C0, self.start_sample, rng)
 
         def make_objective(D2_nm, D2_mm, m):
             def fun(theta, state):

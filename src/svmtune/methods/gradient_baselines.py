@@ -79,8 +79,9 @@ class _GradientBaseline(Selector):
     log2_sigma, log2_C : (lo, hi)
         Search box in log2 units (default ``(-8, 8)``, RBSVM §IV-A).
     start : {"median", "sqrt_d"} or (sigma, C) or dict
-        Starting point: a rule for ``sigma0`` (:func:`svmtune.search.gradient.initial_sigma`)
-        with ``C0`` below, or the point itself as a pair or ``{"sigma": .., "C": ..}``.
+        Starting point: a rule for ``sigma0`` (:func:`svmtune.search.gradient.initial_sigma`,
+        on the training points of positive weight) with ``C0`` below, or the point itself as
+        a pair or ``{"sigma": .., "C": ..}``.
     C0 : float
         Starting ``C`` of the rule-based starts (default 1, i.e. ``log C = 0``, RBSVM
         Algorithm 1).
@@ -167,7 +168,11 @@ class _GradientBaseline(Selector):
         tasks = ovr_tasks(y)
         D2 = squared_distances(X)
         theta0 = initial_theta(
-            D2, self.start, self.C0, n_features=X.shape[1], random_state=random_state
+            D2 if w is None else D2[np.ix_(w > 0, w > 0)],  # weight 0: left out
+            self.start,
+            self.C0,
+            n_features=X.shape[1],
+            random_state=random_state,
         )
 
         def fun(theta: np.ndarray, state: dict[str, Any] | None):

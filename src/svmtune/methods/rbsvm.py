@@ -46,8 +46,9 @@ class RBSVM(Selector):
         Search box in log2 units (default ``(-8, 8)``, the paper's grid range).
     start : {"median", "sqrt_d"} or (sigma, C) or dict
         Starting point.  "median": sigma0 = square root of the median squared distance between
-        training points (median heuristic); "sqrt_d": sigma0 = sqrt(n_features); in both cases
-        ``C0`` below.  A pair or ``{"sigma": .., "C": ..}`` gives the start explicitly.
+        training points of positive weight (median heuristic); "sqrt_d": sigma0 =
+        sqrt(n_features); in both cases ``C0`` below.  A pair or ``{"sigma": .., "C": ..}``
+        gives the start explicitly.
     C0 : float
         Starting C for the rule-based starts (default 1, i.e. log C = 0, Algorithm 1).
     restarts : int
@@ -143,7 +144,11 @@ class RBSVM(Selector):
         tasks = ovr_tasks(y)
         D2 = squared_distances(X)
         theta0 = initial_theta(
-            D2, self.start, self.C0, n_features=X.shape[1], random_state=random_state
+            D2 if sw is None else D2[np.ix_(sw > 0, sw > 0)],  # weight 0: left out
+            self.start,
+            self.C0,
+            n_features=X.shape[1],
+            random_state=random_state,
         )
         total_w = float(len(y)) if sw is None else float(sw.sum())
 

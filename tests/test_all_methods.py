@@ -1,0 +1,96 @@
+"""Every registered method through SVMTuner on the small and awkward data users bring.
+
+Each case once tripped a method: scikit-learn's successive halving refuses a first round
+larger than the data (few samples, several classes), subsampled rounds can miss a rare
+class, libsvm drops weight-0 samples (and scikit-learn's ``support_`` then indexes the
+others), and K-fold CV can leave a training part without a positively weighted sample of
+a class.  Searches run with small budgets; the check is that they finish with a usable
+model, not what they choose.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from svmtune import SVMTuner
+from svmtune.methods import available_methods
+
+#: small budgets for the searches (their defaults evaluate hundreds of candidates)
+_LIGHT = {
+    "grid": {"log2_sigma": (-2, 2, 2), "log2_C": (-2, 2, 2)},
+    "halving": {"log2_sigma": (-2, 2, 1), "log2_C": (-2, 2, 1)},
+    "random": {"n_iter": 4},
+    "tpe": {"max_evals": 4, "n_startup": 2},
+    "optuna": {"n_trials": 4, "n_startup": 2},
+    "cv_cv": {"log2_sigma": (-2, 2, 2), "log2_C": (-2, 2, 2)},
+    "span_rule": {"log2_sigma": (-2, 2, 2), "log2_C": (-2, 2, 2)},
+}
+
+
+def _case(name: str):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 3))
+    w = None
+    if name == "three_classes_40":  # halving: 2 * 10 folds * 3 classes > 40 samples
+        y = np.arange(40) % 3
+        X += y[:, None]
+    elif name == "rare_class":  # 3 of 40
+        y = (np.arange(40) < 3).astype(int)
+        X[:3] += 2.0
+    elif name == "zero_weights":  # a quarter of each class left out by weight 0
+        y = np.arange(40) % 2
+        X += 1.5 * y[:, None]
+        w = np.where(np.arange(40) % 8 < 2, 0.0, rng.uniform(0.5, 2.0, 40))
+    elif name == "duplicated_rows":
+        y = np.arange(40) % 2
+        X[20:] = X[:20]
+        X += y[:, None]
+    else:  # string labels
+        y = np.array(["no", "yes"])[np.arange(40) % 2]
+        X += (y == "yes")[:, None]
+    return X, y, w
+
+
+_CASES = ("three_classes_40", "rare_class", "zero_weights", "duplicated_rows", "string_labels")
+
+
+@pytest.mark.parametrize("case", _CASES)
+@pytest.mark.parametrize("method", available_methods())
+def test_method_fits_awkward_data(method, case):
+    X, y, w = _case(case)
+    tuner = SVMTuner(method=method, method_params=_LIGHT.get(method), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bound hits, fold caps, small-data notes
+        tuner.fit(X, y, sample_weight=w)
+    p = tuner.best_params_
+    assert np.isfinite(p["C"]) and p["C"] > 0
+    assert np.isfinite(p["sigma"]) and p["sigma"] > 0
+    pred = tuner.predict(X)
+    assert set(np.unique(pred)) <= set(np.unique(y))
+    P = tuner.predict_proba(X)
+    assert P.shape == (len(y), len(tuner.classes_)) and np.all(np.isfinite(P))
+    assert np.allclose(P.sum(axis=1), 1.0)
+    if w is not None:  # the weight-0 samples are left out, not mis-indexed
+        assert tuner.score(X[w > 0], y[w > 0]) > 0.6
+
+
+#: methods whose selection involves no folds and no random draws at this size: for them a
+#: sample of weight 0 must be exactly a sample left out (the CV searches draw their folds
+#: over all samples, and the low-rank methods their landmarks)
+_NO_FOLDS = ("default", "ld_c1", "rbsvm", "span", "radius_margin", "span_rule", "ss")
+
+
+@pytest.mark.parametrize("method", _NO_FOLDS)
+def test_weight_zero_is_removal(method):
+    X, y, w = _case("zero_weights")
+    keep = w > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = SVMTuner(method=method, random_state=0).fit(X, y, sample_weight=w)
+        b = SVMTuner(method=method, random_state=0).fit(X[keep], y[keep], sample_weight=w[keep])
+    for key in ("sigma", "C"):
+        assert a.best_params_[key] == pytest.approx(b.best_params_[key], rel=1e-6)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-6)
