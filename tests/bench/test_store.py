@@ -55,6 +55,24 @@ def test_append_and_read(tmp_path):
             st.append({"v": 1})
 
 
+def test_rows_reach_a_file_replaced_while_the_store_is_open(tmp_path):
+    # git stash/checkout and many editors write a new file under the old name; a row must
+    # go to the file now at the path, not to the unlinked one an old descriptor points to
+    path = tmp_path / "s" / "results.jsonl"
+    with ResultStore(tmp_path / "s") as st:
+        st.append({"key": "k1"})
+        tmp = path.with_name("results.tmp")
+        tmp.write_bytes(path.read_bytes())
+        os.replace(tmp, path)  # same content, new inode
+        st.append({"key": "k2"})
+        assert read_rows(path) == [{"key": "k1"}, {"key": "k2"}]
+        path.unlink()  # removed altogether: the next row starts a new file
+        st.append({"key": "k3"})
+    assert read_rows(path) == [{"key": "k3"}]
+    with pytest.raises(RuntimeError, match="outside"):
+        st.append({"key": "k4"})
+
+
 def test_torn_last_line_is_ignored_and_repaired(tmp_path):
     d = tmp_path / "s"
     with ResultStore(d) as st:

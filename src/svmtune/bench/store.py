@@ -11,7 +11,10 @@ resumed run ends with exactly the rows a clean run writes.
 Several runs may write one store at once (two processes running different tasks of a suite):
 each row is appended, after the torn-line check, under an exclusive ``flock`` on the store's
 ``.lock`` that is held only for that row, so rows never interleave and a live writer's row is
-never mistaken for a torn one.
+never mistaken for a torn one.  The file is opened by its path for every row, so a row is
+never written to a file that another program has meanwhile replaced (``git stash``/``checkout``
+and many editors write a new file under the old name; a descriptor kept open would go on
+appending to the unlinked old one, and its rows would be lost).
 """
 
 from __future__ import annotations
@@ -171,7 +174,7 @@ class ResultStore:
         self.directory = Path(directory)
         self.path = self.directory / RESULTS_FILE
         self._lock_fd: int | None = None
-        self._fd: int | None = None
+        self._is_open = False
 
     # -------------------------------------------------------------- lifecycle
     def open(self) -> ResultStore:
@@ -180,16 +183,15 @@ class ResultStore:
         try:
             with self._locked():
                 self._repair_tail()
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+            self._is_open = True
         except BaseException:
             self.close()  # no descriptor left open by a failed open
             raise
         return self
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._is_open = False
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -278,8 +280,9 @@ class ResultStore:
         return {r["key"] for r in self.rows() if counts_as_done(r, ok_only, since)}
 
     def append(self, row: dict[str, Any]) -> None:
-        """Write one row as one line, atomically (O_APPEND write + fsync under the lock)."""
-        if self._fd is None:
+        """Write one row as one line, atomically (O_APPEND write + fsync under the lock), to
+        the file now at the store's path (opened for this row)."""
+        if not self._is_open:
             raise RuntimeError("ResultStore.append() outside 'with ResultStore(...)'")
         if "key" not in row:
             raise ValueError("a result row needs a 'key'")
@@ -287,10 +290,14 @@ class ResultStore:
         data = line.encode()
         with self._locked():
             self._repair_tail()  # a writer killed mid-row: its torn line goes first
-            written = os.write(self._fd, data)
-            while written < len(data):  # a short write: finish it (same line, still appended)
-                written += os.write(self._fd, data[written:])
-            os.fsync(self._fd)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                written = os.write(fd, data)
+                while written < len(data):  # a short write: finish it (same line, appended)
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 def find_result_files(path: str | Path) -> list[Path]:
