@@ -9,8 +9,8 @@ records each cell's selection wall time (cheap selections: fastest of 3, as in t
 process CPU time, its choice and test accuracy, and whether the choice equals the stored
 cell's.  One JSON line per cell is appended to ``--out`` as it finishes (a rerun skips the
 cells there); the markdown table of all of ``--out`` goes to standard output and ``--md``.
-The committed ``benchmarks/rbsvm_time_ratio.md`` came from (nothing else running on the
-machine but this process)::
+The committed ``benchmarks/rbsvm_time_ratio.md`` came from (these three with nothing else
+running on the machine)::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/rbsvm_time_ratio.py --splits 0 \\
         --out benchmarks/rbsvm_time_ratio.jsonl --md benchmarks/rbsvm_time_ratio.md
@@ -18,6 +18,14 @@ machine but this process)::
         --tasks cmc --out benchmarks/rbsvm_time_ratio.jsonl --md benchmarks/rbsvm_time_ratio.md
     OPENBLAS_NUM_THREADS=1 python benchmarks/rbsvm_time_ratio.py --splits 5,6,7,8,9 \\
         --tasks cmc --out benchmarks/rbsvm_time_ratio.jsonl --md benchmarks/rbsvm_time_ratio.md
+
+and then the other folds of the other 16 tasks (beside two other benchmark processes on the
+two cores, so these times are slower; each ratio is still of two cells timed in one run)::
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/rbsvm_time_ratio.py --splits 1,2,3,4,5,6,7,8,9 \\
+        --tasks hepatitis,thyroid,spect-heart,breast-cancer,monks-1,monks-2,monks-3,\\
+    balance-1,balance-2,balance-3,australian,crx,diabetes,tic-tac-toe,german,adult \\
+        --out benchmarks/rbsvm_time_ratio.jsonl --md benchmarks/rbsvm_time_ratio.md
 """
 
 from __future__ import annotations
