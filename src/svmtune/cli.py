@@ -48,7 +48,7 @@ def parse_param(text: str) -> tuple[str, Any]:
     try:
         value = ast.literal_eval(raw)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-        if raw[:1] in "([{'\"" and raw:
+        if raw and raw[0] in "([{'\"":
             raise click.BadParameter(
                 f"{key}={raw}: not a Python literal ({exc.__class__.__name__}); quote it for "
                 f"the shell, e.g. {key}='(-2, 2, 1)'",

@@ -173,8 +173,7 @@ class ResultStore:
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
         self.path = self.directory / RESULTS_FILE
-        self._lock_fd: int | None = None
-        self._is_open = False
+        self._lock_fd: int | None = None  # set while the store is open
 
     # -------------------------------------------------------------- lifecycle
     def open(self) -> ResultStore:
@@ -184,14 +183,12 @@ class ResultStore:
             with self._locked():
                 self._repair_tail()
                 os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
-            self._is_open = True
         except BaseException:
             self.close()  # no descriptor left open by a failed open
             raise
         return self
 
     def close(self) -> None:
-        self._is_open = False
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -282,7 +279,7 @@ class ResultStore:
     def append(self, row: dict[str, Any]) -> None:
         """Write one row as one line, atomically (O_APPEND write + fsync under the lock), to
         the file now at the store's path (opened for this row)."""
-        if not self._is_open:
+        if self._lock_fd is None:
             raise RuntimeError("ResultStore.append() outside 'with ResultStore(...)'")
         if "key" not in row:
             raise ValueError("a result row needs a 'key'")

@@ -98,15 +98,19 @@ def check_lowrank_options(
     }
 
 
-def lowrank_start(X: np.ndarray, start, C0: float, start_sample: int, random_state) -> np.ndarray:
+def lowrank_start(
+    X: np.ndarray, start, C0: float, start_sample: int, random_state, sample_weight=None
+) -> np.ndarray:
     """Starting ``theta = (log sigma0, log C0)``; the median rule on a random subsample.
 
     ``start`` is a rule of :func:`svmtune.search.gradient.initial_sigma` or a ``(sigma, C)``
-    pair; the median heuristic uses at most ``start_sample`` points drawn with
-    ``random_state`` (the full distance matrix is ``n x n``).
+    pair; the median heuristic uses at most ``start_sample`` points of positive weight drawn
+    with ``random_state`` (the full distance matrix is ``n x n``).
     """
     if isinstance(start, tuple):
         return initial_theta(None, start, C0, n_features=X.shape[1])
+    if sample_weight is not None:
+        X = X[np.asarray(sample_weight) > 0]
     rng = check_random_state(random_state)
     n = X.shape[0]
     sub = X if n <= start_sample else X[rng.choice(n, start_sample, replace=False)]
@@ -357,8 +361,7 @@ class LowRankSearch(Selector):
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
         rng = check_random_state(random_state)
-        start_X = X if sw is None else X[sw > 0]  # weight 0: left out
-        theta0 = lowrank_start(start_X, self.start, self.C0, self.start_sample, rng)
+        theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng, sw)
 
         def make_objective(D2_nm, D2_mm, m):
             def fun(theta, state):

@@ -624,14 +624,14 @@ class HalvingSearch(_CVSearch):
             self.n_candidates, self.log2_sigma[:2], self.log2_C[:2], self.distribution, rng
         )
 
-    def _min_resources(self, y, sample_weight, n_folds: int, n_candidates: int):
+    def _min_resources(self, y, sample_weight, n_folds: int, n_classes: int, n_candidates: int):
         """The ``min_resources`` passed to scikit-learn (see the class docstring)."""
         if not isinstance(self.min_resources, str):
             return self.min_resources
         n = y.shape[0]
         pos = np.ones(n, dtype=bool) if sample_weight is None else sample_weight > 0
-        rarest = np.bincount(y[pos], minlength=int(y.max()) + 1).min()
-        smallest = 2 * n_folds * (int(y.max()) + 1)  # scikit-learn's "smallest"
+        rarest = np.bincount(y[pos], minlength=n_classes).min()
+        smallest = 2 * n_folds * n_classes  # scikit-learn's "smallest"
         floor = math.ceil(HALVING_RARE * n / (rarest * (1.0 - 1.0 / n_folds)))
         if max(smallest, floor) >= n:
             warnings.warn(
@@ -672,7 +672,7 @@ class HalvingSearch(_CVSearch):
         n_folds = len(make_folds(y, self.n_splits, seed, sample_weight))
         sigmas, Cs = self._candidates(rng)
         n_classes = int(np.max(y)) + 1
-        min_resources = self._min_resources(y, sample_weight, n_folds, len(sigmas))
+        min_resources = self._min_resources(y, sample_weight, n_folds, n_classes, len(sigmas))
         with sklearn.config_context(enable_metadata_routing=sample_weight is not None):
             est = make_final_estimator(
                 rbf_params(1.0, 1.0), final_model="l1", multiclass=multiclass, n_classes=n_classes

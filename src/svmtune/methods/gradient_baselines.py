@@ -168,11 +168,12 @@ class _GradientBaseline(Selector):
         tasks = ovr_tasks(y)
         D2 = squared_distances(X)
         theta0 = initial_theta(
-            D2 if w is None else D2[np.ix_(w > 0, w > 0)],  # weight 0: left out
+            D2,
             self.start,
             self.C0,
             n_features=X.shape[1],
             random_state=random_state,
+            sample_weight=w,
         )
 
         def fun(theta: np.ndarray, state: dict[str, Any] | None):

@@ -144,11 +144,12 @@ class RBSVM(Selector):
         tasks = ovr_tasks(y)
         D2 = squared_distances(X)
         theta0 = initial_theta(
-            D2 if sw is None else D2[np.ix_(sw > 0, sw > 0)],  # weight 0: left out
+            D2,
             self.start,
             self.C0,
             n_features=X.shape[1],
             random_state=random_state,
+            sample_weight=sw,
         )
         total_w = float(len(y)) if sw is None else float(sw.sum())
 

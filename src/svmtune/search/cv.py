@@ -47,12 +47,13 @@ def make_folds(
             stacklevel=3,
         )
     skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
-    if pos is None or pos.all():
-        return list(skf.split(np.zeros(len(y)), y))
+    # strata 2 y + (w > 0): with every weight positive StratifiedKFold encodes them as it
+    # encodes y, so the folds are the unweighted ones
+    strata = y if pos is None else 2 * y + pos
     with warnings.catch_warnings():
         # the weight-0 part of a class may be smaller than k: only its spread suffers
         warnings.filterwarnings("ignore", message=".*least populated class.*")
-        return list(skf.split(np.zeros(len(y)), 2 * y + pos))
+        return list(skf.split(np.zeros(len(y)), strata))
 
 
 def fold_error(

@@ -242,15 +242,25 @@ def initial_sigma(
 
 
 def initial_theta(
-    D2: np.ndarray | None, start, C0: float, *, n_features: int, random_state=None
+    D2: np.ndarray | None,
+    start,
+    C0: float,
+    *,
+    n_features: int,
+    random_state=None,
+    sample_weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """Starting point ``theta = (log sigma0, log C0)`` of a gradient search over (sigma, C).
 
     ``start`` is a ``(sigma, C)`` pair, taken as it is, or a rule of :func:`initial_sigma`
-    (then ``C0`` is the starting C).
+    (then ``C0`` is the starting C).  With ``sample_weight`` the rule sees only the points
+    of positive weight (a point of weight 0 is one left out).
     """
     if isinstance(start, tuple):
         return np.log(np.asarray(start, dtype=float))
+    if D2 is not None and sample_weight is not None:
+        pos = np.asarray(sample_weight) > 0
+        D2 = D2[np.ix_(pos, pos)]
     sigma0 = initial_sigma(D2, rule=start, n_features=n_features, random_state=random_state)
     return np.log([sigma0, C0])
 
