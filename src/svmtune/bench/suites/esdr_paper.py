@@ -10,8 +10,8 @@ Methods (labels are Table 2's columns):
 * ``Grid search-CV``: the paper's exhaustive 10-fold CV grid, sigma in ``{2^-8, 2^-7.5, ...,
   2^9}`` x C in ``{2^-1, 2^-0.5, ..., 2^16}`` (35 x 35 = 1225 candidates, 12 250 SVM fits per
   selection).  Run on all five sets, 10 outer folds each: about 1.5-2 minutes per selection
-  on planning relax and vertebral column, 6-8 minutes on banknote, ilpd and tic-tac-toe
-  (mean wall times of the stored cells, measured beside other benchmark processes).
+  on planning relax and vertebral column, 6-7.5 minutes on banknote, ilpd and tic-tac-toe
+  (mean wall times of the stored cells).
 * ``Grid search-CV (step 1)``: the same ranges with step 1 in log2 (18 x 18 = 324
   candidates); the grid yardstick run on all five sets (a quarter of the paper grid's cost,
   so time ratios against it are the stricter ones).
