@@ -140,6 +140,14 @@ def test_reproducible():
         ({"final_model": "x"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "final_model must"),
         ({"probability": "x"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "probability must"),
         ({"backend": 2}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "joblib backend name"),
+        ({"n_jobs": "two"}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "n_jobs must be"),
+        ({"n_jobs": 0}, [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], "n_jobs must be"),
+        (  # an object array whose first column holds strings
+            {},
+            np.array([["a", 1.0], ["b", 2.0], ["a", 3.0], ["b", 4.0]], dtype=object),
+            [0, 0, 1, 1],
+            r"non-numeric \(categorical\) columns: 0;",
+        ),
         (
             {"method": "grid", "method_params": {"bogus": 1}},
             [[0.0], [1.0], [2.0], [3.0]],
@@ -167,6 +175,14 @@ def test_bad_sample_weight(w, match):
     X, y = np.arange(4.0).reshape(-1, 1), np.array([0, 0, 1, 1])
     with pytest.raises(ValueError, match=match):
         SVMTuner().fit(X, y, sample_weight=np.asarray(w, dtype=float))
+
+
+def test_scalar_sample_weight_is_every_samples_weight():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 2)), np.arange(30) % 2
+    a = SVMTuner().fit(X, y, sample_weight=2.0)
+    b = SVMTuner().fit(X, y, sample_weight=np.full(30, 2.0))
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
 
 
 def test_auto_preprocess_mixed_frame():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_X_y
@@ -88,9 +90,14 @@ def check_min_class_count(
 
 
 def validate_sample_weight(sample_weight, n: int) -> np.ndarray | None:
-    """Check per-sample weights: shape ``(n,)``, finite, non-negative, not all zero."""
+    """Check per-sample weights: shape ``(n,)``, finite, non-negative, not all zero.
+
+    A scalar is the same weight for every sample, as in scikit-learn.
+    """
     if sample_weight is None:
         return None
+    if isinstance(sample_weight, numbers.Real):
+        sample_weight = np.full(n, sample_weight, dtype=float)
     w = check_array(
         sample_weight, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="w"
     )
@@ -161,14 +168,14 @@ def check_feature_values(X, *, allow_nan: bool = False) -> None:
 def check_numeric_features(X) -> None:
     """Raise a ``ValueError`` naming the columns of ``X`` that do not hold numbers.
 
-    For a DataFrame or an array of strings: such columns need an encoding (one-hot with
+    For a DataFrame or an array of strings or objects: such columns need an encoding (one-hot with
     ``preprocess="auto"``) before an RBF kernel can use them.  Other inputs are left to
     scikit-learn's checks.
     """
     from svmtune.preprocess import _convertible, categorical_columns
 
     is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")
-    if not is_frame and np.asarray(X).dtype.kind not in "SU":
+    if not is_frame and np.asarray(X).dtype.kind not in "OSU":
         return
     cols = categorical_columns(X)
     if is_frame:

@@ -145,6 +145,14 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 f"'multiprocessing', or 'dask' with a running dask.distributed.Client), "
                 f"got {self.backend!r}"
             )
+        if self.n_jobs is not None and (
+            not isinstance(self.n_jobs, (int, np.integer))
+            or isinstance(self.n_jobs, bool)
+            or self.n_jobs == 0
+        ):
+            raise ValueError(
+                f"n_jobs must be None or a non-zero integer (-1: all cores), got {self.n_jobs!r}"
+            )
         if self.probability not in ("tanh", "platt"):
             raise ValueError(f"probability must be 'tanh' or 'platt', got {self.probability!r}")
 

@@ -80,6 +80,8 @@ def test_check_log2_range_messages():
         ("halving", {"min_resources": 0}, "min_resources must be"),
         ("grid", {"Cs": [1.0, -1.0]}, "grid values of Cs must be positive"),
         ("grid", {"budget": 3}, "invalid method_params for method 'grid'"),
+        ("grid", {"budget": 3}, "no option 'budget'; its options are: .*log2_C"),
+        ("grid", [("n_splits", 3)], "a dict of its options is needed, got list"),
     ],
 )
 def test_options_are_validated(name, params, match):

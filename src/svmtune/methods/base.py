@@ -16,6 +16,7 @@ returns one set of hyperparameters.
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -171,6 +172,19 @@ def get_selector(name: str, params: dict[str, Any] | None = None) -> Selector:
         )
     module, cls = METHODS[name].split(":")
     klass = getattr(importlib.import_module(module), cls)
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(
+            f"invalid method_params for method {name!r}: a dict of its options is needed, "
+            f"got {type(params).__name__}"
+        )
+    sig = inspect.signature(klass).parameters.values()
+    options = [p.name for p in sig if p.kind is not p.VAR_KEYWORD]
+    unknown = sorted(set(params or {}) - set(options))
+    if unknown and all(p.kind is not p.VAR_KEYWORD for p in sig):
+        raise ValueError(
+            f"invalid method_params for method {name!r}: no option "
+            f"{', '.join(map(repr, unknown))}; its options are: {', '.join(options) or '(none)'}"
+        )
     try:
         return klass(**(params or {}))
     except TypeError as exc:
