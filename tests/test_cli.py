@@ -214,7 +214,10 @@ def test_select_unknown_method_and_bad_params(csv_file):
     assert_one_line_error(r, "did you mean rbsvm", code=2)
     r = run("select", path, "--method", "grid", "--param", "bogus=1", ok=False)
     assert_one_line_error(r, "bogus")
-    assert "n_splits" in r.output  # the method's options are listed
+    assert r.output.count("n_splits") == 1  # the method's options are listed, once
+    r = run("select", path, "--method", "grid", "--param", "n_splits=1", ok=False)
+    assert_one_line_error(r, "n_splits must be")
+    assert "options of 'grid': log2_sigma" in r.output
     # options passed on through **options to a base class are listed too
     r = run("select", path, "--method", "span_lowrank", "--param", "bogus=1", ok=False)
     assert_one_line_error(r, "bogus")

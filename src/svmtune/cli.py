@@ -122,24 +122,11 @@ def _fail(exc: BaseException, prefix: str = "") -> click.ClickException:
 
 
 def _options_hint(name: str) -> str:
-    """`` (options of 'grid': log2_sigma, ...)`` from the selector's signature, or ""
-    (following ``**options`` passed on to the base classes' ``__init__``)."""
-    import importlib
-    import inspect
+    """`` (options of 'grid': log2_sigma, ...)``, or "" when the method has none."""
+    from svmtune.methods.base import method_options
 
-    from svmtune.methods.base import METHODS
-
-    module, cls = METHODS[name].split(":")
-    names: list[str] = []
     try:
-        klass = getattr(importlib.import_module(module), cls)
-        for k in klass.__mro__:
-            if "__init__" not in vars(k):
-                continue
-            params = inspect.signature(vars(k)["__init__"]).parameters.values()
-            names += [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in names]
-            if not any(p.kind is p.VAR_KEYWORD for p in params):
-                break
+        names = method_options(name)
     except (ImportError, AttributeError, TypeError, ValueError):
         return ""
     return f" (options of {name!r}: {', '.join(names)})" if names else ""
@@ -165,7 +152,9 @@ def _check_method(name: str, params: dict[str, Any]):
             f"({_one_line(exc)}); try another --method"
         ) from None
     except ValueError as exc:
-        raise click.ClickException(f"{_one_line(exc)}{_options_hint(name)}") from None
+        msg = _one_line(exc)
+        hint = "" if "no option" in msg else _options_hint(name)
+        raise click.ClickException(msg + hint) from None
 
 
 def _load(source: str, target: str | None, fmt: str | None):

@@ -82,6 +82,8 @@ def test_check_log2_range_messages():
         ("grid", {"budget": 3}, "invalid method_params for method 'grid'"),
         ("grid", {"budget": 3}, "no option 'budget'; its options are: .*log2_C"),
         ("grid", [("n_splits", 3)], "a dict of its options is needed, got list"),
+        ("default", {"C": 1.0}, "no option 'C'; it has no options"),
+        ("span", {"eta": 0.1, "bogus": 1}, "no option 'bogus'; its options are: eta, .*max_iter"),
     ],
 )
 def test_options_are_validated(name, params, match):

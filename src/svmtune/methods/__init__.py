@@ -6,7 +6,16 @@ from svmtune.methods.base import (
     Selector,
     available_methods,
     get_selector,
+    method_options,
     ovr_tasks,
 )
 
-__all__ = ["METHODS", "Selection", "Selector", "available_methods", "get_selector", "ovr_tasks"]
+__all__ = [
+    "METHODS",
+    "Selection",
+    "Selector",
+    "available_methods",
+    "get_selector",
+    "method_options",
+    "ovr_tasks",
+]

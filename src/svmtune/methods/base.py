@@ -28,6 +28,7 @@ __all__ = [
     "METHODS",
     "get_selector",
     "available_methods",
+    "method_options",
     "ovr_tasks",
     "pm1",
 ]
@@ -164,28 +165,45 @@ def available_methods() -> list[str]:
     return sorted(METHODS)
 
 
+def method_options(name: str) -> list[str]:
+    """Names of the options (``method_params`` keys) of the method registered as ``name``.
+
+    Read from the keyword-only parameters of the selector's ``__init__``, following
+    ``**options`` on to the base classes' ``__init__``.
+    """
+    module, cls = METHODS[name].split(":")
+    names: list[str] = []
+    for k in getattr(importlib.import_module(module), cls).__mro__:
+        if k is object or "__init__" not in vars(k):
+            continue
+        params = inspect.signature(vars(k)["__init__"]).parameters.values()
+        names += [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in names]
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            break
+    return names
+
+
 def get_selector(name: str, params: dict[str, Any] | None = None) -> Selector:
     """Instantiate the selector registered as ``name`` with options ``params``."""
     if not isinstance(name, str) or name not in METHODS:
         raise ValueError(
             f"unknown method {name!r}; choose one of: {', '.join(available_methods())}"
         )
-    module, cls = METHODS[name].split(":")
-    klass = getattr(importlib.import_module(module), cls)
     if params is not None and not isinstance(params, dict):
         raise ValueError(
             f"invalid method_params for method {name!r}: a dict of its options is needed, "
             f"got {type(params).__name__}"
         )
-    sig = inspect.signature(klass).parameters.values()
-    options = [p.name for p in sig if p.kind is not p.VAR_KEYWORD]
+    options = method_options(name)
     unknown = sorted(set(params or {}) - set(options))
-    if unknown and all(p.kind is not p.VAR_KEYWORD for p in sig):
+    if unknown:
+        known = f"its options are: {', '.join(options)}" if options else "it has no options"
         raise ValueError(
             f"invalid method_params for method {name!r}: no option "
-            f"{', '.join(map(repr, unknown))}; its options are: {', '.join(options) or '(none)'}"
+            f"{', '.join(map(repr, unknown))}; {known}"
         )
+    module, cls = METHODS[name].split(":")
     try:
-        return klass(**(params or {}))
+        return getattr(importlib.import_module(module), cls)(**(params or {}))
     except TypeError as exc:
         raise ValueError(f"invalid method_params for method {name!r}: {exc}") from None
