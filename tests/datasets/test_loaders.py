@@ -71,6 +71,15 @@ def test_missing_labels_are_dropped_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="dropped 1 rows"):
         X, y = load_file(f)
     assert list(y) == ["x", "y"] and list(X["a"]) == [1, 3]
+    # integer labels stay integers (pandas reads the column with a gap as float)
+    f = _write(tmp_path / "i.csv", "a,target\n1,0\n2,\n3,1\n4,2.5\n")
+    with pytest.warns(UserWarning, match="dropped 1 rows"):
+        _, y = load_file(f)
+    assert y.dtype.kind == "f"  # 2.5 is not an integer: the labels stay as read
+    f = _write(tmp_path / "j.csv", "a,target\n1,0\n2,\n3,1\n")
+    with pytest.warns(UserWarning, match="dropped 1 rows"):
+        _, y = load_file(f)
+    assert y.dtype.kind == "i" and list(y) == [0, 1]
 
 
 def test_bundled_csv_reads_the_same_as_the_registry():

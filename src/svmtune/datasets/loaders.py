@@ -219,7 +219,11 @@ def _split_target(df: pd.DataFrame, target: str, source: str) -> tuple[pd.DataFr
     X = df.drop(columns=[target])
     if X.shape[1] == 0:
         raise DataFileError(f"{source}: no feature columns besides the target {target!r}")
-    return X, df[target].to_numpy()
+    y = df[target].to_numpy()
+    if missing.any() and y.dtype.kind == "f" and np.all(y == np.round(y)):
+        # the missing labels made an integer column float: the labels are the integers
+        y = y.astype(np.int64)
+    return X, y
 
 
 # ---------------------------------------------------------------------------- CSV / TSV
