@@ -45,3 +45,18 @@ def test_rerun_before_reaches_the_runner_and_a_bad_time_is_a_clear_error(tmp_pat
     bad = CliRunner().invoke(bench, [*args, "--rerun-before", "yesterday", "--max-cells", "0"])
     assert bad.exit_code != 0
     assert "ISO 8601" in bad.output
+
+
+def test_unwritable_out_and_report_paths_are_one_line_errors(tmp_path):
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import bench, report
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory\n")
+    args = ["--suite", "quick", "--out", str(blocker / "sub"), "--max-cells", "0"]
+    r = CliRunner().invoke(bench, [*args, "--no-experiments", "--no-progress"])
+    assert r.exit_code == 1, r.output
+    assert "cannot read or write a file" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(report, [str(tmp_path), "--md", str(blocker / "report.md")])
+    assert r.exit_code == 1 and "cannot write the report" in r.output

@@ -156,6 +156,8 @@ def bench(
             )
     except (ValueError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # e.g. an --out that cannot be created or written
+        raise click.ClickException(f"cannot read or write a file: {exc}") from None
     finally:
         if client is not None:
             client.close()
@@ -196,6 +198,8 @@ def report(results_dir, html_path, md_path):
         build_report(results_dir, html=html_path, md=md_path)
     except FileNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the report: {exc}") from None
     for p in (html_path, md_path):
         if p is not None:
             click.echo(f"wrote {p}")
