@@ -94,3 +94,33 @@ def test_weight_zero_is_removal(method):
     for key in ("sigma", "C"):
         assert a.best_params_[key] == pytest.approx(b.best_params_[key], rel=1e-6)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-6)
+
+
+#: the tuner's options that change the final model or its probabilities
+_OPTIONS = {
+    "ovo": {"multiclass": "ovo"},
+    "l2_final": {"final_model": "l2"},
+    "l1_platt": {"final_model": "l1", "probability": "platt"},
+}
+
+
+@pytest.mark.parametrize("option", sorted(_OPTIONS))
+@pytest.mark.parametrize("method", available_methods())
+def test_method_with_each_final_model_option(method, option):
+    X, y, _ = _case("three_classes_40")
+    tuner = SVMTuner(
+        method=method, method_params=_LIGHT.get(method), random_state=0, **_OPTIONS[option]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tuner.fit(X.astype(np.float32), y)
+    assert tuner.score(X, y) > 0.6
+    P = tuner.predict_proba(X)
+    assert P.shape == (40, 3) and np.allclose(P.sum(axis=1), 1.0)
+    assert tuner.decision_function(X).shape == (40, 3)
+    if option == "l1_platt":  # predictions are the SVM's, not the argmax of Platt's
+        assert tuner.calibrator_ is not None
+        Xp = tuner.preprocessor_.transform(X)
+        np.testing.assert_array_equal(
+            tuner.predict(X), tuner.classes_[tuner.estimator_.predict(Xp)]
+        )

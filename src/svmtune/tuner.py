@@ -165,7 +165,26 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None):
-        """Select hyperparameters on ``(X, y)`` and refit the final SVM on all of it."""
+        """Select hyperparameters on ``(X, y)`` and refit the final SVM on all of it.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Dense features (the kernel matrices are dense: convert a scipy sparse matrix
+            with ``.toarray()``); with ``preprocess="auto"`` categorical columns and missing
+            values too.
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes, two samples each).
+        sample_weight : array-like of shape (n_samples,) or float, optional
+            Per-sample weights (>= 0; a float is every sample's weight), used by every SVM
+            fit and closed-form criterion; a sample of weight 0 enters none of them.  The
+            K-fold searches score their validation parts unweighted, as scikit-learn's
+            searches do, so there every held-out sample counts once.
+
+        Returns
+        -------
+        self : SVMTuner
+        """
         self._check_params()
         selector = get_selector(self.method, self.method_params)
         if self.preprocess == "auto":
