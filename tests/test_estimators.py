@@ -84,6 +84,19 @@ def test_l2svc_multiclass_ovr():
     assert np.allclose(clf.predict_proba(X).sum(1), 1.0)
 
 
+def test_l2svc_sigmoid_kernel_that_is_not_psd_is_a_clear_error():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    K = np.tanh(X @ X.T)  # gamma = 1, coef0 = 0
+    assert np.linalg.eigvalsh(K).min() < -1.0  # far from positive semi-definite
+    with pytest.raises(ValueError, match="not positive semi-definite .* C=1.0"):
+        L2SVC(kernel="sigmoid", gamma=1.0, C=1.0).fit(X, y)
+    # a small C makes K + I / C positive definite: a convex problem, solved
+    clf = L2SVC(kernel="sigmoid", gamma=1.0, C=1e-3).fit(X, y)
+    assert np.all(np.isfinite(clf.decision_function(X)))
+
+
 def test_tanh_proba_and_class_weights():
     P = tanh_proba(np.array([-50.0, 0.0, 50.0]))
     assert np.allclose(P, [[1, 0], [0.5, 0.5], [0, 1]])

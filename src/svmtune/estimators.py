@@ -151,6 +151,9 @@ class L2SVC(ClassifierMixin, BaseEstimator):
     sigma : float, default=1.0
         RBF width; ``gamma = 1 / (2 sigma^2)``.
     gamma, degree, coef0 : kernel parameters for "poly" and "sigmoid".
+        The sigmoid kernel is not positive semi-definite in general; ``fit`` raises a
+        ``ValueError`` when ``K + I / C`` is not positive definite (the problem is then
+        not convex).
     class_weight : dict or "balanced", optional
         Multiplies ``C`` per class.
     """
@@ -201,7 +204,18 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         coefs, bs, used = [], [], np.zeros(X.shape[0], dtype=bool)
         self.solutions_ = []
         for t in tasks:
-            sol = fit_l2_svm(K, t, self.C, sample_weight=w)
+            try:
+                sol = fit_l2_svm(K, t, self.C, sample_weight=w)
+            except np.linalg.LinAlgError:
+                if self.kernel != "sigmoid":
+                    raise
+                raise ValueError(
+                    f"the sigmoid kernel (gamma={self.gamma}, coef0={self.coef0}) is not "
+                    "positive semi-definite on these data: K + I/C has a negative "
+                    f"eigenvalue at C={self.C}, so the squared-hinge SVM is not a convex "
+                    "problem and has no unique solution; lower C, change gamma or coef0, "
+                    "or use libsvm's SVC (final_model='l1')"
+                ) from None
             self.solutions_.append(sol)
             coefs.append(sol.dual_coef)
             bs.append(sol.b)

@@ -88,7 +88,7 @@ class ExtendedFactor:
                 break
             except np.linalg.LinAlgError:
                 jitter = max(jitter * 10.0, 1e-12 * max(1.0, float(np.max(np.diag(H)))))
-        else:  # pragma: no cover - H is K + D with D > 0
+        else:  # H = K + D, D > 0, is positive definite for a positive semi-definite K
             raise np.linalg.LinAlgError("support-set matrix H is not positive definite")
         if jitter:
             warnings.warn(
