@@ -66,6 +66,8 @@ def test_correct_probability_and_validation():
         model_entropy(np.array([1.0, -1.0]), np.array([np.nan, 0.1]))
     with pytest.raises(ValueError, match="base"):
         model_entropy(np.array([1.0, -1.0]), np.array([0.1, 0.1]), base=1.0)
+    with pytest.raises(ValueError, match="at least one sample"):
+        model_entropy(np.array([]), np.array([]))
 
 
 def test_l2_model_entropy_binary_is_entropy_of_closed_form_loo():

@@ -52,6 +52,8 @@ def correct_probability(y: np.ndarray, loo: np.ndarray) -> np.ndarray:
     r = np.asarray(loo, dtype=float)
     if y.shape != r.shape:
         raise ValueError(f"y and loo must have the same shape, got {y.shape} and {r.shape}")
+    if y.size == 0:
+        raise ValueError("model entropy needs at least one sample")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("model entropy needs labels in {-1, +1}")
     if not np.all(np.isfinite(r)):
