@@ -203,6 +203,9 @@ def test_rbfblocks_method_choice_and_validation():
         RBFBlocks(np.where(X > 2, np.nan, X), y)
     with pytest.raises(ValueError, match="chunk_size"):
         RBFBlocks(X, y, chunk_size=0)
+    for method in ("exact", "histogram"):  # the class-pair statistics need two classes
+        with pytest.raises(ValueError, match="1 class; .* at least 2"):
+            RBFBlocks(X, np.zeros_like(y), method=method)
     with pytest.raises(ValueError, match="coarse_bits"):
         build_pair_histogram(X, y, fine_bits=4, coarse_bits=6)
 

@@ -203,7 +203,9 @@ def rbf_t(sigmas) -> tuple[np.ndarray, np.ndarray]:
     return s, np.clip(t, T_MIN, T_MAX)
 
 
-def _check_inputs(X, y, sample_weight):
+def _check_inputs(X, y, sample_weight, min_classes: int = 2):
+    """Validated ``(X, codes, k, w, counts, class_weights)``; the class-pair statistics need
+    ``min_classes = 2`` classes (per-class sums alone, 1)."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
@@ -214,6 +216,10 @@ def _check_inputs(X, y, sample_weight):
         raise ValueError(f"X has {X.shape[0]} samples but y has {codes.shape[0]}")
     if X.shape[0] == 0:
         raise ValueError("X has no samples")
+    if k < min_classes:
+        raise ValueError(
+            f"y has {k} class; the class-separability criteria need at least {min_classes}"
+        )
     if sample_weight is None:
         w = None
     else:
@@ -289,7 +295,7 @@ def rbf_class_sums(
     -------
     ndarray (s, m, k)
     """
-    X, codes, k, w, _, _ = _check_inputs(X, y, sample_weight)
+    X, codes, k, w, _, _ = _check_inputs(X, y, sample_weight, min_classes=1)
     _, t = rbf_t(sigmas)
     Xe = X if X_eval is None else np.asarray(X_eval, dtype=float)
     if Xe.ndim != 2 or Xe.shape[1] != X.shape[1]:
