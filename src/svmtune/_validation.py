@@ -168,9 +168,9 @@ def check_feature_values(X, *, allow_nan: bool = False) -> None:
 def check_numeric_features(X) -> None:
     """Raise a ``ValueError`` naming the columns of ``X`` that do not hold numbers.
 
-    For a DataFrame or an array of strings or objects: such columns need an encoding (one-hot with
-    ``preprocess="auto"``) before an RBF kernel can use them.  Other inputs are left to
-    scikit-learn's checks.
+    For a DataFrame or an array of strings or objects: such columns need an encoding
+    (one-hot with ``preprocess="auto"``) before an RBF kernel can use them.  Other inputs are
+    left to scikit-learn's checks.
     """
     from svmtune.preprocess import _convertible, categorical_columns
 
