@@ -44,3 +44,47 @@ def test_rbf_class_sums_flush_only_negligible_entries():
     assert np.all(np.abs(R - ref) <= 1e-12 * ref + 40 * TINY)
     # the diagonal alone remains at the narrowest width: every other entry underflows
     np.testing.assert_array_equal(R[-1], np.eye(2)[codes])
+
+
+def test_without_a_writable_numba_cache_the_loops_compile_uncached():
+    """numba raises at decoration time when it finds no writable cache directory (a
+    read-only installation without a user cache); the loops then compile in-process."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import svmtune
+
+    code = """
+import json, warnings
+import numba
+import numpy as np
+_njit = numba.njit
+def njit(*args, **kw):
+    if kw.get("cache"):
+        raise RuntimeError("cannot cache function 'f': no locator available for file 'x'")
+    return _njit(*args, **kw)
+numba.njit = njit
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from svmtune.criteria._pairloops import rbf_class_sums_multi
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3))
+codes = np.arange(40) % 2
+R = rbf_class_sums_multi(X, codes, np.ones(40), np.array([0.5, 2.0]), 2)
+print(json.dumps({"warnings": [str(w.message) for w in caught], "R": R.tolist()}))
+"""
+    # the subprocess imports the svmtune this test imported
+    env = dict(os.environ, PYTHONPATH=str(Path(svmtune.__file__).parents[1]))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(doc["warnings"]) == 1 and "NUMBA_CACHE_DIR" in doc["warnings"][0]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    codes = np.arange(40) % 2
+    ref = _reference(X, codes, np.ones(40), [0.5, 2.0], 2)
+    np.testing.assert_allclose(np.array(doc["R"]), ref, rtol=1e-12)

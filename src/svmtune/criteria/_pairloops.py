@@ -11,19 +11,49 @@
   matrix: distances and the squaring chain compiled, the one exponential per pair by numpy
   (vectorised; numba compiles ``np.exp`` to a scalar libm call).
 
-Compiled with numba on first use and cached on disk (``cache=True``); importing this module
-imports numba, so the criteria import it only when they need it.
+Compiled with numba on first use and cached on disk (``cache=True``) where numba finds a
+writable cache directory (beside this file, else the user's cache directory, or
+``NUMBA_CACHE_DIR``); in a read-only installation without one they are compiled in every
+process instead, with a warning.  Importing this module imports numba, so the criteria
+import it only when they need it.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numba
 import numpy as np
 
 __all__ = ["coarsen_bins", "pair_bin_counts", "rbf_class_sums_multi"]
 
+_cache_warned = False
 
-@numba.njit(cache=True, nogil=True, inline="always")
+
+def _njit(**options):
+    """``numba.njit(cache=True, **options)``, or without the on-disk cache when numba has
+    no writable place for it (it raises at decoration time then)."""
+
+    def decorate(func):
+        global _cache_warned
+        try:
+            return numba.njit(cache=True, **options)(func)
+        except RuntimeError as exc:  # "cannot cache function ...: no locator available"
+            if not _cache_warned:
+                warnings.warn(
+                    f"numba cannot cache svmtune's compiled pair loops ({exc}); they are "
+                    "compiled in every process (a few seconds). Set NUMBA_CACHE_DIR to a "
+                    "writable directory to keep them.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                _cache_warned = True
+            return numba.njit(cache=False, **options)(func)
+
+    return decorate
+
+
+@_njit(nogil=True, inline="always")
 def _row_sqdist(x, XT, j0, out):  # pragma: no cover - compiled
     """``out[j] = ||x - XT[:, j0 + j]||^2`` for ``j < len(out)`` (columns of ``XT`` are points;
     the feature-outer loop order vectorises over ``j``)."""
@@ -38,7 +68,7 @@ def _row_sqdist(x, XT, j0, out):  # pragma: no cover - compiled
             out[j] += diff * diff
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit(nogil=True)
 def _pair_bin_counts(
     XA, XBT, triangle, wa, wb, weighted, floor, shift, lo, n_bins
 ):  # pragma: no cover
@@ -116,7 +146,7 @@ def pair_bin_counts(
     )
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit(nogil=True)
 def _coarsen_bins(counts, lo, shift, group_shift):  # pragma: no cover - compiled
     n_groups = ((lo + counts.size) >> group_shift) - (lo >> group_shift) + 1
     h = np.zeros(n_groups)
@@ -174,14 +204,14 @@ def coarsen_bins(
 TINY = 1e-150
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit(nogil=True)
 def _rows_sqdist(X, XT, r0, r1, out):  # pragma: no cover - compiled
     # out[i - r0, j - r0 - 1] = ||x_i - x_j||^2 for i in [r0, r1), j in [r0 + 1, n)
     for i in range(r0, r1):
         _row_sqdist(X[i], XT, r0 + 1, out[i - r0])
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@_njit(nogil=True, fastmath={"reassoc", "contract"})
 def _accumulate_rows(E, D, r0, w, starts, t, square, own, other):  # pragma: no cover
     # compiled.  Rows r0.. of the pairs i < j: E = exp(-t_0 D) (computed by numpy, whose exp
     # is vectorised), then every narrower width by squaring (or an exponential when the width
