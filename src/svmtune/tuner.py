@@ -195,7 +195,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         else:
             with _explained(X):
                 X, y = validate_data(self, X, y)
-            validate_Xy(X, y, estimator=self)
+                validate_Xy(X, y, estimator=self)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         y_enc = enc.transform(y)
