@@ -76,6 +76,8 @@ def test_validation():
         check_scores([0.1, np.nan])
     with pytest.raises(ValueError, match="1-D"):
         check_scores(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="array of numbers, one importance score per sample"):
+        check_scores("auto")
     with pytest.raises(ValueError, match="3 entries"):
         check_scores([0.1, 0.2, 0.3], n=4)
     q = np.array([0.1, 0.9])

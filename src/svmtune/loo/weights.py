@@ -52,7 +52,13 @@ def check_scores(scores, n: int | None = None) -> np.ndarray:
     ValueError
         Naming what is wrong (shape, length, NaN/inf).
     """
-    q = np.asarray(scores, dtype=float)
+    try:
+        q = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"scores must be an array of numbers, one importance score per sample, got "
+            f"{type(scores).__name__} {str(scores)[:40]!r}"
+        ) from None
     if q.ndim != 1:
         raise ValueError(f"scores must be a 1-D array with one score per sample, got {q.shape}")
     if n is not None and q.shape[0] != n:
