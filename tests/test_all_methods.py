@@ -124,3 +124,21 @@ def test_method_with_each_final_model_option(method, option):
         np.testing.assert_array_equal(
             tuner.predict(X), tuner.classes_[tuner.estimator_.predict(Xp)]
         )
+
+
+@pytest.mark.parametrize("method", available_methods())
+def test_same_random_state_same_selection(method):
+    """Every random choice (folds, draws, landmarks, samplers) follows ``random_state``: the
+    same seed twice, or a ``RandomState`` of it, gives the same model."""
+    X, y, _ = _case("three_classes_40")
+    fits = []
+    for rs in (3, 3, np.random.RandomState(3)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits.append(
+                SVMTuner(method=method, method_params=_LIGHT.get(method), random_state=rs).fit(X, y)
+            )
+    a, b, c = fits
+    assert a.best_params_ == b.best_params_ == c.best_params_
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    np.testing.assert_array_equal(a.decision_function(X), c.decision_function(X))
