@@ -157,3 +157,31 @@ def test_small_helpers():
     for bad in (0.0, -1.0, np.nan, np.inf, "x"):
         with pytest.raises(ValueError, match="C must be a positive finite number"):
             check_positive("C", bad)
+
+
+@pytest.mark.parametrize(
+    "method, alternative",
+    [
+        ("rbsvm", "rbsvm_lowrank"),
+        ("span", "span_lowrank"),
+        ("radius_margin", "radius_margin_lowrank"),
+        ("span_rule", "K-fold search"),
+    ],
+)
+def test_dense_methods_refuse_data_whose_matrices_cannot_fit(method, alternative, monkeypatch):
+    import svmtune._validation as v
+
+    X, y = _data()
+    monkeypatch.setattr(v, "available_memory", lambda: 1000)  # bytes
+    with pytest.raises(MemoryError, match=rf"'{method}' keeps at least .*n = 12 .*{alternative}"):
+        SVMTuner(method=method).fit(X, y)
+    monkeypatch.setattr(v, "available_memory", lambda: None)  # unknown: no check
+    grid = {"log2_sigma": (-1, 1, 1), "log2_C": (-1, 1, 1)} if method == "span_rule" else None
+    SVMTuner(method=method, method_params=grid).fit(X, y)
+
+
+def test_available_memory_reads_the_system():
+    from svmtune._validation import available_memory
+
+    avail = available_memory()
+    assert avail is None or avail > 2**20

@@ -15,6 +15,8 @@ __all__ = [
     "check_positive",
     "check_feature_values",
     "check_numeric_features",
+    "available_memory",
+    "check_dense_memory",
 ]
 
 
@@ -186,4 +188,35 @@ def check_numeric_features(X) -> None:
         raise ValueError(
             f"X has non-numeric (categorical) columns: {names}{more}; encode them, e.g. "
             "with preprocess='auto' (one-hot encoding, imputation, standardisation)"
+        )
+
+
+def available_memory() -> int | None:
+    """Bytes of memory a new allocation can use without swapping (Linux ``MemAvailable``),
+    or None where the system does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_dense_memory(n: int, *, matrices: float, method: str, alternative: str) -> None:
+    """Raise a ``MemoryError`` before a method that keeps ``matrices`` dense ``n x n``
+    float64 arrays starts, when they alone exceed the memory available now.
+
+    ``matrices`` is a lower estimate of the method's peak (measured peaks are higher), so the
+    check stops only runs that cannot fit, instead of letting them be killed by the
+    operating system after a long time.
+    """
+    need = matrices * 8.0 * n * n
+    avail = available_memory()
+    if avail is not None and need > avail:
+        raise MemoryError(
+            f"method {method!r} keeps at least {matrices:g} dense n x n matrices: with "
+            f"n = {n:,} samples that is {need / 2**30:.1f} GiB, more than the "
+            f"{avail / 2**30:.1f} GiB of memory available; {alternative}"
         )
