@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,9 +96,14 @@ def test_infinity_is_rejected_with_the_column():
 
 def test_degenerate_columns_give_no_nan():
     df = pd.DataFrame({"const": [5.0] * 4, "empty": [np.nan] * 4, "x": [1.0, 2.0, 3.0, 4.0]})
-    with pytest.warns(UserWarning):  # the all-missing column is dropped by the imputer
-        Z = make_preprocessor("auto", df).fit_transform(df)
-    assert np.all(np.isfinite(Z)) and np.allclose(Z[:, 0], 0.0)
+    with pytest.warns(UserWarning, match="'empty' have no observed value"):
+        pre = make_preprocessor("auto", df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # kept as a constant: no warning at fit or transform
+        Z = pre.fit_transform(df)
+        Z2 = pre.transform(df.iloc[:2])
+    assert np.all(np.isfinite(Z)) and np.allclose(Z[:, :2], 0.0) and Z.shape == (4, 3)
+    np.testing.assert_allclose(Z2, Z[:2])
     Zs = make_preprocessor("standard").fit_transform(df[["const", "x"]].to_numpy())
     assert np.all(np.isfinite(Zs)) and np.allclose(Zs[:, 0], 0.0)
 

@@ -22,6 +22,8 @@ training data and only applied by ``transform``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
@@ -104,6 +106,27 @@ def _as_categories(X) -> np.ndarray:
     return out
 
 
+def _warn_empty_columns(X) -> None:
+    """Warn (once, at fit) about the columns of ``X`` with no observed value."""
+    if X is None:
+        return
+    if isinstance(X, pd.DataFrame):
+        empty = [c for c in X.columns if X[c].isna().all()]
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2 or arr.shape[0] == 0:
+            return
+        empty = [j for j in range(arr.shape[1]) if pd.isna(arr[:, j]).all()]
+    if empty:
+        names = ", ".join(repr(c) for c in empty[:6]) + (" ..." if len(empty) > 6 else "")
+        warnings.warn(
+            f"column(s) {names} have no observed value in the training data; they are kept "
+            "as constant columns and carry no information",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def make_preprocessor(mode: str, X=None):
     """An unfitted transformer for ``mode`` (see the module docstring).
 
@@ -116,9 +139,12 @@ def make_preprocessor(mode: str, X=None):
         return FunctionTransformer(validate=False)
     if mode != "auto":
         raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {mode!r}")
+    _warn_empty_columns(X)
+    # a column without any observed value is kept as a constant (scikit-learn's imputers
+    # would drop it with a warning at every transform, i.e. at every predict)
     num_pipe = make_pipeline(
         FunctionTransformer(_as_float, feature_names_out="one-to-one"),
-        SimpleImputer(strategy="median"),
+        SimpleImputer(strategy="median", keep_empty_features=True),
         StandardScaler(),
     )
     cats = categorical_columns(X) if X is not None else []
@@ -133,7 +159,7 @@ def make_preprocessor(mode: str, X=None):
     )
     cat_pipe = make_pipeline(
         FunctionTransformer(_as_categories, feature_names_out="one-to-one"),
-        SimpleImputer(strategy="most_frequent"),
+        SimpleImputer(strategy="most_frequent", keep_empty_features=True),
         OneHotEncoder(handle_unknown="ignore", sparse_output=False),
     )
     return ColumnTransformer(
