@@ -193,5 +193,7 @@ def test_auto_preprocess_mixed_frame():
     y = (df["c"] == "u").astype(int).to_numpy()
     t = SVMTuner(preprocess="auto").fit(df, y)
     assert t.score(df, y) > 0.9
+    with pytest.raises(ValueError, match="pass a DataFrame with the same columns \\('a', 'c'\\)"):
+        t.predict(df.to_numpy())  # the categorical column is selected by its name
     with pytest.raises(ValueError):
         SVMTuner().fit(df, y)

@@ -10,6 +10,7 @@ import joblib
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
@@ -271,6 +272,17 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     def _transform(self, X):
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        names = getattr(self, "feature_names_in_", None)
+        if (
+            names is not None
+            and not hasattr(X, "columns")
+            and isinstance(self.preprocessor_, ColumnTransformer)
+        ):  # its categorical columns are selected by name
+            shown = ", ".join(repr(str(c)) for c in names[:6]) + (" ..." if len(names) > 6 else "")
+            raise ValueError(
+                f"this SVMTuner was fitted on a DataFrame with categorical columns; pass a "
+                f"DataFrame with the same columns ({shown}), not a {type(X).__name__}"
+            )
         return np.asarray(self.preprocessor_.transform(X), dtype=float)
 
     def _pairwise(self) -> bool:
