@@ -185,3 +185,22 @@ def test_available_memory_reads_the_system():
 
     avail = available_memory()
     assert avail is None or avail > 2**20
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e160, 1e-160, 1e-200])
+def test_columns_beyond_float64_standardisation_are_named(scale):
+    X, y = _data(n=20)
+    Xs = X * [1.0, scale, 1.0]
+    for preprocess in ("standard", "auto"):
+        with pytest.raises(ValueError, match=r"too large or too small .*: 1 \(largest \|x\|"):
+            SVMTuner(preprocess=preprocess).fit(Xs, y)
+
+
+def test_large_but_representable_columns_are_standardised_like_others():
+    X, y = _data(n=20)
+    for factor in (1e140, 1e-140):
+        a = SVMTuner().fit(X * [1.0, factor, 1.0], y)
+        b = SVMTuner().fit(X, y)
+        np.testing.assert_allclose(
+            a.decision_function(X * [1.0, factor, 1.0]), b.decision_function(X), atol=1e-8
+        )

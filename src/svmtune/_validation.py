@@ -14,6 +14,7 @@ __all__ = [
     "check_min_class_count",
     "check_positive",
     "check_feature_values",
+    "check_feature_scale",
     "check_numeric_features",
     "available_memory",
     "check_dense_memory",
@@ -164,6 +165,35 @@ def check_feature_values(X, *, allow_nan: bool = False) -> None:
         raise ValueError(
             f"X contains NaN ({_cells(nan)} missing, columns {_cols(nan)}); impute "
             "them, e.g. with preprocess='auto' (median imputation + one-hot + standardise)"
+        )
+
+
+#: largest / smallest column magnitude standardisation handles: squares (variances) of
+#: values beyond 2^500 ~ 3e150 overflow float64, below 2^-500 they underflow to 0
+FEATURE_SCALE_LIMIT = 2.0**500
+
+
+def check_feature_scale(X) -> None:
+    """Raise a ``ValueError`` naming the numeric columns whose magnitudes standardisation
+    cannot handle in float64 (largest ``|x|`` above ``2^500`` or, nonzero, below
+    ``2^-500``): their variances overflow to inf (the standardised column becomes NaN) or
+    underflow to 0 (the column is left unscaled, i.e. carries no information)."""
+    import pandas as pd
+
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+    num = frame.select_dtypes(include="number", exclude="complex")
+    if num.shape[1] == 0 or num.shape[0] == 0:
+        return
+    values = np.abs(num.to_numpy(dtype=float, na_value=np.nan))
+    # NaN and infinity have their own errors (or imputation)
+    peak = np.max(np.where(np.isfinite(values), values, 0.0), axis=0)
+    bad = (peak > FEATURE_SCALE_LIMIT) | ((peak > 0) & (peak < 1.0 / FEATURE_SCALE_LIMIT))
+    if bad.any():
+        cols = [f"{num.columns[j]!r} (largest |x| {peak[j]:.1e})" for j in np.flatnonzero(bad)]
+        raise ValueError(
+            f"X has columns too large or too small to standardise in float64: "
+            f"{', '.join(cols[:6])}{', ...' if len(cols) > 6 else ''}; rescale them (e.g. by "
+            "a power of ten) so that their magnitudes lie between 1e-150 and 1e150"
         )
 
 

@@ -15,6 +15,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from svmtune._validation import (
+    check_feature_scale,
     check_feature_values,
     check_min_class_count,
     check_numeric_features,
@@ -207,6 +208,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             # for two samples, as the scikit-learn checks require)
             check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
 
+        if self.preprocess != "none":
+            check_feature_scale(X)
         self.preprocessor_ = make_preprocessor(self.preprocess, X)
         if self.preprocess == "standard":
             self.preprocessor_.fit(X, sample_weight=w)
