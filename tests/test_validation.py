@@ -204,3 +204,24 @@ def test_large_but_representable_columns_are_standardised_like_others():
         np.testing.assert_allclose(
             a.decision_function(X * [1.0, factor, 1.0]), b.decision_function(X), atol=1e-8
         )
+
+
+@pytest.mark.parametrize(
+    "labels, match",
+    [
+        (
+            np.array([None, "a", "b", "a"] * 3, dtype=object),
+            r"3 missing label\(s\) .* rows 0, 4, 8",
+        ),
+        ([np.nan, "a", "b", "a"] * 3, "missing label"),
+        (pd.Series(pd.array(["a", None, "b", "a"] * 3, dtype="string")), "missing label"),
+        (np.array([1, "b", 1, "b"] * 3, dtype=object), r"mixes label types \(number, str\)"),
+    ],
+)
+def test_missing_or_mixed_labels_are_named(labels, match):
+    from svmtune import L2SVC
+
+    X, _ = _data()
+    for est in (SVMTuner(), L2SVC()):
+        with pytest.raises(ValueError, match=match):
+            est.fit(X, labels)

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_array, check_X_y
 
 __all__ = [
     "validate_Xy",
+    "check_labels",
     "validate_sample_weight",
     "check_min_class_count",
     "check_positive",
@@ -28,6 +29,38 @@ def _label(value) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return repr(value)
+
+
+def check_labels(y) -> None:
+    """Raise a ``ValueError`` when the labels ``y`` are missing somewhere (None, NaN,
+    ``pd.NA``) or mix numbers and strings: cases that numpy's sorting otherwise reports as
+    "'<' not supported between instances of 'NoneType' and 'str'"."""
+    import pandas as pd
+
+    arr = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+    if arr.dtype != object or arr.ndim != 1:
+        return  # numeric / string arrays: scikit-learn's checks say what is wrong
+    missing = np.array([v is None or v is pd.NA or (isinstance(v, float) and v != v) for v in arr])
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        shown = ", ".join(str(r) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")
+        raise ValueError(
+            f"y has {len(rows)} missing label(s) (None/NaN) at rows {shown}; drop those rows "
+            "or give them a class"
+        )
+    kinds = {
+        "number"
+        if isinstance(v, (numbers.Number, np.number, np.bool_))
+        else "str"
+        if isinstance(v, str)
+        else type(v).__name__
+        for v in arr
+    }
+    if len(kinds) > 1:
+        raise ValueError(
+            f"y mixes label types ({', '.join(sorted(kinds))}); give every label the same type, "
+            "e.g. all strings"
+        )
 
 
 def validate_Xy(X, y, *, allow_nan: bool = False, estimator=None):

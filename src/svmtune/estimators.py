@@ -17,7 +17,12 @@ from sklearn.svm import SVC
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from svmtune._validation import check_min_class_count, validate_sample_weight, validate_Xy
+from svmtune._validation import (
+    check_labels,
+    check_min_class_count,
+    validate_sample_weight,
+    validate_Xy,
+)
 from svmtune.kernels import Kernel, KernelColumns
 from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm
 
@@ -183,6 +188,7 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         )
 
     def fit(self, X, y, sample_weight=None):
+        check_labels(y)
         X, y = validate_data(self, X, y)
         validate_Xy(X, y, estimator=self)
         if not (np.isfinite(self.C) and self.C > 0):
@@ -282,6 +288,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
+        check_labels(y)
         X, y = validate_data(self, X, y)
         validate_Xy(X, y, estimator=self)
         enc = LabelEncoder().fit(y)

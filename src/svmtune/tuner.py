@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from svmtune._validation import (
     check_feature_scale,
     check_feature_values,
+    check_labels,
     check_min_class_count,
     check_numeric_features,
     validate_sample_weight,
@@ -188,6 +189,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self : SVMTuner
         """
         self._check_params()
+        check_labels(y)
         selector = get_selector(self.method, self.method_params)
         if self.preprocess == "auto":
             validate_data(self, X, skip_check_array=True)
