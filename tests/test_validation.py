@@ -225,3 +225,23 @@ def test_missing_or_mixed_labels_are_named(labels, match):
     for est in (SVMTuner(), L2SVC()):
         with pytest.raises(ValueError, match=match):
             est.fit(X, labels)
+
+
+def test_date_time_and_complex_columns():
+    X, y = _data()
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    for col in (
+        pd.date_range("2020-01-01", periods=len(y)),
+        pd.to_timedelta(np.arange(len(y)), unit="s"),
+    ):
+        with pytest.raises(ValueError, match="date/time columns: 't'; .*preprocess='auto'"):
+            SVMTuner().fit(df.assign(t=col), y)
+        # "auto" reads them as nanoseconds: the same model as the column of numbers
+        a = SVMTuner(preprocess="auto").fit(df.assign(t=col), y)
+        b = SVMTuner(preprocess="auto").fit(df.assign(t=np.asarray(col).astype("int64")), y)
+        np.testing.assert_allclose(
+            a.decision_function(df.assign(t=col)),
+            b.decision_function(df.assign(t=np.asarray(col).astype("int64"))),
+        )
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        SVMTuner(preprocess="auto").fit(df.assign(z=1j), y)

@@ -17,6 +17,7 @@ __all__ = [
     "check_feature_values",
     "check_feature_scale",
     "check_numeric_features",
+    "check_time_columns",
     "available_memory",
     "check_dense_memory",
 ]
@@ -230,6 +231,21 @@ def check_feature_scale(X) -> None:
         )
 
 
+def check_time_columns(X) -> None:
+    """Raise a ``ValueError`` naming the ``datetime64`` / ``timedelta64`` columns of a
+    DataFrame ``X`` (only ``preprocess="auto"`` reads them, as nanoseconds)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns"):
+        return
+    times = [c for c, dt in dtypes.items() if getattr(dt, "kind", "") in "mM"]
+    if times:
+        raise ValueError(
+            f"X has date/time columns: {', '.join(repr(c) for c in times[:6])}; convert "
+            "them to numbers (e.g. days since a date), or use preprocess='auto', which "
+            "reads them as nanoseconds before standardising"
+        )
+
+
 def check_numeric_features(X) -> None:
     """Raise a ``ValueError`` naming the columns of ``X`` that do not hold numbers.
 
@@ -239,6 +255,7 @@ def check_numeric_features(X) -> None:
     """
     from svmtune.preprocess import _convertible, categorical_columns
 
+    check_time_columns(X)
     is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")
     if not is_frame and np.asarray(X).dtype.kind not in "OSU":
         return

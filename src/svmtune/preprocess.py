@@ -11,8 +11,9 @@ Three documented modes (``SVMTuner(preprocess=...)``):
     that do not all convert to numbers) -> most-frequent imputation + one-hot encoding
     (categories unseen in training are ignored at prediction time: all their one-hot entries
     are 0).  Missing values are NaN, None or ``pd.NA``; infinite values are rejected (no
-    imputation can tell what they should have been).  Works on pandas DataFrames (nullable
-    dtypes included) and on arrays.
+    imputation can tell what they should have been), and so are complex numbers.  Date/time
+    columns (``datetime64``, ``timedelta64``) are numeric: nanoseconds, then standardised.
+    Works on pandas DataFrames (nullable dtypes included) and on arrays.
 ``"none"``
     Features used as given (still validated as finite numbers).
 
@@ -80,7 +81,11 @@ def needs_auto(X) -> bool:
 
 
 def _as_float(X) -> np.ndarray:
-    """First step of the numeric branch: float array, NaN for missing, infinity rejected."""
+    """First step of the numeric branch: float array, NaN for missing, infinity and complex
+    numbers rejected (date/time columns are read as nanoseconds)."""
+    kinds = [getattr(dt, "kind", "") for dt in X.dtypes] if isinstance(X, pd.DataFrame) else []
+    if "c" in kinds or np.asarray(X).dtype.kind == "c":
+        raise ValueError("Complex data not supported: X has complex-valued columns")
     values = _numeric_values(X)
     if values.ndim == 1:
         values = values.reshape(-1, 1)

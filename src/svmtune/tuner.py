@@ -20,6 +20,7 @@ from svmtune._validation import (
     check_labels,
     check_min_class_count,
     check_numeric_features,
+    check_time_columns,
     validate_sample_weight,
     validate_Xy,
 )
@@ -38,7 +39,8 @@ __all__ = ["SVMTuner"]
 @contextlib.contextmanager
 def _explained(X):
     """Replace scikit-learn's ValueError on ``X`` by one naming the columns and the fix when
-    the cause is one only ``preprocess="auto"`` handles (categorical columns, NaN).  Runs the
+    the cause is one only ``preprocess="auto"`` handles (categorical or date/time columns,
+    NaN).  Runs the
     column checks only after a failure, so valid input is checked once, by scikit-learn."""
     try:
         yield
@@ -49,6 +51,12 @@ def _explained(X):
                 check_feature_values(X)
             except ValueError as clearer:
                 raise clearer from None
+        raise
+    except TypeError:  # numpy's DTypePromotionError (date/time columns) is a TypeError
+        try:
+            check_time_columns(X)
+        except ValueError as clearer:
+            raise clearer from None
         raise
 
 
