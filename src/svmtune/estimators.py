@@ -137,6 +137,23 @@ FULL_KERNEL_MAX_N = 4096
 DECISION_BLOCK = 2**22
 
 
+def _fit_inputs(est, X, y, sample_weight):
+    """Validated ``(X, encoded y, per-sample weights x class weights)`` for ``est.fit``,
+    which gets ``classes_``; every class needs a sample of positive weight."""
+    check_labels(y)
+    X, y = validate_data(est, X, y)
+    validate_Xy(X, y, estimator=est)
+    enc = LabelEncoder().fit(y)
+    est.classes_ = enc.classes_
+    y_enc = enc.transform(y)
+    check_min_class_count(y_enc, est.classes_, minimum=1)
+    w = validate_sample_weight(sample_weight, X.shape[0])
+    w = np.ones(X.shape[0]) if w is None else w
+    w = w * class_weight_vector(y_enc, est.classes_, est.class_weight)
+    check_min_class_count(y_enc, est.classes_, minimum=1, sample_weight=w)
+    return X, y_enc, w
+
+
 class L2SVC(ClassifierMixin, BaseEstimator):
     """Kernel SVM with the squared hinge loss (L2-SVM), solved exactly.
 
@@ -188,19 +205,9 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         )
 
     def fit(self, X, y, sample_weight=None):
-        check_labels(y)
-        X, y = validate_data(self, X, y)
-        validate_Xy(X, y, estimator=self)
         if not (np.isfinite(self.C) and self.C > 0):
             raise ValueError(f"C must be positive and finite, got {self.C}")
-        enc = LabelEncoder().fit(y)
-        self.classes_ = enc.classes_
-        y_enc = enc.transform(y)
-        check_min_class_count(y_enc, self.classes_, minimum=1)
-        w = validate_sample_weight(sample_weight, X.shape[0])
-        w = np.ones(X.shape[0]) if w is None else w
-        w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
-        check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
+        X, y_enc, w = _fit_inputs(self, X, y, sample_weight)
         kern = self._kernel()
         K = kern(X) if X.shape[0] <= FULL_KERNEL_MAX_N else KernelColumns.of(X, kern)
         if len(self.classes_) == 2:
@@ -288,17 +295,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
-        check_labels(y)
-        X, y = validate_data(self, X, y)
-        validate_Xy(X, y, estimator=self)
-        enc = LabelEncoder().fit(y)
-        self.classes_ = enc.classes_
-        y_enc = enc.transform(y)
-        check_min_class_count(y_enc, self.classes_, minimum=1)
-        w = validate_sample_weight(sample_weight, X.shape[0])
-        w = np.ones(X.shape[0]) if w is None else w
-        w = w * class_weight_vector(y_enc, self.classes_, self.class_weight)
-        check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
+        X, y_enc, w = _fit_inputs(self, X, y, sample_weight)
         params = dict(
             C=self.C,
             kernel=self.kernel,
