@@ -35,11 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
-from svmtune.bench.runner import _info_get, _prepared, _preprocessed, default_loader, environment
+from svmtune.bench.runner import _info_get, _prepared, default_loader, environment
 from svmtune.bench.suite import get_suite
 from svmtune.kernels import squared_distances
 from svmtune.loo.rbsvm import rbsvm_objective
 from svmtune.methods.base import ovr_tasks
+from svmtune.preprocess import transform_as_fitted
 from svmtune.tuner import SVMTuner
 
 
@@ -66,7 +67,7 @@ def probe(task_name: str, split: int, grid: np.ndarray) -> dict:
     # random_state only seeds restarts, which RBSVM's defaults do not make
     tuner = SVMTuner(method="rbsvm", preprocess=data.preprocess, random_state=0).fit(X, y)
     t_fit = time.perf_counter() - t0
-    Xp = _preprocessed(tuner, X)
+    Xp = transform_as_fitted(tuner.preprocessor_, X)
     y_enc = np.searchsorted(tuner.classes_, np.asarray(y))
     t0 = time.perf_counter()
     J = criterion_on_grid(squared_distances(Xp), y_enc, grid)

@@ -247,14 +247,6 @@ def _fit_tuner(
         ) from None
 
 
-def _preprocessed(tuner, X) -> np.ndarray:
-    """``X`` through the tuner's fitted preprocessor (as the final SVM sees it)."""
-    pre = tuner.preprocessor_
-    if not hasattr(pre, "feature_names_in_") and hasattr(X, "to_numpy"):
-        X = X.to_numpy()
-    return np.asarray(pre.transform(X), dtype=float)
-
-
 def _selection_record(tuner) -> dict[str, Any]:
     sel = getattr(tuner, "selection_", None)
     return {
@@ -528,7 +520,10 @@ def demo_cmd(
         n_jobs=n_jobs,
     )
     tuned_acc = float(tuner.score(X_te, y_te))
-    Xp_tr, Xp_te = _preprocessed(tuner, X_tr), _preprocessed(tuner, X_te)
+    from svmtune.preprocess import transform_as_fitted
+
+    pre = tuner.preprocessor_
+    Xp_tr, Xp_te = transform_as_fitted(pre, X_tr), transform_as_fitted(pre, X_te)
     t0 = time.perf_counter()
     svc = SVC().fit(Xp_tr, y_tr)
     svc_time = time.perf_counter() - t0

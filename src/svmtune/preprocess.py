@@ -170,3 +170,11 @@ def make_preprocessor(mode: str, X=None):
     return ColumnTransformer(
         [("num", num_pipe, nums), ("cat", cat_pipe, cats)], remainder="drop", sparse_threshold=0
     )
+
+
+def transform_as_fitted(pre, X) -> np.ndarray:
+    """``X`` through the fitted preprocessor ``pre`` (as the final SVM sees it), given as
+    ``pre`` was fitted: a DataFrame if it saw column names, else an array."""
+    if not hasattr(pre, "feature_names_in_"):
+        X = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+    return np.asarray(pre.transform(X), dtype=float)

@@ -49,6 +49,7 @@ from svmtune.bench.store import (
     parse_time,
 )
 from svmtune.bench.suite import MethodSpec, Suite, Task
+from svmtune.preprocess import transform_as_fitted
 
 __all__ = [
     "Cell",
@@ -385,14 +386,6 @@ def _timed_tuner_fit(tuner, X, y) -> tuple[float, float, int]:
     return sel, final, repeats
 
 
-def _preprocessed(tuner, X) -> np.ndarray:
-    """``X`` through the tuner's fitted preprocessor, given as the preprocessor was fitted
-    (a DataFrame if it saw column names, else an array)."""
-    pre = tuner.preprocessor_
-    Xin = X if hasattr(pre, "feature_names_in_") else np.asarray(X, dtype=float)
-    return np.asarray(pre.transform(Xin), dtype=float)
-
-
 def _entropy(
     Xp: np.ndarray, y_enc: np.ndarray, params: dict, sample_weight: np.ndarray | None = None
 ) -> tuple[float | None, str | None]:
@@ -514,8 +507,8 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
             metrics, notes = _metrics(tuner, Xte, yte)
             row.update(metrics)
             # yardstick: one SVC() with scikit-learn's defaults on the same preprocessed fold
-            Xp_tr = _preprocessed(tuner, Xtr)
-            Xp_te = _preprocessed(tuner, Xte)
+            Xp_tr = transform_as_fitted(tuner.preprocessor_, Xtr)
+            Xp_te = transform_as_fitted(tuner.preprocessor_, Xte)
             ytr_enc = np.searchsorted(tuner.classes_, ytr)
             row["n_features"] = int(Xp_tr.shape[1])
             row["default_fit_time"], svc = _timed_default_fit(SVC, Xp_tr, ytr_enc)
