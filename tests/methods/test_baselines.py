@@ -62,6 +62,9 @@ def test_check_log2_range_messages():
         check_log2_range("log2_C", (1, 2, 0), with_step=True)
     with pytest.raises(ValueError, match="log2 units"):
         check_log2_range("log2_C", 5)
+    for bad in ("x", "12", ("a", 1)):  # a string is iterable, but not a range
+        with pytest.raises(ValueError, match=r"log2_C must be a tuple .* log2 units"):
+            check_log2_range("log2_C", bad)
 
 
 @pytest.mark.parametrize(

@@ -78,8 +78,10 @@ def check_log2_range(name: str, value: Any, *, with_step: bool = False) -> tuple
     allowed = (2, 3) if with_step else (2,)
     shape = "(lo, hi) or (lo, hi, step)" if with_step else "(lo, hi)"
     try:
+        if isinstance(value, (str, bytes)):  # iterable, but "12" is not (1, 2)
+            raise TypeError
         vals = tuple(float(v) for v in value)
-    except TypeError:
+    except (TypeError, ValueError):
         raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}") from None
     if len(vals) not in allowed:
         raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}")
