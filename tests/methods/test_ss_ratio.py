@@ -62,6 +62,9 @@ def test_registered_and_validates_options():
     for params in bad:
         with pytest.raises(ValueError):
             get_selector("ss", params)
+    for degrees in ("23", "x", [np.nan]):  # named, not numpy's ufunc message
+        with pytest.raises(ValueError, match="degrees must be positive integers"):
+            get_selector("ss", {"degrees": degrees})
     with pytest.raises(ValueError, match="invalid method_params"):
         get_selector("ss", {"no_such_option": 1})
 

@@ -222,8 +222,17 @@ class SSRatio(Selector):
             self.rel_sigmas = log2_grid(*log2_sigma)
         except TypeError:
             raise ValueError(f"log2_sigma must be (lo, hi, step), got {log2_sigma!r}") from None
-        deg = np.atleast_1d(np.asarray(degrees))
-        if deg.size == 0 or np.any(deg.astype(float) != deg.astype(int)) or np.any(deg < 1):
+        try:
+            deg = np.atleast_1d(np.asarray(degrees, dtype=float))
+        except (TypeError, ValueError):
+            deg = np.array([])
+        if (
+            isinstance(degrees, str)
+            or deg.size == 0
+            or not np.all(np.isfinite(deg))
+            or np.any(deg != np.round(deg))
+            or np.any(deg < 1)
+        ):
             raise ValueError(f"degrees must be positive integers, got {degrees!r}")
         self.degrees = tuple(sorted({int(v) for v in deg}))
         if not np.isfinite(poly_coef0):
