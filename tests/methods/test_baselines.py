@@ -81,11 +81,16 @@ def test_check_log2_range_messages():
         ("halving", {"scoring": "hinge"}, "scoring must be one of"),
         ("halving", {"candidates": "all"}, "candidates must be one of"),
         ("halving", {"min_resources": 0}, "min_resources must be"),
-        ("grid", {"Cs": [1.0, -1.0]}, "grid values of Cs must be positive"),
+        ("grid", {"Cs": [1.0, -1.0]}, "grid values of Cs must be .*positive"),
         ("grid", {"budget": 3}, "invalid method_params for method 'grid'"),
         ("grid", {"budget": 3}, "no option 'budget'; its options are: .*log2_C"),
         ("grid", [("n_splits", 3)], "a dict of its options is needed, got list"),
         ("default", {"C": 1.0}, "no option 'C'; it has no options"),
+        # a failing conversion inside a method's checks: the failing option is named
+        ("ss", {"n_components": "x", "spread": "directional"}, r"option n_components='x': "),
+        ("span_rule", {"floor": [], "tol": 1e-3}, r"option floor=\[\]: "),
+        ("grid", {"sigmas": "x"}, "grid values of sigmas must be a non-empty sequence"),
+        ("span_rule", {"log2_C_pos": 5}, r"log2_C_pos must be a tuple \(lo, hi\)"),
         ("span", {"eta": 0.1, "bogus": 1}, "no option 'bogus'; its options are: eta, .*max_iter"),
     ],
 )

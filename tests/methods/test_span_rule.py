@@ -62,7 +62,7 @@ def refit(X, y01, params, sample_weight=None):
         ({"sigma": 1.0}, "selects sigma on a grid"),
         ({"search": "class_weights", "sigma": -1.0}, "sigma must be positive"),
         ({"log2_sigma": (2, 1, 1)}, "lo <= hi"),
-        ({"log2_sigma": (1, 2)}, r"\(lo, hi, step\)"),
+        ({"log2_sigma": (1,)}, r"log2_sigma must be a tuple \(lo, hi\) or \(lo, hi, step\)"),
         ({"Cs": [1.0, -2.0]}, "positive"),
         ({"n_splits": 1}, "n_splits"),
         ({"tol": 0.0}, "tol"),

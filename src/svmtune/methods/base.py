@@ -203,7 +203,25 @@ def get_selector(name: str, params: dict[str, Any] | None = None) -> Selector:
             f"{', '.join(map(repr, unknown))}; {known}"
         )
     module, cls = METHODS[name].split(":")
+    klass = getattr(importlib.import_module(module), cls)
+    params = params or {}
     try:
-        return getattr(importlib.import_module(module), cls)(**(params or {}))
-    except TypeError as exc:
-        raise ValueError(f"invalid method_params for method {name!r}: {exc}") from None
+        return klass(**params)
+    except (TypeError, ValueError) as exc:
+        msg = str(exc)
+        if isinstance(exc, ValueError) and any(k in msg for k in params):
+            raise  # the option's own check named it
+        # a conversion failed somewhere (int("x"), np.isfinite("x"), ...): name the option
+        # that fails on its own
+        culprit = next((k for k, v in params.items() if _fails(klass, k, v)), None)
+        where = f"option {culprit}={params[culprit]!r}: " if culprit is not None else ""
+        raise ValueError(f"invalid method_params for method {name!r}: {where}{msg}") from None
+
+
+def _fails(klass, key: str, value) -> bool:
+    """Whether ``klass(**{key: value})`` raises (the other options at their defaults)."""
+    try:
+        klass(**{key: value})
+    except (TypeError, ValueError):
+        return True
+    return False

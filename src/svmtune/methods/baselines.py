@@ -42,6 +42,7 @@ __all__ = [
     "OptunaTPE",
     "HalvingSearch",
     "log2_grid",
+    "grid_values",
     "rbf_params",
     "sample_log2_box",
     "check_log2_range",
@@ -59,6 +60,25 @@ def log2_grid(lo: float, hi: float, step: float) -> np.ndarray:
     if not (np.isfinite(step) and step > 0):
         raise ValueError(f"grid step must be positive, got {step}")
     return 2.0 ** np.arange(lo, hi + step / 2, step)
+
+
+def grid_values(name: str, explicit, log2_name: str, log2_range) -> np.ndarray:
+    """The grid of option ``name``: its explicit values (positive, finite), else the log2
+    grid of option ``log2_name`` = ``(lo, hi[, step])``.  Errors name the option."""
+    if explicit is None:
+        return log2_grid(*check_log2_range(log2_name, log2_range, with_step=True))
+    try:
+        if isinstance(explicit, (str, bytes)):
+            raise TypeError
+        v = np.atleast_1d(np.asarray(explicit, dtype=float)).ravel()
+    except (TypeError, ValueError):
+        v = np.array([np.nan])
+    if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise ValueError(
+            f"grid values of {name} must be a non-empty sequence of positive finite numbers, "
+            f"got {explicit!r}"
+        )
+    return v
 
 
 def rbf_params(sigma: float, C: float, **extra) -> dict:
@@ -262,17 +282,8 @@ class GridSearch(_CVSearch):
         n_splits: int = 10,
         scoring: str = "error",
     ):
-        if sigmas is not None:
-            self.sigmas = np.atleast_1d(np.asarray(sigmas, float))
-        else:
-            self.sigmas = log2_grid(*check_log2_range("log2_sigma", log2_sigma, with_step=True))
-        if Cs is not None:
-            self.Cs = np.atleast_1d(np.asarray(Cs, float))
-        else:
-            self.Cs = log2_grid(*check_log2_range("log2_C", log2_C, with_step=True))
-        for nm, v in (("sigmas", self.sigmas), ("Cs", self.Cs)):
-            if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
-                raise ValueError(f"grid values of {nm} must be positive and finite, got {v}")
+        self.sigmas = grid_values("sigmas", sigmas, "log2_sigma", log2_sigma)
+        self.Cs = grid_values("Cs", Cs, "log2_C", log2_C)
         self._init_cv(n_splits, scoring)
 
     def select(

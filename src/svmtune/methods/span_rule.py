@@ -62,7 +62,7 @@ from svmtune.loo.weights import (
     sigmoid_sample_weights,
 )
 from svmtune.methods.base import Selection, Selector, ovr_tasks
-from svmtune.methods.baselines import log2_grid, rbf_params
+from svmtune.methods.baselines import grid_values, rbf_params
 from svmtune.search.cv import cv_errors, make_folds
 from svmtune.svm import fit_l1_svm
 
@@ -145,23 +145,15 @@ def class_weight_params(C_pos: float, C_neg: float) -> tuple[float, dict[int, fl
     return float(C_neg), {0: 1.0, 1: float(C_pos) / float(C_neg)}
 
 
-def _grid(name: str, spec, explicit) -> np.ndarray:
-    if explicit is not None:
-        g = np.asarray(explicit, dtype=float).ravel()
-        if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
-            raise ValueError(f"{name} must be a non-empty sequence of positive numbers")
-        return g
-    try:
-        lo, hi, step = spec
-    except (TypeError, ValueError):
-        raise ValueError(f"log2 range for {name} must be (lo, hi, step), got {spec!r}") from None
-    return log2_grid(float(lo), float(hi), float(step))
-
-
 def _values(name: str, v) -> np.ndarray:
-    a = np.asarray(v, dtype=float).ravel()
+    try:
+        if isinstance(v, (str, bytes)):
+            raise TypeError
+        a = np.asarray(v, dtype=float).ravel()
+    except (TypeError, ValueError):
+        a = np.array([np.nan])
     if a.size == 0 or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be a non-empty sequence of finite numbers")
+        raise ValueError(f"{name} must be a non-empty sequence of finite numbers, got {v!r}")
     return a
 
 
@@ -357,15 +349,15 @@ class SpanRule(Selector):
         self.search = search
         self.criterion = criterion
         if search == "sigma_C":
-            self.sigmas = _grid("sigmas", log2_sigma, sigmas)
+            self.sigmas = grid_values("sigmas", sigmas, "log2_sigma", log2_sigma)
         else:
             if sigmas is not None:
                 raise ValueError(f"sigmas= is a grid of search='sigma_C'; use sigma= for {search}")
             self.sigmas = None
         c_default = (-6.0, 10.0, 1.0) if search == "instance_weights" else (-8.0, 8.0, 1.0)
-        self.Cs = _grid("Cs", c_default if log2_C is None else log2_C, Cs)
-        self.C_pos = _grid("C+", log2_C_pos, None)
-        self.C_neg = _grid("C-", log2_C_neg, None)
+        self.Cs = grid_values("Cs", Cs, "log2_C", c_default if log2_C is None else log2_C)
+        self.C_pos = grid_values("C_pos", None, "log2_C_pos", log2_C_pos)
+        self.C_neg = grid_values("C_neg", None, "log2_C_neg", log2_C_neg)
         self.scores = None if scores is None else check_scores(scores)
         self.weight_fn = weight_fn
         self.A_values = _values("A_values", A_values)
