@@ -142,3 +142,17 @@ def test_same_random_state_same_selection(method):
     assert a.best_params_ == b.best_params_ == c.best_params_
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     np.testing.assert_array_equal(a.decision_function(X), c.decision_function(X))
+
+
+@pytest.mark.parametrize("method", available_methods())
+def test_every_invalid_option_value_is_named(method):
+    """A wrong type or value for any option is a ValueError that names the option (not,
+    e.g., numpy's "could not convert string to float")."""
+    from svmtune.methods.base import get_selector, method_options
+
+    for option in method_options(method):
+        for value in ("x", float("nan"), [], {"a": 1}, (1, 2, 3, 4)):
+            try:
+                get_selector(method, {option: value})
+            except ValueError as exc:
+                assert option in str(exc), (option, value, str(exc))
