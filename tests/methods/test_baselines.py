@@ -88,7 +88,7 @@ def test_check_log2_range_messages():
         ("default", {"C": 1.0}, "no option 'C'; it has no options"),
         # a failing conversion inside a method's checks: the failing option is named
         ("ss", {"n_components": "x", "spread": "directional"}, r"option n_components='x': "),
-        ("span_rule", {"floor": [], "tol": 1e-3}, r"option floor=\[\]: "),
+        ("span_rule", {"floor": "x", "tol": 1e-3}, r"option floor='x': "),
         ("grid", {"sigmas": "x"}, "grid values of sigmas must be a non-empty sequence"),
         ("span_rule", {"log2_C_pos": 5}, r"log2_C_pos must be a tuple \(lo, hi\)"),
         ("span", {"eta": 0.1, "bogus": 1}, "no option 'bogus'; its options are: eta, .*max_iter"),
