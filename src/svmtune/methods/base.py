@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -209,7 +210,9 @@ def get_selector(name: str, params: dict[str, Any] | None = None) -> Selector:
         return klass(**params)
     except (TypeError, ValueError) as exc:
         msg = str(exc)
-        if isinstance(exc, ValueError) and any(k in msg for k in params):
+        if isinstance(exc, ValueError) and any(
+            re.search(rf"\b{re.escape(k)}\b", msg) for k in params
+        ):
             raise  # the option's own check named it
         # a conversion failed somewhere (int("x"), np.isfinite("x"), ...): name the option
         # that fails on its own
