@@ -22,21 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._validation import check_dense_memory, check_positive
-from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist, squared_distances
+from svmtune._validation import check_positive
+from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
 from svmtune.loo.radius_margin import radius_margin
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options, initial_theta, minimize_log_params
+from svmtune.search.gradient import check_search_options, exact_search_start, minimize_log_params
 from svmtune.svm import DualSolution, fit_l2_svm
-
-#: lower estimate of the peak memory of the selection in dense n x n float64 matrices (peak
-#: resident memory over n^2 * 8 bytes measured 8.3 (radius-margin) and 10.2 (smoothed span)
-#: at n = 3,000, 5 features, binary);
-#: :func:`~svmtune._validation.check_dense_memory` refuses to start when these exceed the
-#: memory available
-DENSE_MATRICES = 6
 
 __all__ = ["SpanSVM", "RMSVM", "radius_margin_step", "radius_margin_summary"]
 
@@ -173,18 +166,11 @@ class _GradientBaseline(Selector):
         y = np.asarray(y)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
-        check_dense_memory(
-            len(y),
-            matrices=DENSE_MATRICES,
-            method=self.name,
-            alternative=f"use method='{self.name}_lowrank' (O(n m) memory) or fewer samples",
-        )
-        D2 = squared_distances(X)
-        theta0 = initial_theta(
-            D2,
+        D2, theta0 = exact_search_start(
+            X,
             self.start,
             self.C0,
-            n_features=X.shape[1],
+            method=self.name,
             random_state=random_state,
             sample_weight=w,
         )

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmtune._validation import check_dense_memory
-from svmtune.kernels import rbf_columns, squared_distances
+from svmtune.kernels import rbf_columns
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import (
     LOSSES,
@@ -33,13 +32,7 @@ from svmtune.loo.rbsvm import (
 )
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options, initial_theta, minimize_log_params
-
-#: lower estimate of the peak memory of the selection in dense n x n float64 matrices (peak
-#: resident memory over n^2 * 8 bytes measured 8.2 at n = 3,000, 5 features, binary);
-#: :func:`~svmtune._validation.check_dense_memory` refuses to start when these exceed the
-#: memory available
-DENSE_MATRICES = 6
+from svmtune.search.gradient import check_search_options, exact_search_start, minimize_log_params
 
 __all__ = ["RBSVM"]
 
@@ -149,18 +142,11 @@ class RBSVM(Selector):
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
-        check_dense_memory(
-            len(y),
-            matrices=DENSE_MATRICES,
-            method=self.name,
-            alternative="use method='rbsvm_lowrank' (O(n m) memory) or fewer samples",
-        )
-        D2 = squared_distances(X)
-        theta0 = initial_theta(
-            D2,
+        D2, theta0 = exact_search_start(
+            X,
             self.start,
             self.C0,
-            n_features=X.shape[1],
+            method=self.name,
             random_state=random_state,
             sample_weight=sw,
         )
