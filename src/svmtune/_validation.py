@@ -38,9 +38,14 @@ def check_labels(y) -> None:
     "'<' not supported between instances of 'NoneType' and 'str'"."""
     import pandas as pd
 
-    arr = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
-    if arr.dtype != object or arr.ndim != 1:
-        return  # numeric / string arrays: scikit-learn's checks say what is wrong
+    arr = y if isinstance(y, np.ndarray) else np.asarray(y)
+    if arr.ndim != 1 or arr.dtype.kind in "biuf":
+        return  # numbers: scikit-learn's checks say what is wrong (NaN, continuous)
+    if arr.dtype != object:
+        if arr is y:
+            return  # a string array
+        # a list numpy made strings of (None -> 'None', nan -> 'nan', 1 -> '1'): its items
+        arr = np.asarray(y, dtype=object)
     missing = np.array([v is None or v is pd.NA or (isinstance(v, float) and v != v) for v in arr])
     if missing.any():
         rows = np.flatnonzero(missing)
@@ -218,10 +223,11 @@ def check_feature_scale(X) -> None:
     num = frame.select_dtypes(include="number", exclude="complex")
     if num.shape[1] == 0 or num.shape[0] == 0:
         return
-    values = np.abs(num.to_numpy(dtype=float, na_value=np.nan))
-    # NaN and infinity have their own errors (or imputation)
-    peak = np.max(np.where(np.isfinite(values), values, 0.0), axis=0)
-    bad = (peak > FEATURE_SCALE_LIMIT) | ((peak > 0) & (peak < 1.0 / FEATURE_SCALE_LIMIT))
+    # fmax skips NaN; a column holding infinity has its own error (check_feature_values)
+    peak = np.fmax.reduce(np.abs(num.to_numpy(dtype=float, na_value=np.nan)), axis=0)
+    bad = np.isfinite(peak) & (
+        (peak > FEATURE_SCALE_LIMIT) | ((peak > 0) & (peak < 1.0 / FEATURE_SCALE_LIMIT))
+    )
     if bad.any():
         cols = [f"{num.columns[j]!r} (largest |x| {peak[j]:.1e})" for j in np.flatnonzero(bad)]
         raise ValueError(

@@ -121,15 +121,18 @@ def _fail(exc: BaseException, prefix: str = "") -> click.ClickException:
     return click.ClickException(prefix + _one_line(exc))
 
 
-def _options_hint(name: str) -> str:
-    """`` (options of 'grid': log2_sigma, ...)``, or "" when the method has none."""
+def _options_hint(name: str, params: dict[str, Any]) -> str:
+    """`` (options of 'grid': log2_sigma, ...)``, or "" when the method has none or
+    ``params`` has an unknown one (whose error lists them already)."""
     from svmtune.methods.base import method_options
 
     try:
         names = method_options(name)
     except (ImportError, AttributeError, TypeError, ValueError):
         return ""
-    return f" (options of {name!r}: {', '.join(names)})" if names else ""
+    if not names or set(params) - set(names):
+        return ""
+    return f" (options of {name!r}: {', '.join(names)})"
 
 
 def _check_method(name: str, params: dict[str, Any]):
@@ -152,9 +155,7 @@ def _check_method(name: str, params: dict[str, Any]):
             f"({_one_line(exc)}); try another --method"
         ) from None
     except ValueError as exc:
-        msg = _one_line(exc)
-        hint = "" if "no option" in msg else _options_hint(name)
-        raise click.ClickException(msg + hint) from None
+        raise click.ClickException(_one_line(exc) + _options_hint(name, params)) from None
 
 
 def _load(source: str, target: str | None, fmt: str | None):

@@ -83,8 +83,11 @@ def needs_auto(X) -> bool:
 def _as_float(X) -> np.ndarray:
     """First step of the numeric branch: float array, NaN for missing, infinity and complex
     numbers rejected (date/time columns are read as nanoseconds)."""
-    kinds = [getattr(dt, "kind", "") for dt in X.dtypes] if isinstance(X, pd.DataFrame) else []
-    if "c" in kinds or np.asarray(X).dtype.kind == "c":
+    if isinstance(X, pd.DataFrame):
+        complex_ = any(getattr(dt, "kind", "") == "c" for dt in X.dtypes)
+    else:
+        complex_ = np.asarray(X).dtype.kind == "c"
+    if complex_:
         raise ValueError("Complex data not supported: X has complex-valued columns")
     values = _numeric_values(X)
     if values.ndim == 1:
@@ -116,12 +119,12 @@ def _warn_empty_columns(X) -> None:
     if X is None:
         return
     if isinstance(X, pd.DataFrame):
-        empty = [c for c in X.columns if X[c].isna().all()]
+        empty = list(X.columns[X.isna().all().to_numpy()])
     else:
         arr = np.asarray(X)
         if arr.ndim != 2 or arr.shape[0] == 0:
             return
-        empty = [j for j in range(arr.shape[1]) if pd.isna(arr[:, j]).all()]
+        empty = np.flatnonzero(pd.isna(arr).all(axis=0)).tolist()
     if empty:
         names = ", ".join(repr(c) for c in empty[:6]) + (" ..." if len(empty) > 6 else "")
         warnings.warn(

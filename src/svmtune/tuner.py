@@ -40,8 +40,8 @@ __all__ = ["SVMTuner"]
 def _explained(X):
     """Replace scikit-learn's ValueError on ``X`` by one naming the columns and the fix when
     the cause is one only ``preprocess="auto"`` handles (categorical or date/time columns,
-    NaN).  Runs the
-    column checks only after a failure, so valid input is checked once, by scikit-learn."""
+    NaN).  Runs the column checks only after a failure, so valid input is checked once, by
+    scikit-learn."""
     try:
         yield
     except ValueError:
