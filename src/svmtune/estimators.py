@@ -146,7 +146,6 @@ def _fit_inputs(est, X, y, sample_weight):
     enc = LabelEncoder().fit(y)
     est.classes_ = enc.classes_
     y_enc = enc.transform(y)
-    check_min_class_count(y_enc, est.classes_, minimum=1)
     w = validate_sample_weight(sample_weight, X.shape[0])
     w = np.ones(X.shape[0]) if w is None else w
     w = w * class_weight_vector(y_enc, est.classes_, est.class_weight)
