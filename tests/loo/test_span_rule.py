@@ -17,6 +17,7 @@ from svmtune.kernels import Kernel
 from svmtune.loo import brute_force_loo
 from svmtune.loo.span_rule import (
     ESTIMATES,
+    SpanCache,
     best_slices,
     box_constrained_spans,
     enclosing_diameter,
@@ -131,6 +132,46 @@ def test_closed_form_spans_equal_equality_constrained_qp():
             assert S2[p] == pytest.approx(qp_span(K, p, idx), abs=1e-6)
             kinds["in" if sol.in_bound[p] else "bounded"] += 1
     assert kinds["in"] >= 20 and kinds["bounded"] >= 20
+
+
+def test_span_cache_returns_the_uncached_spans_and_reuses_shared_patterns():
+    # One-vs-rest tasks and a range of C on one kernel matrix: at the small width every
+    # sample is an in-bound support vector once C is large, so those models share a pattern.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    labels = np.repeat([0, 1, 2], 10)
+    cache = SpanCache()
+    n_models = 0
+    for sigma in (0.05, 1.0):
+        K = Kernel("rbf", sigma=sigma)(X)
+        cache = SpanCache()
+        for C in (0.01, 1.0, 100.0, 1000.0):
+            for c in range(3):
+                sol = fit_l1_svm(np.where(labels == c, 1.0, -1.0), C, K=K, tol=1e-8)
+                got = span_rule_spans(sol, K, cache=cache)
+                np.testing.assert_array_equal(got, span_rule_spans(sol, K))
+                got[:] = -1.0  # the caller's copy: the cache keeps its own
+                np.testing.assert_array_equal(
+                    span_rule_spans(sol, K, cache=cache), span_rule_spans(sol, K)
+                )
+                n_models += 1
+        assert cache.hits + cache.misses == 2 * 12
+        if sigma == 0.05:
+            assert cache.misses < 12  # shared patterns were computed once
+    assert n_models == 24
+
+
+def test_span_cache_keeps_at_most_maxsize_patterns():
+    _, K, y, w, C, _ = weighted_problem(0)
+    cache = SpanCache(maxsize=2)
+    sols = [fit_l1_svm(y, c, K=K, sample_weight=w, tol=1e-10) for c in (0.01, 1.0, 100.0)]
+    keys = [SpanCache.key(s) for s in sols]
+    assert len(set(keys)) == 3
+    for s in sols:
+        span_rule_spans(s, K, cache=cache)
+    assert len(cache) == 2 and cache.get(keys[0]) is None and cache.get(keys[2]) is not None
+    with pytest.raises(ValueError, match="maxsize"):
+        SpanCache(maxsize=0)
 
 
 def test_box_constrained_spans_equal_cvxopt_box_qp():

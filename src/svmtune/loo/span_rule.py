@@ -54,6 +54,7 @@ import scipy.sparse as sp
 from svmtune.svm import DualSolution, ExtendedFactor
 
 __all__ = [
+    "SpanCache",
     "span_rule_spans",
     "box_constrained_spans",
     "span_box",
@@ -108,7 +109,61 @@ def _pair_sqdist(K: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarra
 # ---------------------------------------------------------------------------------------------
 # Spans
 # ---------------------------------------------------------------------------------------------
-def span_rule_spans(sol: DualSolution, K: np.ndarray) -> np.ndarray:
+class SpanCache:
+    """Squared spans already computed on one kernel matrix, kept by support-vector pattern.
+
+    The spans of :func:`span_rule_spans` depend only on the kernel matrix and on which
+    samples are in-bound and which bounded support vectors -- not on ``alpha``, the labels or
+    the per-sample penalties.  Models on the same kernel matrix that share that pattern (the
+    one-vs-rest tasks of a candidate, neighbouring ``C`` at a small RBF width where every
+    sample is an in-bound support vector) then need one factorisation instead of one each.
+    Keep one cache per kernel matrix and never share it between matrices: the key does not
+    identify the matrix.
+
+    Parameters
+    ----------
+    maxsize : int, default=256
+        Patterns kept; the oldest is dropped beyond that (each entry holds ``n`` floats).
+
+    Attributes
+    ----------
+    hits, misses : int
+        Lookups answered from the cache / computed.
+    """
+
+    def __init__(self, maxsize: int = 256) -> None:
+        if maxsize < 1:
+            raise ValueError(f"maxsize must be a positive integer; got {maxsize!r}")
+        self.maxsize = int(maxsize)
+        self.hits = 0
+        self.misses = 0
+        self._spans: dict[bytes, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    @staticmethod
+    def key(sol: DualSolution) -> bytes:
+        """The in-bound and support masks of ``sol``, packed (same length for one ``n``)."""
+        return np.packbits(sol.in_bound).tobytes() + np.packbits(sol.support).tobytes()
+
+    def get(self, key: bytes) -> np.ndarray | None:
+        S2 = self._spans.get(key)
+        if S2 is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return S2.copy()
+
+    def put(self, key: bytes, S2: np.ndarray) -> None:
+        if key not in self._spans and len(self._spans) >= self.maxsize:
+            del self._spans[next(iter(self._spans))]
+        self._spans[key] = S2.copy()
+
+
+def span_rule_spans(
+    sol: DualSolution, K: np.ndarray, *, cache: SpanCache | None = None
+) -> np.ndarray:
     """Squared spans ``S_p^2`` of every support vector, box constraints dropped (closed form).
 
     With the box constraints (31) dropped -- exact under the assumption of Weighted span
@@ -131,6 +186,9 @@ def span_rule_spans(sol: DualSolution, K: np.ndarray) -> np.ndarray:
         A hinge-loss SVM from :func:`svmtune.svm.fit_l1_svm`.
     K : ndarray (n, n)
         Its training kernel matrix.
+    cache : SpanCache, optional
+        Spans computed before on this same ``K`` (see :class:`SpanCache`); the result is
+        taken from it when ``sol`` has a pattern seen before, and added to it otherwise.
 
     Returns
     -------
@@ -140,6 +198,20 @@ def span_rule_spans(sol: DualSolution, K: np.ndarray) -> np.ndarray:
         is no in-bound one, and the in-bound one when it is the only one.
     """
     K = _check(sol, K)
+    key = None
+    if cache is not None:
+        key = cache.key(sol)
+        S2 = cache.get(key)
+        if S2 is not None:
+            return S2
+    S2 = _spans(sol, K)
+    if cache is not None:
+        cache.put(key, S2)
+    return S2
+
+
+def _spans(sol: DualSolution, K: np.ndarray) -> np.ndarray:
+    """:func:`span_rule_spans` without the checks and the cache."""
     n = sol.y.shape[0]
     S2 = np.zeros(n)
     I = np.flatnonzero(sol.in_bound)

@@ -45,6 +45,7 @@ from svmtune._validation import check_dense_memory
 from svmtune._warnings import recorded_warnings
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, sigma_from_gamma, squared_distances
 from svmtune.loo.span_rule import (
+    SpanCache,
     enclosing_diameter,
     estimate_span_bound,
     estimate_span_rule,
@@ -180,8 +181,12 @@ def _evaluate(
     *,
     D: float | None,
     r2_delta: float,
+    spans: SpanCache | None = None,
 ) -> dict[str, Any]:
-    """One libsvm fit per one-vs-rest task, then span-rule (and bounds) for the candidate."""
+    """One libsvm fit per one-vs-rest task, then span-rule (and bounds) for the candidate.
+
+    ``spans`` carries the spans already computed on ``K`` by other tasks and candidates.
+    """
     tasks, y = ctx["tasks"], ctx["y"]
     w = _candidate_weights(spec, ctx)
     t0 = time.perf_counter()
@@ -190,7 +195,7 @@ def _evaluate(
     rec: dict[str, Any] = {"n_sv": 0, "n_inbound": 0, "n_bounded": 0, "n_empty": 0}
     F = []
     for sol in sols:
-        S2 = span_rule_spans(sol, K)
+        S2 = span_rule_spans(sol, K, cache=spans)
         F.append(span_rule_loo_decision(sol, K, spans=S2))
         rec["n_sv"] += int(sol.support.sum())
         rec["n_inbound"] += int(sol.in_bound.sum())
@@ -222,7 +227,8 @@ def _evaluate_block(
         K = rbf_from_sqdist(D2, sigma)
         D = enclosing_diameter(K) if with_bound else None
         r2 = xi_alpha_radius2(K)
-        out = [(i, _evaluate(K, spec, ctx, D=D, r2_delta=r2)) for i, spec in items]
+        spans = SpanCache()
+        out = [(i, _evaluate(K, spec, ctx, D=D, r2_delta=r2, spans=spans)) for i, spec in items]
     return out, len(caught)
 
 
