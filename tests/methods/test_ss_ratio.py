@@ -17,7 +17,7 @@ from svmtune.criteria.ss_ratio import (
 )
 from svmtune.kernels import Kernel
 from svmtune.methods.base import get_selector
-from svmtune.methods.ss_ratio import SSRatio
+from svmtune.methods.ss_ratio import SSRatio, repeat_share
 from svmtune.search.gradient import BoundWarning
 
 
@@ -224,3 +224,44 @@ def test_tuner_end_to_end():
     Xm, ym = blobs3(seed=1)
     t3 = SVMTuner(method="ss", method_params={"kernels": "all"}).fit(Xm, ym)
     assert t3.score(Xm, ym) > 0.9
+
+
+def test_repeat_share_by_hand():
+    # class 0: rows a, a, b; class 1: rows a, c (a in class 1 is not a within-class repeat)
+    X = np.array([[0.0], [0.0], [1.0], [0.0], [3.0]])
+    y = np.array([0, 0, 0, 1, 1])
+    sigma = 0.8
+    k = lambda d: np.exp(-(d**2) / (2 * sigma**2))  # noqa: E731
+    within = 2 * (1.0 + 2 * k(1.0)) + 2 * k(3.0)  # ordered pairs i != j of the same class
+    assert repeat_share(X, y, None, sigma) == pytest.approx(2.0 / within)
+    w = np.array([2.0, 1.0, 1.0, 1.0, 1.0])
+    within_w = 2 * (2.0 + 2 * k(1.0) + 1 * k(1.0)) + 2 * k(3.0)
+    assert repeat_share(X, y, w, sigma) == pytest.approx(4.0 / within_w)
+    assert np.isnan(repeat_share(np.array([[0.0], [1e3], [2e3]]), [0, 0, 1], None, 1.0))
+    # on a random subset of rows: the same expectation, the same value for the same seed
+    Xr, yr = rings(n=200, seed=1)
+    Xd, yd = np.vstack([Xr, Xr]), np.r_[yr, yr]
+    full = repeat_share(Xd, yd, None, 0.2)
+    part = [repeat_share(Xd, yd, None, 0.2, max_rows=200, random_state=s) for s in range(20)]
+    assert abs(np.mean(part) - full) < 0.05 * full
+    assert part[0] == repeat_share(Xd, yd, None, 0.2, max_rows=200, random_state=0)
+
+
+def test_width_edge_warning_names_the_cause_that_applies():
+    # glass (6 classes, 149 training rows, one exact repeat): every width is below -5 dB for
+    # its worst pair, and S&S rises to the smallest width; the single repeat is not blamed
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    from svmtune.datasets import load_dataset
+
+    X, y, _ = load_dataset("glass")
+    X, _, y, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    assert X.shape[0] - np.unique(X, axis=0).shape[0] == 1
+    with pytest.warns(BoundWarning) as rec:
+        sel = SSRatio().select(X, y)
+    assert sel.info["width_at_bound"] == "lower" and not sel.info["admissible"]
+    msg = str(rec[0].message)
+    assert "every candidate has S&S at or below -5 dB" in msg and "cross-validated" in msg
+    assert "repeat another row" not in msg and "widen log2_sigma" not in msg

@@ -46,6 +46,7 @@ from svmtune.criteria.ss_ratio import (
     SPREADS,
     SS_KERNEL,
     SSMatrix,
+    SSResult,
     c_opt,
     class_weight_matrix,
     exact_kernel_features,
@@ -93,28 +94,93 @@ def _width_edge(kern: Kernel, cands: list[Kernel]) -> str | None:
     return None
 
 
-def _warn_width_edge(kern: Kernel, edge: str, X: np.ndarray) -> None:
-    """Warn that the chosen width is an end of the candidate widths.
+#: rows :func:`repeat_share` uses at most in the width warning (a diagnostic, O(rows^2))
+_SHARE_ROWS = 5000
 
-    At the lower end a possible cause is named when the rows have exact repeats (common with
-    categorical or coarsely rounded features): the kernel between distinct rows vanishes as
-    the width shrinks while repeated rows keep similarity 1, so at small widths the estimated
-    class centres and spreads describe only which rows repeat under which labels, and S&S
-    can keep rising towards ever smaller widths (a look-up table of the training rows, not a
-    classifier of new points).  On the KEEL hayes-roth data (160 rows, 84 distinct,
-    standardised) over 99.9 % of the within-class kernel mass of classes 1 and 2, the pair
-    S&S scores, comes from repeated rows at sigma = 0.25, the width it chooses there.
+
+def repeat_share(
+    X: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray | None,
+    sigma: float,
+    *,
+    max_rows: int | None = None,
+    random_state=None,
+) -> float:
+    """Share of the within-class RBF similarity between different samples that comes from
+    exact repeats (rows equal to another row of the same class), at width ``sigma``.
+
+    ``sum_{i != j, same class} w_i w_j k(x_i, x_j)`` counts a repeated pair with kernel value
+    1 at every width, while pairs of distinct rows fade as the width shrinks; a share near 1
+    means the class centres and spreads S&S compares describe which rows repeat, not how
+    the classes lie.  ``nan`` when there is no within-class similarity at all.  With more
+    than ``max_rows`` rows it is computed on ``max_rows`` of them drawn at random (both sums
+    run over pairs, so their ratio keeps its expectation), at ``O(max_rows^2)`` cost.
+    """
+    from svmtune.criteria.blocks import rbf_class_sums
+
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=float)
+    if max_rows is not None and X.shape[0] > max_rows:
+        idx = check_random_state(random_state).choice(X.shape[0], max_rows, replace=False)
+        X, y, w = X[idx], y[idx], w[idx]
+    labels, codes = np.unique(y, return_inverse=True)
+    R = rbf_class_sums(X, codes, sigma, sample_weight=w)[0]
+    within = float(np.sum(w * R[np.arange(X.shape[0]), codes]) - np.sum(w * w))
+    _, groups = np.unique(np.column_stack([X, codes]), axis=0, return_inverse=True)
+    gw = np.bincount(groups.ravel(), weights=w)
+    repeats = float(np.sum(gw * gw) - np.sum(w * w))
+    return repeats / within if within > 0 else float("nan")
+
+
+def _warn_width_edge(
+    kern: Kernel,
+    edge: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray | None,
+    res: SSResult,
+    threshold: float | None,
+    seed: int,
+) -> None:
+    """Warn that the chosen width is an end of the candidate widths, and why it may be.
+
+    At the lower end two causes are named when they apply.  When every candidate is at or
+    below ``threshold`` (``None``: some candidate passed it; the paper's is -5 dB: the classes
+    overlap in every candidate feature space)
+    the worst pair's S&S typically keeps rising as the width shrinks, carried by ever fewer
+    close pairs: S&S then does not identify a width.  When exact repeats carry most of the
+    within-class similarity (:func:`repeat_share`; common with categorical or coarsely
+    rounded features) the repeats keep kernel value 1 while distinct rows stop being similar,
+    and S&S can keep rising towards widths that only memorise them.  On the KEEL hayes-roth
+    data (160 rows, 84 distinct, standardised) over 99.9 % of the within-class kernel mass of
+    classes 1 and 2, the pair S&S scores, comes from repeated rows at sigma = 0.25, the width
+    it chooses there.
     """
     word = "smallest" if edge == "lower" else "largest"
     msg = f"S&S chose sigma = {kern.sigma:.4g}, the {word} candidate width"
-    n_rep = X.shape[0] - np.unique(X, axis=0).shape[0] if edge == "lower" else 0
-    if n_rep:
-        msg += (
-            f"; {n_rep} of the {X.shape[0]} rows repeat another row exactly: they stay "
-            "similar at every width while distinct rows stop being similar as the width "
-            "shrinks, which can make S&S favour widths that only memorise the repeats; if so, "
-            "keep the widths above the distance between distinct rows (log2_sigma or sigmas)"
-        )
+    causes = []
+    if edge == "lower":
+        if threshold is not None:
+            causes.append(
+                f"every candidate has S&S at or below {threshold:g} dB (here {res.ss:.1f} dB "
+                f"for classes {res.classes[0]!r} and {res.classes[1]!r}), where the paper "
+                "discards a kernel: the classes overlap and S&S does not identify a width; "
+                "a cross-validated method (e.g. method='grid') is the safer choice here"
+            )
+        share = repeat_share(X, y, w, kern.sigma, max_rows=_SHARE_ROWS, random_state=seed)
+        if share >= 0.5:
+            n_rep = X.shape[0] - np.unique(X, axis=0).shape[0]
+            causes.append(
+                f"{n_rep} of the {X.shape[0]} rows repeat another row exactly and carry "
+                f"{100 * share:.0f} % of the within-class similarity at this width: they stay "
+                "similar at every width while distinct rows stop being similar as the width "
+                "shrinks, which can make S&S favour widths that only memorise the repeats; if so, "
+                "keep the widths above the distance between distinct rows (log2_sigma or sigmas)"
+            )
+    if causes:
+        msg += "; " + "; ".join(causes)
     else:
         msg += (
             f"; the best width may be {'smaller' if edge == 'lower' else 'larger'}: "
@@ -166,8 +232,10 @@ class SSRatio(Selector):
     simulates it; the paper's curve stops at ``sigma / d = 0.3``).  A warning is raised only
     when no candidate separates the class centres at all (S&S = -inf everywhere), and a
     :class:`~svmtune.search.gradient.BoundWarning` when the chosen RBF width is the smallest
-    or largest candidate (``info["width_at_bound"]``); at the smallest it counts exact
-    repeated rows, which can make S&S favour ever smaller widths.
+    or largest candidate (``info["width_at_bound"]``); at the smallest it says when every
+    candidate is below the threshold (S&S then tends to rise as the width shrinks) and when
+    exact repeated rows carry most of the within-class similarity (:func:`repeat_share`),
+    which can make S&S favour ever smaller widths.
     """
 
     name = "ss"
@@ -355,7 +423,8 @@ class SSRatio(Selector):
             )
         edge = _width_edge(kern, cands)
         if edge is not None:
-            _warn_width_edge(kern, edge, Xs)
+            threshold = None if admissible else self.threshold
+            _warn_width_edge(kern, edge, Xs, ys, ws, res, threshold, seed)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
         if res.d > 0:
             C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
