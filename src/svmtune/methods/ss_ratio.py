@@ -125,7 +125,7 @@ def repeat_share(
     if max_rows is not None and X.shape[0] > max_rows:
         idx = check_random_state(random_state).choice(X.shape[0], max_rows, replace=False)
         X, y, w = X[idx], y[idx], w[idx]
-    labels, codes = np.unique(y, return_inverse=True)
+    codes = np.unique(y, return_inverse=True)[1].ravel()
     R = rbf_class_sums(X, codes, sigma, sample_weight=w)[0]
     within = float(np.sum(w * R[np.arange(X.shape[0]), codes]) - np.sum(w * w))
     _, groups = np.unique(np.column_stack([X, codes]), axis=0, return_inverse=True)
@@ -147,10 +147,10 @@ def _warn_width_edge(
     """Warn that the chosen width is an end of the candidate widths, and why it may be.
 
     At the lower end two causes are named when they apply.  When every candidate is at or
-    below ``threshold`` (``None``: some candidate passed it; the paper's is -5 dB: the classes
-    overlap in every candidate feature space)
-    the worst pair's S&S typically keeps rising as the width shrinks, carried by ever fewer
-    close pairs: S&S then does not identify a width.  When exact repeats carry most of the
+    below ``threshold`` (``None`` when one passed it; the paper's is -5 dB) the classes overlap
+    in every candidate feature space, and the worst pair's S&S can keep rising as the width
+    shrinks (glass's two window-glass classes, standardised: from -44 dB at sigma = 4.2 to
+    -17.5 dB at 0.75): S&S then does not identify a width.  When exact repeats carry most of the
     within-class similarity (:func:`repeat_share`; common with categorical or coarsely
     rounded features) the repeats keep kernel value 1 while distinct rows stop being similar,
     and S&S can keep rising towards widths that only memorise them.  On the KEEL hayes-roth
