@@ -13,7 +13,13 @@ optimiser RBSVM uses (:func:`svmtune.search.gradient.minimize_log_params`: L-BFG
 Chapelle, Vapnik, Bousquet & Mukherjee, "Choosing multiple parameters for support vector
 machines", Machine Learning 46 (2002).  Multiclass problems are decomposed one-vs-rest
 (:func:`svmtune.methods.base.ovr_tasks`) and the binary criteria summed, so that one
-``(sigma, C)`` serves all classes, as in RBSVM.
+``(sigma, C)`` serves all classes, as in RBSVM.  Each binary criterion counts that task's
+errors, not those of the one-vs-rest arg-max, so with many small classes a model that
+answers "rest" everywhere scores about its class's share per task and can win: on 20
+classes of 6 samples (5 Gaussian features, class means 0.5 apart along the diagonal)
+``method="span"`` chose sigma = 26 on standardised features and reached 10 % test accuracy
+against 30 % for ``SVC()`` and 31 % for RBSVM, whose cross-entropy scores the outputs'
+values; with 210 samples per class (penbased, 10 classes) it was as good as the others.
 """
 
 from __future__ import annotations
