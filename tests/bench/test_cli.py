@@ -60,3 +60,97 @@ def test_unwritable_out_and_report_paths_are_one_line_errors(tmp_path):
     assert "cannot read or write a file" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(report, [str(tmp_path), "--md", str(blocker / "report.md")])
     assert r.exit_code == 1 and "cannot write the report" in r.output
+
+
+def _csv(path, n=60, seed=0):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["label"] = np.where(X[:, 0] > 0, "yes", "no")
+    df.loc[2, "b"] = np.nan  # needs the imputing preprocessing, as bundled sets may
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_on_data_makes_one_task_per_source(tmp_path):
+    from dataclasses import replace
+
+    from svmtune.bench.suite import DataLoader, Protocol, on_data
+    from svmtune.datasets import dataset_path
+    from svmtune.datasets.registry import file_sha256
+
+    quick = get_suite("quick")
+    a = _csv(tmp_path / "mine.csv")
+    (tmp_path / "sub").mkdir()
+    b = _csv(tmp_path / "sub" / "mine.csv", seed=1)
+    s = on_data(quick, [a, b, "Iris"])
+    assert s.name == "quick+data" and [t.name for t in s.tasks] == ["mine", "mine-2", "iris"]
+    assert [t.dataset for t in s.tasks] == [str(a.resolve()), str(b.resolve()), "iris"]
+    assert s.methods == quick.methods and s.protocol == quick.protocol and s.seed == quick.seed
+    assert s.published == [] and s.experiments == [] and s.figures == []
+    X, y, info = DataLoader(target="label")(s.tasks[0].dataset)
+    assert X.shape == (60, 3) and set(y) == {"yes", "no"}
+    assert info["version"] == file_sha256(a)
+    assert DataLoader()("iris")[2].version == file_sha256(dataset_path("iris"))
+    with pytest.raises(ValueError, match="no such file, nor a bundled data set"):
+        on_data(quick, [tmp_path / "missing.csv"])
+    with pytest.raises(ValueError, match="non-empty list"):
+        on_data(quick, [])
+    fixed_files = replace(quick, protocol=Protocol(kind="train_test"), tasks=[])
+    with pytest.raises(ValueError, match="fixed test files"):
+        on_data(fixed_files, [a])
+
+
+def test_bench_runs_a_suite_on_a_data_file_resumes_and_reports(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import bench, report
+    from svmtune.datasets.registry import file_sha256
+
+    data = _csv(tmp_path / "mine.csv")
+    out = tmp_path / "res"
+    args = ["--suite", "quick", "--data", str(data), "--target", "label", "--out", str(out)]
+    args += ["--methods", "default,ss", "--no-progress"]
+    r = CliRunner().invoke(bench, args)
+    assert r.exit_code == 0, r.output
+    assert "4 cells, 0 already stored, 4 run (4 ok" in r.output
+    rows = [json.loads(x) for x in (out / "quick+data" / "results.jsonl").read_text().splitlines()]
+    assert {r_["task"] for r_ in rows} == {"mine"} and len(rows) == 4
+    assert {r_["dataset_version"] for r_ in rows} == {file_sha256(data)}
+    assert {r_["preprocess"] for r_ in rows} == {"auto"}
+    again = CliRunner().invoke(bench, args)
+    assert "4 already stored, 0 run" in again.output
+    rep = CliRunner().invoke(report, [str(out), "--md", str(tmp_path / "r.md")])
+    assert rep.exit_code == 0, rep.output
+    text = (tmp_path / "r.md").read_text()
+    assert "The methods and protocol of suite `quick` on other data" in text
+    assert "Protocol: 2 stratified random splits" in text and "| mine |" in text
+
+
+def test_bench_data_errors_are_clear(tmp_path):
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import bench
+
+    data = _csv(tmp_path / "mine.csv")
+    base = ["--out", str(tmp_path / "res"), "--no-progress"]
+
+    def run(*extra):
+        return CliRunner().invoke(bench, [*extra, *base])
+
+    r = run("--suite", "quick", "--data", str(data), "--target", "nope")
+    assert r.exit_code != 0 and "target column 'nope' not found" in r.output
+    r = run("--suite", "quick", "--target", "label")
+    assert r.exit_code != 0 and "apply to --data files only" in r.output
+    r = run("--suite", "quick", "--data", "iris", "--target", "label")
+    assert r.exit_code != 0 and "applies to data files only" in r.output
+    r = run("--suite", "quick", "--data", str(tmp_path / "none.csv"))
+    assert r.exit_code != 0 and "no such file, nor a bundled data set" in r.output
+    r = run("--suite", "span-paper", "--data", str(data), "--target", "label")
+    assert r.exit_code != 0 and "draws 400 rows per split" in r.output and "has 60" in r.output
+    assert not (tmp_path / "res" / "span-paper+data").exists()

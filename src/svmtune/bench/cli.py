@@ -80,6 +80,27 @@ def _split_list(value: str | None) -> list[str] | None:
     "workers through joblib's dask backend (needs svmtune[dask]); --n-jobs then defaults to "
     "all workers.",
 )
+@click.option(
+    "--data",
+    "data_sources",
+    multiple=True,
+    metavar="FILE",
+    help="Run the suite's methods and protocol on this data file or bundled data set instead "
+    "of the suite's own tasks (repeatable); rows go to OUT/<suite>+data/.",
+)
+@click.option(
+    "--target",
+    default=None,
+    help="Label column of the --data files (name or position, e.g. -1); default: the column "
+    "named target/class/label.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    default=None,
+    type=click.Choice(["csv", "tsv", "svmlight", "libsvm", "arff", "keel"]),
+    help="Format of the --data files (default: from the extension or the content).",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True)
 def bench(
     suite_name,
@@ -95,11 +116,16 @@ def bench(
     entropy,
     blas_threads,
     scheduler,
+    data_sources,
+    target,
+    fmt,
     progress,
 ):
     """Run (or resume) a benchmark suite; each finished cell is appended to the result store.
 
-    A killed run restarted with the same command continues where it stopped.
+    A killed run restarted with the same command continues where it stopped.  With --data
+    the suite's methods and protocol run on your own files (e.g. `svmtune bench --suite
+    quick --data mine.csv --target label`).
     """
     from rich.console import Console
 
@@ -118,6 +144,11 @@ def bench(
         ) from None
     if n_jobs == 0:
         raise click.UsageError("--n-jobs must be a positive number of processes or -1 (all)")
+    loader = None
+    if data_sources:
+        suite, loader = _on_data(suite, data_sources, target, fmt)
+    elif target is not None or fmt is not None:
+        raise click.UsageError("--target and --format apply to --data files only")
     backend = contextlib.nullcontext()
     client = None
     if scheduler:
@@ -142,6 +173,7 @@ def bench(
             summary = run_suite(
                 suite,
                 out,
+                loader=loader,
                 n_jobs=n_jobs,
                 tasks=_split_list(tasks),
                 methods=_split_list(methods),
@@ -172,6 +204,40 @@ def bench(
     con.print(f"results: {summary.path}")
     if summary.n_error:
         con.print("[yellow]some cells failed; their status is in the result rows[/]")
+
+
+def _on_data(suite, sources, target, fmt):
+    """The suite on the --data sources, and their loader; each source is read once here so
+    that an unreadable file stops the run before any cell."""
+    from svmtune.bench.suite import DataLoader, on_data
+
+    try:
+        derived = on_data(suite, sources)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    loader = DataLoader(target=target, fmt=fmt)
+    for task in derived.tasks:
+        if target is not None and not Path(task.dataset).is_file():
+            raise click.UsageError(
+                f"bundled data set {task.dataset!r} has its labels in 'target'; --target "
+                "applies to data files only"
+            )
+        try:
+            X, _, _ = loader(task.dataset)
+        except (ValueError, OSError) as exc:
+            msg = str(exc)
+            raise click.ClickException(
+                msg if task.dataset in msg else f"{task.dataset}: {msg}"
+            ) from None
+        p = derived.protocol
+        need = sum(int(v) for v in (p.train_size, p.test_size) if isinstance(v, int))
+        if p.kind == "split" and need > len(X):
+            raise click.UsageError(
+                f"suite {suite.name!r} draws {need} rows per split (train_size="
+                f"{p.train_size}, test_size={p.test_size}); {task.dataset} has {len(X)}: "
+                "use a suite with fractional splits or K-fold CV (e.g. 'quick', 'rbsvm-paper')"
+            )
+    return derived, loader
 
 
 @click.command("report")

@@ -843,8 +843,8 @@ def build_report(
             sections.append(Section("No results", [f"No result rows found under `{results}`."]))
         else:
             for name in sorted(df_all["suite"].dropna().unique()):
-                suite = (suites or {}).get(name) or _registered_suite(name)
                 rows_s = [r for r in rows if r.get("suite") == name]
+                suite = (suites or {}).get(name) or _registered_suite(name, rows_s)
                 rows_s, n_stale = _current_rows(rows_s, suite)
                 cells = stats.cells_frame(rows_s)
                 exp = pd.DataFrame([r for r in rows_s if r.get("kind") == "experiment"])
@@ -893,8 +893,19 @@ def _current_rows(rows: list[dict], suite: Suite | None) -> tuple[list[dict], in
     return keep, len(rows) - len(keep)
 
 
-def _registered_suite(name: str) -> Suite | None:
+def _registered_suite(name: str, rows: list[dict]) -> Suite | None:
+    """The suite definition of ``name``; for a registered suite run on other data
+    (``svmtune bench --data``) the suite with the tasks its rows record."""
+    from svmtune.bench.suite import DATA_SUFFIX, Task, with_tasks
+
     try:
+        if name.endswith(DATA_SUFFIX):
+            tasks = {
+                r["task"]: Task(r["task"], r["dataset"])
+                for r in rows
+                if r.get("kind", "cell") == "cell" and "task" in r and "dataset" in r
+            }
+            return with_tasks(get_suite(name.removesuffix(DATA_SUFFIX)), list(tasks.values()))
         return get_suite(name)
     except Exception:
         return None

@@ -3,18 +3,32 @@
 Each paper's suite lives in ``svmtune/bench/suites/<name>.py`` and exposes a module-level
 ``SUITE`` (a :class:`Suite`); :data:`SUITES` maps suite names to those modules.  The runner
 (:mod:`svmtune.bench.runner`) turns a suite into cells (task x split x method), runs them,
-and appends one result row per cell to the result store.
+and appends one result row per cell to the result store.  :func:`on_data` runs a suite's
+methods and protocol on other data (the user's files or other bundled sets) instead of its
+own tasks, with :class:`DataLoader` reading them.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-__all__ = ["Task", "MethodSpec", "Protocol", "Suite", "SUITES", "get_suite", "available_suites"]
+__all__ = [
+    "Task",
+    "MethodSpec",
+    "Protocol",
+    "Suite",
+    "SUITES",
+    "get_suite",
+    "available_suites",
+    "DataLoader",
+    "on_data",
+    "with_tasks",
+    "DATA_SUFFIX",
+]
 
 
 @dataclass(frozen=True)
@@ -213,3 +227,106 @@ def get_suite(name: str) -> Suite:
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; choose one of: {', '.join(available_suites())}")
     return importlib.import_module(SUITES[name]).SUITE
+
+
+# ----------------------------------------------------------------------------- other data
+@dataclass(frozen=True)
+class DataLoader:
+    """Loader of the tasks :func:`on_data` makes: ``source -> (X, y, info)``.
+
+    An existing path is read with :func:`svmtune.datasets.load_file` (``target`` and ``fmt``
+    as there) and its ``info`` records the file and the SHA-256 of its bytes as ``version``;
+    anything else is the name of a bundled data set (:func:`svmtune.datasets.load_dataset`).
+    Picklable, so parallel runs can use it.
+    """
+
+    target: str | int | None = None
+    fmt: str | None = None
+
+    def __call__(self, source: str) -> tuple[Any, Any, Any]:
+        from svmtune.datasets import load_dataset, load_file
+        from svmtune.datasets.registry import file_sha256
+
+        path = Path(source)
+        if path.is_file():
+            X, y = load_file(path, target=self.target, fmt=self.fmt)
+            return X, y, {"file": str(path), "version": file_sha256(path)}
+        return load_dataset(source)
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".bz2", ".xz"):
+        name = name.removesuffix(suffix)
+    return Path(name).stem or name
+
+
+def on_data(suite: Suite, sources: Sequence[str | Path]) -> Suite:
+    """``suite``'s methods, protocol and seed on other data, one task per source.
+
+    Parameters
+    ----------
+    suite : Suite
+        Its methods (with their options), protocol, seed and yardsticks are kept; its tasks,
+        published numbers, experiments and figures (all tied to its own data) are not.  A
+        suite with fixed train/test files cannot be used (the sources have no test file).
+    sources : sequence of paths or bundled data-set names
+        Data files (CSV/TSV, svmlight, ARFF/KEEL; read by :class:`DataLoader`) or names of
+        bundled data sets.  Each becomes a task named after the file (without extensions) or
+        the data set; repeated names get ``-2``, ``-3``, ...
+
+    Returns
+    -------
+    Suite
+        Named ``"<suite>+data"``, so that its results have their own directory and the
+        report takes its cells from the rows.
+    """
+    from svmtune.datasets import resolve_name
+
+    if isinstance(sources, (str, Path)) or not len(sources):
+        raise ValueError("sources must be a non-empty list of data files or data-set names")
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for src in sources:
+        path = Path(src).expanduser()
+        if path.is_file():
+            dataset, name = str(path.resolve()), _stem(path)
+        elif path.exists():
+            raise ValueError(f"{src}: not a file")
+        else:
+            try:
+                dataset = name = resolve_name(str(src))
+            except ValueError as exc:
+                raise ValueError(f"{src}: no such file, nor a bundled data set ({exc})") from None
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name = f"{name}-{seen[name]}"
+        tasks.append(Task(name, dataset))
+    return with_tasks(suite, tasks)
+
+
+#: ending of the name of a suite run on other data (:func:`on_data`)
+DATA_SUFFIX = "+data"
+
+
+def with_tasks(suite: Suite, tasks: list[Task]) -> Suite:
+    """``suite``'s methods, protocol, seed and yardsticks with other ``tasks``, named
+    ``"<suite>+data"`` (what :func:`on_data` returns; the report rebuilds it from the
+    rows' task names and data sources)."""
+    if suite.protocol.kind == "train_test":
+        raise ValueError(
+            f"suite {suite.name!r} evaluates on fixed test files, which other data do not "
+            "have; use a suite with K-fold or split protocol (e.g. 'quick' or 'rbsvm-paper')"
+        )
+    return replace(
+        suite,
+        name=suite.name + DATA_SUFFIX,
+        description=(
+            f"The methods and protocol of suite `{suite.name}` on other data (`svmtune bench "
+            f"--suite {suite.name} --data ...`). Suite `{suite.name}`: {suite.description}"
+        ),
+        tasks=tasks,
+        published=[],
+        figures=[],
+        experiments=[],
+    )
