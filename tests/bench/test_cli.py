@@ -130,6 +130,14 @@ def test_bench_runs_a_suite_on_a_data_file_resumes_and_reports(tmp_path):
     text = (tmp_path / "r.md").read_text()
     assert "The methods and protocol of suite `quick` on other data" in text
     assert "Protocol: 2 stratified random splits" in text and "| mine |" in text
+    assert "older definition" not in text
+    # the file changes: its cells are computed again, and the report keeps the new rows only
+    _csv(data, seed=7)
+    changed = CliRunner().invoke(bench, args)
+    assert "0 already stored, 4 run (4 ok" in changed.output, changed.output
+    CliRunner().invoke(report, [str(out), "--md", str(tmp_path / "r.md")])
+    text = (tmp_path / "r.md").read_text()
+    assert "4 stored cell rows belong to an older definition" in text
 
 
 def test_bench_data_errors_are_clear(tmp_path):

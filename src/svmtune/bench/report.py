@@ -896,13 +896,13 @@ def _current_rows(rows: list[dict], suite: Suite | None) -> tuple[list[dict], in
 def _registered_suite(name: str, rows: list[dict]) -> Suite | None:
     """The suite definition of ``name``; for a registered suite run on other data
     (``svmtune bench --data``) the suite with the tasks its rows record."""
-    from svmtune.bench.suite import DATA_SUFFIX, Task, with_tasks
+    from svmtune.bench.suite import DATA_SUFFIX, data_task, with_tasks
 
     try:
-        if name.endswith(DATA_SUFFIX):
+        if name.endswith(DATA_SUFFIX):  # the latest contents of each task's file
             tasks = {
-                r["task"]: Task(r["task"], r["dataset"])
-                for r in rows
+                r["task"]: data_task(r["task"], r["dataset"], r["dataset_version"])
+                for r in sorted(rows, key=lambda r: str(r.get("timestamp", "")))
                 if r.get("kind", "cell") == "cell" and "task" in r and "dataset" in r
             }
             return with_tasks(get_suite(name.removesuffix(DATA_SUFFIX)), list(tasks.values()))

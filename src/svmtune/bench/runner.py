@@ -258,6 +258,8 @@ def build_cells(
                     # task-level tuner arguments join the key only when set, so the keys of
                     # the cells stored before the field existed stay valid
                     **({"task_tuner_params": t.tuner_params} if t.tuner_params else {}),
+                    # the contents of a task's file, for tasks on the user's data (on_data)
+                    **({"data_sha256": t.options["sha256"]} if "sha256" in t.options else {}),
                 )
                 cells.append(Cell(suite, t, s, m, seed, key))
     return cells

@@ -27,6 +27,7 @@ __all__ = [
     "DataLoader",
     "on_data",
     "with_tasks",
+    "data_task",
     "DATA_SUFFIX",
 ]
 
@@ -250,7 +251,7 @@ class DataLoader:
         path = Path(source)
         if path.is_file():
             X, y = load_file(path, target=self.target, fmt=self.fmt)
-            return X, y, {"file": str(path), "version": file_sha256(path)}
+            return X, y, {"file": str(path), "version": file_sha256(path, cache=False)}
         return load_dataset(source)
 
 
@@ -281,7 +282,8 @@ def on_data(suite: Suite, sources: Sequence[str | Path]) -> Suite:
         Named ``"<suite>+data"``, so that its results have their own directory and the
         report takes its cells from the rows.
     """
-    from svmtune.datasets import resolve_name
+    from svmtune.datasets import dataset_path, resolve_name
+    from svmtune.datasets.registry import file_sha256
 
     if isinstance(sources, (str, Path)) or not len(sources):
         raise ValueError("sources must be a non-empty list of data files or data-set names")
@@ -291,6 +293,7 @@ def on_data(suite: Suite, sources: Sequence[str | Path]) -> Suite:
         path = Path(src).expanduser()
         if path.is_file():
             dataset, name = str(path.resolve()), _stem(path)
+            version = file_sha256(path, cache=False)
         elif path.exists():
             raise ValueError(f"{src}: not a file")
         else:
@@ -298,11 +301,19 @@ def on_data(suite: Suite, sources: Sequence[str | Path]) -> Suite:
                 dataset = name = resolve_name(str(src))
             except ValueError as exc:
                 raise ValueError(f"{src}: no such file, nor a bundled data set ({exc})") from None
+            version = file_sha256(dataset_path(dataset))
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
             name = f"{name}-{seen[name]}"
-        tasks.append(Task(name, dataset))
+        tasks.append(data_task(name, dataset, version))
     return with_tasks(suite, tasks)
+
+
+def data_task(name: str, dataset: str, version: str) -> Task:
+    """The task of one :func:`on_data` source.  The SHA-256 of its file is part of the task
+    and of its cells' keys, so cells stored for other contents of the same file are not
+    taken as done (and the report leaves them out as rows of an older definition)."""
+    return Task(name, dataset, options={"sha256": version})
 
 
 #: ending of the name of a suite run on other data (:func:`on_data`)

@@ -312,19 +312,30 @@ def datasets_table() -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- loading
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 hex digest of a file's bytes (cached per path, size and mtime)."""
+def file_sha256(path: str | Path, *, cache: bool = True) -> str:
+    """SHA-256 hex digest of a file's bytes.
+
+    Cached per path, size and modification time; ``cache=False`` reads the file every time
+    (for a file that may be rewritten, with the same size, within the file system's time
+    resolution).
+    """
+    if not cache:
+        return _sha256(str(path))
     st = Path(path).stat()
     return _sha256_cached(str(path), st.st_size, st.st_mtime_ns)
 
 
-@functools.lru_cache(maxsize=256)
-def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+def _sha256(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    return _sha256(path)
 
 
 @functools.lru_cache(maxsize=8)
