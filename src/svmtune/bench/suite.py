@@ -334,7 +334,8 @@ def with_tasks(suite: Suite, tasks: list[Task]) -> Suite:
         name=suite.name + DATA_SUFFIX,
         description=(
             f"The methods and protocol of suite `{suite.name}` on other data (`svmtune bench "
-            f"--suite {suite.name} --data ...`). Suite `{suite.name}`: {suite.description}"
+            f"--suite {suite.name} --data ...`): the same method options, splits and seed; "
+            f"its published numbers and experiments belong to its own tasks."
         ),
         tasks=tasks,
         published=[],
