@@ -238,6 +238,9 @@ def test_repeat_share_by_hand():
     within_w = 2 * (2.0 + 2 * k(1.0) + 1 * k(1.0)) + 2 * k(3.0)
     assert repeat_share(X, y, w, sigma) == pytest.approx(4.0 / within_w)
     assert np.isnan(repeat_share(np.array([[0.0], [1e3], [2e3]]), [0, 0, 1], None, 1.0))
+    # rows of weight 0 count for nothing, also when a class has only such rows
+    w0 = np.array([2.0, 1.0, 1.0, 0.0, 0.0])
+    assert repeat_share(X, y, w0, sigma) == pytest.approx(4.0 / (2 * (2.0 + 3 * k(1.0))))
     # on a random subset of rows: the same expectation, the same value for the same seed
     Xr, yr = rings(n=200, seed=1)
     Xd, yd = np.vstack([Xr, Xr]), np.r_[yr, yr]

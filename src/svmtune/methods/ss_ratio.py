@@ -122,6 +122,8 @@ def repeat_share(
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=float)
+    keep = w > 0  # rows of weight 0 add nothing to either sum
+    X, y, w = X[keep], y[keep], w[keep]
     if max_rows is not None and X.shape[0] > max_rows:
         idx = check_random_state(random_state).choice(X.shape[0], max_rows, replace=False)
         X, y, w = X[idx], y[idx], w[idx]
