@@ -268,3 +268,40 @@ def test_width_edge_warning_names_the_cause_that_applies():
     msg = str(rec[0].message)
     assert "every candidate has S&S at or below -5 dB" in msg and "cross-validated" in msg
     assert "repeat another row" not in msg and "widen log2_sigma" not in msg
+
+
+def test_widths_dominated_by_repeated_rows_are_discarded():
+    from sklearn.preprocessing import StandardScaler
+
+    from svmtune.datasets import load_dataset
+
+    X, y, _ = load_dataset("hayes_roth")  # 160 rows, 84 distinct
+    X = StandardScaler().fit_transform(X)
+    paper = SSRatio(max_repeat_share=None).select(X, y)
+    assert paper.params["sigma"] == pytest.approx(0.25)  # the smallest width, memorising repeats
+    assert paper.info["n_discarded_for_repeats"] == 0 and paper.info["repeat_share"] > 0.99
+    sel = SSRatio().select(X, y)
+    shares = np.array([h["repeat_share"] for h in sel.history])
+    gone = np.array([h["discarded_for_repeats"] for h in sel.history])
+    assert np.array_equal(gone, shares >= 0.5) and 0 < gone.sum() < len(gone)
+    assert sel.info["n_discarded_for_repeats"] == gone.sum()
+    assert sel.info["repeat_share"] < 0.5 and sel.params["sigma"] > paper.params["sigma"]
+    kept = [h["ss"] for h in sel.history if not h["discarded_for_repeats"]]
+    assert sel.criterion == max(kept)
+    for h in sel.history:  # the shares are the function's
+        assert h["repeat_share"] == pytest.approx(repeat_share(X, y, None, h["sigma"]))
+
+
+def test_repeat_rule_leaves_data_without_repeats_and_all_repeat_widths_alone():
+    X, y = rings(n=60, seed=2)
+    a, b = SSRatio().select(X, y), SSRatio(max_repeat_share=None).select(X, y)
+    assert a.params == b.params and a.info["repeat_share"] == 0.0
+    # every row twice: every width is repeat-dominated, so none is discarded
+    Xd, yd = np.vstack([X, X]), np.r_[y, y]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundWarning)
+        c = SSRatio(sigmas=[0.05, 0.1]).select(Xd, yd)
+    assert c.info["n_discarded_for_repeats"] == 0 and c.params["sigma"] == 0.05
+    for bad in (0, 1.5, "half", -0.1):
+        with pytest.raises(ValueError, match="max_repeat_share"):
+            SSRatio(max_repeat_share=bad)

@@ -140,11 +140,9 @@ def _warn_width_edge(
     kern: Kernel,
     edge: str,
     X: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray | None,
     res: SSResult,
     threshold: float | None,
-    seed: int,
+    share: float,
 ) -> None:
     """Warn that the chosen width is an end of the candidate widths, and why it may be.
 
@@ -152,10 +150,12 @@ def _warn_width_edge(
     below ``threshold`` (``None`` when one passed it; the paper's is -5 dB) the classes overlap
     in every candidate feature space, and the worst pair's S&S can keep rising as the width
     shrinks (glass's two window-glass classes, standardised: from -44 dB at sigma = 4.2 to
-    -17.5 dB at 0.75): S&S then does not identify a width.  When exact repeats carry most of the
-    within-class similarity (:func:`repeat_share`; common with categorical or coarsely
-    rounded features) the repeats keep kernel value 1 while distinct rows stop being similar,
-    and S&S can keep rising towards widths that only memorise them.  On the KEEL hayes-roth
+    -17.5 dB at 0.75): S&S then does not identify a width.  When exact repeats carry most of
+    the within-class similarity (``share``, the chosen width's :func:`repeat_share`; common
+    with categorical or coarsely rounded features) the repeats keep kernel value 1 while
+    distinct rows stop being similar, and S&S can keep rising towards widths that only
+    memorise them (``SSRatio(max_repeat_share=None)``, or every width repeat-dominated).  On
+    the KEEL hayes-roth
     data (160 rows, 84 distinct, standardised) over 99.9 % of the within-class kernel mass of
     classes 1 and 2, the pair S&S scores, comes from repeated rows at sigma = 0.25, the width
     it chooses there.
@@ -171,7 +171,6 @@ def _warn_width_edge(
                 "discards a kernel: the classes overlap and S&S does not identify a width; "
                 "a cross-validated method (e.g. method='grid') is the safer choice here"
             )
-        share = repeat_share(X, y, w, kern.sigma, max_rows=_SHARE_ROWS, random_state=seed)
         if share >= 0.5:
             n_rep = X.shape[0] - np.unique(X, axis=0).shape[0]
             causes.append(
@@ -225,6 +224,12 @@ class SSRatio(Selector):
         Candidates with ``S&S <= threshold`` are discarded (eq. (26): -5 dB).
     max_samples : int, optional
         Compute S&S on a stratified random subsample of this size (large data).
+    max_repeat_share : float or None, default=0.5
+        RBF widths at which exact repeats (rows equal to another row of the same class) carry
+        at least this share of the within-class similarity (:func:`repeat_share`) are
+        discarded before the threshold rule: there S&S describes which rows repeat, not how
+        the classes lie (beyond the paper, which has no rule for repeated rows; ``None``
+        keeps every width, as the paper does).  If every RBF width would be discarded none is.
 
     Notes
     -----
@@ -260,6 +265,7 @@ class SSRatio(Selector):
         rescale: bool = True,
         threshold: float = SS_KERNEL,
         max_samples: int | None = None,
+        max_repeat_share: float | None = 0.5,
     ):
         if kernels is None:
             self.families = None
@@ -324,6 +330,13 @@ class SSRatio(Selector):
             raise ValueError("threshold must be a finite S&S value in dB")
         if max_samples is not None and int(max_samples) < 4:
             raise ValueError(f"max_samples must be at least 4 (or None), got {max_samples}")
+        if max_repeat_share is not None and not (
+            isinstance(max_repeat_share, (int, float, np.integer, np.floating))
+            and 0.0 < float(max_repeat_share) <= 1.0
+        ):
+            raise ValueError(
+                f"max_repeat_share must be in (0, 1] or None, got {max_repeat_share!r}"
+            )
         self.spread = spread
         self.estimator = estimator
         self.feature_map = feature_map
@@ -333,6 +346,7 @@ class SSRatio(Selector):
         self.rescale = bool(rescale)
         self.threshold = float(threshold)
         self.max_samples = None if max_samples is None else int(max_samples)
+        self.max_repeat_share = None if max_repeat_share is None else float(max_repeat_share)
 
     # ------------------------------------------------------------------ candidates
     def _candidates(self, families: tuple[str, ...], p: int) -> list[Kernel]:
@@ -413,7 +427,16 @@ class SSRatio(Selector):
                 )
                 results.append((kern, pair, res))
 
+        shares = self._repeat_shares(Xs, ys, ws, cands, seed)
         scores = [r.ss for _, _, r in results]
+        dropped = [
+            self.max_repeat_share is not None and sh >= self.max_repeat_share for sh in shares
+        ]
+        rbf = [c for c, k in enumerate(cands) if k.name == "rbf"]
+        if any(dropped) and not all(dropped[c] for c in rbf):
+            scores = [-np.inf if dr else sc for sc, dr in zip(scores, dropped)]
+        else:
+            dropped = [False] * len(cands)
         best, admissible = select_kernel(scores, self.threshold)
         kern, pair, res = results[best]
         if res.ss == -np.inf:
@@ -426,7 +449,7 @@ class SSRatio(Selector):
         edge = _width_edge(kern, cands)
         if edge is not None:
             threshold = None if admissible else self.threshold
-            _warn_width_edge(kern, edge, Xs, ys, ws, res, threshold, seed)
+            _warn_width_edge(kern, edge, Xs, res, threshold, shares[best])
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
         if res.d > 0:
             C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
@@ -441,8 +464,10 @@ class SSRatio(Selector):
                 d=float(r.d),
                 scatteredness=float(r.sigma),
                 pair=list(pr),
+                repeat_share=float(sh),
+                discarded_for_repeats=bool(dr),
             )
-            for k, pr, r in results
+            for (k, pr, r), sh, dr in zip(results, shares, dropped)
         ]
         info = {
             "d": float(res.d),
@@ -463,6 +488,8 @@ class SSRatio(Selector):
             "rescale": self.rescale,
             "alpha": ALPHA,
             "n_used": int(ys.shape[0]),
+            "repeat_share": float(shares[best]),
+            "n_discarded_for_repeats": int(sum(dropped)),
         }
         return Selection(
             params=params,
@@ -511,6 +538,24 @@ class SSRatio(Selector):
             a, b = m.worst_pair()
             res = m.result(a, b)
             out.append((kern, res.classes, res))
+        return out
+
+    @staticmethod
+    def _repeat_shares(X, y, w, cands: list[Kernel], seed: int) -> list[float]:
+        """:func:`repeat_share` of every RBF candidate (0 when no row repeats within its
+        class, nan for the other kernels)."""
+        wpos = np.ones(X.shape[0], dtype=bool) if w is None else np.asarray(w) > 0
+        codes = np.unique(y, return_inverse=True)[1].ravel()
+        rows = np.column_stack([X, codes])[wpos]
+        repeats = np.unique(rows, axis=0).shape[0] < rows.shape[0]
+        out = []
+        for k in cands:
+            if k.name != "rbf":
+                out.append(float("nan"))
+            elif not repeats:
+                out.append(0.0)
+            else:
+                out.append(repeat_share(X, y, w, k.sigma, max_rows=_SHARE_ROWS, random_state=seed))
         return out
 
     @staticmethod
