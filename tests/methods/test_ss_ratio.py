@@ -237,7 +237,9 @@ def test_repeat_share_by_hand():
     w = np.array([2.0, 1.0, 1.0, 1.0, 1.0])
     within_w = 2 * (2.0 + 2 * k(1.0) + 1 * k(1.0)) + 2 * k(3.0)
     assert repeat_share(X, y, w, sigma) == pytest.approx(4.0 / within_w)
-    assert np.isnan(repeat_share(np.array([[0.0], [1e3], [2e3]]), [0, 0, 1], None, 1.0))
+    assert repeat_share(np.array([[0.0], [1e3], [2e3]]), [0, 0, 1], None, 1.0) == 0.0
+    shares = repeat_share(X, y, None, np.array([sigma, 2 * sigma]))  # several widths at once
+    assert shares.shape == (2,) and shares[0] == pytest.approx(2.0 / within)
     # rows of weight 0 count for nothing, also when a class has only such rows
     w0 = np.array([2.0, 1.0, 1.0, 0.0, 0.0])
     assert repeat_share(X, y, w0, sigma) == pytest.approx(4.0 / (2 * (2.0 + 3 * k(1.0))))
@@ -279,7 +281,8 @@ def test_widths_dominated_by_repeated_rows_are_discarded():
     X = StandardScaler().fit_transform(X)
     paper = SSRatio(max_repeat_share=None).select(X, y)
     assert paper.params["sigma"] == pytest.approx(0.25)  # the smallest width, memorising repeats
-    assert paper.info["n_discarded_for_repeats"] == 0 and paper.info["repeat_share"] > 0.99
+    assert paper.info["n_discarded_for_repeats"] == 0  # and no share computed:
+    assert np.isnan(paper.info["repeat_share"]) and repeat_share(X, y, None, 0.25) > 0.99
     sel = SSRatio().select(X, y)
     shares = np.array([h["repeat_share"] for h in sel.history])
     gone = np.array([h["discarded_for_repeats"] for h in sel.history])

@@ -98,24 +98,41 @@ def _width_edge(kern: Kernel, cands: list[Kernel]) -> str | None:
 _SHARE_ROWS = 5000
 
 
+def repeat_mass(X: np.ndarray, codes: np.ndarray, w: np.ndarray) -> float:
+    """``sum_{i != j} w_i w_j`` over pairs of equal rows of the same class (the within-class
+    similarity of exact repeats at every RBF width)."""
+    _, groups = np.unique(np.column_stack([X, codes]), axis=0, return_inverse=True)
+    gw = np.bincount(groups.ravel(), weights=w)
+    return float(np.sum(gw * gw) - np.sum(w * w))
+
+
+def within_mass(R: np.ndarray, codes: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``sum_{i != j, same class} w_i w_j k(x_i, x_j)`` from class sums ``R`` of shape
+    ``(s, n, k)`` (``R[., i, c] = sum_{j in c} w_j k(x_i, x_j)``, ``k(x, x) = 1``): one value
+    per leading entry."""
+    own = R[:, np.arange(codes.shape[0]), codes]
+    return own @ w - np.sum(w * w)
+
+
 def repeat_share(
     X: np.ndarray,
     y: np.ndarray,
     w: np.ndarray | None,
-    sigma: float,
+    sigma,
     *,
     max_rows: int | None = None,
     random_state=None,
-) -> float:
+):
     """Share of the within-class RBF similarity between different samples that comes from
-    exact repeats (rows equal to another row of the same class), at width ``sigma``.
+    exact repeats (rows equal to another row of the same class), at width(s) ``sigma``.
 
     ``sum_{i != j, same class} w_i w_j k(x_i, x_j)`` counts a repeated pair with kernel value
     1 at every width, while pairs of distinct rows fade as the width shrinks; a share near 1
     means the class centres and spreads S&S compares describe which rows repeat, not how
-    the classes lie.  ``nan`` when there is no within-class similarity at all.  With more
+    the classes lie; 0 when no row repeats within its class.  With more
     than ``max_rows`` rows it is computed on ``max_rows`` of them drawn at random (both sums
-    run over pairs, so their ratio keeps its expectation), at ``O(max_rows^2)`` cost.
+    run over pairs, so their ratio keeps its expectation), at ``O(max_rows^2)`` cost; all
+    widths in one pass over the pairs.  A float for a scalar ``sigma``, else an array.
     """
     from svmtune.criteria.blocks import rbf_class_sums
 
@@ -128,12 +145,13 @@ def repeat_share(
         idx = check_random_state(random_state).choice(X.shape[0], max_rows, replace=False)
         X, y, w = X[idx], y[idx], w[idx]
     codes = np.unique(y, return_inverse=True)[1].ravel()
-    R = rbf_class_sums(X, codes, sigma, sample_weight=w)[0]
-    within = float(np.sum(w * R[np.arange(X.shape[0]), codes]) - np.sum(w * w))
-    _, groups = np.unique(np.column_stack([X, codes]), axis=0, return_inverse=True)
-    gw = np.bincount(groups.ravel(), weights=w)
-    repeats = float(np.sum(gw * gw) - np.sum(w * w))
-    return repeats / within if within > 0 else float("nan")
+    repeats = repeat_mass(X, codes, w)
+    sig = np.atleast_1d(np.asarray(sigma, dtype=float))
+    if repeats == 0:
+        out = np.zeros(sig.shape)
+    else:  # the repeated pairs are part of the within-class similarity: it is positive
+        out = repeats / within_mass(rbf_class_sums(X, codes, sig, sample_weight=w), codes, w)
+    return float(out[0]) if np.ndim(sigma) == 0 else out
 
 
 def _warn_width_edge(
@@ -406,8 +424,9 @@ class SSRatio(Selector):
         how = self._how(ys.shape[0])
         cands = self._candidates(families, X.shape[1])
 
+        within = None
         if how == "exact" and self.spread == "directional":
-            results = self._exact_directional(Xs, ys, ws, cands)
+            results, within = self._exact_directional(Xs, ys, ws, cands)
         else:
             results = []
             for kern in cands:
@@ -427,7 +446,7 @@ class SSRatio(Selector):
                 )
                 results.append((kern, pair, res))
 
-        shares = self._repeat_shares(Xs, ys, ws, cands, seed)
+        shares = self._repeat_shares(Xs, ys, ws, cands, seed, within=within)
         scores = [r.ss for _, _, r in results]
         dropped = [
             self.max_repeat_share is not None and sh >= self.max_repeat_share for sh in shares
@@ -449,7 +468,12 @@ class SSRatio(Selector):
         edge = _width_edge(kern, cands)
         if edge is not None:
             threshold = None if admissible else self.threshold
-            _warn_width_edge(kern, edge, Xs, res, threshold, shares[best])
+            share = shares[best]
+            if edge == "lower" and not np.isfinite(share):  # not computed: max_repeat_share=None
+                share = repeat_share(
+                    Xs, ys, ws, kern.sigma, max_rows=_SHARE_ROWS, random_state=seed
+                )
+            _warn_width_edge(kern, edge, Xs, res, threshold, share)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
         if res.d > 0:
             C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
@@ -538,24 +562,29 @@ class SSRatio(Selector):
             a, b = m.worst_pair()
             res = m.result(a, b)
             out.append((kern, res.classes, res))
-        return out
+        return out, within_mass(R, codes, w)  # the repeat shares need no extra pass
 
-    @staticmethod
-    def _repeat_shares(X, y, w, cands: list[Kernel], seed: int) -> list[float]:
-        """:func:`repeat_share` of every RBF candidate (0 when no row repeats within its
-        class, nan for the other kernels)."""
-        wpos = np.ones(X.shape[0], dtype=bool) if w is None else np.asarray(w) > 0
+    def _repeat_shares(self, X, y, w, cands: list[Kernel], seed: int, within=None):
+        """:func:`repeat_share` of every RBF candidate (nan for the other kernels, and for
+        every candidate when ``max_repeat_share`` is None: not needed).  ``within``: the
+        within-class similarities of the exact path (:func:`within_mass`), which make it free;
+        otherwise one pass over the pairs of at most ``_SHARE_ROWS`` rows, and none when no
+        row repeats."""
+        out = np.full(len(cands), np.nan)
+        rbf = np.array([c for c, k in enumerate(cands) if k.name == "rbf"], dtype=int)
+        if self.max_repeat_share is None or rbf.size == 0:
+            return out
+        wv = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=float)
+        keep = wv > 0
         codes = np.unique(y, return_inverse=True)[1].ravel()
-        rows = np.column_stack([X, codes])[wpos]
-        repeats = np.unique(rows, axis=0).shape[0] < rows.shape[0]
-        out = []
-        for k in cands:
-            if k.name != "rbf":
-                out.append(float("nan"))
-            elif not repeats:
-                out.append(0.0)
-            else:
-                out.append(repeat_share(X, y, w, k.sigma, max_rows=_SHARE_ROWS, random_state=seed))
+        repeats = repeat_mass(X[keep], codes[keep], wv[keep])
+        if repeats == 0:
+            out[rbf] = 0.0
+        elif within is not None:
+            out[rbf] = repeats / within[rbf]
+        else:
+            sig = np.array([cands[c].sigma for c in rbf])
+            out[rbf] = repeat_share(X, y, w, sig, max_rows=_SHARE_ROWS, random_state=seed)
         return out
 
     @staticmethod
