@@ -100,9 +100,13 @@ _SHARE_ROWS = 5000
 
 def repeat_mass(X: np.ndarray, codes: np.ndarray, w: np.ndarray) -> float:
     """``sum_{i != j} w_i w_j`` over pairs of equal rows of the same class (the within-class
-    similarity of exact repeats at every RBF width)."""
-    _, groups = np.unique(np.column_stack([X, codes]), axis=0, return_inverse=True)
-    gw = np.bincount(groups.ravel(), weights=w)
+    similarity of exact repeats at every RBF width).  Rows are grouped by their bytes (one
+    sort of a 1-D view, a third of ``np.unique(axis=0)``'s time: this runs in every S&S
+    selection)."""
+    rows = np.ascontiguousarray(np.column_stack([X, codes]), dtype=float)
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    groups = np.unique(keys, return_inverse=True)[1].ravel()
+    gw = np.bincount(groups, weights=w)
     return float(np.sum(gw * gw) - np.sum(w * w))
 
 
