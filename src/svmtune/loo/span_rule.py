@@ -198,14 +198,12 @@ def span_rule_spans(
         is no in-bound one, and the in-bound one when it is the only one.
     """
     K = _check(sol, K)
-    key = None
-    if cache is not None:
-        key = cache.key(sol)
-        S2 = cache.get(key)
-        if S2 is not None:
-            return S2
-    S2 = _spans(sol, K)
-    if cache is not None:
+    if cache is None:
+        return _spans(sol, K)
+    key = cache.key(sol)
+    S2 = cache.get(key)
+    if S2 is None:
+        S2 = _spans(sol, K)
         cache.put(key, S2)
     return S2
 
