@@ -118,6 +118,16 @@ def within_mass(R: np.ndarray, codes: np.ndarray, w: np.ndarray) -> np.ndarray:
     return own @ w - np.sum(w * w)
 
 
+def _positive_rows(X, y, w) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of positive weight (the others add nothing to either sum), their class codes and
+    weights."""
+    X = np.asarray(X, dtype=float)
+    w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=float)
+    keep = w > 0
+    codes = np.unique(np.asarray(y)[keep], return_inverse=True)[1].ravel()
+    return X[keep], codes, w[keep]
+
+
 def repeat_share(
     X: np.ndarray,
     y: np.ndarray,
@@ -140,15 +150,10 @@ def repeat_share(
     """
     from svmtune.criteria.blocks import rbf_class_sums
 
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=float)
-    keep = w > 0  # rows of weight 0 add nothing to either sum
-    X, y, w = X[keep], y[keep], w[keep]
+    X, codes, w = _positive_rows(X, y, w)
     if max_rows is not None and X.shape[0] > max_rows:
         idx = check_random_state(random_state).choice(X.shape[0], max_rows, replace=False)
-        X, y, w = X[idx], y[idx], w[idx]
-    codes = np.unique(y, return_inverse=True)[1].ravel()
+        X, codes, w = X[idx], codes[idx], w[idx]
     repeats = repeat_mass(X, codes, w)
     sig = np.atleast_1d(np.asarray(sigma, dtype=float))
     if repeats == 0:
@@ -572,20 +577,14 @@ class SSRatio(Selector):
         """:func:`repeat_share` of every RBF candidate (nan for the other kernels, and for
         every candidate when ``max_repeat_share`` is None: not needed).  ``within``: the
         within-class similarities of the exact path (:func:`within_mass`), which make it free;
-        otherwise one pass over the pairs of at most ``_SHARE_ROWS`` rows, and none when no
-        row repeats."""
+        otherwise :func:`repeat_share`'s one pass over at most ``_SHARE_ROWS`` rows (none
+        when no row repeats)."""
         out = np.full(len(cands), np.nan)
         rbf = np.array([c for c, k in enumerate(cands) if k.name == "rbf"], dtype=int)
         if self.max_repeat_share is None or rbf.size == 0:
             return out
-        wv = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=float)
-        keep = wv > 0
-        codes = np.unique(y, return_inverse=True)[1].ravel()
-        repeats = repeat_mass(X[keep], codes[keep], wv[keep])
-        if repeats == 0:
-            out[rbf] = 0.0
-        elif within is not None:
-            out[rbf] = repeats / within[rbf]
+        if within is not None:
+            out[rbf] = repeat_mass(*_positive_rows(X, y, w)) / within[rbf]
         else:
             sig = np.array([cands[c].sigma for c in rbf])
             out[rbf] = repeat_share(X, y, w, sig, max_rows=_SHARE_ROWS, random_state=seed)
