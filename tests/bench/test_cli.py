@@ -156,7 +156,7 @@ def test_bench_data_errors_are_clear(tmp_path):
     r = run("--suite", "quick", "--target", "label")
     assert r.exit_code != 0 and "apply to --data files only" in r.output
     r = run("--suite", "quick", "--data", "iris", "--target", "label")
-    assert r.exit_code != 0 and "applies to data files only" in r.output
+    assert r.exit_code != 0 and "has its labels in 'target'; --target does not apply" in r.output
     r = run("--suite", "quick", "--data", str(tmp_path / "none.csv"))
     assert r.exit_code != 0 and "no such file, nor a bundled data set" in r.output
     r = run("--suite", "span-paper", "--data", str(data), "--target", "label")

@@ -207,28 +207,18 @@ def bench(
 
 
 def _on_data(suite, sources, target, fmt):
-    """The suite on the --data sources, and their loader; each source is read once here so
-    that an unreadable file stops the run before any cell."""
+    """The suite on the --data sources, and their loader; each source is read once here
+    (as `svmtune select` reads it, with its messages) so that an unreadable file or a wrong
+    --target stops the run before any cell."""
     from svmtune.bench.suite import DataLoader, on_data
+    from svmtune.cli import _load
 
     try:
         derived = on_data(suite, sources)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    loader = DataLoader(target=target, fmt=fmt)
     for task in derived.tasks:
-        if target is not None and not Path(task.dataset).is_file():
-            raise click.UsageError(
-                f"bundled data set {task.dataset!r} has its labels in 'target'; --target "
-                "applies to data files only"
-            )
-        try:
-            X, _, _ = loader(task.dataset)
-        except (ValueError, OSError) as exc:
-            msg = str(exc)
-            raise click.ClickException(
-                msg if task.dataset in msg else f"{task.dataset}: {msg}"
-            ) from None
+        X, _, _ = _load(task.dataset, target, fmt)
         p = derived.protocol
         need = sum(int(v) for v in (p.train_size, p.test_size) if isinstance(v, int))
         if p.kind == "split" and need > len(X):
@@ -237,7 +227,7 @@ def _on_data(suite, sources, target, fmt):
                 f"{p.train_size}, test_size={p.test_size}); {task.dataset} has {len(X)}: "
                 "use a suite with fractional splits or K-fold CV (e.g. 'quick', 'rbsvm-paper')"
             )
-    return derived, loader
+    return derived, DataLoader(target=target, fmt=fmt)
 
 
 @click.command("report")
