@@ -108,6 +108,48 @@ def test_report_tables_published_not_run_and_figures(results_dir, tmp_path):
     assert "not run" in page and "91.500" in page
 
 
+def test_summary_opens_the_report_with_both_yardsticks(results_dir, tmp_path):
+    md = tmp_path / "S.md"
+    build_report(results_dir, md=md, suites={"tiny": _suite()})
+    text = md.read_text()
+    # the first section, before the suite's own
+    assert text.index("## Summary: every method against the two yardsticks") < text.index(
+        "## Suite `tiny`"
+    )
+    summary = text.split("## Summary")[1].split("\n## ")[0]
+    lines = {ln.split("|")[1].strip(): ln for ln in summary.splitlines() if ln.startswith("| ")}
+    assert "never" not in lines  # no rows: nothing to summarise
+    cols = [c.strip() for c in lines["method"].split("|")[1:-1]]
+    assert cols == [
+        "method",
+        "tasks",
+        "Δ SVC() pp",
+        "w/t/l vs SVC()",
+        "Δ grid pp",
+        "w/t/l vs grid",
+        "× SVC() fit",
+        "× grid",
+    ]
+    # recomputed from the rows: per task the mean over splits, then over tasks
+    import pandas as pd
+
+    lines_of = (results_dir / "tiny" / "results.jsonl").read_text().splitlines()
+    df = pd.DataFrame([json.loads(x) for x in lines_of])
+    g = df[df["method"] == "grid"].groupby("task")
+    d = g["accuracy"].mean() - g["default_accuracy"].mean()
+    ratio = (g["selection_time"].mean() / g["default_fit_time"].mean()).median()
+    grid = dict(zip(cols, (c.strip() for c in lines["grid"].split("|")[1:-1]), strict=True))
+    assert grid["tasks"] == "2/2"
+    assert grid["Δ SVC() pp"] == f"{100 * d.mean():+.2f}"
+    assert grid["w/t/l vs SVC()"] == f"{(d > 1e-12).sum()}/{(d.abs() <= 1e-12).sum()}/" + str(
+        (d < -1e-12).sum()
+    )
+    assert grid["Δ grid pp"] == "—" and grid["× grid"] == "×1"
+    assert grid["× SVC() fit"] == f"×{ratio:.3g}"
+    default = [c.strip() for c in lines["default"].split("|")[1:-1]]
+    assert default[1:4] == ["2/2", "+0.00", "0/2/0"]
+
+
 def test_report_changes_when_a_result_file_changes(results_dir, tmp_path):
     copy = tmp_path / "res"
     (copy / "tiny").mkdir(parents=True)

@@ -12,8 +12,10 @@ splits) and its accuracy and selection cost relative to the 10-fold grid search 
 ``SVC()`` fit with scikit-learn's defaults measured on the same split; overview tables over
 tasks; paired Wilcoxon signed-rank tests against both yardsticks (RBSVM Table IV
 conventions, see :mod:`svmtune.bench.stats`); the published numbers next to ours; a cost vs
-accuracy figure plus the suite's own figures; the experiments that ran; the errors.  A last
-section shows the large-n benchmark from ``<results>/scaling`` (:func:`scaling_section`).
+accuracy figure plus the suite's own figures; the experiments that ran; the errors.  The
+report opens with a summary of every suite's methods against both yardsticks
+(:func:`summary_table`), and a last section shows the large-n benchmark from
+``<results>/scaling`` (:func:`scaling_section`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ __all__ = [
     "PUBLISHED_METRICS",
     "cost_accuracy_figure",
     "scaling_section",
+    "summary_table",
 ]
 
 #: published metric -> (result column, aggregate, scale to the paper's unit)
@@ -90,6 +93,9 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     #: non-PNG outputs of a suite's figure callables: (file name, its text)
     files: list[tuple[str, str]] = field(default_factory=list)
+    #: a suite's row of the report's opening summary (:func:`summary_table`), not rendered
+    #: in the section itself
+    summary: Table | None = None
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -452,6 +458,7 @@ def _suite_section(
 
     # ---- Wilcoxon tests over tasks
     tests = stats.paired_tests(df, yard, "accuracy")
+    sec.summary = summary_table(name, methods, tasks, rel, tests, grid)
     if not tests.empty:
         rows = [
             [
@@ -539,6 +546,82 @@ def _suite_section(
                     # read now: the figure folder is temporary
                     sec.files.append((pth.name, pth.read_text(errors="replace")))
     return sec
+
+
+SUMMARY_TITLE = "Summary: every method against the two yardsticks"
+
+
+def summary_table(
+    name: str,
+    methods: list[str],
+    tasks: list[str],
+    rel: pd.DataFrame,
+    tests: pd.DataFrame,
+    grid: str | None,
+) -> Table | None:
+    """One suite's lines of the report's opening summary: per method the tasks it ran, its
+    accuracy against ``SVC()`` and against the grid search (mean difference over tasks and
+    win/tie/loss, from :func:`svmtune.bench.stats.paired_tests`) and the median over tasks
+    of its selection time relative to one ``SVC()`` fit and to the grid search's selection.
+    """
+    if rel.empty:
+        return None
+    by = rel.groupby("method", sort=False)
+    ref = {"SVC() defaults": "default", f"grid: {grid}": "grid"}
+    vs: dict[tuple[str, str], Any] = {}
+    for _, r in tests.iterrows() if not tests.empty else ():
+        if r["reference"] in ref:
+            vs[(r["method"], ref[r["reference"]])] = r
+
+    def versus(m: str, which: str) -> list[str]:
+        r = vs.get((m, which))
+        if r is None:
+            return ["—", "—"]
+        return [_signed_pp(r["mean_diff"]), f"{r['wins']}/{r['n_zero']}/{r['losses']}"]
+
+    rows = []
+    for m in methods:
+        if m not in by.groups:
+            continue
+        g = by.get_group(m)
+        rows.append(
+            [
+                m,
+                f"{len(g)}/{len(tasks)}",
+                *versus(m, "default"),
+                *(versus(m, "grid") if grid else []),
+                _ratio(g["time_ratio_default"].median()),
+                *([_ratio(g["time_ratio_grid"].median())] if grid else []),
+            ]
+        )
+    cols = ["method", "tasks", "Δ SVC() pp", "w/t/l vs SVC()"]
+    if grid:
+        cols += ["Δ grid pp", "w/t/l vs grid"]
+    cols += ["× SVC() fit"] + (["× grid"] if grid else [])
+    note = "" if grid else "No 10-fold grid search in this suite."
+    return Table(f"Suite `{name}`", cols, rows, note)
+
+
+def _summary_section(sections: list[Section]) -> Section | None:
+    """The report's opening section: the summary tables of every suite section."""
+    tables = [s.summary for s in sections if s.summary is not None]
+    if not tables:
+        return None
+    return Section(
+        SUMMARY_TITLE,
+        [
+            "Per suite, every method's test accuracy against the two yardsticks: one "
+            "scikit-learn `SVC()` fitted on the same training part ('SVC()') and the "
+            "suite's 10-fold grid search on the same splits ('grid'). Δ is the mean over the "
+            "tasks the method ran of its mean accuracy minus the yardstick's (percentage "
+            "points); w/t/l counts the tasks where it is higher / equal / lower. '× SVC() "
+            "fit' and '× grid' are the median over those tasks of the method's mean "
+            "selection time divided by the mean time of one SVC() fit, and by the grid "
+            "search's mean selection time. Suites differ in tasks, protocol and method "
+            "options (their sections say which), so compare methods within a suite.",
+        ],
+        tables,
+    )
 
 
 def _experiment_files(exp: pd.DataFrame) -> dict[str, list[Path]]:
@@ -864,6 +947,9 @@ def build_report(
                 es = _experiments_section(name, exp, suite)
                 if es is not None:
                     sections.append(es)
+        summary = _summary_section(sections)
+        if summary is not None:
+            sections.insert(0, summary)
         if results.is_dir():
             sc = scaling_section(results / "scaling")
             if sc is not None:
