@@ -93,7 +93,7 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     #: non-PNG outputs of a suite's figure callables: (file name, its text)
     files: list[tuple[str, str]] = field(default_factory=list)
-    #: a suite's row of the report's opening summary (:func:`summary_table`), not rendered
+    #: a suite's table in the report's opening summary (:func:`summary_table`), not rendered
     #: in the section itself
     summary: Table | None = None
 
@@ -559,17 +559,37 @@ def summary_table(
     tests: pd.DataFrame,
     grid: str | None,
 ) -> Table | None:
-    """One suite's lines of the report's opening summary: per method the tasks it ran, its
-    accuracy against ``SVC()`` and against the grid search (mean difference over tasks and
-    win/tie/loss, from :func:`svmtune.bench.stats.paired_tests`) and the median over tasks
-    of its selection time relative to one ``SVC()`` fit and to the grid search's selection.
+    """One suite's table in the report's opening summary.
+
+    Per method: the tasks it ran, its accuracy against ``SVC()`` and against the grid search
+    (mean difference over the tasks both ran, and win/tie/loss, from
+    :func:`svmtune.bench.stats.paired_tests`) and the median over tasks of its selection time
+    relative to one ``SVC()`` fit and to the grid search's selection.
+
+    Parameters
+    ----------
+    name : str
+        The suite.
+    methods, tasks : list of str
+        Method labels in the order to show, and the suite's tasks.
+    rel : DataFrame
+        :func:`svmtune.bench.stats.relative_table` of the suite's rows.
+    tests : DataFrame
+        :func:`svmtune.bench.stats.paired_tests` of the same rows (accuracy).
+    grid : str or None
+        The grid-search yardstick's label; None drops the grid columns.
+
+    Returns
+    -------
+    Table or None
+        None when no cell succeeded.
     """
     if rel.empty:
         return None
     by = rel.groupby("method", sort=False)
     ref = {"SVC() defaults": "default", f"grid: {grid}": "grid"}
     vs: dict[tuple[str, str], Any] = {}
-    for _, r in tests.iterrows() if not tests.empty else ():
+    for _, r in tests.iterrows():
         if r["reference"] in ref:
             vs[(r["method"], ref[r["reference"]])] = r
 
@@ -613,7 +633,7 @@ def _summary_section(sections: list[Section]) -> Section | None:
             "Per suite, every method's test accuracy against the two yardsticks: one "
             "scikit-learn `SVC()` fitted on the same training part ('SVC()') and the "
             "suite's 10-fold grid search on the same splits ('grid'). Δ is the mean over the "
-            "tasks the method ran of its mean accuracy minus the yardstick's (percentage "
+            "tasks both ran of the method's mean accuracy minus the yardstick's (percentage "
             "points); w/t/l counts the tasks where it is higher / equal / lower. '× SVC() "
             "fit' and '× grid' are the median over those tasks of the method's mean "
             "selection time divided by the mean time of one SVC() fit, and by the grid "
