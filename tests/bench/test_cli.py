@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from svmtune.bench.cli import _split_list
@@ -125,8 +127,16 @@ def test_bench_runs_a_suite_on_a_data_file_resumes_and_reports(tmp_path):
     assert {r_["preprocess"] for r_ in rows} == {"auto"}
     again = CliRunner().invoke(bench, args)
     assert "4 already stored, 0 run" in again.output
+    # both runs end with the suite's summary against the yardsticks, cells not cut short
+    for out_ in (r.output, again.output):
+        assert "Suite `quick+data`: accuracy and selection time against the yardsticks" in out_
+        assert "w/t/l vs SVC()" in out_ and re.search(r"│ default +│ +1/1 │ +\+0\.00 │", out_)
+        assert re.search(r"│ ss +│ +1/1 │", out_) and "…" not in out_
     rep = CliRunner().invoke(report, [str(out), "--md", str(tmp_path / "r.md")])
     assert rep.exit_code == 0, rep.output
+    assert "w/t/l vs SVC()" in rep.output and rep.output.rstrip().endswith(
+        f"wrote {tmp_path / 'r.md'}"
+    )
     text = (tmp_path / "r.md").read_text()
     assert "The methods and protocol of suite `quick` on other data" in text
     assert "Protocol: 2 stratified random splits" in text and "| mine |" in text

@@ -150,6 +150,14 @@ def test_summary_opens_the_report_with_both_yardsticks(results_dir, tmp_path):
     assert default[1:4] == ["2/2", "+0.00", "0/2/0"]
 
 
+def test_without_an_output_file_nothing_is_drawn(results_dir):
+    sections = build_report(results_dir, suites={"tiny": _suite()})
+    assert sections[0].title.startswith("Summary") and sections[0].tables
+    assert not any(s.figures or s.files for s in sections)
+    # the suite's figure callables were not called (the broken one would have said so)
+    assert not any("failed" in t for s in sections for t in s.text)
+
+
 def test_report_changes_when_a_result_file_changes(results_dir, tmp_path):
     copy = tmp_path / "res"
     (copy / "tiny").mkdir(parents=True)

@@ -201,6 +201,10 @@ def bench(
     )
     for e in summary.experiments:
         con.print(f"experiment {e['experiment']}: {e['status']}")
+    if summary.path.exists():
+        from svmtune.bench.report import build_report
+
+        _print_summary(con, build_report(summary.path, suites={suite.name: suite}))
     con.print(f"results: {summary.path}")
     if summary.n_error:
         con.print("[yellow]some cells failed; their status is in the result rows[/]")
@@ -230,6 +234,34 @@ def _on_data(suite, sources, target, fmt):
     return derived, DataLoader(target=target, fmt=fmt)
 
 
+def _print_summary(con, sections) -> None:
+    """The report's opening summary (:func:`svmtune.bench.report.summary_table`) as console
+    tables; nothing when no cell succeeded."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from svmtune.bench.report import SUMMARY_TITLE
+
+    for sec in sections:
+        if sec.title != SUMMARY_TITLE:
+            continue
+        for tab in sec.tables:
+            out = Table(
+                title=f"{tab.title}: accuracy and selection time against the yardsticks",
+                caption=tab.note or None,
+            )
+            for c, col in enumerate(tab.columns):
+                out.add_column(col, justify="left" if c == 0 else "right")
+            for row in tab.rows:
+                out.add_row(*row)
+            # as wide as the cells need, also where the console is narrow or not a terminal
+            # (rich renders at most the console's width and cuts the cells short)
+            widths = [max(len(str(v)) for v in col) for col in zip(tab.columns, *tab.rows)]
+            need = sum(widths) + 3 * len(widths) + 1
+            wide = con if need <= con.width else Console(file=con.file, width=need)
+            wide.print(out)
+
+
 @click.command("report")
 @click.argument("results_dir", type=click.Path(exists=True, path_type=Path))
 @click.option(
@@ -250,12 +282,15 @@ def report(results_dir, html_path, md_path):
 
     if html_path is None and md_path is None:
         raise click.UsageError("give --html FILE and/or --md FILE")
+    from rich.console import Console
+
     try:
-        build_report(results_dir, html=html_path, md=md_path)
+        sections = build_report(results_dir, html=html_path, md=md_path)
     except FileNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot write the report: {exc}") from None
+    _print_summary(Console(), sections)
     for p in (html_path, md_path):
         if p is not None:
             click.echo(f"wrote {p}")

@@ -279,6 +279,7 @@ def _suite_section(
     files: list[Path],
     workdir: Path,
     experiment_files: dict[str, list[Path]] | None = None,
+    draw: bool = True,
 ) -> Section:
     sec = Section(title=f"Suite `{name}`")
     if suite is not None:
@@ -530,6 +531,8 @@ def _suite_section(
         sec.tables.append(Table("Cells that failed", ["method", "rows", "status"], rows))
 
     # ---- figures
+    if not draw:
+        return sec
     figdir = workdir / _slug(name)
     figdir.mkdir(parents=True, exist_ok=True)
     for path in cost_accuracy_figure(df, figdir, yard):
@@ -924,7 +927,9 @@ def build_report(
     html : path, optional
         Self-contained HTML page (figures embedded as base64 PNGs).
     md : path, optional
-        Markdown file; its figures are written to ``<md stem>_files/`` beside it.
+        Markdown file; its figures are written to ``<md stem>_files/`` beside it.  With
+        neither ``html`` nor ``md`` nothing is written and no figure is drawn: the sections
+        hold the tables only (e.g. to print the summary).
     suites : dict, optional
         Suite definitions by name (default: the registered suites).
 
@@ -956,7 +961,15 @@ def build_report(
                     sections.append(Section(f"Suite `{name}`", ["No cell rows."]))
                 else:
                     sections.append(
-                        _suite_section(name, cells, suite, sfiles, workdir, _experiment_files(exp))
+                        _suite_section(
+                            name,
+                            cells,
+                            suite,
+                            sfiles,
+                            workdir,
+                            _experiment_files(exp),
+                            draw=md is not None or html is not None,
+                        )
                     )
                 if n_stale:
                     sections[-1].text.insert(
