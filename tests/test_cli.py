@@ -159,6 +159,39 @@ def test_select_other_formats_and_weights(tmp_path):
     assert doc["data"]["d"] == 1 and doc["data"]["sample_weight"] == "wt"
 
 
+def test_select_class_weight(tmp_path, csv_file):
+    path, df = csv_file
+    y = df["label"].to_numpy()
+    import joblib
+
+    for given, as_dict in (("yes=3", {"yes": 3.0}), ("balanced", "balanced")):
+        out = tmp_path / "model.joblib"
+        args = ["--class-weight", given, "--json", "--out", out]
+        doc = json.loads(run("select", path, "--method", "default", *args).output)
+        assert doc["class_weight"] == given
+        got = joblib.load(out)
+        assert got.class_weight == as_dict
+        want = SVMTuner(class_weight=as_dict).fit(df[["a", "b", "c"]], y)
+        plain = SVMTuner().fit(df[["a", "b", "c"]], y)
+        np.testing.assert_allclose(got.estimator_.dual_coef_, want.estimator_.dual_coef_)
+        assert got.estimator_.dual_coef_.shape != plain.estimator_.dual_coef_.shape or not (
+            np.allclose(got.estimator_.dual_coef_, plain.estimator_.dual_coef_)
+        )
+    # numeric labels are matched as written (1 is the class 1)
+    w = _csv(tmp_path, "a,target\n" + "".join(f"{i},{i % 2}\n" for i in range(20)), "n.csv")
+    args = ["--method", "default", "--class-weight", "1=2"]
+    assert json.loads(run("select", w, *args, "--json").output)["class_weight"] == "1=2"
+    assert "class weight" in run("select", w, "--method", "default", "--class-weight", "1=2").output
+    for bad, match in (
+        ("3=2", "'3' is not a class of the data (classes: 0, 1)"),
+        ("1=x", "the weight of class '1' must be a number"),
+        ("bal", "LABEL=WEIGHT pairs"),
+        ("1=-1", "class_weight[1] must be a finite number > 0"),
+    ):
+        r = run("select", w, "--method", "default", "--class-weight", bad, ok=False)
+        assert_one_line_error(r, match, code=2 if "must be a finite" not in match else 1)
+
+
 # ---------------------------------------------------------------------------- errors
 def _csv(tmp_path, text, name="bad.csv"):
     p = tmp_path / name

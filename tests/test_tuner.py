@@ -197,3 +197,32 @@ def test_auto_preprocess_mixed_frame():
         t.predict(df.to_numpy())  # the categorical column is selected by its name
     with pytest.raises(ValueError):
         SVMTuner().fit(df, y)
+
+
+def test_class_weight_multiplies_the_sample_weights():
+    """``class_weight`` is a per-class factor on the sample weights: the same selection and
+    model as those sample weights, and at the selected (gamma, C) the final SVM is
+    scikit-learn's ``SVC(class_weight=...)``."""
+    from sklearn.svm import SVC
+
+    X, y = make_problem(90, 3, 4)
+    y = np.where(y == 1, "pos", "neg")
+    sw = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    for method, cw, factor in (
+        ("default", {"pos": 4.0}, np.where(y == "pos", 4.0, 1.0)),
+        ("ss", "balanced", np.where(y == "pos", 45 / np.sum(y == "pos"), 45 / np.sum(y == "neg"))),
+    ):
+        a = SVMTuner(method=method, class_weight=cw, random_state=0).fit(X, y, sw)
+        b = SVMTuner(method=method, random_state=0).fit(X, y, sw * factor)
+        assert a.best_params_ == b.best_params_ and a.criterion_ == b.criterion_
+        np.testing.assert_allclose(a.decision_function(X), b.decision_function(X))
+        # the final fit: SVC's class weights at the selected parameters
+        Z = a.preprocessor_.transform(X)
+        p = a.best_params_
+        svc = SVC(C=p["C"], gamma=p["gamma"], class_weight=cw).fit(Z, y, sample_weight=sw)
+        np.testing.assert_allclose(a.decision_function(X), svc.decision_function(Z), atol=1e-6)
+    # a search over C sees them: the selection differs from the unweighted one
+    grid = {**SMALL_GRID, "log2_C": (-4, 4, 2)}
+    u = SVMTuner(method="grid", method_params=grid, random_state=0).fit(X, y)
+    g = SVMTuner(method="grid", method_params=grid, class_weight={"pos": 20.0}, random_state=0)
+    assert g.fit(X, y).history_ != u.history_

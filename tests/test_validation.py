@@ -5,6 +5,8 @@ The same cases through the command line are in ``tests/test_cli.py``.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +16,7 @@ from svmtune._validation import (
     check_feature_values,
     check_min_class_count,
     check_positive,
+    class_sample_weight,
     validate_sample_weight,
 )
 
@@ -245,3 +248,40 @@ def test_date_time_and_complex_columns():
         )
     with pytest.raises(ValueError, match="Complex data not supported"):
         SVMTuner(preprocess="auto").fit(df.assign(z=1j), y)
+
+
+def test_class_sample_weight_as_scikit_learn_computes_it():
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    y = np.array(["a"] * 7 + ["b"] * 3 + ["c"] * 2)
+    classes, y_enc = np.unique(y, return_inverse=True)
+    assert class_sample_weight(None, y_enc, classes) is None
+    np.testing.assert_allclose(
+        class_sample_weight("balanced", y_enc, classes), compute_sample_weight("balanced", y)
+    )
+    np.testing.assert_allclose(
+        class_sample_weight({"b": 4, "c": 0.5}, y_enc, classes),
+        compute_sample_weight({"a": 1, "b": 4, "c": 0.5}, y),
+    )
+    # numeric labels: 1, 1.0 and numpy integers name the same class
+    num = np.array([0, 1, 1, 2])
+    assert list(class_sample_weight({1.0: 3}, num, np.array([0, 1, 2]))) == [1, 3, 3, 1]
+    assert list(class_sample_weight({np.int64(2): 3}, num, np.array([0, 1, 2]))) == [1, 1, 1, 3]
+
+
+@pytest.mark.parametrize(
+    "class_weight,match",
+    [
+        ({"z": 1}, "names labels that are not classes of y: 'z' (the classes are 'a', 'b')"),
+        ({"a": 0}, "class_weight['a'] must be a finite number > 0, got 0"),
+        ({"a": np.inf}, "finite number > 0"),
+        ({"a": "2"}, "finite number > 0"),
+        ("equal", "class_weight must be None, 'balanced' or a dict"),
+        ([1, 2], "class_weight must be None, 'balanced' or a dict"),
+    ],
+)
+def test_bad_class_weight_is_a_clear_error(class_weight, match):
+    X, y = _data()
+    y = np.where(y == "neg", "a", "b")
+    with pytest.raises(ValueError, match=re.escape(match)):
+        SVMTuner(class_weight=class_weight).fit(X, y)

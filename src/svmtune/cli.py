@@ -201,6 +201,42 @@ def _pop_weights(X, column: str):
     return X.drop(columns=[column]), w
 
 
+def _class_weight(value: str | None, y) -> str | dict | None:
+    """``--class-weight``: "balanced", or ``LABEL=WEIGHT`` pairs whose labels are matched to
+    the classes of ``y`` as written (``1`` matches the class 1 and 1.0)."""
+    if value is None:
+        return None
+    if value.strip() == "balanced":
+        return "balanced"
+
+    def text(c) -> str:
+        c = c.item() if isinstance(c, np.generic) else c
+        return str(int(c)) if isinstance(c, float) and c.is_integer() else str(c)
+
+    classes = {text(c): c for c in np.unique(np.asarray(y))}
+    out: dict[Any, float] = {}
+    for item in value.split(","):
+        label, sep, weight = (part.strip() for part in item.partition("="))
+        if not sep or not label:
+            raise click.BadParameter(
+                "use 'balanced' or LABEL=WEIGHT pairs separated by commas, e.g. 'pos=5,neg=1'",
+                param_hint="'--class-weight'",
+            )
+        if label not in classes:
+            raise click.BadParameter(
+                f"{label!r} is not a class of the data (classes: {', '.join(classes)})",
+                param_hint="'--class-weight'",
+            )
+        try:
+            out[classes[label]] = float(weight)
+        except ValueError:
+            raise click.BadParameter(
+                f"the weight of class {label!r} must be a number, got {weight!r}",
+                param_hint="'--class-weight'",
+            ) from None
+    return out
+
+
 def _choose_preprocess(X, mode: str | None) -> str:
     from svmtune._validation import check_feature_values, check_numeric_features
     from svmtune.preprocess import needs_auto
@@ -226,7 +262,17 @@ def _describe_data(X, y) -> dict[str, Any]:
 
 
 def _fit_tuner(
-    X, y, *, method, kernel, params, preprocess, random_state, n_jobs, sample_weight=None
+    X,
+    y,
+    *,
+    method,
+    kernel,
+    params,
+    preprocess,
+    random_state,
+    n_jobs,
+    sample_weight=None,
+    class_weight=None,
 ):
     from svmtune.tuner import SVMTuner
 
@@ -235,6 +281,7 @@ def _fit_tuner(
         kernel=kernel,
         method_params=params or None,
         preprocess=preprocess,
+        class_weight=class_weight,
         random_state=random_state,
         n_jobs=n_jobs,
     )
@@ -376,6 +423,14 @@ def datasets_cmd(as_json: bool) -> None:
     metavar="COLUMN",
     help="Column of FILE holding per-sample weights (removed from the features).",
 )
+@click.option(
+    "--class-weight",
+    "class_weight",
+    default=None,
+    metavar="balanced|LABEL=W,...",
+    help="Class weights, as SVC's class_weight: 'balanced', or weights by label, e.g. "
+    "'pos=5' (unnamed classes keep 1); they multiply the sample weights.",
+)
 @_common_selection_options
 @click.option(
     "--out",
@@ -389,6 +444,7 @@ def select_cmd(
     fmt,
     method,
     weight_column,
+    class_weight,
     kernel,
     params,
     preprocess,
@@ -409,6 +465,7 @@ def select_cmd(
     if weight_column is not None:
         X, weights = _pop_weights(X, weight_column)
         source["sample_weight"] = weight_column
+    class_weights = _class_weight(class_weight, y)
     mode = _choose_preprocess(X, preprocess)
     tuner = _fit_tuner(
         X,
@@ -420,11 +477,13 @@ def select_cmd(
         random_state=random_state,
         n_jobs=n_jobs,
         sample_weight=weights,
+        class_weight=class_weights,
     )
     record = {
         "data": {**source, **_describe_data(X, y)},
         "method": method,
         "method_params": method_params,
+        "class_weight": class_weight,
         "kernel": kernel,
         "preprocess": mode,
         "random_state": random_state,
@@ -449,6 +508,10 @@ def select_cmd(
         "preprocess": mode,
         "method": method,
     }
+    if data.get("sample_weight"):
+        head["sample weight"] = data["sample_weight"]
+    if class_weight is not None:
+        head["class weight"] = class_weight
     result = {
         "estimate": record["estimate"],
         "criterion": record["criterion"],

@@ -21,6 +21,7 @@ from svmtune._validation import (
     check_min_class_count,
     check_numeric_features,
     check_time_columns,
+    class_sample_weight,
     validate_sample_weight,
     validate_Xy,
 )
@@ -80,6 +81,16 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     final_model : {"auto", "l1", "l2"}, default="auto"
         "auto" refits the SVM the method selected for (L2-SVM for RBSVM, SpanSVM, RMSVM;
         libsvm's hinge-loss SVC otherwise); "l1" / "l2" force one.
+    class_weight : None, "balanced" or dict, default=None
+        Weights of the classes: every sample's weight (its ``sample_weight``, or 1) is
+        multiplied by its class's weight, so they act wherever sample weights do (a weight
+        stands for repeated rows): in every SVM fit, where they scale the class's penalty
+        as ``SVC(class_weight=...)`` does, and in the selection's criteria and statistics
+        (class statistics of the data criteria, the standardisation, ``SVC()``'s
+        gamma='scale').  "balanced" gives class ``c`` the weight
+        ``n_samples / (n_classes * n_c)``; a dict maps class labels to weights (unnamed
+        classes keep 1).  Searches that choose class weights themselves (``span_rule`` with
+        ``search="class_weights"``) search on top of these.
     probability : {"tanh", "platt"}, default="tanh"
         ``predict_proba``: RBSVM's tanh mapping of the decision values (eq. (29); for a
         one-vs-one SVM, of the pairwise values combined by Wu-Lin-Weng pairwise coupling), or
@@ -124,6 +135,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         preprocess: str = "standard",
         multiclass: str = "ovr",
         final_model: str = "auto",
+        class_weight: str | dict | None = None,
         probability: str = "tanh",
         random_state=None,
         n_jobs: int | None = None,
@@ -135,6 +147,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.preprocess = preprocess
         self.multiclass = multiclass
         self.final_model = final_model
+        self.class_weight = class_weight
         self.probability = probability
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -213,6 +226,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         y_enc = enc.transform(y)
         check_min_class_count(y_enc, self.classes_, minimum=2)
         w = validate_sample_weight(sample_weight, len(y_enc))
+        cw = class_sample_weight(self.class_weight, y_enc, self.classes_)
+        if cw is not None:
+            w = cw if w is None else w * cw
         if w is not None:
             # a class of weight 0 is absent from every fit (one sample of weight 2 stands
             # for two samples, as the scikit-learn checks require)
