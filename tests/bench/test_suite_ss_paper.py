@@ -232,3 +232,24 @@ def test_experiment_files_on_a_small_bundled_set(tmp_path):
     assert "Tasks where directional is closer than isotropic" in text and "of 1" in text
     csv, md = E.spread_copt_experiment([Task("iris", "iris")])(tmp_path / "mc", 0)
     assert md.read_text().startswith("no binary task")  # multiclass: no hinge-loss CV
+
+
+def test_acceptance_gives_the_variants_their_own_lines(tmp_path):
+    """The balanced variant gets the same numbers, after and apart from S&S-RB's criteria."""
+    df = _rows()
+    bal = df[df["method"] == "S&S-RB"].copy()
+    bal["method"] = sp.BALANCED_LABEL
+    bal["f1"] = bal["f1"] - 0.05
+    md, acc = sp.time_ratio_table(pd.concat([df, bal], ignore_index=True), tmp_path)
+    t = pd.read_csv(acc, index_col=0)
+    assert t.loc["heart", "S&S-RB - CV (F1)"] == pytest.approx(2.0)
+    assert t.loc["heart", "S&S-RB balanced - CV (F1)"] == pytest.approx(-3.0)
+    assert t.loc["heart", "S&S-RB balanced time / SVC fit (mean)"] == pytest.approx(4.0)
+    text = md.read_text()
+    head, variant = text.split("The same for 'S&S-RB balanced', beyond the paper")
+    assert "F1 of S&S-RB − CV (F1), mean over the 3 tasks" in head and "balanced" not in head
+    assert "F1 of S&S-RB balanced − CV (F1), mean over the 3 tasks where both ran" in variant
+    assert "-3.00 points (at least −2: NO)" in variant
+    # without variant rows the summary is S&S-RB's alone
+    md, _ = sp.time_ratio_table(df, tmp_path)
+    assert "The same for" not in md.read_text()
