@@ -172,3 +172,21 @@ def test_bench_data_errors_are_clear(tmp_path):
     r = run("--suite", "span-paper", "--data", str(data), "--target", "label")
     assert r.exit_code != 0 and "draws 400 rows per split" in r.output and "has 60" in r.output
     assert not (tmp_path / "res" / "span-paper+data").exists()
+
+
+def test_a_failing_summary_does_not_fail_the_run(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import svmtune.bench.report as report_mod
+    from svmtune.bench.cli import bench
+
+    def broken(*a, **k):
+        raise RuntimeError("cannot summarise")
+
+    monkeypatch.setattr(report_mod, "build_report", broken)
+    data = _csv(tmp_path / "mine.csv")
+    args = ["--suite", "quick", "--data", str(data), "--target", "label", "--methods", "default"]
+    r = CliRunner().invoke(bench, [*args, "--out", str(tmp_path / "res"), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "2 run (2 ok" in r.output and "no summary (RuntimeError: cannot summarise)" in r.output
+    assert (tmp_path / "res" / "quick+data" / "results.jsonl").exists()

@@ -204,7 +204,10 @@ def bench(
     if summary.path.exists():
         from svmtune.bench.report import build_report
 
-        _print_summary(con, build_report(summary.path, suites={suite.name: suite}))
+        try:  # the rows are stored already: a summary that fails must not fail the run
+            _print_summary(con, build_report(summary.path, suites={suite.name: suite}))
+        except Exception as exc:
+            con.print(f"[yellow]no summary ({type(exc).__name__}: {exc}); see svmtune report[/]")
     con.print(f"results: {summary.path}")
     if summary.n_error:
         con.print("[yellow]some cells failed; their status is in the result rows[/]")
