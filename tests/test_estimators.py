@@ -107,6 +107,25 @@ def test_tanh_proba_and_class_weights():
         class_weight_vector(y, np.array([0, 1]), "other")
 
 
+def test_class_weight_vector_as_scikit_learn_computes_it():
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    y = np.array(["a"] * 7 + ["b"] * 3 + ["c"] * 2)
+    classes, y_enc = np.unique(y, return_inverse=True)
+    assert list(class_weight_vector(y_enc, classes, None)) == [1.0] * 12
+    np.testing.assert_allclose(
+        class_weight_vector(y_enc, classes, "balanced"), compute_sample_weight("balanced", y)
+    )
+    np.testing.assert_allclose(
+        class_weight_vector(y_enc, classes, {"b": 4, "c": 0.5}),
+        compute_sample_weight({"a": 1, "b": 4, "c": 0.5}, y),
+    )
+    # numeric labels: 1, 1.0 and numpy integers name the same class
+    num = np.array([0, 1, 1, 2])
+    assert list(class_weight_vector(num, np.array([0, 1, 2]), {1.0: 3})) == [1, 3, 3, 1]
+    assert list(class_weight_vector(num, np.array([0, 1, 2]), {np.int64(2): 3})) == [1, 1, 1, 3]
+
+
 def test_make_final_estimator_options():
     p = {"kernel": "rbf", "sigma": 2.0, "C": 3.0}
     svc = make_final_estimator(p)
@@ -201,5 +220,5 @@ def test_class_without_positive_weight_is_a_clear_error(cls):
     w = np.where(y > 0, 1.0, 0.0)
     with pytest.raises(ValueError, match="class -1 has 0"):
         cls().fit(X, y, sample_weight=w)
-    with pytest.raises(ValueError, match="positive sample_weight"):
+    with pytest.raises(ValueError, match=r"class_weight\[1\] must be a finite number > 0"):
         cls(class_weight={1.0: 0.0}).fit(X, y)

@@ -16,7 +16,6 @@ from svmtune._validation import (
     check_feature_values,
     check_min_class_count,
     check_positive,
-    class_sample_weight,
     validate_sample_weight,
 )
 
@@ -248,25 +247,6 @@ def test_date_time_and_complex_columns():
         )
     with pytest.raises(ValueError, match="Complex data not supported"):
         SVMTuner(preprocess="auto").fit(df.assign(z=1j), y)
-
-
-def test_class_sample_weight_as_scikit_learn_computes_it():
-    from sklearn.utils.class_weight import compute_sample_weight
-
-    y = np.array(["a"] * 7 + ["b"] * 3 + ["c"] * 2)
-    classes, y_enc = np.unique(y, return_inverse=True)
-    assert class_sample_weight(None, y_enc, classes) is None
-    np.testing.assert_allclose(
-        class_sample_weight("balanced", y_enc, classes), compute_sample_weight("balanced", y)
-    )
-    np.testing.assert_allclose(
-        class_sample_weight({"b": 4, "c": 0.5}, y_enc, classes),
-        compute_sample_weight({"a": 1, "b": 4, "c": 0.5}, y),
-    )
-    # numeric labels: 1, 1.0 and numpy integers name the same class
-    num = np.array([0, 1, 1, 2])
-    assert list(class_sample_weight({1.0: 3}, num, np.array([0, 1, 2]))) == [1, 3, 3, 1]
-    assert list(class_sample_weight({np.int64(2): 3}, num, np.array([0, 1, 2]))) == [1, 1, 1, 3]
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ __all__ = [
     "validate_Xy",
     "check_labels",
     "validate_sample_weight",
-    "class_sample_weight",
     "check_min_class_count",
     "check_positive",
     "check_feature_values",
@@ -155,57 +154,6 @@ def validate_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if not np.any(w > 0):
         raise ValueError("sample_weight is all zero; at least some samples need weight > 0")
     return w
-
-
-def class_sample_weight(class_weight, y_enc: np.ndarray, classes: np.ndarray) -> np.ndarray | None:
-    """Per-sample weights from ``class_weight``, as scikit-learn's ``SVC(class_weight=...)``.
-
-    Parameters
-    ----------
-    class_weight : None, "balanced" or dict
-        None: no class weights.  "balanced": ``n_samples / (n_classes * count(class))``
-        (unweighted counts).  A dict maps original class labels to weights (finite, > 0:
-        remove a class from ``y`` rather than weigh it 0); classes it does not name keep
-        weight 1.
-    y_enc : ndarray of int
-        The labels encoded as ``0..len(classes)-1``.
-    classes : ndarray
-        The original labels in encoding order.
-
-    Returns
-    -------
-    ndarray or None
-        Every sample's class weight; None for ``class_weight=None``.
-    """
-    if class_weight is None:
-        return None
-    if isinstance(class_weight, str) and class_weight == "balanced":
-        counts = np.bincount(y_enc, minlength=len(classes))
-        per_class = len(y_enc) / (len(classes) * counts)
-    elif isinstance(class_weight, dict):
-        known = {_label(c): i for i, c in enumerate(classes)}
-        per_class = np.ones(len(classes))
-        unknown = [k for k in class_weight if _label(k) not in known]
-        if unknown:
-            raise ValueError(
-                f"class_weight names labels that are not classes of y: "
-                f"{', '.join(_label(k) for k in unknown)} (the classes are "
-                f"{', '.join(_label(c) for c in classes)})"
-            )
-        for k, v in class_weight.items():
-            ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(v)
-            if not ok or v <= 0:
-                raise ValueError(
-                    f"class_weight[{_label(k)}] must be a finite number > 0, got {v!r} (to "
-                    "leave a class out, remove its samples from y)"
-                )
-            per_class[known[_label(k)]] = float(v)
-    else:
-        raise ValueError(
-            "class_weight must be None, 'balanced' or a dict {class label: weight}, "
-            f"got {class_weight!r}"
-        )
-    return per_class[y_enc]
 
 
 def check_positive(name: str, value, *, allow_none: bool = False) -> None:

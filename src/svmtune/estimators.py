@@ -7,6 +7,7 @@ Its probabilities use RBSVM's tanh mapping ``P(y=+1|x) = (1 + tanh f(x)) / 2`` (
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmtune._validation import (
+    _label,
     check_labels,
     check_min_class_count,
     validate_sample_weight,
@@ -117,16 +119,50 @@ def ovo_tanh_proba(pairwise: np.ndarray, n_classes: int, min_prob: float = 1e-7)
 
 
 def class_weight_vector(y_enc: np.ndarray, classes: np.ndarray, class_weight) -> np.ndarray:
-    """Per-sample multipliers for a ``class_weight`` dict or ``"balanced"`` (None -> ones)."""
+    """Per-sample multipliers for ``class_weight``, as scikit-learn's ``SVC`` reads it.
+
+    Parameters
+    ----------
+    y_enc : ndarray of int
+        The labels encoded as ``0..len(classes)-1``.
+    classes : ndarray
+        The labels in encoding order.
+    class_weight : None, "balanced" or dict
+        None: ones.  "balanced": ``n_samples / (n_classes * count(class))`` (unweighted
+        counts).  A dict maps labels to weights (finite, > 0: remove a class from ``y``
+        rather than weigh it 0); classes it does not name keep weight 1.
+
+    Returns
+    -------
+    ndarray (n_samples,)
+    """
     if class_weight is None:
         return np.ones(y_enc.shape[0])
-    if isinstance(class_weight, str):
-        if class_weight != "balanced":
-            raise ValueError(f"class_weight must be a dict or 'balanced', got {class_weight!r}")
+    if isinstance(class_weight, str) and class_weight == "balanced":
         counts = np.bincount(y_enc, minlength=len(classes)).astype(float)
-        per_class = y_enc.shape[0] / (len(classes) * counts)
-        return per_class[y_enc]
-    per_class = np.array([float(class_weight.get(c, 1.0)) for c in classes])
+        return (y_enc.shape[0] / (len(classes) * counts))[y_enc]
+    if not isinstance(class_weight, dict):
+        raise ValueError(
+            "class_weight must be None, 'balanced' or a dict {class label: weight}, "
+            f"got {class_weight!r}"
+        )
+    known = {_label(c): i for i, c in enumerate(classes)}
+    unknown = [k for k in class_weight if _label(k) not in known]
+    if unknown:
+        raise ValueError(
+            f"class_weight names labels that are not classes of y: "
+            f"{', '.join(_label(k) for k in unknown)} (the classes are "
+            f"{', '.join(_label(c) for c in classes)})"
+        )
+    per_class = np.ones(len(classes))
+    for k, v in class_weight.items():
+        ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(v)
+        if not ok or v <= 0:
+            raise ValueError(
+                f"class_weight[{_label(k)}] must be a finite number > 0, got {v!r} (to "
+                "leave a class out, remove its samples from y)"
+            )
+        per_class[known[_label(k)]] = float(v)
     return per_class[y_enc]
 
 

@@ -21,11 +21,11 @@ from svmtune._validation import (
     check_min_class_count,
     check_numeric_features,
     check_time_columns,
-    class_sample_weight,
     validate_sample_weight,
     validate_Xy,
 )
 from svmtune.estimators import (
+    class_weight_vector,
     make_final_estimator,
     ovo_tanh_proba,
     ovo_to_ovr_decision,
@@ -226,8 +226,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         y_enc = enc.transform(y)
         check_min_class_count(y_enc, self.classes_, minimum=2)
         w = validate_sample_weight(sample_weight, len(y_enc))
-        cw = class_sample_weight(self.class_weight, y_enc, self.classes_)
-        if cw is not None:
+        if self.class_weight is not None:
+            cw = class_weight_vector(y_enc, self.classes_, self.class_weight)
             w = cw if w is None else w * cw
         if w is not None:
             # a class of weight 0 is absent from every fit (one sample of weight 2 stands
