@@ -181,6 +181,14 @@ def test_select_class_weight(tmp_path, csv_file):
     w = _csv(tmp_path, "a,target\n" + "".join(f"{i},{i % 2}\n" for i in range(20)), "n.csv")
     args = ["--method", "default", "--class-weight", "1=2"]
     assert json.loads(run("select", w, *args, "--json").output)["class_weight"] == "1=2"
+    # float labels: as the table prints them ("1.0") or without ".0"
+    f = _csv(tmp_path, "a,target\n" + "".join(f"{i},{i % 2}.0\n" for i in range(20)), "f.csv")
+    for given in ("1.0=2", "1=2"):
+        out = tmp_path / "f.joblib"
+        run("select", f, "--method", "default", "--class-weight", given, "--out", out)
+        assert joblib.load(out).class_weight == {1.0: 2.0}
+    r = run("select", f, "--method", "default", "--class-weight", "2=1", ok=False)
+    assert_one_line_error(r, "'2' is not a class of the data (classes: 0.0, 1.0)", code=2)
     assert "class weight" in run("select", w, "--method", "default", "--class-weight", "1=2").output
     for bad, match in (
         ("3=2", "'3' is not a class of the data (classes: 0, 1)"),

@@ -203,17 +203,20 @@ def _pop_weights(X, column: str):
 
 def _class_weight(value: str | None, y) -> str | dict | None:
     """``--class-weight``: "balanced", or ``LABEL=WEIGHT`` pairs whose labels are matched to
-    the classes of ``y`` as written (``1`` matches the class 1 and 1.0)."""
+    the classes of ``y`` as the table of ``select`` prints them (``str``), and an integral
+    float label also without its ``.0`` (``1`` and ``1.0`` both name the class 1.0)."""
     if value is None:
         return None
     if value.strip() == "balanced":
         return "balanced"
-
-    def text(c) -> str:
-        c = c.item() if isinstance(c, np.generic) else c
-        return str(int(c)) if isinstance(c, float) and c.is_integer() else str(c)
-
-    classes = {text(c): c for c in np.unique(np.asarray(y))}
+    classes: dict[str, Any] = {}
+    shown = []
+    for c in np.unique(np.asarray(y)):
+        v = c.item() if isinstance(c, np.generic) else c
+        shown.append(str(v))
+        classes[str(v)] = c
+        if isinstance(v, float) and v.is_integer():
+            classes.setdefault(str(int(v)), c)
     out: dict[Any, float] = {}
     for item in value.split(","):
         label, sep, weight = (part.strip() for part in item.partition("="))
@@ -224,7 +227,7 @@ def _class_weight(value: str | None, y) -> str | dict | None:
             )
         if label not in classes:
             raise click.BadParameter(
-                f"{label!r} is not a class of the data (classes: {', '.join(classes)})",
+                f"{label!r} is not a class of the data (classes: {', '.join(shown)})",
                 param_hint="'--class-weight'",
             )
         try:
