@@ -31,6 +31,7 @@ from svmtune.criteria.ss_ratio import (
     ss_from_ratio,
     ss_ratio,
     ss_regime,
+    worst_pairs,
 )
 from svmtune.kernels import Kernel
 from svmtune.svm import fit_l1_svm
@@ -357,6 +358,21 @@ def test_all_pairs_from_one_kernel_product_equal_each_pair_in_feature_space(esti
             r.ss for r in pairwise_ss(y, K=K, sample_weight=w, estimator=estimator).values()
         )
         assert pair == worst.classes
+
+
+def test_worst_pairs_of_a_batch_equal_the_first_smallest_pair_of_each_matrix():
+    """eq. (31) over a batch: the smallest off-diagonal S&S of each matrix, ties to the first
+    pair (a, b), a < b, in row-major order (values drawn from a few levels to make ties)."""
+    rng = np.random.default_rng(3)
+    for k in (2, 3, 5):
+        ss = rng.integers(-3, 3, size=(40, k, k)).astype(float)
+        ss = np.minimum(ss, np.swapaxes(ss, 1, 2))  # symmetric, as S&S is
+        ss[:, np.eye(k, dtype=bool)] = np.inf
+        a, b = worst_pairs(ss)
+        for m, (ai, bi) in enumerate(zip(a, b)):
+            pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+            expect = min(pairs, key=lambda p: (ss[m][p], pairs.index(p)))
+            assert (int(ai), int(bi)) == expect
 
 
 def test_kernel_ss_matrix_input_errors():

@@ -75,6 +75,7 @@ __all__ = [
     "kernel_ss_ratio",
     "kernel_ss_matrix",
     "SSMatrix",
+    "worst_pairs",
     "ss_from_class_sums",
     "class_weight_matrix",
     "ss_class_codes",
@@ -444,9 +445,16 @@ class SSMatrix:
 
     def worst_pair(self) -> tuple[int, int]:
         """Class indices ``a < b`` of the smallest S&S (eq. (31)); ties go to the first pair."""
-        a, b = np.triu_indices(self.labels.shape[0], k=1)
-        i = int(np.argmin(self.ss[a, b]))
-        return int(a[i]), int(b[i])
+        a, b = worst_pairs(self.ss[None])
+        return int(a[0]), int(b[0])
+
+
+def worst_pairs(ss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Class indices ``a < b`` of the smallest S&S of each matrix in a batch ``ss`` of shape
+    ``(s, k, k)`` (eq. (31)); ties go to the first pair in row-major order."""
+    a, b = np.triu_indices(ss.shape[-1], k=1)
+    i = np.argmin(ss[:, a, b], axis=1)
+    return a[i], b[i]
 
 
 def kernel_ss_matrix(
@@ -573,11 +581,15 @@ def ss_from_class_sums(
         m_own[:, denom <= 0] = 0.0
     else:
         m_own = own / W[codes]
-    G = m_own[:, :, None] - R / W
+    # G[., b, i]: the projection of sample i on the line between its centre and that of b.
+    # Layout (s, k, n), samples last, so that every broadcast runs over contiguous rows; the
+    # class means and variances are batched matrix products with the weight indicators.
+    Rt = np.ascontiguousarray(np.swapaxes(R, 1, 2))
+    G = m_own[:, None, :] - Rt / W[:, None]
     Wm = class_weight_matrix(codes, w, k)
-    mu = np.einsum("ia,sib->sab", Wm, G) / W[:, None]
-    Gc = G - mu[:, codes]
-    var = np.einsum("ia,sib->sab", Wm, Gc * Gc)
+    mu = np.swapaxes(np.matmul(G, Wm), 1, 2) / W[:, None]  # mu[., a, b]: mean of G[., b] on a
+    Gc = G - np.swapaxes(mu, 1, 2)[:, :, codes]
+    var = np.swapaxes(np.matmul(Gc * Gc, Wm), 1, 2)
     if estimator == "loo":
         vden = W - np.bincount(codes, weights=w * w, minlength=k) / W
         var = np.where(vden[:, None] > 0, var / np.where(vden > 0, vden, 1.0)[:, None], 0.0)
@@ -588,7 +600,7 @@ def ss_from_class_sums(
     counts = np.bincount(codes, minlength=k)
     eps = np.finfo(float).eps
     for a in range(k):
-        scale = np.max(np.abs(G[:, codes == a]), axis=1)
+        scale = np.max(np.abs(G[:, :, codes == a]), axis=2)
         row = var[:, a]
         row[row <= (4.0 * counts[a] * eps * scale) ** 2] = 0.0
     d = np.sqrt(np.maximum(mu + np.swapaxes(mu, 1, 2), 0.0))

@@ -58,6 +58,7 @@ from svmtune.criteria.ss_ratio import (
     ss_class_codes,
     ss_from_class_sums,
     ss_regime,
+    worst_pairs,
 )
 from svmtune.kernels import Kernel
 from svmtune.methods.base import Selection, Selector
@@ -565,10 +566,10 @@ class SSRatio(Selector):
                     R[c, blk] = (Kb**deg) @ Wm
                 kdiag[c] = (kern.gamma * sq + kern.coef0) ** deg
         d, sig, pooled, ss = ss_from_class_sums(R, kdiag, codes, w, self.estimator)
+        sizes = Wm.sum(axis=0)
         out = []
-        for c, kern in enumerate(cands):
-            m = SSMatrix(labels, d[c], sig[c], Wm.sum(axis=0), pooled[c], ss[c], self.estimator)
-            a, b = m.worst_pair()
+        for c, (kern, a, b) in enumerate(zip(cands, *worst_pairs(ss))):
+            m = SSMatrix(labels, d[c], sig[c], sizes, pooled[c], ss[c], self.estimator)
             res = m.result(a, b)
             out.append((kern, res.classes, res))
         return out, within_mass(R, codes, w)  # the repeat shares need no extra pass
