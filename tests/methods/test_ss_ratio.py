@@ -299,6 +299,16 @@ def test_repeat_rule_leaves_data_without_repeats_and_all_repeat_widths_alone():
     X, y = rings(n=60, seed=2)
     a, b = SSRatio().select(X, y), SSRatio(max_repeat_share=None).select(X, y)
     assert a.params == b.params and a.info["repeat_share"] == 0.0
+    # no repeats and widths so narrow that no two rows are similar at all (500 dimensions):
+    # share 0 at every width, as repeat_share gives, not 0 / 0 with a numpy warning
+    rng = np.random.default_rng(1)
+    yw = np.arange(30) % 2
+    Xw = rng.normal(size=(30, 500)) + 1.5 * yw[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", BoundWarning)
+        wide = SSRatio().select(Xw, yw)
+    assert [h["repeat_share"] for h in wide.history] == [0.0] * len(wide.history)
     # every row twice: every width is repeat-dominated, so none is discarded
     Xd, yd = np.vstack([X, X]), np.r_[y, y]
     with warnings.catch_warnings():

@@ -585,7 +585,10 @@ class SSRatio(Selector):
         if self.max_repeat_share is None or rbf.size == 0:
             return out
         if within is not None:
-            out[rbf] = repeat_mass(*_positive_rows(X, y, w)) / within[rbf]
+            repeats = repeat_mass(*_positive_rows(X, y, w))
+            # as repeat_share: 0 without repeats, also where a narrow width leaves no
+            # within-class similarity at all (every off-diagonal kernel value flushed to 0)
+            out[rbf] = repeats / within[rbf] if repeats > 0 else 0.0
         else:
             sig = np.array([cands[c].sigma for c in rbf])
             out[rbf] = repeat_share(X, y, w, sig, max_rows=_SHARE_ROWS, random_state=seed)
