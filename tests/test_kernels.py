@@ -23,8 +23,13 @@ def test_sigma_gamma_roundtrip():
     for s in [1e-3, 0.5, 1.0, 7.0, 300.0]:
         assert gamma_from_sigma(s) == pytest.approx(1 / (2 * s * s))
         assert sigma_from_gamma(gamma_from_sigma(s)) == pytest.approx(s)
-    with pytest.raises(ValueError, match="sigma must be positive"):
-        gamma_from_sigma(0.0)
+    for bad in (0.0, -1.0, np.nan, np.inf, np.float64(-2.0), np.array([1.0, 0.0])):
+        with pytest.raises(ValueError, match="sigma must be positive"):
+            gamma_from_sigma(bad)
+    # Python floats, numpy scalars and arrays give the same bits
+    s = np.exp(np.random.default_rng(0).uniform(-20, 20, 1000))
+    assert [gamma_from_sigma(float(v)) for v in s] == list(gamma_from_sigma(s))
+    assert [gamma_from_sigma(v) for v in s] == list(gamma_from_sigma(s))
     with pytest.raises(ValueError, match="gamma must be positive"):
         sigma_from_gamma(-1.0)
 

@@ -10,6 +10,7 @@ arrays in, arrays out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,10 @@ KERNELS = ("rbf", "linear", "poly", "sigmoid")
 
 def gamma_from_sigma(sigma: float | np.ndarray) -> float | np.ndarray:
     """Convert an RBF width ``sigma`` to scikit-learn's ``gamma = 1 / (2 sigma^2)``."""
+    if isinstance(sigma, float):  # the common scalar case without numpy's array round trip
+        if not 0.0 < sigma < math.inf:
+            raise ValueError(f"sigma must be positive and finite, got {sigma}")
+        return 1.0 / (2.0 * sigma * sigma)
     sigma = np.asarray(sigma, dtype=float)
     if np.any(sigma <= 0) or not np.all(np.isfinite(sigma)):
         raise ValueError(f"sigma must be positive and finite, got {sigma}")
