@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -196,6 +198,20 @@ def test_histogram_index_within_propagated_bound():
         assert np.all(index_uncertainty(ex, name)[0] == 0)
     sub = RBFBlocks(X, y, max_pairs=3000, random_state=0).stats(sig)
     assert np.all(index_uncertainty(sub, "esdr")[1] > 0)
+
+
+def test_exact_index_has_no_uncertainty_also_for_collapsed_classes():
+    # every sample of a class at one point: within-class distances 0, ESDR and J4 infinite
+    # with infinite derivatives; exact statistics still carry no uncertainty (not inf * 0)
+    X = np.repeat([[0.0, 0.0], [1.0, 1.0]], 10, axis=0)
+    y = np.repeat([0, 1], 10)
+    ex = rbf_block_stats(X, y, [0.5, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for name in ("esdr", "dbtc", "j4"):
+            bound, se = index_uncertainty(ex, name)
+            assert np.all(bound == 0) and np.all(se == 0), name
+    assert np.all(index_values(ex, "esdr") == np.inf)
 
 
 def test_rbf_index_curve_matches_blocks():

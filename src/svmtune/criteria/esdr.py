@@ -189,6 +189,13 @@ def _pair_partials(index: str, s11, s12, s22, w1, w2):
         )
 
 
+def _times(partial: np.ndarray, err: np.ndarray) -> np.ndarray:
+    """``partial * err``, 0 where ``err`` is 0: an exact block mean adds no uncertainty, also
+    where the index's derivative is infinite (a class collapsed to one point)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(err == 0, 0.0, partial * err)
+
+
 def index_uncertainty(
     stats: BlockStats, index: str, *, reduce: str = "min"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -210,8 +217,8 @@ def index_uncertainty(
             wa, wb = cw[a] / (cw[a] + cw[b]), cw[b] / (cw[a] + cw[b])
             parts = _pair_partials(index, d[:, a, a], d[:, a, b], d[:, b, b], wa, wb)
             cells = ((a, a), (a, b), (b, b))
-            bnd = sum(np.abs(p) * db[:, i, j] for p, (i, j) in zip(parts, cells))
-            se2 = sum((p * ds[:, i, j]) ** 2 for p, (i, j) in zip(parts, cells))
+            bnd = sum(_times(np.abs(p), db[:, i, j]) for p, (i, j) in zip(parts, cells))
+            se2 = sum(_times(p, ds[:, i, j]) ** 2 for p, (i, j) in zip(parts, cells))
             bounds.append(np.nan_to_num(bnd, nan=np.inf))
             ses.append(np.sqrt(np.nan_to_num(se2, nan=np.inf)))
     B, S = np.stack(bounds, -1), np.stack(ses, -1)
