@@ -581,7 +581,8 @@ def ss_from_class_sums(
         m_own[:, denom <= 0] = 0.0
     else:
         m_own = own / W[codes]
-    # G[., b, i]: the projection of sample i on the line between its centre and that of b.
+    # G[., b, i]: d_ab times the projection of sample i (class a) on the line from the centre
+    # of b to that of a.
     # Layout (s, k, n), samples last, so that every broadcast runs over contiguous rows; the
     # class means and variances are batched matrix products with the weight indicators.
     Rt = np.ascontiguousarray(np.swapaxes(R, 1, 2))
