@@ -87,6 +87,19 @@ def test_prepare_task_positive_drop_subsample():
         prepare_task(Task("bad", "two", drop_columns=("zz",)), loader, 0)
 
 
+def test_prepare_task_keeps_the_task_classes():
+    three = lambda n: (loader(n)[0], np.arange(48) % 4, {})  # noqa: E731 - labels 0..3
+    full = prepare_task(Task("all", "two"), three, 0)
+    d = prepare_task(Task("c", "two", classes=(1, "3")), three, 0)  # types need not match
+    keep = np.isin(full.y, [1, 3])
+    assert np.array_equal(d.y, full.y[keep]) and d.X.equals(full.X[keep].reset_index(drop=True))
+    # then positive and subsample, on the kept rows only
+    b = prepare_task(Task("b", "two", classes=(0, 1, 2), positive=2, subsample=18), three, 0)
+    assert len(b.y) == 18 and b.y.sum() == 6
+    with pytest.raises(ValueError, match="task 'bad': class 7 is not among the labels"):
+        prepare_task(Task("bad", "two", classes=(1, 7)), three, 0)
+
+
 def test_split_indices_follow_protocol():
     y = np.arange(40) % 2
     t = Task("t", "two")

@@ -1,12 +1,12 @@
 """The benchmark runner: a suite becomes cells (task x split x method), each cell one row.
 
-For every cell the runner loads and prepares the task's data (positive class for one-vs-rest
-binary tasks, stratified subsample with the suite's seed, dropped columns), splits it by the
-suite's protocol, fits :class:`svmtune.SVMTuner` on the training part and scores it on the
-test part.  Only the selection (``tuner.selection_time_``) and the final fit are timed, plus
-one ``SVC()`` fit with scikit-learn's defaults on the same preprocessed training part (the
-fastest of three repeats), so that costs read as ratios.  A failing cell becomes a row with
-``status = "error: ..."``; it never stops the run.
+For every cell the runner loads and prepares the task's data (the task's classes, positive
+class for one-vs-rest binary tasks, stratified subsample with the suite's seed, dropped
+columns), splits it by the suite's protocol, fits :class:`svmtune.SVMTuner` on the training
+part and scores it on the test part.  Only the selection (``tuner.selection_time_``) and the
+final fit are timed, plus one ``SVC()`` fit with scikit-learn's defaults on the same
+preprocessed training part (the fastest of three repeats), so that costs read as ratios.
+A failing cell becomes a row with ``status = "error: ..."``; it never stops the run.
 
 Rows are appended by the parent process, one at a time, to the suite's
 :class:`~svmtune.bench.store.ResultStore` as workers finish (joblib,
@@ -111,17 +111,24 @@ class TaskData:
         return "auto" if any(needs_auto(p) for p in parts) else "standard"
 
 
+def _label_mask(y: np.ndarray, label: Any, task: str, what: str) -> np.ndarray:
+    """Rows of class ``label``; labels read as strings match a numeric ``label`` and the
+    reverse.  A label absent from ``y`` is an error naming the task and the labels."""
+    mask = y == label
+    if not np.any(mask):
+        mask = y.astype(str) == str(label)
+    if not np.any(mask):
+        raise ValueError(
+            f"task {task!r}: {what} {label!r} is not among the labels "
+            f"{sorted(map(str, np.unique(y)))}"
+        )
+    return mask
+
+
 def _binarise(y: np.ndarray, positive: Any, task: str) -> np.ndarray:
     """One-vs-rest labels: 1 for ``positive``, 0 for every other class."""
     y = np.asarray(y)
-    mask = y == positive
-    if not np.any(mask):  # labels read as strings vs a numeric positive, or the reverse
-        mask = y.astype(str) == str(positive)
-    if not np.any(mask):
-        raise ValueError(
-            f"task {task!r}: positive class {positive!r} is not among the labels "
-            f"{sorted(map(str, np.unique(y)))}"
-        )
+    mask = _label_mask(y, positive, task, "positive class")
     if np.all(mask):
         raise ValueError(f"task {task!r}: every sample is of the positive class {positive!r}")
     return mask.astype(int)
@@ -135,6 +142,11 @@ def _apply_task(X, y, task: Task) -> tuple[pd.DataFrame, np.ndarray]:
             raise ValueError(f"task {task.name!r}: drop_columns {missing} not in the data")
         X = X.drop(columns=list(task.drop_columns))
     y = np.asarray(y)
+    if task.classes is not None:
+        keep = np.zeros(len(y), dtype=bool)
+        for label in task.classes:
+            keep |= _label_mask(y, label, task.name, "class")
+        X, y = X[keep], y[keep]
     if task.positive is not None:
         y = _binarise(y, task.positive, task.name)
     return X.reset_index(drop=True), y

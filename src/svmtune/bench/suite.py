@@ -45,6 +45,9 @@ class Task:
     positive : label or None
         For one-vs-rest binary tasks: the original label that becomes the positive class,
         all others negative.  None keeps the labels as they are.
+    classes : tuple of labels or None
+        Keep only the rows of these original labels (e.g. three of penbased's ten digits),
+        before ``positive`` and ``subsample`` apply.  None keeps every row.
     subsample : int or None
         Draw this many rows (stratified, with the suite's seed) before anything else.
     test_dataset : str or None
@@ -62,6 +65,7 @@ class Task:
     name: str
     dataset: str
     positive: Any = None
+    classes: tuple | None = None
     subsample: int | None = None
     test_dataset: str | None = None
     drop_columns: tuple[str, ...] = ()
