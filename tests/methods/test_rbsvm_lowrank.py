@@ -136,3 +136,47 @@ def test_random_restarts_survive_landmark_re_choices():
     assert s.info["n_refresh"] >= 1
     assert {h["start"] for h in s.history} == {0, 1, 2}
     assert len(s.history) == s.info["n_evals"]
+
+
+def test_only_the_last_landmark_stage_warns():
+    """A stage that ends on a bound (here C, first landmarks) and is then refined on new
+    landmarks to an interior point leaves no BoundWarning: only the returned point's."""
+    from svmtune.methods._lowrank_search import landmark_search
+    from svmtune.search.gradient import BoundWarning
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    stages = []
+
+    def make_objective(D2_nm, D2_mm, m):
+        # stage 0: optimum at sigma = 8 and C beyond 2^8; stage 1 (landmarks at sigma = 8): C = 1
+        c_opt = np.log(2.0**12) if not stages else 0.0
+        stages.append(m)
+        target = np.array([np.log(8.0), c_opt])
+
+        def fun(theta, state):
+            diff = np.asarray(theta) - target
+            return float(diff @ diff), 2.0 * diff, {"rank_residual": 0.0}
+
+        return fun
+
+    def run(refresh):
+        stages.clear()
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            res, extra = landmark_search(
+                X,
+                (0.0, 0.0),
+                make_objective,
+                rank=10,
+                rank_tol=1e-2,
+                refresh=refresh,
+                random_state=0,
+                bounds=[(-8, 8), (-8, 8)],
+            )
+        return res, extra, [w for w in rec if issubclass(w.category, BoundWarning)]
+
+    res, extra, bound = run(1)  # refined: C = 1 in the end, no warning
+    assert extra["n_refresh"] == 1 and len(stages) == 2
+    assert abs(res.theta[1]) < 1e-3 and bound == []
+    res, extra, bound = run(0)  # no refresh allowed: the bound hit is the answer, warned once
+    assert extra["n_refresh"] == 0 and len(bound) == 1 and "C = 2^8" in str(bound[0].message)
