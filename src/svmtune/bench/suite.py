@@ -49,7 +49,8 @@ class Task:
         Keep only the rows of these original labels (e.g. three of penbased's ten digits),
         before ``positive`` and ``subsample`` apply.  None keeps every row.
     subsample : int or None
-        Draw this many rows (stratified, with the suite's seed) before anything else.
+        Draw this many of the task's rows (stratified, with the suite's seed) before the
+        protocol splits them.
     test_dataset : str or None
         Registry name of a fixed test file (``Protocol(kind="train_test")``).
     drop_columns : tuple of str
