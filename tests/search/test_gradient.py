@@ -301,3 +301,22 @@ def test_stop_search_before_any_finite_value_is_an_error():
 
     with pytest.raises(ValueError, match="before any finite"):
         minimize_log_params(fun, [0.0, 0.0])
+
+
+def test_end_of_search_warnings_kept_for_the_caller():
+    """emit_warnings=False keeps the bound and iteration-limit warnings in the result, emitted
+    later by emit_warnings(); the default emits the same ones at once."""
+    fun, _ = quadratic([3.0, -2.0])
+    kw = {"max_iter": 1, "warn_at_bound": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing escapes
+        kept = minimize_log_params(fun, [-3.0, 3.0], emit_warnings=False, **kw)
+    assert [c for c, _ in kept.warnings] == [ConvergenceWarning]
+    with pytest.warns(ConvergenceWarning, match="before its tolerance") as rec:
+        kept.emit_warnings()
+    assert [str(w.message) for w in rec] == [m for _, m in kept.warnings]
+    with pytest.warns(ConvergenceWarning) as now:
+        res = minimize_log_params(fun, [-3.0, 3.0], **kw)
+    assert res.warnings == kept.warnings and len(now) == 1
+    at = minimize_log_params(fun, [2.0, 3.0], bounds=[(-8, 1), (-8, 8)], emit_warnings=False)
+    assert [c for c, _ in at.warnings] == [BoundWarning] and "sigma = 2^1.00" in at.warnings[0][1]

@@ -27,14 +27,12 @@ their options, start rule, landmark/refresh loop and result are :class:`LowRankS
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
-from svmtune._warnings import recorded_warnings
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods.base import Selection, Selector, ovr_tasks
@@ -213,15 +211,15 @@ def landmark_search(
         fun = make_objective(D2_nm, D2_mm, int(idx.size))
         if n_refresh < refresh and idx.size < rank:
             fun = _residual_guard(fun, REFRESH_FACTOR * rank_tol)
-        with recorded_warnings() as stage_warnings:  # only the last stage's reach the user
-            res = minimize_log_params(
-                fun,
-                theta,
-                names=("sigma", "C"),
-                restarts=0 if restarts_done else restarts,
-                random_state=rng,
-                **search_options,
-            )
+        res = minimize_log_params(
+            fun,
+            theta,
+            names=("sigma", "C"),
+            restarts=0 if restarts_done else restarts,
+            random_state=rng,
+            emit_warnings=False,  # the last stage's, below
+            **search_options,
+        )
         for rec in res.history:
             rec["stage"] = n_refresh
         history.extend(res.history)
@@ -248,8 +246,7 @@ def landmark_search(
         min_rank = int(idx.size)
     # an earlier stage's bound hit or iteration limit says nothing of the point returned (the
     # next stage started from it on other landmarks), and each stage would repeat its warnings
-    for w in stage_warnings:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    res.emit_warnings()
     res.history, res.starts = history, starts
     res.n_fits, res.n_iter, res.n_evals = n_fits, n_iter, n_evals
     extra = {

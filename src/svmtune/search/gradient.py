@@ -343,6 +343,10 @@ class GradientSearchResult:
         One flat dict per evaluation (see :func:`minimize_log_params`).
     stopped : str or None
         The objective's ``"stop_search"`` reason if it ended the search (module docstring).
+    warnings : list of (category, message)
+        The end-of-search warnings (the best point on a bound, its start out of iterations),
+        emitted by :func:`minimize_log_params` unless ``emit_warnings=False``, then by
+        :meth:`emit_warnings`.
     """
 
     theta: np.ndarray
@@ -360,6 +364,13 @@ class GradientSearchResult:
     starts: list[np.ndarray] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
     stopped: str | None = None
+    warnings: list[tuple[type[Warning], str]] = field(default_factory=list)
+
+    def emit_warnings(self, stacklevel: int = 2) -> None:
+        """Emit :attr:`warnings`; ``stacklevel`` as for a ``warnings.warn`` in the function
+        that calls this (2: attributed to the line that called that function)."""
+        for category, message in self.warnings:
+            warnings.warn(message, category, stacklevel=stacklevel + 1)
 
     @property
     def params(self) -> dict[str, float]:
@@ -580,6 +591,7 @@ def minimize_log_params(
     jump_restarts: int = 3,
     random_state: int | np.random.RandomState | None = None,
     warn_at_bound: bool = True,
+    emit_warnings: bool = True,
 ) -> GradientSearchResult:
     """Minimise ``fun`` over natural-log hyperparameters inside a log2 box with L-BFGS-B.
 
@@ -621,9 +633,13 @@ def minimize_log_params(
         5 evaluations (module docstring).  0 disables.
     random_state : int, RandomState or None
     warn_at_bound : bool
-        Emit :class:`BoundWarning` when the best point lies on a bound.  A
-        :class:`~svmtune.svm.ConvergenceWarning` is emitted when the start that produced the
-        best point ran out of iterations or evaluations.
+        Warn (:class:`BoundWarning`) when the best point lies on a bound.  A
+        :class:`~svmtune.svm.ConvergenceWarning` warns when the start that produced the best
+        point ran out of iterations or evaluations.
+    emit_warnings : bool
+        Emit those end-of-search warnings here.  With False they are only kept in the result's
+        ``warnings``, for a caller that runs several searches and reports the last one's
+        (:meth:`GradientSearchResult.emit_warnings`).
 
     Returns
     -------
@@ -743,23 +759,23 @@ def minimize_log_params(
         elif t2 >= b2[j, 1] - 1e-6:
             sides.append((j, "upper"))
     at_bound = [f"{names[j]} ({side})" for j, side in sides]
+    notes: list[tuple[type[Warning], str]] = []
     if warn_at_bound:
         for j, side in sides:
-            warnings.warn(
-                f"{names[j]} = 2^{theta[j] / _LN2:.2f} = {np.exp(theta[j]):.4g} is on the "
-                f"{side} bound of its search range [2^{b2[j, 0]:g}, 2^{b2[j, 1]:g}]; "
-                "the optimum may lie outside it: widen the bounds or check the feature scaling",
-                BoundWarning,
-                stacklevel=2,
+            notes.append(
+                (
+                    BoundWarning,
+                    f"{names[j]} = 2^{theta[j] / _LN2:.2f} = {np.exp(theta[j]):.4g} is on the "
+                    f"{side} bound of its search range [2^{b2[j, 0]:g}, 2^{b2[j, 1]:g}]; the "
+                    "optimum may lie outside it: widen the bounds or check the feature scaling",
+                )
             )
     info = per_start[best["start"]]
     if info["limit"]:
-        warnings.warn(
-            f"gradient search stopped before its tolerance: {info['message']}",
-            ConvergenceWarning,
-            stacklevel=2,
+        notes.append(
+            (ConvergenceWarning, f"gradient search stopped before its tolerance: {info['message']}")
         )
-    return GradientSearchResult(
+    result = GradientSearchResult(
         theta=theta,
         value=float(best["value"]),
         grad=best["grad"],
@@ -775,4 +791,8 @@ def minimize_log_params(
         starts=starts[: len(per_start)],
         history=history,
         stopped=run.stop_reason,
+        warnings=notes,
     )
+    if emit_warnings:
+        result.emit_warnings()
+    return result
