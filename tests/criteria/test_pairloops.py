@@ -17,19 +17,70 @@ def _reference(X, codes, w, sigmas, k):
     return np.stack([np.exp(-D / (2.0 * s * s)) @ W for s in sigmas])
 
 
+def _gram_tolerance(X, codes, w, sigmas, k):
+    """The documented error of the Gram-expansion distances: |K - K_ref| <= K t |dD| with
+    |dD| <= (d + 2) eps (||x||^2 + ||x'||^2) for the centred X, summed like R."""
+    Xc = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    dD = (X.shape[1] + 2) * np.finfo(float).eps * (sq[:, None] + sq[None, :])
+    D = cdist(X, X, "sqeuclidean")
+    W = np.zeros((X.shape[0], k))
+    W[np.arange(X.shape[0]), codes] = np.abs(w)
+    out = []
+    for s in sigmas:
+        t = 1.0 / (2.0 * s * s)
+        out.append((np.exp(-t * D) * t * dD) @ W)
+    return np.stack(out)
+
+
+def _weights(kind, codes, rng):
+    if kind == "unit":
+        return np.ones(codes.size)
+    if kind == "classwise":  # as class_weight gives: constant within each class
+        return rng.uniform(0.2, 3.0, size=codes.max() + 1)[codes]
+    return rng.uniform(0.2, 3.0, size=codes.size)
+
+
+@pytest.mark.parametrize("weights", ["unit", "classwise", "sample"])
 @pytest.mark.parametrize("k, block_pairs", [(2, 2**18), (3, 2**18), (2, 200)])
-def test_rbf_class_sums_equal_kernel_matrix_products(k, block_pairs, monkeypatch):
+def test_rbf_class_sums_equal_kernel_matrix_products(k, block_pairs, weights, monkeypatch):
     monkeypatch.setattr(P, "_BLOCK_PAIRS", block_pairs)  # 200: row blocks of 2 rows
     rng = np.random.default_rng(k)
     X = rng.normal(size=(90, 4))
     X[30] = X[60]  # a duplicate: kernel 1 at every width
     codes = rng.integers(0, k, size=90)
     codes[:k] = np.arange(k)
-    w = rng.uniform(0.2, 3.0, size=90)
+    w = _weights(weights, codes, rng)
     # a sqrt(2) chain (squared kernels), an out-of-chain width, unsorted order
     sigmas = np.r_[2.0 * 2.0 ** -np.arange(0, 4, 0.5), 0.77, 5.0][::-1]
     R = rbf_class_sums_multi(X, codes, w, sigmas, k)
     np.testing.assert_allclose(R, _reference(X, codes, w, sigmas, k), rtol=1e-12, atol=0)
+
+
+def test_rbf_class_sums_chain_only_and_far_from_the_origin():
+    """Only squared widths (no distances kept), data offset by 1e6: the expansion runs on the
+    centred data, so the offset costs no accuracy."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(70, 3))
+    codes = np.arange(70) % 2
+    w = np.ones(70)
+    sigmas = 2.0 * 2.0 ** -np.arange(0, 3, 0.5)
+    R = rbf_class_sums_multi(X + 1e6, codes, w, sigmas, 2)
+    np.testing.assert_allclose(R, _reference(X + 1e6, codes, w, sigmas, 2), rtol=1e-12)
+
+
+def test_rbf_class_sums_huge_values_use_the_differences():
+    """Squared norms that would overflow: the distances are the differences themselves
+    (infinite, kernel 0), repeated rows keep kernel 1."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 2)) * 1e160
+    X[5] = X[9]
+    codes = np.arange(30) % 2
+    w = rng.uniform(0.5, 2.0, size=30)
+    sigmas = np.array([1.0, 2.0**-0.5, 0.3])
+    with np.errstate(over="ignore"):
+        ref = _reference(X, codes, w, sigmas, 2)
+    np.testing.assert_array_equal(rbf_class_sums_multi(X, codes, w, sigmas, 2), ref)
 
 
 def test_rbf_class_sums_flush_only_negligible_entries():
@@ -41,7 +92,8 @@ def test_rbf_class_sums_flush_only_negligible_entries():
     sigmas = 0.5 * 2.0 ** -np.arange(0, 6, 0.5)
     R = rbf_class_sums_multi(X, codes, w, sigmas, 2)
     ref = _reference(X, codes, w, sigmas, 2)
-    assert np.all(np.abs(R - ref) <= 1e-12 * ref + 40 * TINY)
+    tol = 1e-12 * ref + _gram_tolerance(X, codes, w, sigmas, 2) + 40 * TINY
+    assert np.all(np.abs(R - ref) <= tol)
     # the diagonal alone remains at the narrowest width: every other entry underflows
     np.testing.assert_array_equal(R[-1], np.eye(2)[codes])
 

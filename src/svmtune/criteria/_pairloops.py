@@ -7,9 +7,10 @@
   5 ns per pair, this kernel 2-3.5 ns.  :func:`coarsen_bins` groups the fine bins.
 * :func:`rbf_class_sums_multi` gives, for a sequence of RBF widths, every sample's kernel sum
   over each class, ``R[s, i, b] = sum_{j in b} w_j exp(-t_s ||x_i - x_j||^2)`` (the product
-  ``K W`` of the S&S ratio), over row blocks of the upper triangle (2 x 512 KiB), never a kernel
-  matrix: distances and the squaring chain compiled, the one exponential per pair by numpy
-  (vectorised; numba compiles ``np.exp`` to a scalar libm call).
+  ``K W`` of the S&S ratio), over row blocks of the upper triangle (3 x 512 KiB), never a kernel
+  matrix: distances from a BLAS Gram block, the one exponential per pair by numpy
+  (vectorised; numba compiles ``np.exp`` to a scalar libm call), the squaring chain and the
+  class sums compiled in one loop.
 
 Compiled with numba on first use and cached on disk (``cache=True``) where numba finds a
 writable cache directory (beside this file, else the user's cache directory, or
@@ -205,17 +206,44 @@ TINY = 1e-150
 
 
 @_njit(nogil=True)
-def _rows_sqdist(X, XT, r0, r1, out):  # pragma: no cover - compiled
-    # out[i - r0, j - r0 - 1] = ||x_i - x_j||^2 for i in [r0, r1), j in [r0 + 1, n)
+def _rows_sqdist(X, XT, r0, r1, t0, D, E):  # pragma: no cover - compiled
+    # D[i - r0, j - r0 - 1] = ||x_i - x_j||^2 for i in [r0, r1), j in [r0 + 1, n); E = -t0 D
     for i in range(r0, r1):
-        _row_sqdist(X[i], XT, r0 + 1, out[i - r0])
+        d = D[i - r0]
+        e = E[i - r0]
+        _row_sqdist(X[i], XT, r0 + 1, d)
+        for j in range(d.size):
+            e[j] = -t0 * d[j]
+
+
+@_njit(nogil=True)
+def _gram_sqdist(G, sq, r0, t0, keep_d, D, E):  # pragma: no cover - compiled
+    # G[ii, jj] = <x_i, x_j> for i = r0 + ii, j = r0 + 1 + jj: squared distance
+    # max(sq_i + sq_j - 2 G, 0) into D (if keep_d) and -t0 times it into E
+    sqr = sq[r0 + 1 :]
+    for ii in range(G.shape[0]):
+        si = sq[r0 + ii]
+        g = G[ii]
+        e = E[ii]
+        if keep_d:
+            d = D[ii]
+            for j in range(g.size):
+                v = si + sqr[j] - 2.0 * g[j]
+                v = v if v > 0.0 else 0.0
+                d[j] = v
+                e[j] = -t0 * v
+        else:
+            for j in range(g.size):
+                v = si + sqr[j] - 2.0 * g[j]
+                e[j] = -t0 * (v if v > 0.0 else 0.0)
 
 
 @_njit(nogil=True, fastmath={"reassoc", "contract"})
-def _accumulate_rows(E, D, r0, w, starts, t, square, own, other):  # pragma: no cover
+def _accumulate_rows(E, D, r0, w, unit, starts, t, square, own, other):  # pragma: no cover
     # compiled.  Rows r0.. of the pairs i < j: E = exp(-t_0 D) (computed by numpy, whose exp
     # is vectorised), then every narrower width by squaring (or an exponential when the width
-    # is off the sqrt(2) chain); per class the row sum (own) and the column sums (other).
+    # is off the sqrt(2) chain); per class the row sum (own) and the column sums (other), in
+    # the same loop as the kernel values.  unit: every weight is 1 (no products).
     n = w.size
     k = starts.size - 1
     s = t.size
@@ -233,70 +261,102 @@ def _accumulate_rows(E, D, r0, w, starts, t, square, own, other):  # pragma: no 
         d2 = D[ii, ii : ii + L]
         wi = w[i]
         for c in range(s):
+            chained = c > 0 and square[c]
             total = 0.0
-            if c == 0:
-                for j in range(L):
-                    v = kv[j] if kv[j] >= TINY else 0.0
-                    kv[j] = v
-                    total += v
-            elif square[c]:
-                for j in range(L):
-                    v = kv[j] * kv[j]
-                    v = v if v >= TINY else 0.0
-                    kv[j] = v
-                    total += v
-            else:
-                tc = t[c]
-                for j in range(L):
-                    v = np.exp(-tc * d2[j])
-                    v = v if v >= TINY else 0.0
-                    kv[j] = v
-                    total += v
-            if total == 0.0:
-                break  # every later (narrower, t increasing) kernel of this row is 0 as well
             for b in range(k):
                 lo = max(starts[b], i + 1) - (i + 1)
                 hi = starts[b + 1] - (i + 1)
                 if hi <= lo:
                     continue
                 # slices, so that the loop index starts at 0 (no negative-index wraparound
-                # checks, which keep the loop from vectorising)
+                # checks, which keep the loops from vectorising); one loop per case
+                m = hi - lo
                 kseg = kv[lo:hi]
                 wseg = w[i + 1 + lo : i + 1 + hi]
                 oseg = other[c, ci, i + 1 + lo : i + 1 + hi]
                 acc = 0.0
-                for j in range(hi - lo):
-                    acc += wseg[j] * kseg[j]
-                    oseg[j] += wi * kseg[j]
+                mass = 0.0
+                if chained and unit:
+                    for j in range(m):
+                        v = kseg[j] * kseg[j]
+                        v = v if v >= TINY else 0.0
+                        kseg[j] = v
+                        acc += v
+                        oseg[j] += v
+                    mass = acc
+                elif chained:
+                    for j in range(m):
+                        v = kseg[j] * kseg[j]
+                        v = v if v >= TINY else 0.0
+                        kseg[j] = v
+                        mass += v
+                        acc += wseg[j] * v
+                        oseg[j] += wi * v
+                else:
+                    if c > 0:  # off the chain: an exponential of its own
+                        tc = t[c]
+                        dseg = d2[lo:hi]
+                        for j in range(m):
+                            kseg[j] = np.exp(-tc * dseg[j])
+                    for j in range(m):
+                        v = kseg[j] if kseg[j] >= TINY else 0.0
+                        kseg[j] = v
+                        mass += v
+                        acc += wseg[j] * v
+                        oseg[j] += wi * v
                 own[c, i, b] += acc
+                total += mass
+            if total == 0.0:
+                break  # every later (narrower, t increasing) kernel of this row is 0 as well
 
 
-#: pair distances held at once by :func:`rbf_class_sums_multi` (two blocks of 512 KiB, cache-sized)
+#: pair distances held at once by :func:`rbf_class_sums_multi` (blocks of 512 KiB, cache-sized)
 _BLOCK_PAIRS = 2**16
 
 
 def _rbf_class_sums(X, codes, w, starts, t, square):
     """Class sums over sorted classes (``codes`` ascending, class ``b`` in rows
     ``starts[b]:starts[b+1]``) and increasing ``t``: row blocks of the upper triangle;
-    distances and the chain compiled, the first exponential by numpy."""
+    distances from a BLAS Gram block (or compiled differences), the first exponential by
+    numpy, the chain and the sums compiled."""
     n = X.shape[0]
     k = starts.size - 1
     s = t.size
-    XT = np.ascontiguousarray(X.T)
+    # distances by the expansion ||x||^2 + ||x'||^2 - 2 <x, x'> of the centred data (a
+    # matrix product, as scikit-learn's euclidean_distances and libsvm compute them: absolute
+    # error about 1e-16 (||x||^2 + ||x'||^2), so exact repeats keep kernel 1 to the last
+    # bit after the exponential), unless the squared norms could overflow
+    Xc = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    gram = bool(np.all(np.isfinite(sq))) and float(sq.max(initial=0.0)) < 1e306
+    XT = None if gram else np.ascontiguousarray(X.T)
+    # weights constant within each class (None, class_weight): sums unweighted, then scaled
+    cw = np.array([w[a] if z > a else 1.0 for a, z in zip(starts[:-1], starts[1:])])
+    unit = bool(np.all(w == np.repeat(cw, np.diff(starts))))
     own = np.zeros((s, n, k))  # row i's sums over j > i, per class
     other = np.zeros((s, k, n))  # column j's sums over i < j, per class of i
     rows = max(1, _BLOCK_PAIRS // max(n, 1))
-    D_ = np.empty(rows * max(n - 1, 1))
-    E_ = np.empty_like(D_)
+    keep_d = not gram or not bool(np.all(square[1:]))  # an exponential off the chain
+    E_ = np.empty(rows * max(n - 1, 1))
+    D_ = np.empty_like(E_) if keep_d else E_
+    G_ = np.empty_like(E_) if gram else None
+    w_acc = np.ones(n) if unit else w
     for r0 in range(0, n - 1, rows):
         r1 = min(r0 + rows, n - 1)
         shape = (r1 - r0, n - r0 - 1)
-        D = D_[: shape[0] * shape[1]].reshape(shape)
-        E = E_[: D.size].reshape(shape)
-        _rows_sqdist(X, XT, r0, r1, D)
-        np.multiply(D, -t[0], out=E)
+        E = E_[: shape[0] * shape[1]].reshape(shape)
+        D = D_[: E.size].reshape(shape)
+        if gram:
+            G = G_[: E.size].reshape(shape)
+            np.matmul(Xc[r0:r1], Xc[r0 + 1 :].T, out=G)
+            _gram_sqdist(G, sq, r0, t[0], keep_d, D, E)
+        else:
+            _rows_sqdist(X, XT, r0, r1, t[0], D, E)
         np.exp(E, out=E)
-        _accumulate_rows(E, D, r0, w, starts, t, square, own, other)
+        _accumulate_rows(E, D, r0, w_acc, unit, starts, t, square, own, other)
+    if unit:
+        own *= cw
+        other *= cw[:, None]
     R = own + np.swapaxes(other, 1, 2)
     R[:, np.arange(n), codes] += w  # the diagonal: K_ii = 1
     return R
@@ -311,7 +371,10 @@ def rbf_class_sums_multi(
     ``j = i`` term included), RBSVM eq. (4) kernel.  One pass over the pairs ``i < j``;
     when consecutive widths (in decreasing order) differ by the factor ``sqrt(2)`` the
     narrower kernel is the square of the wider one (a product instead of an exponential).
-    Kernel values below ``TINY`` (1e-150) are set to 0.
+    Kernel values below ``TINY`` (1e-150) are set to 0.  Squared distances come from the
+    expansion ``||x||^2 + ||x'||^2 - 2 <x, x'>`` of the centred ``X`` (a BLAS product), with
+    absolute error about ``1e-16 (||x||^2 + ||x'||^2)``; where the squared norms could
+    overflow, from the differences themselves.
 
     Parameters
     ----------
