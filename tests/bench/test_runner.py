@@ -252,6 +252,27 @@ def test_cheap_methods_are_timed_like_the_yardstick(monkeypatch):
     assert bad["status"] != "ok" and "not reproducible" in bad["traceback"]
 
 
+def test_compiled_loops_are_warmed_up_once_before_the_clock(monkeypatch):
+    """The numba loops are compiled / loaded once per process, outside the timed fits."""
+    import svmtune.bench.runner as runner_module
+    import svmtune.criteria._pairloops as loops
+
+    events = []
+    monkeypatch.setattr(loops, "warm_up", lambda: events.append("warm"))
+    monkeypatch.setattr(runner_module, "_WARMED_UP", False)
+    timed = runner_module._timed_tuner_fit
+
+    def recording(*args, **kwargs):
+        events.append("timed")
+        return timed(*args, **kwargs)
+
+    monkeypatch.setattr(runner_module, "_timed_tuner_fit", recording)
+    cells = build_cells(tiny_suite(methods=[MethodSpec("default", "default")]))[:2]
+    for cell in cells:
+        assert run_cell(cell, loader)["status"] == "ok"
+    assert events == ["warm", "timed", "timed"]
+
+
 def test_run_cell_records_errors(monkeypatch):
     monkeypatch.setitem(methods_base.METHODS, "rbsvm", "svmtune.methods.not_there:X")
     suite = tiny_suite(

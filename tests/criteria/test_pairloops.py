@@ -140,3 +140,38 @@ print(json.dumps({"warnings": [str(w.message) for w in caught], "R": R.tolist()}
     codes = np.arange(40) % 2
     ref = _reference(X, codes, np.ones(40), [0.5, 2.0], 2)
     np.testing.assert_allclose(np.array(doc["R"]), ref, rtol=1e-12)
+
+
+def test_warm_up_leaves_nothing_to_compile():
+    """In a fresh process, after warm_up every compiled loop has its signature, and the
+    criteria's own calls (S&S, the ESDR pair histogram, sample weights) compile nothing more."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import svmtune
+
+    code = """
+import numpy as np
+import svmtune.criteria._pairloops as P
+from svmtune.criteria.blocks import build_pair_histogram
+from svmtune.methods.ss_ratio import SSRatio
+loops = [P._pair_bin_counts, P._coarsen_bins, P._rows_sqdist, P._gram_sqdist,
+         P._accumulate_rows]
+P.warm_up()
+before = [len(f.signatures) for f in loops]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(60, 3))
+y = np.arange(60) % 3
+w = rng.uniform(0.5, 2.0, size=60)
+SSRatio().select(X, y)
+SSRatio().select(X, y, w)
+SSRatio().select(X * 1e160, y)
+build_pair_histogram(X, y, sample_weight=w)
+after = [len(f.signatures) for f in loops]
+assert min(before) >= 1 and after == before, (before, after)
+"""
+    # the subprocess imports the svmtune this test imported
+    env = dict(os.environ, PYTHONPATH=str(Path(svmtune.__file__).parents[1]))
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300, env=env)

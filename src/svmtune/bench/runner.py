@@ -453,12 +453,28 @@ def run_cell(
         return _run_cell(cell, loader, entropy=entropy)
 
 
+_WARMED_UP = False
+
+
+def _warm_up_compiled() -> None:
+    """Compile (or load from the disk cache) svmtune's numba loops once per process, before
+    any clock starts: the first use otherwise adds a one-time second or more to whichever
+    cell comes first (:func:`svmtune.criteria._pairloops.warm_up`)."""
+    global _WARMED_UP
+    if not _WARMED_UP:
+        from svmtune.criteria._pairloops import warm_up
+
+        warm_up()
+        _WARMED_UP = True
+
+
 def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
     from sklearn.svm import SVC
 
     from svmtune.tuner import SVMTuner
 
     loader = loader or default_loader
+    _warm_up_compiled()
     t_start, cpu_start = time.perf_counter(), time.process_time()
     m = cell.method
     row: dict[str, Any] = {

@@ -26,7 +26,7 @@ import warnings
 import numba
 import numpy as np
 
-__all__ = ["coarsen_bins", "pair_bin_counts", "rbf_class_sums_multi"]
+__all__ = ["coarsen_bins", "pair_bin_counts", "rbf_class_sums_multi", "warm_up"]
 
 _cache_warned = False
 
@@ -240,10 +240,11 @@ def _gram_sqdist(G, sq, r0, t0, keep_d, D, E):  # pragma: no cover - compiled
 
 @_njit(nogil=True, fastmath={"reassoc", "contract"})
 def _accumulate_rows(E, D, r0, w, unit, starts, t, square, own, other):  # pragma: no cover
-    # compiled.  Rows r0.. of the pairs i < j: E = exp(-t_0 D) (computed by numpy, whose exp
-    # is vectorised), then every narrower width by squaring (or an exponential when the width
-    # is off the sqrt(2) chain); per class the row sum (own) and the column sums (other), in
-    # the same loop as the kernel values.  unit: every weight is 1 (no products).
+    # compiled.  Rows r0.. of the pairs i < j.  On entry E = exp(-t_0 D / 2) (computed by
+    # numpy, whose exp is vectorised); width c is the square of the kernel before it when
+    # square[c] (square[0]: of E), else an exponential of its own.  Per class the row sum
+    # (own) and the column sums (other), in the same loop as the kernel values; with unit
+    # weights three squarings per pass over the row.
     n = w.size
     k = starts.size - 1
     s = t.size
@@ -260,9 +261,10 @@ def _accumulate_rows(E, D, r0, w, unit, starts, t, square, own, other):  # pragm
         kv = E[ii, ii : ii + L]
         d2 = D[ii, ii : ii + L]
         wi = w[i]
-        for c in range(s):
-            chained = c > 0 and square[c]
-            total = 0.0
+        c = 0
+        while c < s:
+            three = unit and c + 2 < s and square[c] and square[c + 1] and square[c + 2]
+            total = 0.0  # of the last width of this pass
             for b in range(k):
                 lo = max(starts[b], i + 1) - (i + 1)
                 hi = starts[b + 1] - (i + 1)
@@ -276,7 +278,27 @@ def _accumulate_rows(E, D, r0, w, unit, starts, t, square, own, other):  # pragm
                 oseg = other[c, ci, i + 1 + lo : i + 1 + hi]
                 acc = 0.0
                 mass = 0.0
-                if chained and unit:
+                if three:
+                    oseg1 = other[c + 1, ci, i + 1 + lo : i + 1 + hi]
+                    oseg2 = other[c + 2, ci, i + 1 + lo : i + 1 + hi]
+                    acc1 = 0.0
+                    for j in range(m):
+                        v = kseg[j] * kseg[j]
+                        v = v if v >= TINY else 0.0
+                        v1 = v * v
+                        v1 = v1 if v1 >= TINY else 0.0
+                        v2 = v1 * v1
+                        v2 = v2 if v2 >= TINY else 0.0
+                        kseg[j] = v2
+                        acc += v
+                        acc1 += v1
+                        mass += v2
+                        oseg[j] += v
+                        oseg1[j] += v1
+                        oseg2[j] += v2
+                    own[c + 1, i, b] += acc1
+                    own[c + 2, i, b] += mass
+                elif square[c] and unit:
                     for j in range(m):
                         v = kseg[j] * kseg[j]
                         v = v if v >= TINY else 0.0
@@ -284,7 +306,7 @@ def _accumulate_rows(E, D, r0, w, unit, starts, t, square, own, other):  # pragm
                         acc += v
                         oseg[j] += v
                     mass = acc
-                elif chained:
+                elif square[c]:
                     for j in range(m):
                         v = kseg[j] * kseg[j]
                         v = v if v >= TINY else 0.0
@@ -292,12 +314,11 @@ def _accumulate_rows(E, D, r0, w, unit, starts, t, square, own, other):  # pragm
                         mass += v
                         acc += wseg[j] * v
                         oseg[j] += wi * v
-                else:
-                    if c > 0:  # off the chain: an exponential of its own
-                        tc = t[c]
-                        dseg = d2[lo:hi]
-                        for j in range(m):
-                            kseg[j] = np.exp(-tc * dseg[j])
+                else:  # off the chain: an exponential of its own
+                    tc = t[c]
+                    dseg = d2[lo:hi]
+                    for j in range(m):
+                        kseg[j] = np.exp(-tc * dseg[j])
                     for j in range(m):
                         v = kseg[j] if kseg[j] >= TINY else 0.0
                         kseg[j] = v
@@ -308,6 +329,7 @@ def _accumulate_rows(E, D, r0, w, unit, starts, t, square, own, other):  # pragm
                 total += mass
             if total == 0.0:
                 break  # every later (narrower, t increasing) kernel of this row is 0 as well
+            c += 3 if three else 1
 
 
 #: pair distances held at once by :func:`rbf_class_sums_multi` (blocks of 512 KiB, cache-sized)
@@ -323,9 +345,11 @@ def _rbf_class_sums(X, codes, w, starts, t, square):
     k = starts.size - 1
     s = t.size
     # distances by the expansion ||x||^2 + ||x'||^2 - 2 <x, x'> of the centred data (a
-    # matrix product, as scikit-learn's euclidean_distances and libsvm compute them: absolute
-    # error about 1e-16 (||x||^2 + ||x'||^2), so exact repeats keep kernel 1 to the last
-    # bit after the exponential), unless the squared norms could overflow
+    # matrix product, as scikit-learn's euclidean_distances and libsvm compute them), with
+    # absolute error about 1e-16 (||x||^2 + ||x'||^2): a kernel value is off by at most t
+    # times that (with standardised data and the default widths a repeated row's kernel
+    # typically still rounds to exactly 1); the differences themselves where the squared
+    # norms could overflow
     Xc = X - X.mean(axis=0)
     sq = np.einsum("ij,ij->i", Xc, Xc)
     gram = bool(np.all(np.isfinite(sq))) and float(sq.max(initial=0.0)) < 1e306
@@ -336,7 +360,7 @@ def _rbf_class_sums(X, codes, w, starts, t, square):
     own = np.zeros((s, n, k))  # row i's sums over j > i, per class
     other = np.zeros((s, k, n))  # column j's sums over i < j, per class of i
     rows = max(1, _BLOCK_PAIRS // max(n, 1))
-    keep_d = not gram or not bool(np.all(square[1:]))  # an exponential off the chain
+    keep_d = not gram or not bool(np.all(square))  # an exponential off the chain
     E_ = np.empty(rows * max(n - 1, 1))
     D_ = np.empty_like(E_) if keep_d else E_
     G_ = np.empty_like(E_) if gram else None
@@ -349,9 +373,9 @@ def _rbf_class_sums(X, codes, w, starts, t, square):
         if gram:
             G = G_[: E.size].reshape(shape)
             np.matmul(Xc[r0:r1], Xc[r0 + 1 :].T, out=G)
-            _gram_sqdist(G, sq, r0, t[0], keep_d, D, E)
+            _gram_sqdist(G, sq, r0, 0.5 * t[0], keep_d, D, E)
         else:
-            _rows_sqdist(X, XT, r0, r1, t[0], D, E)
+            _rows_sqdist(X, XT, r0, r1, 0.5 * t[0], D, E)
         np.exp(E, out=E)
         _accumulate_rows(E, D, r0, w_acc, unit, starts, t, square, own, other)
     if unit:
@@ -399,7 +423,7 @@ def rbf_class_sums_multi(
     starts = np.searchsorted(codes[order], np.arange(n_classes + 1)).astype(np.int64)
     by_t = np.argsort(t, kind="stable")  # increasing t = decreasing sigma
     t = t[by_t]
-    square = np.zeros(t.size, dtype=np.bool_)
+    square = np.ones(t.size, dtype=np.bool_)  # the first: the square of exp(-t_0 D / 2)
     square[1:] = np.abs(t[1:] - 2.0 * t[:-1]) <= 1e-12 * t[1:]
     R = _rbf_class_sums(
         np.ascontiguousarray(X[order]),
@@ -412,3 +436,24 @@ def rbf_class_sums_multi(
     out = np.empty_like(R)
     out[np.ix_(by_t, order)] = R
     return out
+
+
+def warm_up() -> None:
+    """Compile every loop of this module (or load it from numba's disk cache) on tiny data.
+
+    The first call of each loop in a process compiles it (seconds) or loads it from the disk
+    cache (a fraction of a second); a benchmark calls this before it starts its clocks, so
+    that a timed selection measures the selection, not this one-time cost.  The calls take
+    the same code paths, with the same argument types, as the criteria's.
+    """
+    from svmtune.criteria.blocks import build_pair_histogram
+
+    X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 2.0], [0.5, 1.5], [1.5, 0.0], [3.0, 1.0]])
+    y = np.array([0, 1, 0, 1, 0, 1])
+    w = np.arange(1.0, 7.0)
+    build_pair_histogram(X, y)
+    build_pair_histogram(X, y, sample_weight=w)
+    sigmas = np.array([2.0, 2.0**0.5, 1.0, 2.0**-0.5, 0.3])  # the chain and an exponential
+    for Xw in (X, X * 1e160):  # the Gram path and the differences
+        for ww in (np.ones(6), w):  # unit weights and general ones
+            rbf_class_sums_multi(Xw, y, ww, sigmas, 2)
