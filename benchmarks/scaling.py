@@ -121,10 +121,11 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
     from svmtune.methods.rbsvm import RBSVM
     from svmtune.search.cv import cv_errors, make_folds
 
-    if method in CRITERIA:  # their numba loops: compiled / loaded before the clock starts
+    if method in CRITERIA:  # their numba loops (only theirs: they take memory), compiled /
+        # loaded before the clock starts
         from svmtune.criteria._pairloops import warm_up
 
-        warm_up()
+        warm_up(histogram=method != "ss", rbf=method == "ss")
     X, y, Xt, yt = _load(dataset, n)
     base_rss = _maxrss_mb()
     rec: dict = {

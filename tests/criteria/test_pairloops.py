@@ -143,8 +143,9 @@ print(json.dumps({"warnings": [str(w.message) for w in caught], "R": R.tolist()}
 
 
 def test_warm_up_leaves_nothing_to_compile():
-    """In a fresh process, after warm_up every compiled loop has its signature, and the
-    criteria's own calls (S&S, the ESDR pair histogram, sample weights) compile nothing more."""
+    """In a fresh process warm_up compiles the loops asked for; after it every compiled loop
+    has its signature, and the criteria's own calls (S&S, the ESDR pair histogram, sample
+    weights) compile nothing more."""
     import os
     import subprocess
     import sys
@@ -159,6 +160,10 @@ from svmtune.criteria.blocks import build_pair_histogram
 from svmtune.methods.ss_ratio import SSRatio
 loops = [P._pair_bin_counts, P._coarsen_bins, P._rows_sqdist, P._gram_sqdist,
          P._accumulate_rows]
+P.warm_up(histogram=False, rbf=False)
+assert not any(f.signatures for f in loops)
+P.warm_up(rbf=False)  # only the histogram loops
+assert [bool(f.signatures) for f in loops] == [True, True, False, False, False]
 P.warm_up()
 before = [len(f.signatures) for f in loops]
 rng = np.random.default_rng(0)

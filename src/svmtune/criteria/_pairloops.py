@@ -438,22 +438,31 @@ def rbf_class_sums_multi(
     return out
 
 
-def warm_up() -> None:
-    """Compile every loop of this module (or load it from numba's disk cache) on tiny data.
+def warm_up(*, histogram: bool = True, rbf: bool = True) -> None:
+    """Compile the loops of this module (or load them from numba's disk cache) on tiny data.
 
     The first call of each loop in a process compiles it (seconds) or loads it from the disk
-    cache (a fraction of a second); a benchmark calls this before it starts its clocks, so
-    that a timed selection measures the selection, not this one-time cost.  The calls take
-    the same code paths, with the same argument types, as the criteria's.
-    """
-    from svmtune.criteria.blocks import build_pair_histogram
+    cache (a fraction of a second, and some memory); a benchmark calls this before it starts
+    its clocks, so that a timed selection measures the selection, not this one-time cost.
+    The calls take the same code paths, with the same argument types, as the criteria's.
 
+    Parameters
+    ----------
+    histogram : bool
+        The pair-distance histogram loops (ESDR, DBTC, J4, LD).
+    rbf : bool
+        The RBF class sums (S&S).
+    """
     X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 2.0], [0.5, 1.5], [1.5, 0.0], [3.0, 1.0]])
     y = np.array([0, 1, 0, 1, 0, 1])
     w = np.arange(1.0, 7.0)
-    build_pair_histogram(X, y)
-    build_pair_histogram(X, y, sample_weight=w)
-    sigmas = np.array([2.0, 2.0**0.5, 1.0, 2.0**-0.5, 0.3])  # the chain and an exponential
-    for Xw in (X, X * 1e160):  # the Gram path and the differences
-        for ww in (np.ones(6), w):  # unit weights and general ones
-            rbf_class_sums_multi(Xw, y, ww, sigmas, 2)
+    if histogram:
+        from svmtune.criteria.blocks import build_pair_histogram
+
+        build_pair_histogram(X, y)
+        build_pair_histogram(X, y, sample_weight=w)
+    if rbf:
+        sigmas = np.array([2.0, 2.0**0.5, 1.0, 2.0**-0.5, 0.3])  # the chain, an exponential
+        for Xw in (X, X * 1e160):  # the Gram path and the differences
+            for ww in (np.ones(6), w):  # unit weights and general ones
+                rbf_class_sums_multi(Xw, y, ww, sigmas, 2)
