@@ -716,8 +716,11 @@ def scaling_section(directory: Path) -> Section | None:
             "refitted with the chosen (sigma, C) (the official test file for ijcnn1). "
             "Extrapolated grid times are marked. The data-criterion cells (esdr, dbtc, j4, "
             "ld) choose the width only and fix C = 1 (their own C search is a CV grid); "
-            "'_sub' cells use a random subsample of the pairs. For the low-rank gradient "
-            "methods 'rank' is the final number of landmarks and 're-chosen' how often the "
+            "'_sub' cells use a random subsample of the pairs. The data-criterion and ss "
+            "cells load svmtune's compiled (numba) loops before the clock starts; numba and "
+            "those loops count in their 'peak MB', as they would in a user's process. For "
+            "the low-rank gradient methods 'rank' is the final number of landmarks and "
+            "'re-chosen' how often the "
             "landmarks were re-chosen as the search moved. A suffix after a method's name "
             "marks a variant run (`--tag`); 'options' lists the options recorded in its cell "
             "file that differ from the defaults (log2 C box, `nonsupport`).",
