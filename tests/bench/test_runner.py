@@ -269,7 +269,8 @@ def test_compiled_loops_are_warmed_up_once_before_the_clock(monkeypatch):
     monkeypatch.setattr(runner_module, "_timed_tuner_fit", recording)
     cells = build_cells(tiny_suite(methods=[MethodSpec("default", "default")]))[:2]
     for cell in cells:
-        assert run_cell(cell, loader)["status"] == "ok"
+        row = run_cell(cell, loader)
+        assert row["status"] == "ok" and row["jit_warmed_up"] is True
     assert events == ["warm", "timed", "timed"]
 
 

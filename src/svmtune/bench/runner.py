@@ -492,6 +492,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
         "tuner_params": {**cell.task.tuner_params, **m.tuner_params},
         "seed": cell.seed,
         "status": "ok",
+        "jit_warmed_up": True,  # svmtune's numba loops were loaded before the clocks
         **environment(),
     }
     caught: list[str] = []
