@@ -57,9 +57,17 @@ def test_rbf_class_sums_equal_kernel_matrix_products(k, block_pairs, weights, mo
     np.testing.assert_allclose(R, _reference(X, codes, w, sigmas, k), rtol=1e-12, atol=0)
 
 
-def test_rbf_class_sums_chain_only_and_far_from_the_origin():
+def _forbid(monkeypatch, name):
+    def refuse(*args):
+        raise AssertionError(f"{name} was called")
+
+    monkeypatch.setattr(P, name, refuse)
+
+
+def test_rbf_class_sums_chain_only_and_far_from_the_origin(monkeypatch):
     """Only squared widths (no distances kept), data offset by 1e6: the expansion runs on the
-    centred data, so the offset costs no accuracy."""
+    centred data, so the offset neither costs accuracy nor forces the slower differences."""
+    _forbid(monkeypatch, "_rows_sqdist")
     rng = np.random.default_rng(3)
     X = rng.normal(size=(70, 3))
     codes = np.arange(70) % 2
@@ -67,6 +75,20 @@ def test_rbf_class_sums_chain_only_and_far_from_the_origin():
     sigmas = 2.0 * 2.0 ** -np.arange(0, 3, 0.5)
     R = rbf_class_sums_multi(X + 1e6, codes, w, sigmas, 2)
     np.testing.assert_allclose(R, _reference(X + 1e6, codes, w, sigmas, 2), rtol=1e-12)
+
+
+def test_rbf_class_sums_features_of_very_different_scales_use_the_differences(monkeypatch):
+    """A feature at scale 1e8 next to unit ones: the expansion's error (about 1e-16 times the
+    squared norms, ~1e16) would swamp the unit-scale distances, so the differences are used
+    and the sums stay exact."""
+    _forbid(monkeypatch, "_gram_sqdist")
+    rng = np.random.default_rng(5)
+    X = np.column_stack([1e8 * (np.arange(60) % 3), rng.normal(size=(60, 2))])
+    codes = np.arange(60) % 2
+    w = rng.uniform(0.5, 2.0, size=60)
+    sigmas = np.array([2.0, 2.0**0.5, 1.0])
+    R = rbf_class_sums_multi(X, codes, w, sigmas, 2)
+    np.testing.assert_allclose(R, _reference(X, codes, w, sigmas, 2), rtol=1e-12)
 
 
 def test_rbf_class_sums_huge_values_use_the_differences():

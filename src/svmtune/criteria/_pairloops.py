@@ -335,6 +335,11 @@ def _accumulate_rows(E, D, r0, w, unit, starts, t, square, own, other):  # pragm
 #: pair distances held at once by :func:`rbf_class_sums_multi` (blocks of 512 KiB, cache-sized)
 _BLOCK_PAIRS = 2**16
 
+#: largest bound on the kernel values' absolute error for which :func:`rbf_class_sums_multi`
+#: takes distances from the Gram expansion (else from the differences, exactly)
+GRAM_KERNEL_ERROR = 1e-8
+_EPS = float(np.finfo(np.float64).eps)
+
 
 def _rbf_class_sums(X, codes, w, starts, t, square):
     """Class sums over sorted classes (``codes`` ascending, class ``b`` in rows
@@ -346,13 +351,19 @@ def _rbf_class_sums(X, codes, w, starts, t, square):
     s = t.size
     # distances by the expansion ||x||^2 + ||x'||^2 - 2 <x, x'> of the centred data (a
     # matrix product, as scikit-learn's euclidean_distances and libsvm compute them), with
-    # absolute error about 1e-16 (||x||^2 + ||x'||^2): a kernel value is off by at most t
-    # times that (with standardised data and the default widths a repeated row's kernel
-    # typically still rounds to exactly 1); the differences themselves where the squared
-    # norms could overflow
+    # absolute error at most about (d + 2) eps (||x||^2 + ||x'||^2): a kernel value is off
+    # by at most t times that (with standardised data and the default widths a repeated
+    # row's kernel typically still rounds to exactly 1).  The differences themselves where
+    # that could exceed GRAM_KERNEL_ERROR at the narrowest width (features of very
+    # different scales, far from standardised) or the squared norms could overflow.
     Xc = X - X.mean(axis=0)
     sq = np.einsum("ij,ij->i", Xc, Xc)
-    gram = bool(np.all(np.isfinite(sq))) and float(sq.max(initial=0.0)) < 1e306
+    top = float(sq.max(initial=0.0))
+    gram = (
+        bool(np.all(np.isfinite(sq)))
+        and top < 1e306
+        and t[-1] * (X.shape[1] + 2) * _EPS * 2.0 * top <= GRAM_KERNEL_ERROR
+    )
     XT = None if gram else np.ascontiguousarray(X.T)
     # weights constant within each class (None, class_weight): sums unweighted, then scaled
     cw = np.array([w[a] if z > a else 1.0 for a, z in zip(starts[:-1], starts[1:])])
@@ -397,8 +408,10 @@ def rbf_class_sums_multi(
     narrower kernel is the square of the wider one (a product instead of an exponential).
     Kernel values below ``TINY`` (1e-150) are set to 0.  Squared distances come from the
     expansion ``||x||^2 + ||x'||^2 - 2 <x, x'>`` of the centred ``X`` (a BLAS product), with
-    absolute error about ``1e-16 (||x||^2 + ||x'||^2)``; where the squared norms could
-    overflow, from the differences themselves.
+    absolute error at most about ``(d + 2) eps (||x||^2 + ||x'||^2)``, when that error times
+    the largest ``1 / (2 sigma^2)`` is at most ``GRAM_KERNEL_ERROR`` (1e-8) in the kernel
+    values; otherwise (features of very different scales, squared norms that could
+    overflow) from the differences themselves.
 
     Parameters
     ----------
