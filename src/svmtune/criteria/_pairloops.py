@@ -8,7 +8,8 @@
 * :func:`rbf_class_sums_multi` gives, for a sequence of RBF widths, every sample's kernel sum
   over each class, ``R[s, i, b] = sum_{j in b} w_j exp(-t_s ||x_i - x_j||^2)`` (the product
   ``K W`` of the S&S ratio), over row blocks of the upper triangle (3 x 512 KiB), never a kernel
-  matrix: distances from a BLAS Gram block, the one exponential per pair by numpy
+  matrix: distances from a BLAS Gram block (compiled differences where its round-off could
+  matter), the one exponential per pair by numpy
   (vectorised; numba compiles ``np.exp`` to a scalar libm call), the squaring chain and the
   class sums compiled in one loop.
 
