@@ -274,6 +274,21 @@ def test_compiled_loops_are_warmed_up_once_before_the_clock(monkeypatch):
     assert events == ["warm", "timed", "timed"]
 
 
+def test_a_failing_warm_up_is_the_cells_status(monkeypatch):
+    """run_cell never raises: a warm-up that fails becomes the row's status."""
+    import svmtune.bench.runner as runner_module
+    import svmtune.criteria._pairloops as loops
+
+    def broken():
+        raise RuntimeError("no compiler")
+
+    monkeypatch.setattr(loops, "warm_up", broken)
+    monkeypatch.setattr(runner_module, "_WARMED_UP", False)
+    cell = build_cells(tiny_suite(methods=[MethodSpec("default", "default")]))[0]
+    row = run_cell(cell, loader)
+    assert row["status"] != "ok" and "no compiler" in row["traceback"]
+
+
 def test_run_cell_records_errors(monkeypatch):
     monkeypatch.setitem(methods_base.METHODS, "rbsvm", "svmtune.methods.not_there:X")
     suite = tiny_suite(

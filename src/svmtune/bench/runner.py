@@ -474,7 +474,6 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
     from svmtune.tuner import SVMTuner
 
     loader = loader or default_loader
-    _warm_up_compiled()
     t_start, cpu_start = time.perf_counter(), time.process_time()
     m = cell.method
     row: dict[str, Any] = {
@@ -498,6 +497,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
     caught: list[str] = []
     try:
         with recorded_warnings() as wlist:
+            _warm_up_compiled()  # before the tuner's clocks; a failure is this cell's status
             data, splits = _prepared(cell.suite, cell.task, loader)
             row["dataset_version"] = _info_get(data.info, "version")
             if data.test_info is not None:
