@@ -26,8 +26,9 @@ Methods:
                  (``c_search="fixed"``: their C search is a CV grid of its own); the pair
                  statistics are a full histogram pass in O(n) memory, or with ``--max-pairs``
                  a histogram of that many random pairs with the index's standard error.
-                 Their numba loops (and S&S's) are compiled, or loaded from numba's disk
-                 cache, before the clock starts (``svmtune.criteria._pairloops.warm_up``).
+                 Their numba loops (and S&S's, where it uses them: up to its exact-path
+                 size) are compiled, or loaded from numba's disk cache, before the clock
+                 starts (``svmtune.criteria._pairloops.warm_up``).
   ss             S&S-RB (:mod:`svmtune.methods.ss_ratio`): width and C from the S&S ratio
                  (random Fourier features above its exact-path size).
   grid           the paper's 10-fold grid search (17 x 17 log2 grid, 2,890 SVC fits); run in
@@ -121,8 +122,9 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
     from svmtune.methods.rbsvm import RBSVM
     from svmtune.search.cv import cv_errors, make_folds
 
-    if method in CRITERIA:  # their numba loops (only theirs: they take memory), compiled /
-        # loaded before the clock starts
+    # the numba loops the cell will use, compiled / loaded before the clock starts (only
+    # those: loading takes memory); ss uses its compiled class sums up to its exact-path size
+    if method in CRITERIA and (method != "ss" or n <= get_selector("ss").max_exact):
         from svmtune.criteria._pairloops import warm_up
 
         warm_up(histogram=method != "ss", rbf=method == "ss")
