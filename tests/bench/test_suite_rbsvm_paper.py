@@ -292,6 +292,28 @@ def test_paper_tables_report_each_rbsvm_variant_against_the_grid(tmp_path):
     assert "selection time ratio <= 1/20: NO; per task (pp vs grid): hepatitis -10.00" in md
 
 
+def test_paper_tables_compare_rbsvm_with_the_l2_grid(tmp_path):
+    L2 = ex.GRID_L2_LABEL
+    acc = {
+        "hepatitis": {"RBSVM": 0.85, "GridSearch": 0.8, L2: 0.84},
+        "thyroid": {"RBSVM": 0.9, "GridSearch": 0.95},  # no L2 grid here
+        "balance-2": {"RBSVM": 0.92, "GridSearch": 0.97, L2: 0.93},
+    }
+    df = _frame(acc, {"RBSVM": 0.5, "GridSearch": 20.0, L2: 40.0})
+    ex.paper_tables(df, tmp_path, n_splits=2)
+    md = (tmp_path / "rbsvm_paper_tables.md").read_text()
+    assert f'## RBSVM vs "{L2}"' in md
+    # over the 2 tasks with both: RBSVM 88.5 %, L2 grid 88.5 %; libsvm grid 88.5 % there too
+    assert f"mean accuracy RBSVM 88.50 % vs {L2} 88.50 % (RBSVM >= L2 grid: yes)" in md
+    assert "on the same tasks and folds GridSearch (libsvm) 88.50 %" in md
+    # per task: RBSVM, L2 grid, difference, libsvm grid, the paper's RBSVM and grid, time
+    assert "| hepatitis | 155 | 2 | 85.00 | 84.00 | +1.00 | 80.00 | 89.08 | 88.40 | 40.0 |" in md
+    assert "| balance-2 | 625 | 2 | 92.00 | 93.00 | -1.00 | 97.00 | 94.06 | 93.90 |" in md
+    assert "| thyroid | 215 | 2 | 90.00 | 93" not in md
+    ex.paper_tables(df[df["method"] != L2], tmp_path)
+    assert L2 not in (tmp_path / "rbsvm_paper_tables.md").read_text()  # no rows: no section
+
+
 def test_probability_table_compares_rbsvm_with_the_platt_yardstick(tmp_path):
     def rows(task, method, losses):
         return [

@@ -81,6 +81,8 @@ def test_check_log2_range_messages():
         ("halving", {"scoring": "hinge"}, "scoring must be one of"),
         ("halving", {"candidates": "all"}, "candidates must be one of"),
         ("halving", {"min_resources": 0}, "min_resources must be"),
+        ("grid", {"final_model": "l3"}, "final_model must be one of"),
+        ("tpe", {"final_model": None}, "final_model must be one of"),
         ("grid", {"Cs": [1.0, -1.0]}, "grid values of Cs must be .*positive"),
         ("grid", {"budget": 3}, "invalid method_params for method 'grid'"),
         ("grid", {"budget": 3}, "no option 'budget'; its options are: .*log2_C"),
@@ -143,6 +145,59 @@ def test_every_search_scores_on_the_grid_searchs_folds(method):
     sel = method.select(X, y, random_state=11)
     assert sel.params["sigma"] == pytest.approx(2**0.5) and sel.params["C"] == pytest.approx(2)
     assert sel.estimate == pytest.approx(ref.estimate, abs=1e-12)
+
+
+_ONE_POINT = {"log2_sigma": (0.5, 0.5), "log2_C": (1, 1), "n_splits": 5, "final_model": "l2"}
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        GridSearch(log2_sigma=(0.5, 0.5, 1), log2_C=(1, 1, 1), n_splits=5, final_model="l2"),
+        RandomSearch(n_iter=2, **_ONE_POINT),
+        HyperoptTPE(max_evals=2, n_startup=1, **_ONE_POINT),
+        OptunaTPE(n_trials=2, n_startup=1, **_ONE_POINT),
+        HalvingSearch(
+            candidates="random",
+            n_candidates=1,
+            min_resources=60,
+            **{**_ONE_POINT, "log2_sigma": (0.5, 0.5, 1), "log2_C": (1, 1, 1)},
+        ),
+    ],
+    ids=["grid", "random", "tpe", "optuna", "halving"],
+)
+def test_l2_searches_score_the_l2_svm_by_brute_force(method):
+    """``final_model="l2"``: the CV error is the L2-SVM's, refitted fold by fold here; on
+    these data it differs from libsvm's (0.10 against 0.13), so an ignored option fails."""
+    from svmtune.estimators import L2SVC
+
+    X, y = _data(seed=1)
+    sigma, C = 2**0.5, 2.0
+    folds = make_folds(y, 5, 11)
+    brute = np.mean(
+        [
+            np.mean(L2SVC(sigma=sigma, C=C).fit(X[tr], y[tr]).predict(X[te]) != y[te])
+            for tr, te in folds
+        ]
+    )
+    l1 = GridSearch(sigmas=[sigma], Cs=[C], n_splits=5).select(X, y, random_state=11)
+    assert abs(l1.estimate - brute) > 0.02 and l1.final_model == "l1"
+    sel = method.select(X, y, random_state=11)
+    assert sel.params["sigma"] == pytest.approx(sigma) and sel.params["C"] == pytest.approx(C)
+    assert sel.estimate == pytest.approx(brute, abs=1e-12)
+    assert sel.final_model == "l2"
+
+
+def test_l2_search_refits_the_l2_svm_through_svmtuner():
+    X, y = _data(n=45, k=3, seed=4)
+    params = {"log2_sigma": (-1, 1, 1), "log2_C": (0, 1, 1), "n_splits": 3, "final_model": "l2"}
+    tuner = SVMTuner(method="grid", method_params=params, random_state=0).fit(X, y)
+    assert tuner.final_model_ == "l2" and type(tuner.estimator_).__name__ == "L2SVC"
+    p = tuner.best_params_
+    assert (tuner.estimator_.sigma, tuner.estimator_.C) == (p["sigma"], p["C"])
+    # final_model="l1" on the tuner still overrides the search's model
+    forced = SVMTuner(method="grid", method_params=params, final_model="l1", random_state=0)
+    assert forced.fit(X, y).final_model_ == "l1"
 
 
 def test_tpe_and_optuna_are_seeded_and_stay_in_the_box():

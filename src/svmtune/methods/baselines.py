@@ -50,6 +50,9 @@ __all__ = [
 
 DISTRIBUTIONS = ("loguniform", "uniform")
 SCORINGS = ("error", "hinge", "f1")
+#: the SVM a CV search trains for each candidate, and fits at the end: libsvm's hinge-loss
+#: SVC ("l1") or the exact squared-hinge L2-SVM ("l2", :class:`svmtune.estimators.L2SVC`)
+FINAL_MODELS = ("l1", "l2")
 
 
 # ----------------------------------------------------------------------------- pure helpers
@@ -224,9 +227,10 @@ class _CVSearch(Selector):
     kernels = ("rbf",)
     scorings: tuple[str, ...] = SCORINGS
 
-    def _init_cv(self, n_splits: Any, scoring: Any) -> None:
+    def _init_cv(self, n_splits: Any, scoring: Any, final_model: Any) -> None:
         self.n_splits = _check_n_splits(n_splits)
         self.scoring = _check_choice("scoring", scoring, self.scorings)
+        self.final_model = _check_choice("final_model", final_model, FINAL_MODELS)
 
     def _score(self, X, y, cands, folds, sample_weight, n_jobs, multiclass) -> np.ndarray:
         return cv_errors(
@@ -235,6 +239,7 @@ class _CVSearch(Selector):
             cands,
             folds=folds,
             sample_weight=sample_weight,
+            final_model=self.final_model,
             multiclass=multiclass,
             scoring=self.scoring,
             n_jobs=n_jobs,
@@ -250,6 +255,7 @@ class _CVSearch(Selector):
             criterion=float(errs[best]),
             n_svm_fits=len(cands) * len(folds),
             history=_history(cands, errs),
+            final_model=self.final_model,
             info={"n_candidates": len(cands), "n_folds": len(folds)},
         )
 
@@ -268,6 +274,8 @@ class GridSearch(_CVSearch):
         Explicit grids (override the log2 ranges).
     n_splits : int
     scoring : {"error", "hinge", "f1"}
+    final_model : {"l1", "l2"}, default="l1"
+        See :class:`RandomSearch`.
     """
 
     name = "grid"
@@ -281,10 +289,11 @@ class GridSearch(_CVSearch):
         Cs=None,
         n_splits: int = 10,
         scoring: str = "error",
+        final_model: str = "l1",
     ):
         self.sigmas = grid_values("sigmas", sigmas, "log2_sigma", log2_sigma)
         self.Cs = grid_values("Cs", Cs, "log2_C", log2_C)
-        self._init_cv(n_splits, scoring)
+        self._init_cv(n_splits, scoring, final_model)
 
     def select(
         self,
@@ -316,6 +325,12 @@ class RandomSearch(_CVSearch):
         See :func:`sample_log2_box`; ``"uniform"`` is the RBSVM paper's setting.
     n_splits : int, default=10
     scoring : {"error", "hinge", "f1"}, default="error"
+    final_model : {"l1", "l2"}, default="l1"
+        The SVM each candidate trains in the cross-validation, and the one the tuner fits
+        at the end (``SVMTuner(final_model="auto")``): libsvm's hinge-loss ``SVC`` or the
+        exact squared-hinge L2-SVM (:class:`svmtune.estimators.L2SVC`, one-vs-rest).  The
+        RBSVM paper ran every search with the L2-SVM (Sec. V-C: "all the SVM solving
+        algorithms in the hyperparameter learning algorithms use L2-SVM").
     """
 
     name = "random"
@@ -329,12 +344,13 @@ class RandomSearch(_CVSearch):
         distribution: str = "loguniform",
         n_splits: int = 10,
         scoring: str = "error",
+        final_model: str = "l1",
     ):
         self.n_iter = _check_budget("n_iter", n_iter)
         self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
         self.log2_C = check_log2_range("log2_C", log2_C)
         self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
-        self._init_cv(n_splits, scoring)
+        self._init_cv(n_splits, scoring, final_model)
 
     def select(
         self,
@@ -377,6 +393,7 @@ class _SequentialSearch(_CVSearch):
             criterion=float(losses[best]),
             n_svm_fits=len(history) * n_folds,
             history=history,
+            final_model=self.final_model,
             info={"n_candidates": len(history), "n_folds": n_folds, **info},
         )
 
@@ -396,6 +413,8 @@ class HyperoptTPE(_SequentialSearch):
         Random draws before TPE takes over (hyperopt's ``n_startup_jobs``).
     n_splits : int, default=10
     scoring : {"error", "hinge", "f1"}, default="error"
+    final_model : {"l1", "l2"}, default="l1"
+        See :class:`RandomSearch`.
     """
 
     name = "tpe"
@@ -410,13 +429,14 @@ class HyperoptTPE(_SequentialSearch):
         n_startup: int = 20,
         n_splits: int = 10,
         scoring: str = "error",
+        final_model: str = "l1",
     ):
         self.max_evals = _check_budget("max_evals", max_evals)
         self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
         self.log2_C = check_log2_range("log2_C", log2_C)
         self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
         self.n_startup = _check_budget("n_startup", n_startup)
-        self._init_cv(n_splits, scoring)
+        self._init_cv(n_splits, scoring, final_model)
 
     def _space(self) -> dict:
         from hyperopt import hp
@@ -493,6 +513,8 @@ class OptunaTPE(_SequentialSearch):
         Optuna's multivariate TPE (joint density over sigma and C).
     n_splits : int, default=10
     scoring : {"error", "hinge", "f1"}, default="error"
+    final_model : {"l1", "l2"}, default="l1"
+        See :class:`RandomSearch`.
     """
 
     name = "optuna"
@@ -508,6 +530,7 @@ class OptunaTPE(_SequentialSearch):
         multivariate: bool = False,
         n_splits: int = 10,
         scoring: str = "error",
+        final_model: str = "l1",
     ):
         self.n_trials = _check_budget("n_trials", n_trials)
         self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
@@ -517,7 +540,7 @@ class OptunaTPE(_SequentialSearch):
         if not isinstance(multivariate, bool):
             raise ValueError(f"multivariate must be True or False, got {multivariate!r}")
         self.multivariate = multivariate
-        self._init_cv(n_splits, scoring)
+        self._init_cv(n_splits, scoring, final_model)
 
     def select(
         self,
@@ -584,6 +607,8 @@ class HalvingSearch(_CVSearch):
     aggressive_elimination : bool, default=False
     n_splits : int, default=10
     scoring : {"error", "f1"}, default="error"
+    final_model : {"l1", "l2"}, default="l1"
+        See :class:`RandomSearch`.
     """
 
     name = "halving"
@@ -602,6 +627,7 @@ class HalvingSearch(_CVSearch):
         aggressive_elimination: bool = False,
         n_splits: int = 10,
         scoring: str = "error",
+        final_model: str = "l1",
     ):
         self.candidates = _check_choice("candidates", candidates, ("grid", "random"))
         self.log2_sigma = check_log2_range("log2_sigma", log2_sigma, with_step=True)
@@ -625,7 +651,7 @@ class HalvingSearch(_CVSearch):
                 f"aggressive_elimination must be True or False, got {aggressive_elimination!r}"
             )
         self.aggressive_elimination = aggressive_elimination
-        self._init_cv(n_splits, scoring)
+        self._init_cv(n_splits, scoring, final_model)
 
     def _candidates(self, rng) -> tuple[np.ndarray, np.ndarray]:
         if self.candidates == "grid":
@@ -688,14 +714,22 @@ class HalvingSearch(_CVSearch):
         min_resources = self._min_resources(y, sample_weight, n_folds, n_classes, len(sigmas))
         with sklearn.config_context(enable_metadata_routing=sample_weight is not None):
             est = make_final_estimator(
-                rbf_params(1.0, 1.0), final_model="l1", multiclass=multiclass, n_classes=n_classes
+                rbf_params(1.0, 1.0),
+                final_model=self.final_model,
+                multiclass=multiclass,
+                n_classes=n_classes,
             )
             svc = est.estimator if hasattr(est, "estimator") else est
             prefix = "estimator__" if svc is not est else ""
             if sample_weight is not None:
                 svc.set_fit_request(sample_weight=True)
+            # libsvm's SVC takes the RBF width as gamma, the L2-SVM as sigma
+            width = "sigma" if self.final_model == "l2" else "gamma"
             grid = [
-                {prefix + "gamma": [float(gamma_from_sigma(s))], prefix + "C": [float(c)]}
+                {
+                    prefix + width: [float(s if width == "sigma" else gamma_from_sigma(s))],
+                    prefix + "C": [float(c)],
+                }
                 for s, c in zip(sigmas, Cs)
             ]
             name = "accuracy" if self.scoring == "error" else "f1" if n_classes == 2 else "f1_macro"
@@ -728,7 +762,8 @@ class HalvingSearch(_CVSearch):
         losses = np.where(np.isfinite(losses), losses, 1.0)
         history = []
         for i, p in enumerate(res["params"]):
-            cand = rbf_params(sigma_from_gamma(p[prefix + "gamma"]), p[prefix + "C"])
+            w = p[prefix + width]
+            cand = rbf_params(w if width == "sigma" else sigma_from_gamma(w), p[prefix + "C"])
             history.append(
                 dict(
                     cand,
@@ -745,6 +780,7 @@ class HalvingSearch(_CVSearch):
             criterion=float(losses[best]),
             n_svm_fits=len(res["params"]) * int(search.n_splits_),
             history=history,
+            final_model=self.final_model,
             info={
                 "n_candidates": len(sigmas),
                 "n_folds": int(search.n_splits_),
