@@ -329,7 +329,7 @@ class RandomSearch(_CVSearch):
         The SVM each candidate trains in the cross-validation, and the one the tuner fits
         at the end (``SVMTuner(final_model="auto")``): libsvm's hinge-loss ``SVC`` or the
         exact squared-hinge L2-SVM (:class:`svmtune.estimators.L2SVC`, one-vs-rest).  The
-        RBSVM paper ran every search with the L2-SVM (Sec. V-C: "all the SVM solving
+        RBSVM paper ran every search with the L2-SVM (Sec. IV-C: "all the SVM solving
         algorithms in the hyperparameter learning algorithms use L2-SVM").
     """
 

@@ -58,7 +58,7 @@ eq. (27) gives with ``alpha_i = 0``) instead of the model's exact output ``f(x_i
 (``nonsupport="label"``; the paper does not say which it computed).  Each variant gets its own
 line in the acceptance section.
 "GridSearch (L2-SVM)" is GridSearch with the L2-SVM in every CV fit and as the final model
-(``final_model="l2"``): the paper's searches trained the L2-SVM (Sec. V-C: "all the SVM
+(``final_model="l2"``): the paper's searches trained the L2-SVM (Sec. IV-C: "all the SVM
 solving algorithms in the hyperparameter learning algorithms use L2-SVM"), while GridSearch
 trains libsvm's hinge-loss SVC.  The report compares RBSVM with it in a section of its own,
 beside the libsvm grid and the paper's Table III; it ran on the 17 tasks with n <= 2,000.
@@ -210,7 +210,7 @@ METHODS: list[MethodSpec] = [
     ),
     MethodSpec("default", "default"),
     # the paper's searches train the L2-SVM ("all the SVM solving algorithms in the
-    # hyperparameter learning algorithms use L2-SVM", Sec. V-C): the same grid with the
+    # hyperparameter learning algorithms use L2-SVM", Sec. IV-C): the same grid with the
     # L2-SVM in every CV fit and as the final model, beside GridSearch's libsvm SVC
     MethodSpec(
         GRID_L2_LABEL,
