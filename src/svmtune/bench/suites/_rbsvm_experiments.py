@@ -1062,12 +1062,7 @@ def paper_tables(
         ["task", "n", "splits", "RBSVM %", "grid %", "Δ pp", "RBSVM s", "grid s", "ratio", "≤1/20"],
         [
             [
-                r.task,
-                _fmt(r.n),
-                str(r.splits),
-                _fmt(100 * r.acc_method),
-                _fmt(100 * r.acc_grid),
-                f"{100 * r.d_acc:+.2f}",
+                *_accuracy_cells(r),
                 _fmt(r.time_method, 3),
                 _fmt(r.time_grid, 3),
                 _fmt(r.ratio, 4),
@@ -1100,6 +1095,19 @@ def paper_tables(
     if png is not None:
         paths.append(png)
     return paths
+
+
+def _accuracy_cells(r: Any) -> list[str]:
+    """Task, n, splits, the two accuracies and their difference of an
+    :func:`acceptance_table` row, as the report prints them."""
+    return [
+        r.task,
+        _fmt(r.n),
+        str(r.splits),
+        _fmt(100 * r.acc_method),
+        _fmt(100 * r.acc_grid),
+        f"{100 * r.d_acc:+.2f}",
+    ]
 
 
 def _l2_grid_lines(results: pd.DataFrame, sizes: dict[str, int]) -> list[str]:
@@ -1152,12 +1160,7 @@ def _l2_grid_lines(results: pd.DataFrame, sizes: dict[str, int]) -> list[str]:
         paper = PAPER_TABLE_III.get(r.task)
         rows.append(
             [
-                r.task,
-                _fmt(r.n),
-                str(r.splits),
-                _fmt(100 * r.acc_method),
-                _fmt(100 * r.acc_grid),
-                f"{100 * r.d_acc:+.2f}",
+                *_accuracy_cells(r),
                 _fmt(None if r.task not in libsvm else 100 * libsvm[r.task]),
                 "—" if paper is None else f"{paper[i_rb][0]:.2f}",
                 "—" if paper is None else f"{paper[i_grid][0]:.2f}",
