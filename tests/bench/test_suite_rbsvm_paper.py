@@ -309,6 +309,9 @@ def test_paper_tables_compare_rbsvm_with_the_l2_grid(tmp_path):
     # paper grid: hepatitis 88.40, balance-2 93.90; ours |80 - 88.4|, |97 - 93.9| and
     # |84 - 88.4|, |93 - 93.9|
     assert "over the 2 tasks with both grids: libsvm grid 5.75 pp, L2 grid 2.65 pp." in md
+    # RBSVM wins hepatitis by 1 and loses balance-2 by 1: tied ranks 1.5 each way
+    assert "over the 2 tasks (Table IV's convention): R+ = 1.5, R- = 1.5, z = 0.000" in md
+    assert "(the paper's Table IV against its GridSearch: R+ = 190, R- = 0, z = -3.823" in md
     # per task: RBSVM, L2 grid, difference, libsvm grid, the paper's RBSVM and grid, time
     assert "| hepatitis | 155 | 2 | 85.00 | 84.00 | +1.00 | 80.00 | 89.08 | 88.40 | 40.0 |" in md
     assert "| balance-2 | 625 | 2 | 92.00 | 93.00 | -1.00 | 97.00 | 94.06 | 93.90 |" in md

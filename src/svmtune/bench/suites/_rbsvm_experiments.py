@@ -1136,6 +1136,17 @@ def _l2_grid_lines(results: pd.DataFrame, sizes: dict[str, int]) -> list[str]:
             f" Mean |ours − the paper's GridSearch| (Table III) over the {len(near)} tasks "
             f"with both grids: libsvm grid {d1:.2f} pp, L2 grid {d2:.2f} pp."
         )
+    wil = wilcoxon_vs_reference(results, "accuracy", methods=[GRID_L2_LABEL])
+    if len(wil):
+        w = wil.iloc[0]
+        pw = PAPER_WILCOXON["IV"]["GridSearch"]
+        to_paper += (
+            f" Wilcoxon signed-rank test of RBSVM against the L2 grid over the "
+            f"{int(w['n_tasks'])} tasks (Table IV's convention): R+ = {w['r_plus']:g}, "
+            f"R- = {w['r_minus']:g}, z = {w['z'] + 0.0:.3f}, p = {w['p']:.4f} (the paper's Table IV "
+            f"against its GridSearch: R+ = {pw[0]:g}, R- = {pw[1]:g}, z = {pw[2]:.3f}, "
+            f"p = {pw[3]:.5f})."
+        )
     lines = [
         "",
         f'## RBSVM vs "{GRID_L2_LABEL}", the paper\'s kind of grid search',
