@@ -1143,8 +1143,8 @@ def _l2_grid_lines(results: pd.DataFrame, sizes: dict[str, int]) -> list[str]:
         to_paper += (
             f" Wilcoxon signed-rank test of RBSVM against the L2 grid over the "
             f"{int(w['n_tasks'])} tasks (Table IV's convention): R+ = {w['r_plus']:g}, "
-            f"R- = {w['r_minus']:g}, z = {w['z'] + 0.0:.3f}, p = {w['p']:.4f} (the paper's Table IV "
-            f"against its GridSearch: R+ = {pw[0]:g}, R- = {pw[1]:g}, z = {pw[2]:.3f}, "
+            f"R- = {w['r_minus']:g}, z = {w['z'] + 0.0:.3f}, p = {w['p']:.4f} (the paper's "
+            f"Table IV against its GridSearch: R+ = {pw[0]:g}, R- = {pw[1]:g}, z = {pw[2]:.3f}, "
             f"p = {pw[3]:.5f})."
         )
     lines = [
