@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
@@ -62,6 +64,20 @@ def test_default_is_sklearn_default():
     ref = SVC().fit(Xs, y)
     assert t.best_params_["gamma"] == pytest.approx(ref._gamma)
     assert np.array_equal(t.predict(X), ref.predict(Xs))
+
+
+def test_ovo_with_a_final_l2_svm_warns_that_it_is_one_vs_rest():
+    X, y = load_iris(return_X_y=True)
+    grid = {"log2_sigma": (0, 1, 1), "log2_C": (0, 1, 1), "n_splits": 3}
+    l2 = SVMTuner(method="grid", method_params={**grid, "final_model": "l2"}, multiclass="ovo")
+    with pytest.warns(UserWarning, match="the final L2-SVM is one-vs-rest"):
+        l2.fit(X, y)
+    assert l2.decision_function(X).shape == (150, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # libsvm's one-vs-one, or an L2-SVM on two classes: nothing to say
+        SVMTuner(method="grid", method_params=grid, multiclass="ovo").fit(X, y)
+        SVMTuner(method="default", final_model="l2", multiclass="ovo").fit(X[y < 2], y[y < 2])
 
 
 def test_multiclass_ovo_and_platt():

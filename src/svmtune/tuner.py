@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from typing import Any
 
 import joblib
@@ -78,6 +79,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         training data only (see :mod:`svmtune.preprocess`).
     multiclass : {"ovr", "ovo"}, default="ovr"
         Final multiclass SVM: one-vs-rest (the papers' protocol) or libsvm's one-vs-one.
+        The L2-SVM is one-vs-rest only: a final L2-SVM with "ovo" on more than two classes
+        is fitted one-vs-rest, with a warning.
     final_model : {"auto", "l1", "l2"}, default="auto"
         "auto" refits the SVM the method selected for (L2-SVM for RBSVM, SpanSVM, RMSVM;
         libsvm's hinge-loss SVC otherwise); "l1" / "l2" force one.
@@ -265,6 +268,13 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
         final = sel.final_model if self.final_model == "auto" else self.final_model
         n_classes = len(self.classes_)
+        if final == "l2" and self.multiclass == "ovo" and n_classes > 2:
+            warnings.warn(
+                "multiclass='ovo' is libsvm's one-vs-one; the final L2-SVM is one-vs-rest: "
+                "pass final_model='l1' for a one-vs-one SVC, or multiclass='ovr'",
+                UserWarning,
+                stacklevel=2,
+            )
         platt = final == "l1" and self.probability == "platt"
 
         def final_estimator(probability: bool):
