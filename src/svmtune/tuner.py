@@ -82,8 +82,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         The L2-SVM is one-vs-rest only: a final L2-SVM with "ovo" on more than two classes
         is fitted one-vs-rest, with a warning.
     final_model : {"auto", "l1", "l2"}, default="auto"
-        "auto" refits the SVM the method selected for (L2-SVM for RBSVM, SpanSVM, RMSVM;
-        libsvm's hinge-loss SVC otherwise); "l1" / "l2" force one.
+        "auto" refits the SVM the method selected for (L2-SVM for RBSVM, SpanSVM, RMSVM
+        and the CV searches given ``method_params={"final_model": "l2"}``; libsvm's
+        hinge-loss SVC otherwise); "l1" / "l2" force one.
     class_weight : None, "balanced" or dict, default=None
         Weights of the classes: every sample's weight (its ``sample_weight``, or 1) is
         multiplied by its class's weight, so they act wherever sample weights do (a weight
