@@ -726,10 +726,7 @@ class HalvingSearch(_CVSearch):
             # libsvm's SVC takes the RBF width as gamma, the L2-SVM as sigma
             width = "sigma" if self.final_model == "l2" else "gamma"
             grid = [
-                {
-                    prefix + width: [float(s if width == "sigma" else gamma_from_sigma(s))],
-                    prefix + "C": [float(c)],
-                }
+                {prefix + width: [rbf_params(s, c)[width]], prefix + "C": [float(c)]}
                 for s, c in zip(sigmas, Cs)
             ]
             name = "accuracy" if self.scoring == "error" else "f1" if n_classes == 2 else "f1_macro"

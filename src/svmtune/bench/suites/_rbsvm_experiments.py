@@ -1085,7 +1085,7 @@ def paper_tables(
             + ", ".join(f"{r.task} {100 * r.d_acc:+.2f}" for r in t2.itertuples())
             + ".",
         ]
-    lines += _l2_grid_lines(results, sizes)
+    lines += _l2_grid_lines(results, sizes, table)
     md = outdir / "rbsvm_paper_tables.md"
     md.write_text("\n".join(lines) + "\n")
     csv = outdir / "rbsvm_acceptance.csv"
@@ -1110,16 +1110,18 @@ def _accuracy_cells(r: Any) -> list[str]:
     ]
 
 
-def _l2_grid_lines(results: pd.DataFrame, sizes: dict[str, int]) -> list[str]:
+def _l2_grid_lines(
+    results: pd.DataFrame, sizes: dict[str, int], grid_table: pd.DataFrame
+) -> list[str]:
     """RBSVM against the grid search of the L2-SVM (:data:`GRID_L2_LABEL`), the model the
-    paper's searches trained, beside the libsvm grid and the paper's Table III (nothing when
-    that grid has no rows)."""
+    paper's searches trained, beside the libsvm grid (``grid_table``: RBSVM's
+    :func:`acceptance_table` against it) and the paper's Table III (nothing when that grid
+    has no rows)."""
     ok = _ok(results)
     if ok.empty or not (ok["method"] == GRID_L2_LABEL).any():
         return []
     t2, s2 = acceptance_table(results, sizes, grid=GRID_L2_LABEL)
-    t1, _ = acceptance_table(results, sizes)
-    libsvm = dict(zip(t1["task"], t1["acc_grid"]))
+    libsvm = dict(zip(grid_table["task"], grid_table["acc_grid"]))
     # the libsvm grid on the same tasks and folds as the L2 grid
     _, s3 = acceptance_table(results, sizes, method="GridSearch", grid=GRID_L2_LABEL)
     i_rb, i_grid = METHOD_LABELS.index("RBSVM"), METHOD_LABELS.index("GridSearch")
