@@ -77,5 +77,5 @@ class RMSVMLowRank(LowRankSearch):
         return value, grad, obj, extra
 
     def _summary(self, y, tasks, state, sample_weight):
-        T, info = radius_margin_summary(state, len(y))
+        T, info = radius_margin_summary(state, len(y), sample_weight)
         return None, T, info
