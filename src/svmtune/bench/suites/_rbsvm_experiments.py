@@ -46,6 +46,9 @@ from svmtune.bench.stats import reference_test, task_means, wilcoxon_signed_rank
 __all__ = [
     "METHOD_LABELS",
     "GRID_L2_LABEL",
+    "RANDOM_L2_LABEL",
+    "BAYES_L2_LABEL",
+    "L2_SEARCHES",
     "REFIT_LABEL",
     "OPEN_C_LABEL",
     "LABEL_NONSV_LABEL",
@@ -90,6 +93,28 @@ METHOD_LABELS: tuple[str, ...] = (
 #: paper's searches did (Sec. IV-C: "all the SVM solving algorithms in the hyperparameter
 #: learning algorithms use L2-SVM"); "GridSearch" trains libsvm's hinge-loss SVC
 GRID_L2_LABEL = "GridSearch (L2-SVM)"
+#: the random and Bayesian searches of the L2-SVM, the same way
+RANDOM_L2_LABEL = "RandomSearch (L2-SVM)"
+BAYES_L2_LABEL = "BayesSearch (L2-SVM)"
+#: each L2-SVM search -> (the libsvm search and paper column it stands beside (Tables III
+#: and IV), its short name in the report, what it is)
+L2_SEARCHES: dict[str, tuple[str, str, str]] = {
+    GRID_L2_LABEL: (
+        "GridSearch",
+        "grid",
+        "GridSearch (the same 10-fold CV on the log2 [-8, 8] step-1 grid)",
+    ),
+    RANDOM_L2_LABEL: (
+        "RandomSearch",
+        "random",
+        "RandomSearch (the same 256 candidates uniform on [2^-8, 2^8], 10-fold CV)",
+    ),
+    BAYES_L2_LABEL: (
+        "BayesSearch",
+        "Bayes",
+        "BayesSearch (the same hyperopt TPE, 256 evaluations uniform on [2^-8, 2^8], 10-fold CV)",
+    ),
+}
 #: label of the RBSVM variant with the libsvm refit in the rbsvm-paper suite
 REFIT_LABEL = "RBSVM (libsvm refit)"
 #: label of the RBSVM variant with the paper's open C range (see the suite)
@@ -1085,7 +1110,7 @@ def paper_tables(
             + ", ".join(f"{r.task} {100 * r.d_acc:+.2f}" for r in t2.itertuples())
             + ".",
         ]
-    lines += _l2_grid_lines(results, sizes, table)
+    lines += _l2_search_lines(results, sizes)
     md = outdir / "rbsvm_paper_tables.md"
     md.write_text("\n".join(lines) + "\n")
     csv = outdir / "rbsvm_acceptance.csv"
@@ -1110,24 +1135,42 @@ def _accuracy_cells(r: Any) -> list[str]:
     ]
 
 
-def _l2_grid_lines(
-    results: pd.DataFrame, sizes: dict[str, int], grid_table: pd.DataFrame
-) -> list[str]:
-    """RBSVM against the grid search of the L2-SVM (:data:`GRID_L2_LABEL`), the model the
-    paper's searches trained, beside the libsvm grid (``grid_table``: RBSVM's
-    :func:`acceptance_table` against it) and the paper's Table III (nothing when that grid
-    has no rows)."""
+def _l2_search_lines(results: pd.DataFrame, sizes: dict[str, int]) -> list[str]:
+    """RBSVM against each search of the L2-SVM (:data:`L2_SEARCHES`), the model the paper's
+    searches trained, beside the same search with libsvm's SVC and the paper's Table III and
+    Table IV (nothing when no L2-SVM search has rows)."""
     ok = _ok(results)
-    if ok.empty or not (ok["method"] == GRID_L2_LABEL).any():
+    present = [lab for lab in L2_SEARCHES if not ok.empty and (ok["method"] == lab).any()]
+    if not present:
         return []
-    t2, s2 = acceptance_table(results, sizes, grid=GRID_L2_LABEL)
-    libsvm = dict(zip(grid_table["task"], grid_table["acc_grid"]))
-    # the libsvm grid on the same tasks and folds as the L2 grid
-    _, s3 = acceptance_table(results, sizes, method="GridSearch", grid=GRID_L2_LABEL)
-    i_rb, i_grid = METHOD_LABELS.index("RBSVM"), METHOD_LABELS.index("GridSearch")
-    # which of our two grids is nearer the paper's GridSearch column, on the tasks both ran
+    lines = [
+        "",
+        "## RBSVM vs the searches of the L2-SVM, the paper's kind of search",
+        "",
+        'The paper says its searches used the L2-SVM (Sec. IV-C: "To obtain reliable '
+        "comparative experiments, all the SVM solving algorithms in the hyperparameter "
+        'learning algorithms use L2-SVM"; Sec. IV-A says the grid and random searches used '
+        "scikit-learn's search code, and names no SVM). Each search below trains the L2-SVM "
+        "in every fit and as the final model (`final_model='l2'`); GridSearch, RandomSearch "
+        "and BayesSearch train libsvm's hinge-loss SVC.",
+    ]
+    for label in present:
+        lines += _l2_search_block(results, sizes, label)
+    return lines
+
+
+def _l2_search_block(results: pd.DataFrame, sizes: dict[str, int], label: str) -> list[str]:
+    """The subsection of :func:`_l2_search_lines` for the L2-SVM search ``label``."""
+    column, short, what = L2_SEARCHES[label]
+    t2, s2 = acceptance_table(results, sizes, grid=label)
+    # the libsvm search per task on RBSVM's folds, and on the same tasks and folds as ``label``
+    t1, _ = acceptance_table(results, sizes, grid=column)
+    libsvm = dict(zip(t1["task"], t1["acc_grid"]))
+    _, s3 = acceptance_table(results, sizes, method=column, grid=label)
+    i_rb, i_col = METHOD_LABELS.index("RBSVM"), METHOD_LABELS.index(column)
+    # which of our two searches is nearer the paper's column, on the tasks both ran
     near = [
-        (abs(100 * libsvm[r.task] - p[i_grid][0]), abs(100 * r.acc_grid - p[i_grid][0]))
+        (abs(100 * libsvm[r.task] - p[i_col][0]), abs(100 * r.acc_grid - p[i_col][0]))
         for r in t2.itertuples()
         if r.task in libsvm and (p := PAPER_TABLE_III.get(r.task)) is not None
     ]
@@ -1135,36 +1178,30 @@ def _l2_grid_lines(
     if near:
         d1, d2 = np.mean(near, axis=0)
         to_paper = (
-            f" Mean |ours − the paper's GridSearch| (Table III) over the {len(near)} tasks "
-            f"with both grids: libsvm grid {d1:.2f} pp, L2 grid {d2:.2f} pp."
+            f" Mean |ours − the paper's {column}| (Table III) over the {len(near)} tasks "
+            f"with both searches: libsvm {short} {d1:.2f} pp, L2 {short} {d2:.2f} pp."
         )
-    wil = wilcoxon_vs_reference(results, "accuracy", methods=[GRID_L2_LABEL])
+    wil = wilcoxon_vs_reference(results, "accuracy", methods=[label])
     if len(wil):
         w = wil.iloc[0]
-        pw = PAPER_WILCOXON["IV"]["GridSearch"]
+        pw = PAPER_WILCOXON["IV"][column]
         to_paper += (
-            f" Wilcoxon signed-rank test of RBSVM against the L2 grid over the "
+            f" Wilcoxon signed-rank test of RBSVM against the L2 {short} over the "
             f"{int(w['n_tasks'])} tasks (Table IV's convention): R+ = {w['r_plus']:g}, "
             f"R- = {w['r_minus']:g}, z = {w['z'] + 0.0:.3f}, p = {w['p']:.4f} (the paper's "
-            f"Table IV against its GridSearch: R+ = {pw[0]:g}, R- = {pw[1]:g}, z = {pw[2]:.3f}, "
-            f"p = {pw[3]:.5f})."
+            f"Table IV against its {column}: R+ = {pw[0]:g}, R- = {pw[1]:g}, "
+            f"z = {pw[2]:.3f}, p = {pw[3]:.5f})."
         )
     lines = [
         "",
-        f'## RBSVM vs "{GRID_L2_LABEL}", the paper\'s kind of grid search',
+        f'### RBSVM vs "{label}"',
         "",
-        'The paper says its searches used the L2-SVM (Sec. IV-C: "To obtain reliable '
-        "comparative experiments, all the SVM solving algorithms in the hyperparameter "
-        'learning algorithms use L2-SVM"; Sec. IV-A says the grid and random searches used '
-        "scikit-learn's search code, and names no SVM). "
-        f'"{GRID_L2_LABEL}" is GridSearch (the same 10-fold CV on the log2 [-8, 8] step-1 '
-        "grid) with the L2-SVM in every fit and as the final model (`final_model='l2'`); "
-        "GridSearch trains libsvm's hinge-loss SVC. "
-        f"Tasks with both RBSVM and the L2 grid: {s2['n_tasks']}; mean accuracy RBSVM "
-        f"{_pct(s2['mean_acc_method'])} % vs {GRID_L2_LABEL} {_pct(s2['mean_acc_grid'])} % "
-        f"(RBSVM >= L2 grid: {_fmt(s2['accuracy_ok'])}); on the same tasks and folds "
-        f"GridSearch (libsvm) {_pct(s3['mean_acc_method'])} %. Selection time ratio "
-        f"RBSVM / L2 grid <= 1/20 on every task with n <= {s2['max_n']}: "
+        f'"{label}" is {what} with the L2-SVM. '
+        f"Tasks with both RBSVM and the L2 {short}: {s2['n_tasks']}; mean accuracy RBSVM "
+        f"{_pct(s2['mean_acc_method'])} % vs {label} {_pct(s2['mean_acc_grid'])} % "
+        f"(RBSVM >= L2 {short}: {_fmt(s2['accuracy_ok'])}); on the same tasks and folds "
+        f"{column} (libsvm) {_pct(s3['mean_acc_method'])} %. Selection time ratio "
+        f"RBSVM / L2 {short} <= 1/20 on every task with n <= {s2['max_n']}: "
         f"{_fmt(s2['time_ok'])} (stored cells' times, separate invocations).{to_paper}",
         "",
     ]
@@ -1176,7 +1213,7 @@ def _l2_grid_lines(
                 *_accuracy_cells(r),
                 _fmt(None if r.task not in libsvm else 100 * libsvm[r.task]),
                 "—" if paper is None else f"{paper[i_rb][0]:.2f}",
-                "—" if paper is None else f"{paper[i_grid][0]:.2f}",
+                "—" if paper is None else f"{paper[i_col][0]:.2f}",
                 _fmt(r.time_grid, 1),
                 _fmt(r.ratio, 4),
             ]
@@ -1187,12 +1224,12 @@ def _l2_grid_lines(
             "n",
             "splits",
             "RBSVM %",
-            "L2 grid %",
+            f"L2 {short} %",
             "Δ pp",
-            "libsvm grid %",
+            f"libsvm {short} %",
             "paper RBSVM %",
-            "paper grid %",
-            "L2 grid s",
+            f"paper {short} %",
+            f"L2 {short} s",
             "ratio",
         ],
         rows,
