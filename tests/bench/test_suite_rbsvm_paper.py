@@ -39,6 +39,15 @@ def test_suite_is_registered_with_the_papers_protocol():
     assert len(rp.SMALL_TASKS) == 17
 
 
+def test_each_l2_search_is_its_libsvm_search_with_the_l2_svm():
+    specs = {m.label: m for m in rp.SUITE.methods}
+    assert set(ex.L2_SEARCHES) <= set(specs)
+    for label, (column, _, _) in ex.L2_SEARCHES.items():
+        l2, l1 = specs[label], specs[column]
+        assert l2.method == l1.method and l2.tuner_params == l1.tuner_params
+        assert l2.params == {**l1.params, "final_model": "l2"}, label
+
+
 def test_tasks_resolve_to_bundled_data_with_the_papers_sizes():
     entries = manifest()
     for task in rp.SUITE.tasks:
