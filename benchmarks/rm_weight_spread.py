@@ -4,7 +4,8 @@ The radius-margin bound of the weighted L2-SVM is taken on ``K + diag(1/(C w_i))
 weights pull it to large C and narrow widths (:data:`svmtune.methods.gradient_baselines.
 RM_WEIGHT_SPREAD`, README).  This script measures it: 60 two-class Gaussian training points
 (4 features, class means 1.5 apart on the first), 2,000 test points from the same
-distribution, 4 draws, six weightings.  Usage::
+distribution, 4 draws, six weightings; then bupa (200 training rows, the other 145 the
+test set) with per-sample weights spread 1x, 1.1x, 1.5x and 2x.  Usage::
 
     python benchmarks/rm_weight_spread.py [--methods radius_margin,rbsvm,span]
 """
@@ -15,7 +16,9 @@ import argparse
 import warnings
 
 import numpy as np
+from sklearn.model_selection import train_test_split
 
+from svmtune.datasets import load_dataset
 from svmtune.tuner import SVMTuner
 
 WEIGHTINGS = {
@@ -57,6 +60,18 @@ def main() -> None:
                 p = est.best_params_
                 cells.append(f"{p['sigma']:.2g}, {p['C']:.2g}, {est.score(Xt, yt):.2f}")
             print(f"- {name}: " + " | ".join(cells), flush=True)
+        X, y, _ = load_dataset("bupa", as_frame=False)
+        X = np.asarray(X, dtype=float)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=200, random_state=0, stratify=y)
+        cells = []
+        for ratio in (1.0, 1.1, 1.5, 2.0):
+            w = np.exp(np.random.default_rng(0).uniform(-0.5, 0.5, ytr.size) * np.log(ratio))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = SVMTuner(method=method, random_state=0).fit(Xtr, ytr, sample_weight=w)
+            p = est.best_params_
+            cells.append(f"{ratio}x: {p['sigma']:.2g}, {p['C']:.2g}, {est.score(Xte, yte):.3f}")
+        print("- bupa: " + " | ".join(cells), flush=True)
 
 
 if __name__ == "__main__":
