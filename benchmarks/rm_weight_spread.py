@@ -1,8 +1,9 @@
-"""Gradient searches with unequal sample weights: what each chooses and its test accuracy.
+"""Methods with unequal sample weights: what each chooses and its test accuracy.
 
 The radius-margin bound of the weighted L2-SVM is taken on ``K + diag(1/(C w_i))``; unequal
-weights pull it to large C and narrow widths (:data:`svmtune.methods.gradient_baselines.
-RM_WEIGHT_SPREAD`, README).  This script measures it: 60 two-class Gaussian training points
+weights can pull it to large C and narrow widths (the warning of
+:func:`svmtune.methods.gradient_baselines.radius_margin_summary`, README).  This script
+measures it: 60 two-class Gaussian training points
 (4 features, class means 1.5 apart on the first), 2,000 test points from the same
 distribution, 4 draws, six weightings; then bupa (200 training rows, the other 145 the
 test set) with per-sample weights spread 1x, 1.1x, 1.5x and 2x.  Usage::
@@ -40,11 +41,24 @@ def draw(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+def fit_cell(method: str, X, y, w, Xt, yt, digits: int) -> str:
+    """``"sigma, C, test accuracy"`` of ``SVMTuner(method)`` fitted with weights ``w``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = SVMTuner(method=method, random_state=0).fit(X, y, sample_weight=w)
+    p = est.best_params_
+    return f"{p['sigma']:.2g}, {p['C']:.2g}, {est.score(Xt, yt):.{digits}f}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--methods", default="radius_margin,rbsvm,span")
     ap.add_argument("--draws", type=int, default=4)
     args = ap.parse_args()
+    X, y, _ = load_dataset("bupa", as_frame=False)
+    bupa = train_test_split(
+        np.asarray(X, dtype=float), y, train_size=200, random_state=0, stratify=y
+    )
     for method in args.methods.split(","):
         print(f"## {method}: sigma, C, test accuracy per draw")
         for name, weights in WEIGHTINGS.items():
@@ -53,24 +67,13 @@ def main() -> None:
                 rng = np.random.default_rng(seed)
                 X, y = draw(rng, 60)
                 Xt, yt = draw(rng, 2000)
-                w = weights(rng, y)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    est = SVMTuner(method=method, random_state=0).fit(X, y, sample_weight=w)
-                p = est.best_params_
-                cells.append(f"{p['sigma']:.2g}, {p['C']:.2g}, {est.score(Xt, yt):.2f}")
+                cells.append(fit_cell(method, X, y, weights(rng, y), Xt, yt, 2))
             print(f"- {name}: " + " | ".join(cells), flush=True)
-        X, y, _ = load_dataset("bupa", as_frame=False)
-        X = np.asarray(X, dtype=float)
-        Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=200, random_state=0, stratify=y)
+        Xtr, Xte, ytr, yte = bupa
         cells = []
         for ratio in (1.0, 1.1, 1.5, 2.0):
             w = np.exp(np.random.default_rng(0).uniform(-0.5, 0.5, ytr.size) * np.log(ratio))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                est = SVMTuner(method=method, random_state=0).fit(Xtr, ytr, sample_weight=w)
-            p = est.best_params_
-            cells.append(f"{ratio}x: {p['sigma']:.2g}, {p['C']:.2g}, {est.score(Xte, yte):.3f}")
+            cells.append(f"{ratio}x: " + fit_cell(method, Xtr, ytr, w, Xte, yte, 3))
         print("- bupa: " + " | ".join(cells), flush=True)
 
 

@@ -178,5 +178,6 @@ def test_rm_warns_when_the_weights_differ(method):
             s = sel.select(X, y, sample_weight=w, random_state=0)
         messages[name] = [str(r.message) for r in rec if "weights differ" in str(r.message)]
         assert s.info["weight_spread"] == pytest.approx(spread)
-    assert len(messages["wide"]) == 1 and "(by a factor of 4)" in messages["wide"][0]
+    assert len(messages["wide"]) == 1
+    assert "(by a factor of 4, class weights included)" in messages["wide"][0]
     assert messages["equal"] == [] and messages["none"] == []
