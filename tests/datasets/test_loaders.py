@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 
 import numpy as np
@@ -9,7 +10,7 @@ import pandas as pd
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from svmtune.datasets import DataFileError, load_dataset, load_file
+from svmtune.datasets import DataFileError, load_dataset, load_file, loaders
 from svmtune.datasets.loaders import detect_format, parse_arff
 
 
@@ -66,18 +67,25 @@ def test_compressed_csv(tmp_path):
     assert X.shape == (2, 2) and list(y) == ["x", "y"]
 
 
+def test_missing_labels_count_in_the_warning(tmp_path):
+    f = _write(tmp_path / "d.csv", "a,target\n1,x\n2,\n3,\n4,y\n")
+    with pytest.warns(UserWarning, match="dropped 2 rows with"):
+        X, _ = load_file(f)
+    assert list(X["a"]) == [1, 4]
+
+
 def test_missing_labels_are_dropped_with_a_warning(tmp_path):
     f = _write(tmp_path / "d.csv", "a,target\n1,x\n2,\n3,y\n")
-    with pytest.warns(UserWarning, match="dropped 1 rows"):
+    with pytest.warns(UserWarning, match="dropped 1 row with"):
         X, y = load_file(f)
     assert list(y) == ["x", "y"] and list(X["a"]) == [1, 3]
     # integer labels stay integers (pandas reads the column with a gap as float)
     f = _write(tmp_path / "i.csv", "a,target\n1,0\n2,\n3,1\n4,2.5\n")
-    with pytest.warns(UserWarning, match="dropped 1 rows"):
+    with pytest.warns(UserWarning, match="dropped 1 row with"):
         _, y = load_file(f)
     assert y.dtype.kind == "f"  # 2.5 is not an integer: the labels stay as read
     f = _write(tmp_path / "j.csv", "a,target\n1,0\n2,\n3,1\n")
-    with pytest.warns(UserWarning, match="dropped 1 rows"):
+    with pytest.warns(UserWarning, match="dropped 1 row with"):
         _, y = load_file(f)
     assert y.dtype.kind == "i" and list(y) == [0, 1]
 
@@ -215,6 +223,43 @@ def test_binary_file_is_unparsable(tmp_path):
     f.write_bytes(bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8)))
     with pytest.raises(DataFileError, match="binary file"):
         load_file(f)
+    # UTF-16 without a byte-order mark cannot be told from binary data: the message says so
+    f.write_bytes("a,target\n1,0\n2,1\n".encode("utf-16-le"))
+    with pytest.raises(DataFileError, match="UTF-16 without a byte-order mark"):
+        load_file(f)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32", "utf-8-sig"])
+@pytest.mark.parametrize("name", ["d.csv", "d.dat"])
+def test_text_with_a_byte_order_mark(tmp_path, encoding, name):
+    # a spreadsheet's "Unicode text" export is UTF-16 with a byte-order mark; .dat is
+    # sniffed from the file's first bytes
+    text = "a\tb\ttarget\n1.5\t2\tü\n3\t4\tx\n"
+    raw = text.encode(encoding)
+    if encoding == "utf-16-be":
+        raw = codecs.BOM_UTF16_BE + raw
+    f = tmp_path / name
+    f.write_bytes(raw)
+    X, y = load_file(f)
+    assert list(X.columns) == ["a", "b"] and list(X["a"]) == [1.5, 3.0]
+    assert list(y) == ["ü", "x"]
+
+
+def test_sniffing_utf16_tolerates_a_cut_character(tmp_path, monkeypatch):
+    # the format is sniffed from the first _SNIFF_BYTES bytes: a character cut there
+    # (here half of a surrogate pair) is dropped, and the whole file still reads
+    monkeypatch.setattr(loaders, "_SNIFF_BYTES", 2 + 2 * len("a,target\n1,") + 2)
+    f = tmp_path / "d.dat"
+    f.write_bytes("a,target\n1,\U0001f600\n2,x\n".encode("utf-16"))
+    X, y = load_file(f)
+    assert list(y) == ["\U0001f600", "x"]
+
+
+def test_invalid_utf16_after_its_byte_order_mark(tmp_path):
+    f = tmp_path / "d.csv"
+    f.write_bytes(codecs.BOM_UTF16_LE + "a,target\n1,0\n".encode("utf-16-le") + b"\x00\xd8")
+    with pytest.raises(DataFileError, match="not valid UTF-16 text"):
+        load_file(f)
 
 
 @pytest.mark.parametrize(
@@ -226,6 +271,8 @@ def test_binary_file_is_unparsable(tmp_path):
         ("a,b,species\n1,2,x\n3,4,y\n", {}, "--target 'species'"),
         ("a,b,c\n1,2,3\n3,4,5\n", {}, "no label column named target, class or label"),
         ("a,b,target\n1,2,0\n", {"target": "zz"}, "target column 'zz' not found"),
+        ("a,b,target\n1,2,0\n", {"target": 3}, r"position 3 is out of range for 3 columns"),
+        ("a,b,target\n1,2,0\n", {"target": "-4"}, r"use 0\.\.2, or -3\.\.-1"),
         ("a,class,label\n1,2,0\n", {}, "several possible label columns"),
         ("a,target\n1,\n2,\n", {}, "target column 'target' is empty"),
         ("target\n1\n", {"fmt": "csv"}, "single column"),

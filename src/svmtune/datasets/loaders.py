@@ -31,6 +31,7 @@ Compressed files (``.gz``, ``.bz2``, ``.xz``) are read transparently.
 from __future__ import annotations
 
 import bz2
+import codecs
 import csv
 import gzip
 import io
@@ -89,10 +90,35 @@ def _read_bytes(path: Path, limit: int | None = None) -> bytes:
         raise DataFileError(f"cannot read {path}: {exc}") from None
 
 
-def _decode(raw: bytes, path: Path) -> str:
+# byte-order marks of the UTF-16/32 text some tools write (e.g. a spreadsheet's "Unicode
+# text" export); UTF-32's little-endian mark starts with UTF-16's, so it is tried first
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def _decode(raw: bytes, path: Path, *, partial: bool = False) -> str:
+    """Text of a data file: UTF-16/32 when it starts with their byte-order mark, else
+    UTF-8 (with or without a mark), else Latin-1.  ``partial``: ``raw`` is the file's
+    first bytes only, so a character cut at its end is dropped, not an error."""
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return codecs.getincrementaldecoder(encoding)().decode(raw, final=not partial)
+            except UnicodeDecodeError as exc:
+                raise DataFileError(
+                    f"cannot parse {path}: it starts with a {encoding.upper()} byte-order mark "
+                    f"but is not valid {encoding.upper()} text ({exc.reason} at byte "
+                    f"{exc.start}); save it as UTF-8"
+                ) from None
     if b"\x00" in raw[:_SNIFF_BYTES]:
         raise DataFileError(
-            f"cannot parse {path}: it is a binary file, not CSV/TSV, svmlight or ARFF text"
+            f"cannot parse {path}: it holds NUL bytes, so it is a binary file (not CSV/TSV, "
+            "svmlight or ARFF text) or text in an encoding such as UTF-16 without a "
+            "byte-order mark; save it as UTF-8 text"
         )
     try:
         return raw.decode("utf-8-sig")
@@ -143,7 +169,7 @@ def detect_format(path: str | Path) -> str:
     by_ext = _EXT.get(_base_suffix(p))
     if by_ext is not None:
         return by_ext
-    text = _decode(_read_bytes(p, _SNIFF_BYTES), p)
+    text = _decode(_read_bytes(p, _SNIFF_BYTES), p, partial=True)
     lines = _first_lines(text, 20, comment="%")
     if not lines:
         raise DataFileError(f"cannot parse {path}: the file is empty")
@@ -202,6 +228,11 @@ def pick_target(df: pd.DataFrame, target: str | int | None, source: str) -> str:
         pos = int(key)
         if -len(cols) <= pos < len(cols):
             return cols[pos]
+        raise DataFileError(
+            f"{source}: target position {pos} is out of range for {len(cols)} columns (use "
+            f"0..{len(cols) - 1}, or -{len(cols)}..-1 from the end). Columns: "
+            f"{_column_list(cols)}"
+        )
     raise DataFileError(f"{source}: target column {key!r} not found. Columns: {_column_list(cols)}")
 
 
@@ -210,8 +241,9 @@ def _split_target(df: pd.DataFrame, target: str, source: str) -> tuple[pd.DataFr
     if missing.all():
         raise DataFileError(f"{source}: the target column {target!r} is empty")
     if missing.any():
+        k = int(missing.sum())
         warnings.warn(
-            f"{source}: dropped {int(missing.sum())} rows with a missing label in {target!r}",
+            f"{source}: dropped {k} row{'' if k == 1 else 's'} with a missing label in {target!r}",
             UserWarning,
             stacklevel=3,
         )
