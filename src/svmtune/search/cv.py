@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
 from svmtune.estimators import make_final_estimator, ovo_pairs
@@ -69,10 +68,10 @@ def fold_error(
     scoring: str = "error",
 ) -> float:
     """Validation loss of one candidate on one fold (error rate, or mean hinge loss)."""
+    # a new, unfitted estimator for every call (no clone needed)
     est = make_final_estimator(
         params, final_model=final_model, multiclass=multiclass, n_classes=int(y.max()) + 1
     )
-    est = clone(est)
     fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
     est.fit(X[train], y[train], **fit_kw)
     if scoring == "error":
