@@ -134,6 +134,10 @@ def test_make_final_estimator_options():
     assert type(make_final_estimator(p, final_model="l2")).__name__ == "L2SVC"
     with pytest.raises(ValueError, match="final_model"):
         make_final_estimator(p, final_model="l3")
+    svc = make_final_estimator(p, n_classes=3, multiclass="ovo")
+    assert type(svc).__name__ == "SVC" and svc.decision_function_shape == "ovo"
+    with pytest.raises(ValueError, match="multiclass must be 'ovr' or 'ovo', got 'ovx'"):
+        make_final_estimator(p, n_classes=3, multiclass="ovx")
 
 
 def test_libsvm_fits_carry_libsvm_iteration_cap():

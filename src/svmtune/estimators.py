@@ -385,6 +385,8 @@ def make_final_estimator(
 
     libsvm models stop after :data:`LIBSVM_MAX_ITER` iterations (libsvm's own default).
     """
+    if multiclass not in ("ovr", "ovo"):
+        raise ValueError(f"multiclass must be 'ovr' or 'ovo', got {multiclass!r}")
     kern = Kernel.from_params(params)
     C = float(params.get("C", 1.0))
     cw = params.get("class_weight")
