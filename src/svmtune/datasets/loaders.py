@@ -25,7 +25,9 @@ Formats
     attribute, else the last attribute.  Numeric-looking nominal labels (``{0, 1}``) become
     numbers.
 
-Compressed files (``.gz``, ``.bz2``, ``.xz``) are read transparently.
+Compressed files (``.gz``, ``.bz2``, ``.xz``) are read transparently.  Text is UTF-8 (with
+or without a byte-order mark), else Latin-1; UTF-16 and UTF-32 text is read when it starts
+with its byte-order mark (a spreadsheet's "Unicode text" export does).
 """
 
 from __future__ import annotations
