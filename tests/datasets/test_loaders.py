@@ -245,6 +245,16 @@ def test_text_with_a_byte_order_mark(tmp_path, encoding, name):
     assert list(y) == ["ü", "x"]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+@pytest.mark.parametrize("name", ["d.svm", "d.svm.gz", "d.txt"])
+def test_svmlight_with_a_byte_order_mark(tmp_path, encoding, name):
+    raw = "1 1:0.5 3:2\n-1 2:1.5\n".encode(encoding)
+    f = tmp_path / name
+    f.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
+    X, y = load_file(f)
+    assert list(y) == [1, -1] and X.to_numpy().tolist() == [[0.5, 0, 2], [0, 1.5, 0]]
+
+
 def test_sniffing_utf16_tolerates_a_cut_character(tmp_path, monkeypatch):
     # the format is sniffed from the first _SNIFF_BYTES bytes: a character cut there
     # (here half of a surrogate pair) is dropped, and the whole file still reads

@@ -100,6 +100,7 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
+_UTF8_BOM = ((codecs.BOM_UTF8, "utf-8-sig"),)
 
 
 def _decode(raw: bytes, path: Path, *, partial: bool = False) -> str:
@@ -341,8 +342,12 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
 def _read_svmlight(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     from sklearn.datasets import load_svmlight_file
 
+    source: str | io.BytesIO = str(path)
+    if any(_read_bytes(path, 4).startswith(bom) for bom, _ in _BOMS + _UTF8_BOM):
+        # scikit-learn's parser reads bytes as UTF-8/ASCII without a byte-order mark
+        source = io.BytesIO(_decode(_read_bytes(path), path).encode("utf-8"))
     try:
-        Xs, y = load_svmlight_file(str(path))
+        Xs, y = load_svmlight_file(source)
     except (ValueError, RuntimeError, OSError) as exc:
         msg = " ".join(str(exc).split())
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
