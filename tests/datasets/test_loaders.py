@@ -49,7 +49,38 @@ def test_tsv_by_extension(tmp_path):
     f = _write(tmp_path / "d.tsv", "a\tb c\tlabel\n1\t2,5\tu\n3\t4,5\tv\n")
     X, y = load_file(f)
     assert list(X.columns) == ["a", "b c"] and list(y) == ["u", "v"]
-    assert list(X["b c"]) == ["2,5", "4,5"]  # the tab decides, not the comma
+    # the tab decides, not the comma, which is then a decimal comma
+    assert list(X["b c"]) == [2.5, 4.5]
+
+
+@pytest.mark.parametrize(
+    "text,target,expected",
+    [
+        # semicolons with a header; a missing cell stays missing
+        ("a;b;label\n1,5;2,25;0\n3,0;;1\n", None, [[1.5, 2.25], [3.0, np.nan]]),
+        # no header: the first row of decimal-comma numbers is data
+        ("1,5;2,25;0\n3,0;4,75;1\n", -1, [[1.5, 2.25], [3.0, 4.75]]),
+        # one decimal comma on every line: the comma also splits every line in two, but
+        # the semicolon makes every field a number
+        ("1,5;2;0\n3,0;4;1\n2,5;7;0\n", -1, [[1.5, 2.0], [3.0, 4.0], [2.5, 7.0]]),
+        # tab-separated, integers and a decimal comma in one column
+        ("a\tb\tlabel\n3\t-0,5\t0\n1,25\t2E3\t1\n", None, [[3.0, -0.5], [1.25, 2000.0]]),
+    ],
+)
+def test_decimal_comma_numbers(tmp_path, text, target, expected):
+    X, y = load_file(_write(tmp_path / "d.csv", text), target=target)
+    assert all(t.kind in "if" for t in X.dtypes)
+    np.testing.assert_array_equal(X.to_numpy(dtype=float), np.array(expected))
+    assert y.dtype.kind == "i"
+
+
+def test_decimal_comma_only_where_every_value_is_a_number(tmp_path):
+    # a column with one text value stays text; a comma-delimited file's quoted "1,5" is
+    # not a decimal comma (it may be a thousands separator)
+    X, _ = load_file(_write(tmp_path / "d.csv", "a;b;label\n1,5;x,y;0\nz;1,0;1\n"))
+    assert list(X["a"]) == ["1,5", "z"] and list(X["b"]) == ["x,y", "1,0"]
+    X, _ = load_file(_write(tmp_path / "e.csv", 'a,b,label\n"1,5",2,0\n"3,5",4,1\n'))
+    assert list(X["a"]) == ["1,5", "3,5"]
 
 
 def test_whitespace_separated_and_headerless(tmp_path):

@@ -13,7 +13,8 @@ Formats
     numbers is read as data and the columns are named ``"0"``, ``"1"``, ...  Empty cells,
     ``?``, ``NA``, ``NaN``, ``null`` and ``<null>`` are missing.  The label column is
     ``target`` (a column name or an integer position such as ``-1``); by default the one
-    column named ``target``, ``class`` or ``label`` (any case).
+    column named ``target``, ``class`` or ``label`` (any case).  With a delimiter other than
+    ``,`` a column whose values are all numbers with a decimal comma (``1,5``) is numeric.
 ``"svmlight"``
     ``label index:value ...`` lines (:func:`sklearn.datasets.load_svmlight_file`), densified;
     columns ``f1 ... fd`` (LIBSVM's 1-based feature numbers).
@@ -66,6 +67,7 @@ _NA = ["", "?", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "<null>", "Non
 _ARFF_NA = {"?", "<null>"}
 _SVMLIGHT_LINE = re.compile(r"^\s*[-+]?[0-9.eE+-]+(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
 _SNIFF_BYTES = 1 << 16
+_DECIMAL_COMMA = r"[-+]?(\d+(,\d*)?|,\d+)([eE][-+]?\d+)?"
 
 
 class DataFileError(ValueError):
@@ -263,11 +265,24 @@ def _split_target(df: pd.DataFrame, target: str, source: str) -> tuple[pd.DataFr
 
 # ---------------------------------------------------------------------------- CSV / TSV
 def _sniff_delimiter(lines: list[str]) -> str:
-    """The delimiter that splits every sample line into the same number (> 1) of fields."""
+    """The delimiter that splits every sample line into the same number (> 1) of fields.
+
+    When several do (``1,5;2`` on every line: a comma or a semicolon), the one under which
+    the most fields are numbers (with a decimal comma unless the delimiter is a comma);
+    ties go to comma, tab, semicolon, bar in that order."""
+    found = []
     for delim in (",", "\t", ";", "|"):
-        counts = {len(next(csv.reader([ln], delimiter=delim))) for ln in lines}
-        if len(counts) == 1 and counts.pop() > 1:
-            return delim
+        rows = [next(csv.reader([ln], delimiter=delim)) for ln in lines]
+        if len({len(r) for r in rows}) == 1 and len(rows[0]) > 1:
+            found.append((delim, rows))
+    if found:
+
+        def numeric_share(item) -> float:
+            delim, rows = item
+            cells = [c.strip() for r in rows for c in r]
+            return float(np.mean([_is_number(c, decimal_comma=delim != ",") for c in cells]))
+
+        return max(found, key=numeric_share)[0]
     counts = {len(ln.split()) for ln in lines}
     if len(counts) == 1 and counts.pop() > 1:
         return r"\s+"
@@ -286,7 +301,10 @@ def _sniff_delimiter(lines: list[str]) -> str:
         ) from None
 
 
-def _is_number(cell: str) -> bool:
+def _is_number(cell: str, *, decimal_comma: bool = False) -> bool:
+    """Whether ``cell`` is a number (also ``1,5`` with ``decimal_comma``)."""
+    if decimal_comma and re.fullmatch(_DECIMAL_COMMA, cell):
+        return True
     try:
         float(cell)
     except ValueError:
@@ -307,7 +325,8 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
         first = lines[0].split()
     else:
         first = next(csv.reader([lines[0]], delimiter=delimiter, skipinitialspace=True))
-    headerless = all(_is_number(c.strip()) for c in first if c.strip())
+    comma = delimiter != ","  # a decimal comma is possible
+    headerless = all(_is_number(c.strip(), decimal_comma=comma) for c in first if c.strip())
     kw: dict[str, Any] = {
         "sep": delimiter,
         "na_values": _NA,
@@ -335,7 +354,20 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
     for c in df.columns:  # strip blanks around category strings
         if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
             df[c] = df[c].str.strip()
+            if comma:
+                df[c] = _decimal_comma_numbers(df[c])
     return df
+
+
+def _decimal_comma_numbers(col: pd.Series) -> pd.Series:
+    """A text column of numbers written with a decimal comma (``1,5``; common where the
+    delimiter is ``;`` or a tab) as floats; any other column unchanged."""
+    values = col.dropna()
+    if values.empty or not values.str.fullmatch(_DECIMAL_COMMA).all():
+        return col
+    if not values.str.contains(",", regex=False).any():
+        return col
+    return pd.to_numeric(col.str.replace(",", ".", regex=False))
 
 
 # ---------------------------------------------------------------------------- svmlight
