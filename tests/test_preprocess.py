@@ -114,3 +114,27 @@ def test_modes():
     assert np.array_equal(make_preprocessor("none").fit_transform(X), X)
     with pytest.raises(ValueError, match="preprocess must be one of"):
         make_preprocessor("minmax")
+
+
+def test_many_categories_warn_once_at_fit():
+    rng = np.random.default_rng(0)
+    n = 60
+    X = pd.DataFrame(
+        {
+            "amount": [f"{rng.integers(1, 9)},{rng.integers(100, 999)}" for _ in range(n)],
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "x": rng.normal(size=n),
+        }
+    )
+    with pytest.warns(UserWarning, match=r"'amount' \(\d+ distinct values\) in 60 rows") as rec:
+        pre = make_preprocessor("auto", X)
+    assert not any("colour" in str(r.message) for r in rec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pre.fit(X).transform(X)  # fit and transform do not warn again
+    # few rows: 20 distinct values are not "many"; an object array names the column index
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_preprocessor("auto", X.iloc[:20])
+    with pytest.warns(UserWarning, match=r"column\(s\) 0 \("):
+        make_preprocessor("auto", X[["amount", "x"]].to_numpy(dtype=object))

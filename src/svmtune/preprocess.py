@@ -131,7 +131,36 @@ def _warn_empty_columns(X) -> None:
             f"column(s) {names} have no observed value in the training data; they are kept "
             "as constant columns and carry no information",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
+        )
+
+
+#: a categorical column with more distinct values than this share of the rows (and more
+#: than :data:`MANY_CATEGORIES_MIN`) is warned about: most of its categories are seen once
+MANY_CATEGORIES_SHARE = 0.5
+MANY_CATEGORIES_MIN = 20
+
+
+def _warn_many_categories(X, cats: list) -> None:
+    """Warn (once, at fit) about categorical columns whose values nearly all differ: an
+    identifier, or numbers the reader kept as text (``"1,234"``), which one-hot encoding
+    turns into one feature per row."""
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+    n = frame.shape[0]
+    many = []
+    for c in cats:
+        k = int(frame[c].nunique(dropna=True))
+        if k > MANY_CATEGORIES_MIN and k > MANY_CATEGORIES_SHARE * n:
+            many.append(f"{c!r} ({k} distinct values)")
+    if many:
+        names = ", ".join(many[:6]) + (" ..." if len(many) > 6 else "")
+        warnings.warn(
+            f"categorical column(s) {names} in {n} rows: one-hot encoding gives each value "
+            "its own feature, and a value seen once says nothing about new rows. Drop an "
+            "identifier column; convert numbers stored as text (e.g. '1,234' with a "
+            "thousands separator) to numbers.",
+            UserWarning,
+            stacklevel=4,
         )
 
 
@@ -158,6 +187,7 @@ def make_preprocessor(mode: str, X=None):
     cats = categorical_columns(X) if X is not None else []
     if not cats:
         return num_pipe
+    _warn_many_categories(X, cats)
     cat_set = set(cats)
     n_cols = X.shape[1]
     nums = (
