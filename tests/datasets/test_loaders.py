@@ -326,6 +326,16 @@ def test_csv_errors(tmp_path, text, kwargs, match):
         load_file(f, **kwargs)
 
 
+@pytest.mark.parametrize("name", ["d.xlsx", "d.parquet", "d.npy", "d.json.gz"])
+def test_formats_not_read_are_named(tmp_path, name):
+    f = tmp_path / name
+    f.write_bytes(b"PK\x03\x04\x00\x00" * 10)
+    with pytest.raises(DataFileError, match="it is an? .*save the data as CSV"):
+        load_file(f)
+    with pytest.raises(DataFileError, match="binary file|Not a gzipped file"):
+        load_file(f, fmt="csv")  # an explicit format is tried
+
+
 def test_directory_is_not_a_file(tmp_path):
     with pytest.raises(DataFileError, match="directory"):
         load_file(tmp_path)

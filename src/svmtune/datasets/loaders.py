@@ -61,6 +61,24 @@ _EXT = {
     ".svmlight": "svmlight",
     ".libsvm": "svmlight",
 }
+# formats users may try that are not read here, for a clearer error than "binary file"
+_FOREIGN = {
+    ".xlsx": "an Excel workbook",
+    ".xlsm": "an Excel workbook",
+    ".xls": "an Excel workbook",
+    ".ods": "an OpenDocument spreadsheet",
+    ".parquet": "a Parquet file",
+    ".feather": "a Feather file",
+    ".npy": "a NumPy array file",
+    ".npz": "a NumPy archive",
+    ".mat": "a MATLAB file",
+    ".h5": "an HDF5 file",
+    ".hdf5": "an HDF5 file",
+    ".pkl": "a pickle",
+    ".pickle": "a pickle",
+    ".joblib": "a joblib pickle",
+    ".json": "a JSON file",
+}
 _COMPRESSION = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _TARGET_NAMES = ("target", "class", "label")
 _NA = ["", "?", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "<null>", "None"]
@@ -174,6 +192,12 @@ def detect_format(path: str | Path) -> str:
     by_ext = _EXT.get(_base_suffix(p))
     if by_ext is not None:
         return by_ext
+    if _base_suffix(p) in _FOREIGN:
+        raise DataFileError(
+            f"cannot read {path}: it is {_FOREIGN[_base_suffix(p)]}, not one of the formats "
+            "svmtune reads (CSV/TSV, svmlight/LIBSVM, ARFF/KEEL); save the data as CSV, or "
+            "load them yourself and pass X and y to SVMTuner"
+        )
     text = _decode(_read_bytes(p, _SNIFF_BYTES), p, partial=True)
     lines = _first_lines(text, 20, comment="%")
     if not lines:
