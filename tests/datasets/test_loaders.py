@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -96,6 +97,26 @@ def test_compressed_csv(tmp_path):
         fh.write("a,b,target\n1,2,x\n3,4,y\n")
     X, y = load_file(f)
     assert X.shape == (2, 2) and list(y) == ["x", "y"]
+
+
+def test_row_index_column_is_dropped(tmp_path):
+    df = pd.DataFrame({"a": [0.5, 1.5, 2.5, 3.5], "label": [0, 0, 1, 1]})
+    df.to_csv(tmp_path / "d.csv")  # pandas writes the index as an unnamed first column
+    with pytest.warns(UserWarning, match="dropped the first column: .* rows 0, 1, ..."):
+        X, y = load_file(tmp_path / "d.csv")
+    assert list(X.columns) == ["a"] and list(y) == [0, 0, 1, 1]
+    df.index = df.index + 1  # R's write.csv numbers the rows from 1
+    df.to_csv(tmp_path / "e.csv", sep=";")
+    with pytest.warns(UserWarning, match="rows 1, 2, ..."):
+        X, _ = load_file(tmp_path / "e.csv")
+    assert list(X.columns) == ["a"]
+    # kept: a named first column, or an unnamed one that is not a row count
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X, _ = load_file(_write(tmp_path / "f.csv", "id,a,label\n0,1,0\n1,2,1\n"))
+        assert list(X.columns) == ["id", "a"]
+        X, _ = load_file(_write(tmp_path / "g.csv", ",a,label\n0,1,0\n2,2,1\n"))
+        assert list(X.columns) == ["Unnamed: 0", "a"]
 
 
 def test_missing_labels_count_in_the_warning(tmp_path):

@@ -375,12 +375,31 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
         )
     if df.shape[0] == 0:
         raise DataFileError(f"cannot parse {path} as CSV: no data rows")
+    if not headerless and not first[0].strip() and _is_row_index(df.iloc[:, 0]):
+        # pandas' DataFrame.to_csv writes the index as a first column without a name; as a
+        # feature it would tell the model where a row sits in the file
+        warnings.warn(
+            f"{path}: dropped the first column: it has no name and numbers the rows "
+            f"{int(df.iloc[0, 0])}, {int(df.iloc[0, 0]) + 1}, ... (a row index, as "
+            "DataFrame.to_csv writes); name it in the header to keep it as a feature",
+            UserWarning,
+            stacklevel=3,
+        )
+        df = df.iloc[:, 1:]
     for c in df.columns:  # strip blanks around category strings
         if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
             df[c] = df[c].str.strip()
             if comma:
                 df[c] = _decimal_comma_numbers(df[c])
     return df
+
+
+def _is_row_index(col: pd.Series) -> bool:
+    """Whether ``col`` is 0, 1, 2, ... or 1, 2, 3, ... (a row index)."""
+    if not pd.api.types.is_integer_dtype(col) or col.size == 0:
+        return False
+    values = col.to_numpy()
+    return values[0] in (0, 1) and bool(np.all(values == values[0] + np.arange(values.size)))
 
 
 def _decimal_comma_numbers(col: pd.Series) -> pd.Series:
