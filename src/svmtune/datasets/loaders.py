@@ -15,6 +15,8 @@ Formats
     ``target`` (a column name or an integer position such as ``-1``); by default the one
     column named ``target``, ``class`` or ``label`` (any case).  With a delimiter other than
     ``,`` a column whose values are all numbers with a decimal comma (``1,5``) is numeric.
+    An unnamed first column numbering the rows 0, 1, ... or 1, 2, ... (the row index
+    ``DataFrame.to_csv`` and R's ``write.csv`` write) is dropped with a warning.
 ``"svmlight"``
     ``label index:value ...`` lines (:func:`sklearn.datasets.load_svmlight_file`), densified;
     columns ``f1 ... fd`` (LIBSVM's 1-based feature numbers).
