@@ -217,6 +217,9 @@ def test_large_but_representable_columns_are_standardised_like_others():
         ),
         ([np.nan, "a", "b", "a"] * 3, "missing label"),
         (pd.Series(pd.array(["a", None, "b", "a"] * 3, dtype="string")), "missing label"),
+        # numbers: NaN in floats, pd.NA in a nullable integer column
+        (np.array([0.0, 1.0, np.nan, 1.0] * 3), r"3 missing label\(s\) .* rows 2, 6, 10"),
+        (pd.Series([0, 1, None, 1] * 3, dtype="Int64"), r"rows 2, 6, 10"),
         (np.array([1, "b", 1, "b"] * 3, dtype=object), r"mixes label types \(number, str\)"),
     ],
 )

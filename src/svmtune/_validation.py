@@ -32,21 +32,7 @@ def _label(value) -> str:
     return repr(value)
 
 
-def check_labels(y) -> None:
-    """Raise a ``ValueError`` when the labels ``y`` are missing somewhere (None, NaN,
-    ``pd.NA``) or mix numbers and strings: cases that numpy's sorting otherwise reports as
-    "'<' not supported between instances of 'NoneType' and 'str'"."""
-    import pandas as pd
-
-    arr = y if isinstance(y, np.ndarray) else np.asarray(y)
-    if arr.ndim != 1 or arr.dtype.kind in "biuf":
-        return  # numbers: scikit-learn's checks say what is wrong (NaN, continuous)
-    if arr.dtype != object:
-        if arr is y:
-            return  # a string array
-        # a list numpy made strings of (None -> 'None', nan -> 'nan', 1 -> '1'): its items
-        arr = np.asarray(y, dtype=object)
-    missing = np.array([v is None or v is pd.NA or (isinstance(v, float) and v != v) for v in arr])
+def _raise_missing_labels(missing: np.ndarray) -> None:
     if missing.any():
         rows = np.flatnonzero(missing)
         shown = ", ".join(str(r) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")
@@ -54,6 +40,28 @@ def check_labels(y) -> None:
             f"y has {len(rows)} missing label(s) (None/NaN) at rows {shown}; drop those rows "
             "or give them a class"
         )
+
+
+def check_labels(y) -> None:
+    """Raise a ``ValueError`` when the labels ``y`` are missing somewhere (None, NaN,
+    ``pd.NA``) or mix numbers and strings: cases that numpy's sorting otherwise reports as
+    "'<' not supported between instances of 'NoneType' and 'str'"."""
+    import pandas as pd
+
+    arr = y if isinstance(y, np.ndarray) else np.asarray(y)
+    if arr.ndim != 1 or arr.dtype.kind in "biu":
+        return  # numbers: scikit-learn's checks say what is wrong (continuous labels)
+    if arr.dtype.kind == "f":
+        _raise_missing_labels(np.isnan(arr))  # NaN, also pd.NA of a nullable integer column
+        return
+    if arr.dtype != object:
+        if arr is y:
+            return  # a string array
+        # a list numpy made strings of (None -> 'None', nan -> 'nan', 1 -> '1'): its items
+        arr = np.asarray(y, dtype=object)
+    _raise_missing_labels(
+        np.array([v is None or v is pd.NA or (isinstance(v, float) and v != v) for v in arr])
+    )
     kinds = {
         "number"
         if isinstance(v, (numbers.Number, np.number, np.bool_))
