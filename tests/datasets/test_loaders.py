@@ -75,6 +75,14 @@ def test_decimal_comma_numbers(tmp_path, text, target, expected):
     assert y.dtype.kind == "i"
 
 
+def test_comma_that_may_separate_thousands_stays_text(tmp_path):
+    f = _write(tmp_path / "d.csv", "a;b;label\n1,234;0,5;0\n12;1,25;1\n-3,500;2;0\n")
+    with pytest.warns(UserWarning, match=r"column 'a' holds numbers such as '1,234'") as rec:
+        X, _ = load_file(f)
+    assert len(rec) == 1 and list(X["a"]) == ["1,234", "12", "-3,500"]
+    assert list(X["b"]) == [0.5, 1.25, 2.0]  # other digits after the comma: decimal
+
+
 def test_decimal_comma_only_where_every_value_is_a_number(tmp_path):
     # a column with one text value stays text; a comma-delimited file's quoted "1,5" is
     # not a decimal comma (it may be a thousands separator)

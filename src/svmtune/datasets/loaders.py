@@ -14,7 +14,9 @@ Formats
     ``?``, ``NA``, ``NaN``, ``null`` and ``<null>`` are missing.  The label column is
     ``target`` (a column name or an integer position such as ``-1``); by default the one
     column named ``target``, ``class`` or ``label`` (any case).  With a delimiter other than
-    ``,`` a column whose values are all numbers with a decimal comma (``1,5``) is numeric.
+    ``,`` a column whose values are all numbers with a decimal comma (``1,5``) is numeric
+    (unless every comma could separate thousands, ``1,234``: then it stays text, with a
+    warning).
     An unnamed first column numbering the rows 0, 1, ... or 1, 2, ... (the row index
     ``DataFrame.to_csv`` and R's ``write.csv`` write) is dropped with a warning.
 ``"svmlight"``
@@ -392,7 +394,7 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
         if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
             df[c] = df[c].str.strip()
             if comma:
-                df[c] = _decimal_comma_numbers(df[c])
+                df[c] = _decimal_comma_numbers(df[c], str(path))
     return df
 
 
@@ -404,13 +406,26 @@ def _is_row_index(col: pd.Series) -> bool:
     return values[0] in (0, 1) and bool(np.all(values == values[0] + np.arange(values.size)))
 
 
-def _decimal_comma_numbers(col: pd.Series) -> pd.Series:
+def _decimal_comma_numbers(col: pd.Series, source: str) -> pd.Series:
     """A text column of numbers written with a decimal comma (``1,5``; common where the
-    delimiter is ``;`` or a tab) as floats; any other column unchanged."""
+    delimiter is ``;`` or a tab) as floats; any other column unchanged.  When every comma
+    has three digits after it and at most three before (``1,234``), it may as well separate
+    thousands: the column stays text, with a warning."""
     values = col.dropna()
     if values.empty or not values.str.fullmatch(_DECIMAL_COMMA).all():
         return col
-    if not values.str.contains(",", regex=False).any():
+    commas = values[values.str.contains(",", regex=False)]
+    if commas.empty:
+        return col
+    if commas.str.fullmatch(r"[-+]?\d{1,3},\d{3}").all():
+        warnings.warn(
+            f"{source}: column {col.name!r} holds numbers such as {commas.iloc[0]!r}, where "
+            "the comma may be a decimal comma or separate thousands; it is kept as text "
+            "(categories). Convert it to numbers yourself, or write the file with a decimal "
+            "point and no thousands separator.",
+            UserWarning,
+            stacklevel=4,
+        )
         return col
     return pd.to_numeric(col.str.replace(",", ".", regex=False))
 
