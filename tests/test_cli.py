@@ -50,7 +50,7 @@ def csv_file(tmp_path):
 # ---------------------------------------------------------------------------- basics
 def test_help_version_and_group():
     out = run("--help").output
-    for cmd in ("datasets", "select", "demo"):
+    for cmd in ("datasets", "select", "demo", "predict"):
         assert cmd in out
     assert __version__ in run("--version").output
     assert isinstance(main, click.Group)
@@ -127,6 +127,109 @@ def test_select_out_round_trip(csv_file, tmp_path):
     ).fit(X, df.label)
     assert tuner.best_params_ == ref.best_params_
     assert np.array_equal(tuner.predict(X), ref.predict(X))
+
+
+# ---------------------------------------------------------------------------- predict
+@pytest.fixture
+def saved_model(csv_file, tmp_path):
+    path, df = csv_file
+    model = tmp_path / "model.joblib"
+    run("select", path, "--method", "grid", *TINY_GRID, "--out", model)
+    return model, joblib.load(model), path, df
+
+
+def test_predict_writes_the_models_predictions_and_scores_labelled_rows(saved_model, tmp_path):
+    model, tuner, path, df = saved_model
+    X = df[["a", "b", "c"]]
+    r = run("predict", model, path)
+    lines = r.output.splitlines()  # the CSV, then the note (standard error)
+    assert lines[0] == "prediction" and lines[1 : len(df) + 1] == list(tuner.predict(X))
+    acc = float(np.mean(tuner.predict(X) == df.label))
+    assert f"{len(df)} rows predicted with {model}; accuracy {acc:.4f} on the 40 rows" in r.output
+    # columns matched by name: reordered, an extra column, no label column, --proba
+    other = tmp_path / "new.csv"
+    df[["c", "label", "a", "b"]].assign(extra=1.0).iloc[:7].drop(columns="label").to_csv(
+        other, index=False
+    )
+    out = tmp_path / "pred.csv"
+    r = run("predict", model, other, "--proba", "--out", out)
+    assert "accuracy" not in r.output and f"written to {out}" in r.output
+    got = pd.read_csv(out)
+    assert list(got.columns) == ["prediction", "p(no)", "p(yes)"]
+    assert list(got.prediction) == list(tuner.predict(X.iloc[:7]))
+    np.testing.assert_allclose(got[["p(no)", "p(yes)"]], tuner.predict_proba(X.iloc[:7]))
+    # --target names the label column (any name); labels given as numbers are compared as
+    # numbers
+    df.assign(truth=np.where(df.label == "yes", "yes", "no")).drop(columns="label").to_csv(
+        other, index=False
+    )
+    assert (
+        f"accuracy {acc:.4f} on the 40 rows labelled in 'truth'"
+        in run("predict", model, other, "--target", "truth").output
+    )
+
+
+def test_predict_numeric_labels_svmlight_and_bundled(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 4))
+    X[:, 3] = np.where(X[:, 3] > 0.5, X[:, 3], 0.0)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    train = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, str(train))
+    model = tmp_path / "m.joblib"
+    run("select", train, "--method", "default", "--out", model)
+    tuner = joblib.load(model)
+    # a file whose last feature column is all zero: svmlight leaves it out, it is 0
+    test = tmp_path / "test.svm"
+    X0 = X.copy()
+    X0[:, 3] = 0.0
+    dump_svmlight_file(X0[:5], y[:5].astype(float), str(test))
+    out = tmp_path / "p.csv"
+    r = run("predict", model, test, "--out", out)
+    names = [f"f{j + 1}" for j in range(4)]
+    assert list(pd.read_csv(out).prediction) == list(
+        tuner.predict(pd.DataFrame(X0[:5], columns=names))
+    )
+    acc = float(np.mean(tuner.predict(pd.DataFrame(X0[:5], columns=names)) == y[:5]))
+    assert f"accuracy {acc:.4f} on the 5 rows labelled in 'target'" in r.output
+    # labels read as floats (a missing one makes the column float) are the classes -1, 1
+    csv = tmp_path / "test.csv"
+    pd.DataFrame(X0[:5], columns=names).assign(target=[1.0, -1.0, np.nan, 1.0, -1.0]).to_csv(
+        csv, index=False
+    )
+    pred = tuner.predict(pd.DataFrame(X0[:5], columns=names))
+    keep = [0, 1, 3, 4]
+    acc = float(np.mean(pred[keep] == np.array([1, -1, 1, -1])))
+    assert (
+        f"accuracy {acc:.4f} on the 4 rows labelled in 'target'"
+        in run("predict", model, csv).output
+    )
+    # a bundled data set by name
+    run("select", "iris", "--method", "default", "--out", model)
+    assert "150 rows predicted" in run("predict", model, "iris").output
+
+
+def test_predict_errors(saved_model, tmp_path):
+    model, _, path, df = saved_model
+    lacking = tmp_path / "lacking.csv"
+    df.drop(columns="b").to_csv(lacking, index=False)
+    assert_one_line_error(
+        run("predict", model, lacking, ok=False), "lacks 1 of the model's feature columns: 'b'"
+    )
+    assert_one_line_error(
+        run("predict", path, path, ok=False), "(not a model saved by `svmtune select --out`?)"
+    )
+    other = tmp_path / "other.joblib"
+    joblib.dump({"not": "a model"}, other)
+    assert_one_line_error(run("predict", other, path, ok=False), "holds a dict, not a fitted")
+    joblib.dump(SVMTuner(), other)
+    assert_one_line_error(run("predict", other, path, ok=False), "holds a SVMTuner, not a fitted")
+    assert_one_line_error(
+        run("predict", model, path, "--target", "nope", ok=False), "target column 'nope'"
+    )
+    assert_one_line_error(run("predict", model, tmp_path / "nope.csv", ok=False), "not found")
 
 
 def test_select_bundled_name_and_auto_preprocess(tmp_path):

@@ -3,6 +3,7 @@
 ``svmtune datasets``          the bundled data sets (from MANIFEST.md)
 ``svmtune select FILE ...``   select hyperparameters for a file or a bundled data set
 ``svmtune demo``              a short selection on a bundled data set, with test accuracy
+``svmtune predict MODEL FILE`` apply a model saved by ``select --out`` to new rows
 
 ``main`` is a :class:`click.Group`: further commands (``bench``, ``report``) are attached with
 ``main.add_command(...)``.  Expected failures (missing file, unparsable data, unknown method,
@@ -634,6 +635,162 @@ def demo_cmd(
         f"svmtune demo --method {method} --dataset {key}",
         [("", head), ("", record["best_params"]), ("", result), ("info.", record["info"])],
     )
+
+
+def _load_model(path: str):
+    """The fitted ``SVMTuner`` that ``svmtune select --out`` saved at ``path``."""
+    import joblib
+
+    from svmtune.tuner import SVMTuner
+
+    try:
+        model = joblib.load(path)
+    except Exception as exc:  # not a joblib/pickle file, or a truncated one
+        raise _fail(
+            exc, f"cannot load {path} (not a model saved by `svmtune select --out`?): "
+        ) from None
+    if not isinstance(model, SVMTuner) or not hasattr(model, "estimator_"):
+        raise click.ClickException(
+            f"{path} holds a {type(model).__name__}, not a fitted SVMTuner saved by "
+            "`svmtune select --out`"
+        )
+    return model
+
+
+def _label_column(table, target: str | None, features: list[str], source: str) -> str | None:
+    """The column of ``table`` holding labels: ``--target``, else the one column named
+    target, class or label that is not one of the model's features (None: no labels)."""
+    from svmtune.datasets.loaders import pick_target
+
+    if target is not None:
+        try:
+            return pick_target(table, target, source)
+        except ValueError as exc:
+            raise _fail(exc) from None
+    found = [
+        c
+        for c in table.columns
+        if str(c).strip().lower() in ("target", "class", "label") and c not in features
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _same_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    """Elementwise ``y_true == y_pred``, numbers compared as numbers (a file's 1.0 is the
+    model's class 1), anything else as text."""
+    import pandas as pd
+
+    a, b = pd.to_numeric(pd.Series(y_true), errors="coerce"), pd.Series(y_pred)
+    if a.notna().all() and pd.api.types.is_numeric_dtype(b):
+        return a.to_numpy(dtype=float) == b.to_numpy(dtype=float)
+    return np.asarray(y_true).astype(str) == np.asarray(y_pred).astype(str)
+
+
+@main.command("predict")
+@click.argument("model", metavar="MODEL", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--target",
+    default=None,
+    help="Label column of FILE, to score the predictions (default: a column named target, "
+    "class or label that is not one of the model's features).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "tsv", "svmlight", "libsvm", "arff", "keel"]),
+    default=None,
+    help="File format (default: from the extension or the content).",
+)
+@click.option("--proba", is_flag=True, help="Also write each class's probability.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the predictions to this CSV file (default: standard output).",
+)
+def predict_cmd(model, file, target, fmt, proba, out) -> None:
+    """Predict the classes of FILE's rows with a MODEL saved by `svmtune select --out`.
+
+    FILE is read as `select` reads it (or is a bundled data set's name); its columns are
+    matched to the model's features by name, and other columns are ignored (in an
+    svmlight/LIBSVM file, feature columns it does not reach are 0).  Writes one CSV row per
+    row of FILE: the predicted class and, with --proba, each class's probability (the
+    model's predict_proba).  When FILE has labels, the accuracy goes to standard error.
+
+    MODEL is loaded with joblib, i.e. unpickled: load only files you trust.
+    """
+    import pandas as pd
+
+    from svmtune.datasets import list_datasets, load_dataset, load_table, resolve_name
+
+    tuner = _load_model(model)
+    path = Path(file).expanduser()
+    if path.exists():
+        try:
+            table = load_table(path, fmt=fmt)
+        except (ValueError, OSError) as exc:
+            raise _fail(exc) from None
+        source = str(path)
+    else:
+        try:
+            key = resolve_name(file)
+        except ValueError:
+            close = difflib.get_close_matches(file.strip().lower(), list_datasets(), n=3)
+            hint = f" Bundled data sets with similar names: {', '.join(close)}." if close else ""
+            raise click.ClickException(
+                f"file not found: {file} (nor is it a bundled data set).{hint}"
+            ) from None
+        X, y, _ = load_dataset(key)
+        table, source = X.assign(target=y), key
+    names = getattr(tuner, "feature_names_in_", None)
+    features = [str(c) for c in names] if names is not None else []
+    label = _label_column(table, target, features, source)
+    if names is None:  # fitted on an array: the columns in order, the label's left out
+        X = table.drop(columns=[label] if label is not None else [])
+        if X.shape[1] != tuner.n_features_in_:
+            raise click.ClickException(
+                f"{source} has {X.shape[1]} feature columns; the model expects "
+                f"{tuner.n_features_in_}"
+            )
+        X = X.to_numpy()
+    else:
+        missing = [c for c in features if c not in table.columns]
+        svmlight = all(c.startswith("f") and c[1:].isdigit() for c in features)
+        if missing and svmlight and label == "target":
+            table = table.assign(**dict.fromkeys(missing, 0.0))  # zeros svmlight leaves out
+        elif missing:
+            shown = ", ".join(repr(c) for c in missing[:8]) + (" ..." if len(missing) > 8 else "")
+            raise click.ClickException(
+                f"{source} lacks {len(missing)} of the model's feature columns: {shown}"
+            )
+        X = table[features]
+    try:
+        pred = tuner.predict(X)
+        result = pd.DataFrame({"prediction": pred})
+        if proba:
+            P = tuner.predict_proba(X)
+            for k, c in enumerate(tuner.classes_):
+                result[f"p({c})"] = P[:, k]
+    except ValueError as exc:
+        raise _fail(exc) from None
+    if out is None:
+        click.echo(result.to_csv(index=False), nl=False)
+    else:
+        try:
+            result.to_csv(out, index=False)
+        except OSError as exc:
+            raise _fail(exc, "cannot write --out: ") from None
+    note = f"{len(result)} rows predicted with {model}"
+    if label is not None:
+        y_true = table[label].to_numpy()
+        known = ~pd.isna(table[label]).to_numpy()
+        if known.any():
+            acc = float(np.mean(_same_labels(y_true[known], np.asarray(pred)[known])))
+            note += f"; accuracy {acc:.4f} on the {int(known.sum())} rows labelled in {label!r}"
+    if out is not None:
+        note += f"; written to {out}"
+    click.echo(note, err=True)
 
 
 main.add_command(bench)

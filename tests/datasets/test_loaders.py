@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from svmtune.datasets import DataFileError, load_dataset, load_file, loaders
+from svmtune.datasets import DataFileError, load_dataset, load_file, load_table, loaders
 from svmtune.datasets.loaders import detect_format, parse_arff
 
 
@@ -125,6 +125,20 @@ def test_row_index_column_is_dropped(tmp_path):
         assert list(X.columns) == ["id", "a"]
         X, _ = load_file(_write(tmp_path / "g.csv", ",a,label\n0,1,0\n2,2,1\n"))
         assert list(X.columns) == ["Unnamed: 0", "a"]
+
+
+def test_load_table_keeps_every_column(tmp_path):
+    t = load_table(_write(tmp_path / "d.csv", "a,b,label\n1,2,x\n3,4,y\n"))
+    assert list(t.columns) == ["a", "b", "label"] and list(t["label"]) == ["x", "y"]
+    t = load_table(_write(tmp_path / "n.csv", "a;b\n1,5;2\n3;4\n"))  # no label at all
+    assert list(t.columns) == ["a", "b"] and list(t["a"]) == [1.5, 3.0]
+    f = tmp_path / "d.svm"
+    dump_svmlight_file(np.array([[0.5, 0.0], [0.0, 2.0]]), np.array([1, -1]), str(f))
+    t = load_table(f)
+    assert list(t.columns) == ["f1", "f2", "target"] and list(t["target"]) == [1, -1]
+    arff = "@relation r\n@attribute a numeric\n@attribute c {u,v}\n@data\n1,u\n2,v\n"
+    t = load_table(_write(tmp_path / "d.arff", arff))
+    assert list(t.columns) == ["a", "c"] and list(t["c"]) == ["u", "v"]
 
 
 def test_missing_labels_count_in_the_warning(tmp_path):

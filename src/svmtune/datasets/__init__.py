@@ -2,12 +2,13 @@
 
 ``load_dataset(name)`` returns ``(X, y, info)`` for a bundled set (names: file stems, see
 ``list_datasets()`` / ``svmtune datasets``); ``load_file(path, target=...)`` reads the user's
-CSV/TSV, svmlight/LIBSVM and ARFF/KEEL files.  Provenance: ``data/MANIFEST.md``.
+CSV/TSV, svmlight/LIBSVM and ARFF/KEEL files (``load_table(path)``: every column, for new
+rows that may have no labels).  Provenance: ``data/MANIFEST.md``.
 """
 
 from __future__ import annotations
 
-from svmtune.datasets.loaders import FORMATS, DataFileError, load_file
+from svmtune.datasets.loaders import FORMATS, DataFileError, load_file, load_table
 from svmtune.datasets.registry import (
     DATA_DIR,
     DatasetInfo,
@@ -31,6 +32,7 @@ __all__ = [
     "list_datasets",
     "load_dataset",
     "load_file",
+    "load_table",
     "manifest",
     "resolve_name",
 ]

@@ -51,7 +51,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["FORMATS", "DataFileError", "load_file", "detect_format", "parse_arff", "pick_target"]
+__all__ = [
+    "FORMATS",
+    "DataFileError",
+    "load_file",
+    "load_table",
+    "detect_format",
+    "parse_arff",
+    "pick_target",
+]
 
 #: accepted ``fmt`` values (the aliases below map onto them)
 FORMATS = ("csv", "tsv", "svmlight", "arff")
@@ -634,7 +642,35 @@ def _read_arff(path: Path, text: str, target) -> tuple[pd.DataFrame, np.ndarray]
     return X, _numeric_labels(y)
 
 
-# ---------------------------------------------------------------------------- entry point
+# ---------------------------------------------------------------------------- entry points
+def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
+    """Read a user's data file with every column, the label's among them.
+
+    For applying a fitted model to new rows, which may or may not carry labels: CSV/TSV as
+    :func:`load_file` reads them, ARFF/KEEL with every attribute, svmlight/LIBSVM as
+    features ``f1 ... fd`` followed by the labels in column ``"target"``.
+
+    Parameters
+    ----------
+    path : str or Path
+    fmt : {"csv", "tsv", "svmlight", "arff"}, optional
+        As in :func:`load_file`.
+
+    Returns
+    -------
+    DataFrame
+    """
+    p = _check_path(path)
+    kind = _normalise_fmt(fmt) if fmt is not None else detect_format(p)
+    if kind == "svmlight":
+        X, y = _read_svmlight(p)
+        return X.assign(target=y)
+    text = _decode(_read_bytes(p), p)
+    if kind == "arff":
+        return parse_arff(text, source=str(p))[0]
+    return _read_csv(p, text, "\t" if kind == "tsv" else None)
+
+
 def load_file(
     path: str | Path, *, target: str | int | None = None, fmt: str | None = None
 ) -> tuple[pd.DataFrame, np.ndarray]:
