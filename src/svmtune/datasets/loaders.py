@@ -132,7 +132,6 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-_UTF8_BOM = ((codecs.BOM_UTF8, "utf-8-sig"),)
 
 
 def _decode(raw: bytes, path: Path, *, partial: bool = False) -> str:
@@ -361,8 +360,8 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
         first = lines[0].split()
     else:
         first = next(csv.reader([lines[0]], delimiter=delimiter, skipinitialspace=True))
-    comma = delimiter != ","  # a decimal comma is possible
-    headerless = all(_is_number(c.strip(), decimal_comma=comma) for c in first if c.strip())
+    decimal_comma = delimiter != ","  # possible unless the comma separates the fields
+    headerless = all(_is_number(c.strip(), decimal_comma=decimal_comma) for c in first if c.strip())
     kw: dict[str, Any] = {
         "sep": delimiter,
         "na_values": _NA,
@@ -401,7 +400,7 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
     for c in df.columns:  # strip blanks around category strings
         if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
             df[c] = df[c].str.strip()
-            if comma:
+            if decimal_comma:
                 df[c] = _decimal_comma_numbers(df[c], str(path))
     return df
 
@@ -443,7 +442,8 @@ def _read_svmlight(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     from sklearn.datasets import load_svmlight_file
 
     source: str | io.BytesIO = str(path)
-    if any(_read_bytes(path, 4).startswith(bom) for bom, _ in _BOMS + _UTF8_BOM):
+    head = _read_bytes(path, 4)
+    if head.startswith(codecs.BOM_UTF8) or any(head.startswith(bom) for bom, _ in _BOMS):
         # scikit-learn's parser reads bytes as UTF-8/ASCII without a byte-order mark
         source = io.BytesIO(_decode(_read_bytes(path), path).encode("utf-8"))
     try:
