@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_array, check_X_y
 
 __all__ = [
     "validate_Xy",
+    "check_label_kind",
     "check_labels",
     "validate_sample_weight",
     "check_min_class_count",
@@ -91,13 +92,18 @@ def validate_Xy(X, y, *, allow_nan: bool = False, estimator=None):
         estimator=estimator,
         y_numeric=False,
     )
+    check_label_kind(y)
+    return X, y
+
+
+def check_label_kind(y) -> None:
+    """Raise unless ``y`` (validated, 1-D) holds class labels: binary or multiclass."""
     kind = type_of_target(y, input_name="y")
     if kind not in ("binary", "multiclass"):
         raise ValueError(
             f"Unknown label type: y looks {kind!r}; svmtune selects hyperparameters for "
             "classification and needs discrete class labels."
         )
-    return X, y
 
 
 def check_min_class_count(

@@ -13,17 +13,16 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
-from sklearn.preprocessing import LabelEncoder
 from sklearn.svm import SVC
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmtune._validation import (
     _label,
+    check_label_kind,
     check_labels,
     check_min_class_count,
     validate_sample_weight,
-    validate_Xy,
 )
 from svmtune.kernels import Kernel, KernelColumns
 from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm
@@ -177,11 +176,9 @@ def _fit_inputs(est, X, y, sample_weight):
     """Validated ``(X, encoded y, per-sample weights x class weights)`` for ``est.fit``,
     which gets ``classes_``; every class needs a sample of positive weight."""
     check_labels(y)
-    X, y = validate_data(est, X, y)
-    validate_Xy(X, y, estimator=est)
-    enc = LabelEncoder().fit(y)
-    est.classes_ = enc.classes_
-    y_enc = enc.transform(y)
+    X, y = validate_data(est, X, y)  # finite numeric X, 1-D y of the same length
+    check_label_kind(y)
+    est.classes_, y_enc = np.unique(y, return_inverse=True)  # LabelEncoder's classes, codes
     w = validate_sample_weight(sample_weight, X.shape[0])
     w = np.ones(X.shape[0]) if w is None else w
     w = w * class_weight_vector(y_enc, est.classes_, est.class_weight)
