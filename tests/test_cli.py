@@ -206,6 +206,16 @@ def test_predict_numeric_labels_svmlight_and_bundled(tmp_path):
         f"accuracy {acc:.4f} on the 4 rows labelled in 'target'"
         in run("predict", model, csv).output
     )
+    # KEEL: the @outputs attribute holds the labels, whatever its name
+    rows = "".join(f"{a:.3f},{b:.3f},{'p' if a > 0 else 'n'}\n" for a, b in X[:, :2])
+    keel = (
+        "@relation r\n@attribute a real\n@attribute b real\n@attribute Type {n,p}\n"
+        "@inputs a, b\n@outputs Type\n@data\n" + rows
+    )
+    keel_file = tmp_path / "k.dat"
+    keel_file.write_text(keel)
+    run("select", keel_file, "--method", "default", "--out", model)
+    assert "on the 30 rows labelled in 'Type'" in run("predict", model, keel_file).output
     # a bundled data set by name
     run("select", "iris", "--method", "default", "--out", model)
     assert "150 rows predicted" in run("predict", model, "iris").output

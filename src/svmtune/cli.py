@@ -658,8 +658,9 @@ def _load_model(path: str):
 
 
 def _label_column(table, target: str | None, features: list[str], source: str) -> str | None:
-    """The column of ``table`` holding labels: ``--target``, else the one column named
-    target, class or label that is not one of the model's features (None: no labels)."""
+    """The column of ``table`` holding labels: ``--target``, else the file's label column
+    (ARFF/KEEL, svmlight: ``table.attrs["label"]``) or the one column named target, class
+    or label, if it is not one of the model's features (None: no labels)."""
     from svmtune.datasets.loaders import pick_target
 
     if target is not None:
@@ -667,6 +668,9 @@ def _label_column(table, target: str | None, features: list[str], source: str) -
             return pick_target(table, target, source)
         except ValueError as exc:
             raise _fail(exc) from None
+    known = table.attrs.get("label")
+    if known is not None:
+        return known if known in table.columns and known not in features else None
     found = [
         c
         for c in table.columns
@@ -743,6 +747,7 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
             ) from None
         X, y, _ = load_dataset(key)
         table, source = X.assign(target=y), key
+        table.attrs["label"] = "target"
     names = getattr(tuner, "feature_names_in_", None)
     features = [str(c) for c in names] if names is not None else []
     label = _label_column(table, target, features, source)
@@ -757,7 +762,7 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
     else:
         missing = [c for c in features if c not in table.columns]
         svmlight = all(c.startswith("f") and c[1:].isdigit() for c in features)
-        if missing and svmlight and label == "target":
+        if missing and svmlight and table.attrs.get("label") == "target":
             table = table.assign(**dict.fromkeys(missing, 0.0))  # zeros svmlight leaves out
         elif missing:
             shown = ", ".join(repr(c) for c in missing[:8]) + (" ..." if len(missing) > 8 else "")

@@ -136,9 +136,13 @@ def test_load_table_keeps_every_column(tmp_path):
     dump_svmlight_file(np.array([[0.5, 0.0], [0.0, 2.0]]), np.array([1, -1]), str(f))
     t = load_table(f)
     assert list(t.columns) == ["f1", "f2", "target"] and list(t["target"]) == [1, -1]
+    assert t.attrs["label"] == "target"
     arff = "@relation r\n@attribute a numeric\n@attribute c {u,v}\n@data\n1,u\n2,v\n"
     t = load_table(_write(tmp_path / "d.arff", arff))
     assert list(t.columns) == ["a", "c"] and list(t["c"]) == ["u", "v"]
+    assert t.attrs["label"] == "c"  # load_file's default: the last attribute
+    keel = arff.replace("@data", "@inputs c\n@outputs a\n@data")
+    assert load_table(_write(tmp_path / "k.dat", keel)).attrs["label"] == "a"
 
 
 def test_missing_labels_count_in_the_warning(tmp_path):

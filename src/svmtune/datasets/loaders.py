@@ -648,7 +648,9 @@ def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
 
     For applying a fitted model to new rows, which may or may not carry labels: CSV/TSV as
     :func:`load_file` reads them, ARFF/KEEL with every attribute, svmlight/LIBSVM as
-    features ``f1 ... fd`` followed by the labels in column ``"target"``.
+    features ``f1 ... fd`` followed by the labels in column ``"target"``.  For ARFF/KEEL
+    and svmlight the column :func:`load_file` takes the labels from by default is named in
+    ``attrs["label"]`` (KEEL's ``@outputs`` attribute, else the last one; ``"target"``).
 
     Parameters
     ----------
@@ -664,10 +666,14 @@ def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
     kind = _normalise_fmt(fmt) if fmt is not None else detect_format(p)
     if kind == "svmlight":
         X, y = _read_svmlight(p)
-        return X.assign(target=y)
+        table = X.assign(target=y)
+        table.attrs["label"] = "target"
+        return table
     text = _decode(_read_bytes(p), p)
     if kind == "arff":
-        return parse_arff(text, source=str(p))[0]
+        table, _, outputs = parse_arff(text, source=str(p))
+        table.attrs["label"] = outputs[0] if len(outputs) == 1 else str(table.columns[-1])
+        return table
     return _read_csv(p, text, "\t" if kind == "tsv" else None)
 
 
