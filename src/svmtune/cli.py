@@ -696,8 +696,9 @@ def _same_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
 @click.option(
     "--target",
     default=None,
-    help="Label column of FILE, to score the predictions (default: a column named target, "
-    "class or label that is not one of the model's features).",
+    help="Label column of FILE, to score the predictions (default: as `select` finds it: "
+    "svmlight's labels, ARFF/KEEL's output attribute, a CSV column named target, class or "
+    "label; none if that is one of the model's features).",
 )
 @click.option(
     "--format",
