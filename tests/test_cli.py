@@ -242,6 +242,37 @@ def test_predict_errors(saved_model, tmp_path):
     assert_one_line_error(run("predict", model, tmp_path / "nope.csv", ok=False), "not found")
 
 
+def test_select_drop_columns(csv_file, tmp_path):
+    path, df = csv_file
+    f = tmp_path / "ids.csv"
+    df.assign(id=[f"row{i}" for i in range(len(df))]).to_csv(f, index=False)
+    rec = json.loads(run("select", f, "--method", "default", "--drop", "id", "--json").output)
+    assert rec["data"]["d"] == 3 and rec["data"]["dropped"] == ["id"]
+    model = tmp_path / "m.joblib"
+    run("select", f, "--method", "default", "--drop", "id", "--drop", "c", "--out", model)
+    assert list(joblib.load(model).feature_names_in_) == ["a", "b"]
+    assert "rows predicted" in run("predict", model, f).output  # id and c are ignored
+    assert_one_line_error(
+        run("select", f, "--method", "default", "--drop", "nope", ok=False),
+        "no column 'nope' in the features",
+        code=2,
+    )
+    assert_one_line_error(
+        run(
+            "select",
+            f,
+            *[x for c in "abc" for x in ("--drop", c)],
+            "--drop",
+            "id",
+            "--method",
+            "default",
+            ok=False,
+        ),
+        "drops every feature column",
+        code=2,
+    )
+
+
 def test_select_bundled_name_and_auto_preprocess(tmp_path):
     doc = json.loads(run("select", "iris", "--method", "default", "--json").output)
     assert doc["data"]["dataset"] == "iris" and doc["data"]["n"] == 150

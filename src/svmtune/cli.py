@@ -187,6 +187,20 @@ def _load(source: str, target: str | None, fmt: str | None):
     return X, y, {"dataset": key, "version": info.version}
 
 
+def _drop(X, columns: tuple[str, ...]):
+    """``X`` without the ``--drop`` columns."""
+    unknown = [c for c in columns if c not in X.columns]
+    if unknown:
+        raise click.BadParameter(
+            f"no column {unknown[0]!r} in the features (columns: "
+            f"{', '.join(map(str, X.columns[:12]))})",
+            param_hint="'--drop'",
+        )
+    if len(set(columns)) == X.shape[1]:
+        raise click.BadParameter("that drops every feature column", param_hint="'--drop'")
+    return X.drop(columns=list(columns))
+
+
 def _pop_weights(X, column: str):
     """Split the ``--sample-weight`` column off the features."""
     import pandas as pd
@@ -435,6 +449,13 @@ def datasets_cmd(as_json: bool) -> None:
     help="Class weights, as SVC's class_weight: 'balanced', or weights by label, e.g. "
     "'pos=5' (unnamed classes keep 1); they multiply the sample weights.",
 )
+@click.option(
+    "--drop",
+    "drop_columns",
+    multiple=True,
+    metavar="COLUMN",
+    help="Column of FILE that is not a feature (e.g. an identifier); repeatable.",
+)
 @_common_selection_options
 @click.option(
     "--out",
@@ -449,6 +470,7 @@ def select_cmd(
     method,
     weight_column,
     class_weight,
+    drop_columns,
     kernel,
     params,
     preprocess,
@@ -465,6 +487,9 @@ def select_cmd(
     method_params = parse_params(params)
     _check_method(method, method_params)
     X, y, source = _load(file, target, fmt)
+    if drop_columns:
+        X = _drop(X, drop_columns)
+        source["dropped"] = list(drop_columns)
     weights = None
     if weight_column is not None:
         X, weights = _pop_weights(X, weight_column)
@@ -514,6 +539,8 @@ def select_cmd(
     }
     if data.get("sample_weight"):
         head["sample weight"] = data["sample_weight"]
+    if data.get("dropped"):
+        head["dropped"] = ", ".join(data["dropped"])
     if class_weight is not None:
         head["class weight"] = class_weight
     result = {
