@@ -159,9 +159,24 @@ def _check_method(name: str, params: dict[str, Any]):
         raise click.ClickException(_one_line(exc) + _options_hint(name, params)) from None
 
 
+def _bundled_name(source: str) -> str:
+    """The bundled data set ``source`` names (it is not an existing file)."""
+    from svmtune.datasets import list_datasets, resolve_name
+
+    try:
+        return resolve_name(source)
+    except ValueError:
+        close = difflib.get_close_matches(source.strip().lower(), list_datasets(), n=3)
+        hint = f" Bundled data sets with similar names: {', '.join(close)}." if close else ""
+        raise click.ClickException(
+            f"file not found: {source} (nor is it a bundled data set; `svmtune datasets` lists "
+            f"them).{hint}"
+        ) from None
+
+
 def _load(source: str, target: str | None, fmt: str | None):
     """``source`` is a path or a bundled data-set name -> (X DataFrame, y, description)."""
-    from svmtune.datasets import list_datasets, load_dataset, load_file, resolve_name
+    from svmtune.datasets import load_dataset, load_file
 
     path = Path(source).expanduser()
     if path.exists():
@@ -170,15 +185,7 @@ def _load(source: str, target: str | None, fmt: str | None):
         except (ValueError, OSError) as exc:
             raise _fail(exc) from None
         return X, y, {"file": str(path)}
-    try:
-        key = resolve_name(source)
-    except ValueError:
-        close = difflib.get_close_matches(source.strip().lower(), list_datasets(), n=3)
-        hint = f" Bundled data sets with similar names: {', '.join(close)}." if close else ""
-        raise click.ClickException(
-            f"file not found: {source} (nor is it a bundled data set; `svmtune datasets` lists "
-            f"them).{hint}"
-        ) from None
+    key = _bundled_name(source)
     if target not in (None, "target"):
         raise click.UsageError(
             f"bundled data set {key!r} has its labels in 'target'; --target does not apply"
@@ -754,7 +761,7 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
     """
     import pandas as pd
 
-    from svmtune.datasets import list_datasets, load_dataset, load_table, resolve_name
+    from svmtune.datasets import load_dataset, load_table
 
     tuner = _load_model(model)
     path = Path(file).expanduser()
@@ -765,14 +772,7 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
             raise _fail(exc) from None
         source = str(path)
     else:
-        try:
-            key = resolve_name(file)
-        except ValueError:
-            close = difflib.get_close_matches(file.strip().lower(), list_datasets(), n=3)
-            hint = f" Bundled data sets with similar names: {', '.join(close)}." if close else ""
-            raise click.ClickException(
-                f"file not found: {file} (nor is it a bundled data set).{hint}"
-            ) from None
+        key = _bundled_name(file)
         X, y, _ = load_dataset(key)
         table, source = X.assign(target=y), key
         table.attrs["label"] = "target"
@@ -789,8 +789,7 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
         X = X.to_numpy()
     else:
         missing = [c for c in features if c not in table.columns]
-        svmlight = all(c.startswith("f") and c[1:].isdigit() for c in features)
-        if missing and svmlight and table.attrs.get("label") == "target":
+        if missing and table.attrs.get("format") == "svmlight":
             table = table.assign(**dict.fromkeys(missing, 0.0))  # zeros svmlight leaves out
         elif missing:
             shown = ", ".join(repr(c) for c in missing[:8]) + (" ..." if len(missing) > 8 else "")

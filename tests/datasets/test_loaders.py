@@ -132,11 +132,12 @@ def test_load_table_keeps_every_column(tmp_path):
     assert list(t.columns) == ["a", "b", "label"] and list(t["label"]) == ["x", "y"]
     t = load_table(_write(tmp_path / "n.csv", "a;b\n1,5;2\n3;4\n"))  # no label at all
     assert list(t.columns) == ["a", "b"] and list(t["a"]) == [1.5, 3.0]
+    assert t.attrs == {"format": "csv"}  # no label column is known
     f = tmp_path / "d.svm"
     dump_svmlight_file(np.array([[0.5, 0.0], [0.0, 2.0]]), np.array([1, -1]), str(f))
     t = load_table(f)
     assert list(t.columns) == ["f1", "f2", "target"] and list(t["target"]) == [1, -1]
-    assert t.attrs["label"] == "target"
+    assert t.attrs["label"] == "target" and t.attrs["format"] == "svmlight"
     arff = "@relation r\n@attribute a numeric\n@attribute c {u,v}\n@data\n1,u\n2,v\n"
     t = load_table(_write(tmp_path / "d.arff", arff))
     assert list(t.columns) == ["a", "c"] and list(t["c"]) == ["u", "v"]

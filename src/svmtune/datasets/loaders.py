@@ -650,7 +650,8 @@ def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
     :func:`load_file` reads them, ARFF/KEEL with every attribute, svmlight/LIBSVM as
     features ``f1 ... fd`` followed by the labels in column ``"target"``.  For ARFF/KEEL
     and svmlight the column :func:`load_file` takes the labels from by default is named in
-    ``attrs["label"]`` (KEEL's ``@outputs`` attribute, else the last one; ``"target"``).
+    ``attrs["label"]`` (KEEL's ``@outputs`` attribute, else the last one; ``"target"``);
+    ``attrs["format"]`` is the format read.
 
     Parameters
     ----------
@@ -668,13 +669,13 @@ def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
         X, y = _read_svmlight(p)
         table = X.assign(target=y)
         table.attrs["label"] = "target"
-        return table
-    text = _decode(_read_bytes(p), p)
-    if kind == "arff":
-        table, _, outputs = parse_arff(text, source=str(p))
+    elif kind == "arff":
+        table, _, outputs = parse_arff(_decode(_read_bytes(p), p), source=str(p))
         table.attrs["label"] = outputs[0] if len(outputs) == 1 else str(table.columns[-1])
-        return table
-    return _read_csv(p, text, "\t" if kind == "tsv" else None)
+    else:
+        table = _read_csv(p, _decode(_read_bytes(p), p), "\t" if kind == "tsv" else None)
+    table.attrs["format"] = kind
+    return table
 
 
 def load_file(
