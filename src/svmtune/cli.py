@@ -386,6 +386,15 @@ def _common_selection_options(f):
     return f
 
 
+_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "tsv", "svmlight", "libsvm", "arff", "keel"]),
+    default=None,
+    help="File format (default: from the extension or the content).",
+)
+
+
 # ---------------------------------------------------------------------------- commands
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="svmtune")
@@ -433,13 +442,7 @@ def datasets_cmd(as_json: bool) -> None:
 @main.command("select")
 @click.argument("file", metavar="FILE")
 @click.option("--target", default=None, help="Label column (name or position, e.g. -1).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["csv", "tsv", "svmlight", "libsvm", "arff", "keel"]),
-    default=None,
-    help="File format (default: from the extension or the content).",
-)
+@_format_option
 @click.option("--method", required=True, help=f"Selection method: {_METHOD_LIST}.")
 @click.option(
     "--sample-weight",
@@ -734,13 +737,7 @@ def _same_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
     "svmlight's labels, ARFF/KEEL's output attribute, a CSV column named target, class or "
     "label; none if that is one of the model's features).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["csv", "tsv", "svmlight", "libsvm", "arff", "keel"]),
-    default=None,
-    help="File format (default: from the extension or the content).",
-)
+@_format_option
 @click.option("--proba", is_flag=True, help="Also write each class's probability.")
 @click.option(
     "--out",
