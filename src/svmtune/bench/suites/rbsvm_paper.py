@@ -277,9 +277,9 @@ SUITE = Suite(
         "cells costing hours to days are not run and show as 'not run' (or with the splits "
         "run, e.g. [5/10]): RandomSearch and BayesSearch on twonorm and skin-nonskin (GridSearch "
         "ran there), the three CV searches on ijcnn1, the exact RBSVM, SpanSVM "
-        "and RMSVM on ijcnn1, the L2-SVM searches on twonorm, skin-nonskin and ijcnn1 (one "
-        "L2-SVM fit on twonorm costs about 15 libsvm fits), and BayesSearch (L2-SVM) on the "
-        "tasks with n > 625. 'SVC() (Platt)' and 'RBSVM (libsvm refit + Platt)' are the "
+        "and RMSVM on ijcnn1, and the L2-SVM searches on twonorm, skin-nonskin and ijcnn1 (one "
+        "L2-SVM fit on twonorm costs about 15 libsvm fits). 'SVC() (Platt)' and 'RBSVM "
+        "(libsvm refit + Platt)' are the "
         "Platt-scaled yardsticks of the probability section."
     ),
     tasks=TASKS,
