@@ -144,6 +144,13 @@ def test_load_table_keeps_every_column(tmp_path):
     assert t.attrs["label"] == "c"  # load_file's default: the last attribute
     keel = arff.replace("@data", "@inputs c\n@outputs a\n@data")
     assert load_table(_write(tmp_path / "k.dat", keel)).attrs["label"] == "a"
+    # two @outputs: no default label, and load_file asks for one
+    two = _write(tmp_path / "two.dat", arff.replace("@data", "@outputs a, c\n@data"))
+    assert "label" not in load_table(two).attrs
+    with pytest.raises(DataFileError, match="several @outputs"):
+        load_file(two)
+    X, y = load_file(two, target="c")
+    assert list(X.columns) == ["a"] and list(y) == ["u", "v"] and X.attrs == {}
 
 
 def test_missing_labels_count_in_the_warning(tmp_path):

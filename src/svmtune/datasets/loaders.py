@@ -622,36 +622,37 @@ def _numeric_labels(y: np.ndarray) -> np.ndarray:
     return _numeric_labels(num.astype(float)) if num.dtype.kind in "iuf" else y
 
 
-def _read_arff(path: Path, text: str, target) -> tuple[pd.DataFrame, np.ndarray]:
-    df, inputs, outputs = parse_arff(text, source=str(path))
-    source = str(path)
-    if target is not None:
-        tcol = pick_target(df, target, source)
-    elif len(outputs) == 1:
-        tcol = outputs[0]
-    elif len(outputs) > 1:
-        raise DataFileError(
-            f"{source}: several @outputs {outputs}; choose the label with --target (target=...)"
-        )
-    else:
-        tcol = str(df.columns[-1])
-    if inputs:
-        keep = [c for c in df.columns if c in inputs or c == tcol]
-        df = df[keep]
-    X, y = _split_target(df, tcol, source)
-    return X, _numeric_labels(y)
-
-
 # ---------------------------------------------------------------------------- entry points
+def _read_table(p: Path, kind: str) -> pd.DataFrame:
+    """Every column of file ``p`` in format ``kind``.  ``attrs``: ``"format"``; ``"label"``,
+    the default label column where the format names one (svmlight: ``"target"``;
+    ARFF/KEEL: the one ``@outputs`` attribute, else the last attribute when there are no
+    ``@outputs``); for ARFF/KEEL ``"inputs"`` and ``"outputs"`` (KEEL's lists, maybe
+    empty)."""
+    if kind == "svmlight":
+        X, y = _read_svmlight(p)
+        table = X.assign(target=y)
+        table.attrs["label"] = "target"
+    elif kind == "arff":
+        table, inputs, outputs = parse_arff(_decode(_read_bytes(p), p), source=str(p))
+        table.attrs.update(inputs=list(inputs), outputs=list(outputs))
+        if len(outputs) <= 1:
+            table.attrs["label"] = outputs[0] if outputs else str(table.columns[-1])
+    else:
+        table = _read_csv(p, _decode(_read_bytes(p), p), "\t" if kind == "tsv" else None)
+    table.attrs["format"] = kind
+    return table
+
+
 def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
     """Read a user's data file with every column, the label's among them.
 
     For applying a fitted model to new rows, which may or may not carry labels: CSV/TSV as
     :func:`load_file` reads them, ARFF/KEEL with every attribute, svmlight/LIBSVM as
-    features ``f1 ... fd`` followed by the labels in column ``"target"``.  For ARFF/KEEL
-    and svmlight the column :func:`load_file` takes the labels from by default is named in
-    ``attrs["label"]`` (KEEL's ``@outputs`` attribute, else the last one; ``"target"``);
-    ``attrs["format"]`` is the format read.
+    features ``f1 ... fd`` followed by the labels in column ``"target"``.
+    ``attrs["format"]`` is the format read; ``attrs["label"]`` names the column
+    :func:`load_file` takes the labels from by default where the format says (svmlight's
+    ``"target"``; KEEL's one ``@outputs`` attribute, or an ARFF file's last attribute).
 
     Parameters
     ----------
@@ -664,18 +665,7 @@ def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
     DataFrame
     """
     p = _check_path(path)
-    kind = _normalise_fmt(fmt) if fmt is not None else detect_format(p)
-    if kind == "svmlight":
-        X, y = _read_svmlight(p)
-        table = X.assign(target=y)
-        table.attrs["label"] = "target"
-    elif kind == "arff":
-        table, _, outputs = parse_arff(_decode(_read_bytes(p), p), source=str(p))
-        table.attrs["label"] = outputs[0] if len(outputs) == 1 else str(table.columns[-1])
-    else:
-        table = _read_csv(p, _decode(_read_bytes(p), p), "\t" if kind == "tsv" else None)
-    table.attrs["format"] = kind
-    return table
+    return _read_table(p, _normalise_fmt(fmt) if fmt is not None else detect_format(p))
 
 
 def load_file(
@@ -711,16 +701,24 @@ def load_file(
     """
     p = _check_path(path)
     kind = _normalise_fmt(fmt) if fmt is not None else detect_format(p)
-    if kind == "svmlight":
-        if target is not None:
-            raise DataFileError(
-                f"{path}: svmlight/LIBSVM files keep the label in the first field of each "
-                "line; drop --target (target=...)"
-            )
-        return _read_svmlight(p)
-    text = _decode(_read_bytes(p), p)
-    if kind == "arff":
-        return _read_arff(p, text, target)
-    df = _read_csv(p, text, "\t" if kind == "tsv" else None)
-    tcol = pick_target(df, target, str(path))
-    return _split_target(df, tcol, str(path))
+    if kind == "svmlight" and target is not None:
+        raise DataFileError(
+            f"{path}: svmlight/LIBSVM files keep the label in the first field of each "
+            "line; drop --target (target=...)"
+        )
+    table, source = _read_table(p, kind), str(path)
+    outputs = table.attrs.get("outputs", [])
+    if target is None and len(outputs) > 1:
+        raise DataFileError(
+            f"{source}: several @outputs {outputs}; choose the label with --target (target=...)"
+        )
+    if target is None and "label" in table.attrs:
+        tcol = table.attrs["label"]
+    else:
+        tcol = pick_target(table, target, source)
+    inputs = table.attrs.get("inputs")
+    if inputs:  # KEEL: the attributes neither input nor label are left out
+        table = table[[c for c in table.columns if c in inputs or c == tcol]]
+    X, y = _split_target(table, tcol, source)
+    X.attrs = {}
+    return X, (_numeric_labels(y) if kind == "arff" else y)
