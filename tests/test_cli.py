@@ -248,6 +248,20 @@ def test_select_drop_columns(csv_file, tmp_path):
     df.assign(id=[f"row{i}" for i in range(len(df))]).to_csv(f, index=False)
     rec = json.loads(run("select", f, "--method", "default", "--drop", "id", "--json").output)
     assert rec["data"]["d"] == 3 and rec["data"]["dropped"] == ["id"]
+    # without --drop the identifier is warned about, as one plain line on stderr (a
+    # separate process: pytest records warnings instead of printing them)
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "svmtune.cli", "select", str(f), "--method", "default"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    warned = [ln for ln in proc.stderr.splitlines() if "'id'" in ln]
+    assert len(warned) == 1 and warned[0].startswith("warning: categorical column(s) 'id'")
+    assert ".py:" not in proc.stderr
     model = tmp_path / "m.joblib"
     run("select", f, "--method", "default", "--drop", "id", "--drop", "c", "--out", model)
     assert list(joblib.load(model).feature_names_in_) == ["a", "b"]

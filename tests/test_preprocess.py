@@ -138,3 +138,17 @@ def test_many_categories_warn_once_at_fit():
         make_preprocessor("auto", X.iloc[:20])
     with pytest.warns(UserWarning, match=r"column\(s\) 0 \("):
         make_preprocessor("auto", X[["amount", "x"]].to_numpy(dtype=object))
+
+
+def test_the_warnings_point_at_the_caller():
+    from svmtune import SVMTuner
+
+    X = pd.DataFrame({"empty": [np.nan] * 8, "x": np.arange(8.0)})
+    y = np.array([0, 1] * 4)
+    with pytest.warns(UserWarning, match="no observed value") as rec:
+        make_preprocessor("auto", X)
+    assert rec[0].filename == __file__
+    tuner = SVMTuner(method="default", preprocess="auto")
+    with pytest.warns(UserWarning, match="no observed value") as rec:
+        tuner.fit(X, y)
+    assert [r.filename for r in rec if "no observed value" in str(r.message)] == [__file__]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import warnings
 
+import pytest
+
 from svmtune._warnings import recorded_warnings
 
 
@@ -63,3 +65,24 @@ def test_recorders_nest_within_a_thread():
     assert [str(w.message) for w in outer] == ["first", "third"]
     assert [str(w.message) for w in inner] == ["second"]
     assert inner[0].category is UserWarning and inner[0].filename == __file__
+
+
+def test_svmtune_warnings_name_the_first_line_outside_svmtune(tmp_path):
+    """However deep inside svmtune a warning is raised, it names the caller's line."""
+    import numpy as np
+
+    from svmtune import SVMTuner
+    from svmtune.datasets import load_file
+
+    f = tmp_path / "amounts.csv"
+    f.write_text("amount;x;label\n" + "".join(f"1,{i:03d};{i};{i % 2}\n" for i in range(30)))
+    with pytest.warns(UserWarning, match="decimal comma or separate thousands") as rec:
+        load_file(f)
+    assert {r.filename for r in rec} == {__file__}
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)), np.repeat([0, 1], 20)
+    # a bound warning raised in the gradient search, four calls below SVMTuner.fit
+    tuner = SVMTuner(method="rbsvm", method_params={"log2_sigma": (5.0, 6.0)})
+    with pytest.warns(Warning) as rec:
+        tuner.fit(X, y)
+    assert rec and {r.filename for r in rec} == {__file__}

@@ -1,14 +1,36 @@
-"""Per-thread recording of warnings (:func:`recorded_warnings`)."""
+"""Per-thread recording of warnings (:func:`recorded_warnings`), and where svmtune's warnings
+point (:func:`user_stacklevel`)."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import threading
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["recorded_warnings"]
+__all__ = ["recorded_warnings", "user_stacklevel"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a ``warnings.warn`` in the calling function that names the
+    first frame outside svmtune: the user's line that called svmtune (or the library that
+    did), however deep inside svmtune the warning is raised (as pandas does).
+
+    Call it in the ``warnings.warn`` call itself: ``warnings.warn(msg, stacklevel=
+    user_stacklevel())``.
+    """
+    frame = sys._getframe(1)  # the function that warns
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
 
 _WARN_LOCK = threading.Lock()
 _WARN_LOCAL = threading.local()

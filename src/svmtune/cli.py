@@ -14,10 +14,12 @@ errors); ``svmtune --debug ...`` shows the traceback instead.
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import json
 import math
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -408,6 +410,26 @@ def main(ctx: click.Context, debug: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    if not debug:
+        ctx.with_resource(_plain_warnings())
+
+
+@contextlib.contextmanager
+def _plain_warnings():
+    """Warnings as ``warning: message`` lines on stderr while a command runs: the file and
+    line a Python warning names belong to the library, not to the command's user (--debug
+    keeps them)."""
+    saved = warnings.formatwarning
+
+    def plain(message, category, filename, lineno, line=None) -> str:
+        kind = "" if category is UserWarning else f" ({category.__name__})"
+        return f"warning{kind}: {message}\n"
+
+    warnings.formatwarning = plain
+    try:
+        yield
+    finally:
+        warnings.formatwarning = saved
 
 
 @main.command("datasets")

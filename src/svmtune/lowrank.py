@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as sla
 
+from svmtune._warnings import user_stacklevel
 from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist, squared_distances
 from svmtune.loo.rbsvm import LOSSES, check_nonsupport, objective_terms
 from svmtune.svm import ConvergenceWarning, DualSolution, l2_diagonal
@@ -233,7 +234,7 @@ def nystroem_factor(
             f"landmark kernel matrix is numerically singular at sigma = {sigma:.4g}; "
             f"jitter raised to {jit:.1e}",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     Z = sla.solve_triangular(R, K_nm.T, trans="T", lower=False).T
     G_T = sla.solve_triangular(R, Z.T, lower=False).T
@@ -450,7 +451,7 @@ def fit_l2_svm_lowrank(
         warnings.warn(
             f"low-rank L2-SVM Newton solver stopped after {max_iter} iterations",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     S = np.flatnonzero(act)
     if S.size < 2 or np.all(y[S] == y[S][0]):
@@ -492,7 +493,7 @@ def _safe(diag: np.ndarray) -> np.ndarray:
         warnings.warn(
             f"{int(bad.sum())} diagonal entries of M^-1 are not positive (round-off); floored",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         diag = np.where(bad, floor, diag)
     return diag

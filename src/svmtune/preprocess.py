@@ -32,6 +32,8 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
+from svmtune._warnings import user_stacklevel
+
 __all__ = ["PREPROCESS_MODES", "make_preprocessor", "categorical_columns", "needs_auto"]
 
 PREPROCESS_MODES = ("standard", "auto", "none")
@@ -131,7 +133,7 @@ def _warn_empty_columns(X) -> None:
             f"column(s) {names} have no observed value in the training data; they are kept "
             "as constant columns and carry no information",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -160,7 +162,7 @@ def _warn_many_categories(X, cats: list) -> None:
             "identifier column; convert numbers stored as text (e.g. '1,234' with a "
             "thousands separator) to numbers.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -168,7 +170,8 @@ def make_preprocessor(mode: str, X=None):
     """An unfitted transformer for ``mode`` (see the module docstring).
 
     ``X`` (the training data) is needed for ``"auto"``: it decides which columns are
-    categorical.
+    categorical.  Warns about columns with no observed value and about categorical columns
+    whose values nearly all differ.
     """
     if mode == "standard":
         return StandardScaler()

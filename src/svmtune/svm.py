@@ -25,6 +25,7 @@ import scipy.linalg as sla
 from scipy.linalg import lapack
 from sklearn.svm import SVC
 
+from svmtune._warnings import user_stacklevel
 from svmtune.kernels import Kernel, KernelColumns, as_kernel, kernel_block, kernel_columns
 
 __all__ = [
@@ -94,7 +95,7 @@ class ExtendedFactor:
             warnings.warn(
                 f"support-set matrix nearly singular; added {jitter:.1e} to its diagonal",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         u = sla.cho_solve(chol, np.ones(m), check_finite=False)
         return cls(chol=chol, u=u, s=float(u.sum()))
@@ -533,7 +534,7 @@ def _primal_active_set(K, y, d, active, tol, max_iter):
     warnings.warn(
         "L2-SVM active-set solver did not converge; result may violate KKT conditions",
         ConvergenceWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     S = np.flatnonzero(S_mask)
     fac, beta, b = _solve_support(K, y, d, S)

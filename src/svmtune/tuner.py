@@ -25,6 +25,7 @@ from svmtune._validation import (
     validate_sample_weight,
     validate_Xy,
 )
+from svmtune._warnings import user_stacklevel
 from svmtune.estimators import (
     class_weight_vector,
     make_final_estimator,
@@ -274,7 +275,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 "multiclass='ovo' is libsvm's one-vs-one; the final L2-SVM is one-vs-rest: "
                 "pass final_model='l1' for a one-vs-one SVC, or multiclass='ovr'",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         platt = final == "l1" and self.probability == "platt"
 

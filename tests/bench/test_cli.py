@@ -150,6 +150,48 @@ def test_bench_runs_a_suite_on_a_data_file_resumes_and_reports(tmp_path):
     assert "4 stored cell rows belong to an older definition" in text
 
 
+def test_bench_data_cells_depend_on_the_label_column_and_the_dropped_columns(tmp_path):
+    import json
+
+    import numpy as np
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import bench, report
+
+    data = _csv(tmp_path / "mine.csv")
+    frame = __import__("pandas").read_csv(data)
+    frame["other"] = np.where(frame["c"] > 0, "hi", "lo")
+    frame.to_csv(data, index=False)
+    out = tmp_path / "res"
+    base = ["--suite", "quick", "--data", str(data), "--methods", "default", "--out", str(out)]
+    base += ["--no-progress", "--drop", "other"]
+
+    def rows():
+        lines = (out / "quick+data" / "results.jsonl").read_text().splitlines()
+        return [json.loads(x) for x in lines]
+
+    r = CliRunner().invoke(bench, [*base, "--target", "label"])
+    assert "0 already stored, 2 run (2 ok" in r.output, r.output
+    assert {r_["n_features"] for r_ in rows()} == {3}
+    # another label column of the same file is another task definition, not a stored one
+    r = CliRunner().invoke(bench, [*base[:-2], "--target", "other", "--drop", "label"])
+    assert "0 already stored, 2 run (2 ok" in r.output, r.output
+    got = rows()[-2:]
+    assert {r_["n_features"] for r_ in got} == {3}
+    assert got[0]["data_read"] == {"target": "other", "drop": ["label"]}
+    r = CliRunner().invoke(bench, [*base[:-2], "--target", "other", "--drop", "label"])
+    assert "2 already stored, 0 run" in r.output
+    # dropping nothing keeps 'label' as a feature: again not stored
+    r = CliRunner().invoke(bench, [*base[:-2], "--target", "other"])
+    assert "0 already stored, 2 run (2 ok" in r.output, r.output
+    assert {r_["n_features"] for r_ in rows()[-2:]} == {5}  # a, b, c and label one-hot
+    rep = CliRunner().invoke(report, [str(out), "--md", str(tmp_path / "r.md")])
+    assert rep.exit_code == 0, rep.output
+    text = (tmp_path / "r.md").read_text()
+    assert "label 'other'" in text and "without 'label'" not in text
+    assert "4 stored cell rows belong to an older definition" in text
+
+
 def test_bench_data_errors_are_clear(tmp_path):
     from click.testing import CliRunner
 
@@ -163,6 +205,12 @@ def test_bench_data_errors_are_clear(tmp_path):
 
     r = run("--suite", "quick", "--data", str(data), "--target", "nope")
     assert r.exit_code != 0 and "target column 'nope' not found" in r.output
+    r = run("--suite", "quick", "--data", str(data), "--target", "label", "--drop", "id")
+    assert r.exit_code != 0 and "no column 'id' in the features" in r.output
+    r = run("--suite", "quick", "--data", str(data), "--drop", "a", "--drop", "b", "--drop", "c")
+    assert r.exit_code != 0 and "drops every feature column" in r.output
+    r = run("--suite", "quick", "--drop", "a")
+    assert r.exit_code != 0 and "apply to --data files only" in r.output
     r = run("--suite", "quick", "--target", "label")
     assert r.exit_code != 0 and "apply to --data files only" in r.output
     r = run("--suite", "quick", "--data", "iris", "--target", "label")

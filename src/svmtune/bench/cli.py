@@ -101,6 +101,13 @@ def _split_list(value: str | None) -> list[str] | None:
     type=click.Choice(["csv", "tsv", "svmlight", "libsvm", "arff", "keel"]),
     help="Format of the --data files (default: from the extension or the content).",
 )
+@click.option(
+    "--drop",
+    "drop_columns",
+    multiple=True,
+    metavar="COLUMN",
+    help="Column of the --data files that is not a feature (e.g. an identifier); repeatable.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True)
 def bench(
     suite_name,
@@ -119,6 +126,7 @@ def bench(
     data_sources,
     target,
     fmt,
+    drop_columns,
     progress,
 ):
     """Run (or resume) a benchmark suite; each finished cell is appended to the result store.
@@ -146,9 +154,9 @@ def bench(
         raise click.UsageError("--n-jobs must be a positive number of processes or -1 (all)")
     loader = None
     if data_sources:
-        suite, loader = _on_data(suite, data_sources, target, fmt)
-    elif target is not None or fmt is not None:
-        raise click.UsageError("--target and --format apply to --data files only")
+        suite, loader = _on_data(suite, data_sources, target, fmt, drop_columns)
+    elif target is not None or fmt is not None or drop_columns:
+        raise click.UsageError("--target, --format and --drop apply to --data files only")
     backend = contextlib.nullcontext()
     client = None
     if scheduler:
@@ -213,19 +221,21 @@ def bench(
         con.print("[yellow]some cells failed; their status is in the result rows[/]")
 
 
-def _on_data(suite, sources, target, fmt):
+def _on_data(suite, sources, target, fmt, drop):
     """The suite on the --data sources, and their loader; each source is read once here
     (as `svmtune select` reads it, with its messages) so that an unreadable file or a wrong
-    --target stops the run before any cell."""
+    --target or --drop stops the run before any cell."""
     from svmtune.bench.suite import DataLoader, on_data
-    from svmtune.cli import _load
+    from svmtune.cli import _drop, _load
 
     try:
-        derived = on_data(suite, sources)
+        derived = on_data(suite, sources, target=target, fmt=fmt, drop=drop)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     for task in derived.tasks:
         X, _, _ = _load(task.dataset, target, fmt)
+        if drop:
+            X = _drop(X, drop)
         p = derived.protocol
         need = sum(int(v) for v in (p.train_size, p.test_size) if isinstance(v, int))
         if p.kind == "split" and need > len(X):

@@ -109,6 +109,17 @@ def _pct(v, digits: int = 2) -> str:
     return f"{100 * v:.{digits}f}" if _isnum(v) else "—"
 
 
+def _read_note(read) -> str:
+    """How a ``--data`` file was read (a row's ``data_read``), for the task's caption."""
+    if not isinstance(read, dict):
+        return ""
+    parts = [f"label {read['target']!r}"] if "target" in read else []
+    parts += [f"format {read['format']}"] if "format" in read else []
+    if read.get("drop"):
+        parts.append("without " + ", ".join(repr(c) for c in read["drop"]))
+    return f": {'; '.join(parts)}" if parts else ""
+
+
 def _num(v, digits: int = 3) -> str:
     if not _isnum(v):
         return "—"
@@ -429,8 +440,9 @@ def _suite_section(
         dsub = df[df["task"] == t]
         ds = (
             ", ".join(
-                f"{a} ({str(v)[:12]})"
-                for a, v in dsub[["dataset", "dataset_version"]]
+                f"{a} ({str(v)[:12]}){r}"
+                for a, v, r in dsub.reindex(columns=["dataset", "dataset_version", "data_read"])
+                .assign(data_read=lambda d: d["data_read"].map(_read_note))
                 .drop_duplicates()
                 .itertuples(index=False)
             )
@@ -1027,7 +1039,9 @@ def _registered_suite(name: str, rows: list[dict]) -> Suite | None:
     try:
         if name.endswith(DATA_SUFFIX):  # the latest contents of each task's file
             tasks = {
-                r["task"]: data_task(r["task"], r["dataset"], r["dataset_version"])
+                r["task"]: data_task(
+                    r["task"], r["dataset"], r["dataset_version"], r.get("data_read")
+                )
                 for r in sorted(rows, key=lambda r: str(r.get("timestamp", "")))
                 if r.get("kind", "cell") == "cell" and "task" in r and "dataset" in r
             }

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from svmtune._warnings import recorded_warnings
+from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.bench.store import (
     ResultStore,
     StoreBusy,
@@ -272,6 +272,8 @@ def build_cells(
                     **({"task_tuner_params": t.tuner_params} if t.tuner_params else {}),
                     # the contents of a task's file, for tasks on the user's data (on_data)
                     **({"data_sha256": t.options["sha256"]} if "sha256" in t.options else {}),
+                    # ... and how it is read (label column, format, dropped columns) if given
+                    **({"data_read": t.options["read"]} if "read" in t.options else {}),
                 )
                 cells.append(Cell(suite, t, s, m, seed, key))
     return cells
@@ -489,6 +491,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
         "method_name": m.method,
         "method_params": m.params,
         "tuner_params": {**cell.task.tuner_params, **m.tuner_params},
+        **({"data_read": cell.task.options["read"]} if "read" in cell.task.options else {}),
         "seed": cell.seed,
         "status": "ok",
         "jit_warmed_up": True,  # svmtune's numba loops were loaded before the clocks
@@ -823,6 +826,6 @@ def run_suite(
                     f"suite {suite.name!r}: another run is running its experiments; skipped "
                     "here (run again afterwards to list them)",
                     RuntimeWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
     return summary

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from svmtune._warnings import user_stacklevel
+
 __all__ = [
     "RESULTS_FILE",
     "ResultStore",
@@ -102,7 +104,11 @@ def _complete_rows(data: bytes, path: Path) -> tuple[list[dict], int]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            warnings.warn(f"{path}: skipping unparsable line {i + 1}", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"{path}: skipping unparsable line {i + 1}",
+                RuntimeWarning,
+                stacklevel=user_stacklevel(),
+            )
             continue
         if isinstance(row, dict):
             rows.append(row)

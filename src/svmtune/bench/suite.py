@@ -267,7 +267,14 @@ def _stem(path: Path) -> str:
     return Path(name).stem or name
 
 
-def on_data(suite: Suite, sources: Sequence[str | Path]) -> Suite:
+def on_data(
+    suite: Suite,
+    sources: Sequence[str | Path],
+    *,
+    target: str | int | None = None,
+    fmt: str | None = None,
+    drop: Sequence[str] = (),
+) -> Suite:
     """``suite``'s methods, protocol and seed on other data, one task per source.
 
     Parameters
@@ -280,6 +287,11 @@ def on_data(suite: Suite, sources: Sequence[str | Path]) -> Suite:
         Data files (CSV/TSV, svmlight, ARFF/KEEL; read by :class:`DataLoader`) or names of
         bundled data sets.  Each becomes a task named after the file (without extensions) or
         the data set; repeated names get ``-2``, ``-3``, ...
+    target, fmt : optional
+        How :class:`DataLoader` reads the files (label column, format); recorded in the
+        tasks, so that they are part of the cells' keys.
+    drop : sequence of str
+        Columns that are not features (e.g. identifiers): the tasks' ``drop_columns``.
 
     Returns
     -------
@@ -292,6 +304,9 @@ def on_data(suite: Suite, sources: Sequence[str | Path]) -> Suite:
 
     if isinstance(sources, (str, Path)) or not len(sources):
         raise ValueError("sources must be a non-empty list of data files or data-set names")
+    read: dict[str, Any] = {k: v for k, v in (("target", target), ("format", fmt)) if v is not None}
+    if drop:
+        read["drop"] = list(drop)
     tasks: list[Task] = []
     seen: dict[str, int] = {}
     for src in sources:
@@ -310,15 +325,23 @@ def on_data(suite: Suite, sources: Sequence[str | Path]) -> Suite:
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
             name = f"{name}-{seen[name]}"
-        tasks.append(data_task(name, dataset, version))
+        tasks.append(data_task(name, dataset, version, read))
     return with_tasks(suite, tasks)
 
 
-def data_task(name: str, dataset: str, version: str) -> Task:
-    """The task of one :func:`on_data` source.  The SHA-256 of its file is part of the task
-    and of its cells' keys, so cells stored for other contents of the same file are not
-    taken as done (and the report leaves them out as rows of an older definition)."""
-    return Task(name, dataset, options={"sha256": version})
+def data_task(name: str, dataset: str, version: str, read: dict | None = None) -> Task:
+    """The task of one :func:`on_data` source.
+
+    The SHA-256 of its file and how it is read (``read``: the ``"target"``, ``"format"`` and
+    ``"drop"`` columns given, if any) are part of the task and of its cells' keys, so cells
+    stored for other contents of the same file, or for another label column of it, are not
+    taken as done (and the report leaves them out as rows of an older definition).
+    """
+    read = dict(read or {})
+    options: dict[str, Any] = {"sha256": version}
+    if read:
+        options["read"] = read
+    return Task(name, dataset, drop_columns=tuple(read.get("drop", ())), options=options)
 
 
 #: ending of the name of a suite run on other data (:func:`on_data`)

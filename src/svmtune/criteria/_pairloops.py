@@ -27,6 +27,8 @@ import warnings
 import numba
 import numpy as np
 
+from svmtune._warnings import user_stacklevel
+
 __all__ = ["coarsen_bins", "pair_bin_counts", "rbf_class_sums_multi", "warm_up"]
 
 _cache_warned = False
@@ -47,7 +49,7 @@ def _njit(**options):
                     "compiled in every process (a few seconds). Set NUMBA_CACHE_DIR to a "
                     "writable directory to keep them.",
                     RuntimeWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
                 _cache_warned = True
             return numba.njit(cache=False, **options)(func)

@@ -52,6 +52,7 @@ import numpy as np
 from scipy.special import ndtr
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
 
+from svmtune._warnings import user_stacklevel
 from svmtune.kernels import Kernel, gamma_from_sigma
 
 __all__ = [
@@ -258,11 +259,11 @@ def _check_two_classes(labels: np.ndarray) -> None:
         )
 
 
-def _warn_collapsed(stacklevel: int) -> None:
+def _warn_collapsed() -> None:
     warnings.warn(
         "both classes collapse to a point along the centre line (zero scatteredness): S&S = +inf",
         RuntimeWarning,
-        stacklevel=stacklevel + 1,
+        stacklevel=user_stacklevel(),
     )
 
 
@@ -271,7 +272,7 @@ def _finish(d, sigmas, sizes, labels, spread, estimator, alpha) -> SSResult:
     if d > 0 and sigma > 0:
         ss = ss_db(d, sigma, alpha)
     elif d > 0:
-        _warn_collapsed(stacklevel=3)
+        _warn_collapsed()
         ss = np.inf
     else:
         ss = -np.inf
@@ -618,7 +619,7 @@ def ss_from_class_sums(
         )
     ss[:, eye] = np.inf
     if warn and np.any((d > 0) & (pooled == 0) & ~eye):
-        _warn_collapsed(stacklevel=3)
+        _warn_collapsed()
     return d, sig, pooled, ss
 
 

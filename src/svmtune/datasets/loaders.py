@@ -51,6 +51,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from svmtune._warnings import user_stacklevel
+
 __all__ = [
     "FORMATS",
     "DataFileError",
@@ -285,7 +287,7 @@ def _split_target(df: pd.DataFrame, target: str, source: str) -> tuple[pd.DataFr
         warnings.warn(
             f"{source}: dropped {k} row{'' if k == 1 else 's'} with a missing label in {target!r}",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         df = df.loc[~missing].reset_index(drop=True)
     X = df.drop(columns=[target])
@@ -394,7 +396,7 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
             f"{int(df.iloc[0, 0])}, {int(df.iloc[0, 0]) + 1}, ... (a row index, as "
             "DataFrame.to_csv writes); name it in the header to keep it as a feature",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         df = df.iloc[:, 1:]
     for c in df.columns:  # strip blanks around category strings
@@ -431,7 +433,7 @@ def _decimal_comma_numbers(col: pd.Series, source: str) -> pd.Series:
             "(categories). Convert it to numbers yourself, or write the file with a decimal "
             "point and no thousands separator.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
         return col
     return pd.to_numeric(col.str.replace(",", ".", regex=False))

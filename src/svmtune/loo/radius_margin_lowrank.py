@@ -68,6 +68,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from svmtune._warnings import user_stacklevel
 from svmtune.loo.radius_margin import RadiusMargin
 from svmtune.loo.sphere import BallSolution, check_ridge, clarabel_simplex_weights
 from svmtune.lowrank import NystroemFactor, TaskSolutions, fit_tasks_lowrank
@@ -331,7 +332,7 @@ def lowrank_enclosing_ball(
         warnings.warn(
             f"low-rank enclosing ball: negative R^2 = {R2:.2e} from round-off; clipped to 0",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return BallSolution(max(R2, 0.0), beta, beta > thr, int(max_iter), "clarabel")
 

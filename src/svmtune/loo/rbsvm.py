@@ -80,6 +80,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import blas
 
+from svmtune._warnings import user_stacklevel
 from svmtune.kernels import (
     KernelColumns,
     as_kernel,
@@ -144,7 +145,7 @@ def _safe_diag(diag: np.ndarray) -> np.ndarray:
             "nearly singular support set); they are floored and their leave-one-out outputs "
             "are large but finite",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         diag = np.where(bad, floor, diag)
     return diag

@@ -34,6 +34,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from svmtune._warnings import user_stacklevel
+
 __all__ = [
     "BallSolution",
     "Direction",
@@ -269,7 +271,7 @@ def enclosing_ball(
         warnings.warn(
             f"enclosing ball: negative R^2 = {R2:.2e} from round-off; clipped to 0",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return BallSolution(max(R2, 0.0), beta, beta > thr, max_iter, "clarabel")
 

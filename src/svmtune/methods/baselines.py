@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.kernels import gamma_from_sigma, sigma_from_gamma
 from svmtune.methods.base import Selection, Selector
@@ -678,7 +679,7 @@ class HalvingSearch(_CVSearch):
                 f"first round needs {max(smallest, floor)}): every candidate is evaluated on "
                 "all samples in one round, as in a grid search",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             return n
         if floor <= smallest:

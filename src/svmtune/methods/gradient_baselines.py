@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from svmtune._validation import check_positive
+from svmtune._warnings import user_stacklevel
 from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
 from svmtune.loo.radius_margin import radius_margin
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
@@ -94,7 +95,7 @@ def radius_margin_summary(
             "that memorises the training set); check the choice, or use method='rbsvm' or "
             "'span'",
             UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     info = {
         "R2": float(state["R2"]),

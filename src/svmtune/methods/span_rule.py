@@ -42,7 +42,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
 from svmtune._validation import check_dense_memory
-from svmtune._warnings import recorded_warnings
+from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, sigma_from_gamma, squared_distances
 from svmtune.loo.span_rule import (
     SpanCache,
@@ -126,7 +126,7 @@ def unit_range_sigma(X: np.ndarray, unit_gamma: float | None = None) -> float:
             "every feature is constant: the kernel matrix is all ones whatever its width; "
             "using gamma = unit_gamma",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         return float(sigma_from_gamma(g))
     gamma_x = g * float(np.sum(var[ok] / r[ok] ** 2)) / float(np.sum(var[ok]))
@@ -544,7 +544,7 @@ class SpanRule(Selector):
                 "candidates (typically nearly singular in-bound kernel matrices at large RBF "
                 "widths, regularised by a tiny diagonal jitter)",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         s, spec, params = cands[best]
         info: dict[str, Any] = {

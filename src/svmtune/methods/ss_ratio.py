@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._warnings import user_stacklevel
 from svmtune.criteria.ss_ratio import (
     ALPHA,
     ESTIMATORS,
@@ -215,7 +216,7 @@ def _warn_width_edge(
             f"; the best width may be {'smaller' if edge == 'lower' else 'larger'}: "
             "widen log2_sigma or pass sigmas"
         )
-    warnings.warn(msg, BoundWarning, stacklevel=3)
+    warnings.warn(msg, BoundWarning, stacklevel=user_stacklevel())
 
 
 class SSRatio(Selector):
@@ -473,7 +474,7 @@ class SSRatio(Selector):
                 "no candidate kernel separates the class centres (S&S = -inf for every "
                 "candidate): C is read at the end of the C_opt curve",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         edge = _width_edge(kern, cands)
         if edge is not None:

@@ -14,6 +14,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedKFold
 
+from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator, ovo_pairs
 
 __all__ = ["make_folds", "cv_errors", "fold_error"]
@@ -43,7 +44,7 @@ def make_folds(
             f"{'' if pos is None else ' with positive weight'}: using {k}-fold instead of "
             f"{n_splits}-fold cross-validation",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
     # strata 2 y + (w > 0): with every weight positive StratifiedKFold encodes them as it

@@ -88,6 +88,7 @@ from scipy.optimize import minimize
 from sklearn.utils.validation import check_random_state
 
 from svmtune._validation import check_dense_memory
+from svmtune._warnings import user_stacklevel
 from svmtune.kernels import squared_distances
 from svmtune.svm import ConvergenceWarning
 
@@ -238,7 +239,9 @@ def initial_sigma(
     vals = vals[vals > 0]
     if vals.size == 0:
         warnings.warn(
-            "all training points coincide; starting from sigma = 1", RuntimeWarning, stacklevel=2
+            "all training points coincide; starting from sigma = 1",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
         )
         return 1.0
     return float(np.sqrt(np.median(vals)))
@@ -366,11 +369,10 @@ class GradientSearchResult:
     stopped: str | None = None
     warnings: list[tuple[type[Warning], str]] = field(default_factory=list)
 
-    def emit_warnings(self, stacklevel: int = 2) -> None:
-        """Emit :attr:`warnings`; ``stacklevel`` as for a ``warnings.warn`` in the function
-        that calls this (2: attributed to the line that called that function)."""
+    def emit_warnings(self) -> None:
+        """Emit :attr:`warnings`, attributed to the first line outside svmtune."""
         for category, message in self.warnings:
-            warnings.warn(message, category, stacklevel=stacklevel + 1)
+            warnings.warn(message, category, stacklevel=user_stacklevel())
 
     @property
     def params(self) -> dict[str, float]:
@@ -551,7 +553,7 @@ class _Run:
                     f"{dict(zip(self.names, np.exp(x).round(6).tolist()))}; treating the point "
                     "as infeasible",
                     RuntimeWarning,
-                    stacklevel=4,
+                    stacklevel=user_stacklevel(),
                 )
                 self.nonfinite_warned = True
             out = (self.worst_finite + abs(self.worst_finite) + 1.0, np.zeros(dim))
