@@ -152,3 +152,31 @@ def test_the_warnings_point_at_the_caller():
     with pytest.warns(UserWarning, match="no observed value") as rec:
         tuner.fit(X, y)
     assert [r.filename for r in rec if "no observed value" in str(r.message)] == [__file__]
+
+
+@pytest.mark.parametrize("mode", PREPROCESS_MODES)
+def test_a_row_number_column_is_warned_about(mode):
+    rng = np.random.default_rng(0)
+    n = 30
+    df = pd.DataFrame(
+        {
+            "id": np.arange(1001, 1001 + 2 * n, 2),  # increasing, not consecutive (a split)
+            "count": rng.integers(0, 50, n),
+            "x": np.sort(rng.normal(size=n)),  # increasing, but not whole numbers
+        }
+    )
+    with pytest.warns(UserWarning, match=r"column\(s\) 'id' hold whole numbers that increase"):
+        make_preprocessor(mode, df)
+    with pytest.warns(UserWarning, match=r"column\(s\) 0 hold"):
+        make_preprocessor(mode, df.to_numpy(dtype=float))
+    quiet = [
+        df[["count", "x"]],
+        df.iloc[::-1],  # decreasing
+        df.iloc[:20],  # too few rows to tell
+        df.assign(id=df["id"].where(df.index != 3, df["id"][2])),  # a repeated value
+        df.assign(id=df["id"].astype(float).where(df.index != 3)),  # a missing value
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for X in quiet:
+            make_preprocessor(mode, X)

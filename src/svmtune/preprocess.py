@@ -166,19 +166,56 @@ def _warn_many_categories(X, cats: list) -> None:
         )
 
 
+#: fewer rows than this are not checked for row-number columns
+ROW_NUMBER_MIN_ROWS = 20
+
+
+def _warn_row_number_columns(X) -> None:
+    """Warn (once, at fit) about numeric columns of whole numbers that increase strictly
+    from row to row: a row number or an identifier in file order (a training split keeps
+    the order), which as a feature only tells where a row was in the file."""
+    if isinstance(X, pd.DataFrame):
+        cols = [c for c, dt in X.dtypes.items() if getattr(dt, "kind", "O") in "iuf"]
+        values = [X[c].to_numpy(dtype=float, na_value=np.nan) for c in cols]
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2 or arr.dtype.kind not in "iuf":
+            return
+        cols, values = list(range(arr.shape[1])), list(arr.T.astype(float))
+    if not values or len(values[0]) <= ROW_NUMBER_MIN_ROWS:
+        return
+    found = []
+    for c, v in zip(cols, values):
+        with np.errstate(invalid="ignore"):
+            if np.all(np.diff(v) > 0) and np.all(v == np.round(v)):
+                found.append(repr(c))
+    if found:
+        warnings.warn(
+            f"column(s) {', '.join(found[:6])}{' ...' if len(found) > 6 else ''} hold whole "
+            "numbers that increase from row to row, like a row number or an identifier: as a "
+            "feature such a column says where a row stood in the file, not what it is. Drop "
+            "it if it is one (svmtune select --drop COLUMN).",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
 def make_preprocessor(mode: str, X=None):
     """An unfitted transformer for ``mode`` (see the module docstring).
 
     ``X`` (the training data) is needed for ``"auto"``: it decides which columns are
-    categorical.  Warns about columns with no observed value and about categorical columns
-    whose values nearly all differ.
+    categorical.  Warns about columns that look like row numbers (whole numbers increasing
+    row by row), and under ``"auto"`` about columns with no observed value and categorical
+    columns whose values nearly all differ.
     """
+    if mode not in PREPROCESS_MODES:
+        raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {mode!r}")
+    if X is not None:
+        _warn_row_number_columns(X)
     if mode == "standard":
         return StandardScaler()
     if mode == "none":
         return FunctionTransformer(validate=False)
-    if mode != "auto":
-        raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {mode!r}")
     _warn_empty_columns(X)
     # a column without any observed value is kept as a constant (scikit-learn's imputers
     # would drop it with a warning at every transform, i.e. at every predict)
