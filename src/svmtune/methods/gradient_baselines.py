@@ -89,11 +89,10 @@ def radius_margin_summary(
     if spread > 1.0 + 1e-9:
         warnings.warn(
             f"the positive sample weights differ (by a factor of {spread:.3g}, class weights "
-            "included): the "
-            "radius-margin bound is taken on K + diag(1/(C w_i)), where low-weight points lie "
-            "far out, so unequal weights can pull it to large C and narrow widths (a model "
-            "that memorises the training set); check the choice, or use method='rbsvm' or "
-            "'span'",
+            "included): the radius-margin bound is taken on K + diag(1/(C w_i)), where "
+            "low-weight points lie far out, so unequal weights can pull it to large C and "
+            "narrow widths (a model that memorises the training set); check the choice, or "
+            "use method='rbsvm' or 'span'",
             UserWarning,
             stacklevel=user_stacklevel(),
         )
