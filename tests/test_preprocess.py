@@ -180,3 +180,27 @@ def test_a_row_number_column_is_warned_about(mode):
         warnings.simplefilter("error")
         for X in quiet:
             make_preprocessor(mode, X)
+
+
+def test_object_columns_of_numbers_are_numeric():
+    from decimal import Decimal
+
+    n = 30
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=n)
+    df = pd.DataFrame(
+        {
+            "num": pd.Series(list(x[:-1]) + [None], dtype=object),
+            "dec": pd.Series([Decimal(str(round(v, 3))) for v in x], dtype=object),
+            "text": pd.Series(["1", "2"] * (n // 2), dtype=object),  # digits as text: codes
+            "flag": pd.Series([True, False] * (n // 2), dtype=object),
+        }
+    )
+    assert categorical_columns(df) == ["text", "flag"]
+    Z = make_preprocessor("auto", df).fit_transform(df)
+    assert Z.shape == (n, 2 + 2 + 2)
+    # the numeric columns are imputed and standardised, not one-hot encoded
+    filled = np.r_[x[:-1], np.median(x[:-1])]
+    np.testing.assert_allclose(Z[:, 0], (filled - filled.mean()) / filled.std())
+    assert categorical_columns(df[["num", "dec"]]) == [] and needs_auto(df[["num", "dec"]])
+    assert not needs_auto(df[["dec"]])

@@ -7,11 +7,12 @@ Three documented modes (``SVMTuner(preprocess=...)``):
     every feature standardised to zero mean and unit variance (constant features left at 0).
 ``"auto"``
     Mixed data: numeric columns -> median imputation + standardisation; categorical columns
-    (pandas ``object``/``category``/``string``/``bool`` dtypes, or columns of an object array
-    that do not all convert to numbers) -> most-frequent imputation + one-hot encoding
-    (categories unseen in training are ignored at prediction time: all their one-hot entries
-    are 0).  Missing values are NaN, None or ``pd.NA``; infinite values are rejected (no
-    imputation can tell what they should have been), and so are complex numbers.  Date/time
+    (pandas ``object``/``category``/``string``/``bool`` dtypes, except ``object`` columns
+    holding only numbers, or columns of an object array that do not all convert to numbers)
+    -> most-frequent imputation + one-hot encoding (categories unseen in training are
+    ignored at prediction time: all their one-hot entries are 0).  Missing values are NaN,
+    None or ``pd.NA``; infinite values are rejected (no imputation can tell what they
+    should have been), and so are complex numbers.  Date/time
     columns (``datetime64``, ``timedelta64``) are numeric: nanoseconds, then standardised.
     Works on pandas DataFrames (nullable dtypes included) and on arrays.
 ``"none"``
@@ -23,7 +24,9 @@ training data and only applied by ``transform``.
 
 from __future__ import annotations
 
+import numbers
 import warnings
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -47,18 +50,32 @@ def _convertible(column) -> bool:
     return True
 
 
+def _only_numbers(column: pd.Series) -> bool:
+    """An ``object`` column whose values are all numbers (not text, not booleans) or missing,
+    e.g. ``pd.Series([1.5, None, 2], dtype=object)`` or decimals from a database: numeric,
+    not categorical."""
+    values = column.dropna()
+    return bool(len(values)) and all(
+        isinstance(v, (numbers.Real, Decimal)) and not isinstance(v, (bool, np.bool_))
+        for v in values
+    )
+
+
 def categorical_columns(X) -> list:
     """The non-numeric columns of ``X``.
 
-    DataFrames: names of the ``object``/``category``/``string``/``bool`` columns.  Arrays of
-    dtype object or str: integer indices of the columns whose values do not all convert to
-    numbers.  Numeric arrays: ``[]``.
+    DataFrames: names of the ``object``/``category``/``string``/``bool`` columns, except
+    ``object`` columns that hold only numbers (and missing values).  Arrays of dtype object
+    or str: integer indices of the columns whose values do not all convert to numbers.
+    Numeric arrays: ``[]``.
     """
     dtypes = getattr(X, "dtypes", None)
     if dtypes is not None and hasattr(X, "columns"):
         out = []
-        for col, dt in dtypes.items():
+        for j, (col, dt) in enumerate(dtypes.items()):
             kind = getattr(dt, "kind", "O")
+            if str(dt) == "object" and _only_numbers(X.iloc[:, j]):
+                continue
             if kind in "OSUb" or str(dt) in ("category", "string", "str", "bool", "boolean"):
                 out.append(col)
         return out
