@@ -12,9 +12,9 @@ Three documented modes (``SVMTuner(preprocess=...)``):
     -> most-frequent imputation + one-hot encoding (categories unseen in training are
     ignored at prediction time: all their one-hot entries are 0).  Missing values are NaN,
     None or ``pd.NA``; infinite values are rejected (no imputation can tell what they
-    should have been), and so are complex numbers.  Date/time
-    columns (``datetime64``, ``timedelta64``) are numeric: nanoseconds, then standardised.
-    Works on pandas DataFrames (nullable dtypes included) and on arrays.
+    should have been), and so are complex numbers.  Date/time columns (``datetime64``,
+    ``timedelta64``) are numeric: nanoseconds, then standardised.  Works on pandas
+    DataFrames (nullable dtypes included) and on arrays.
 ``"none"``
     Features used as given (still validated as finite numbers).
 
