@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from svmtune._warnings import user_stacklevel
 from svmtune.svm import DualSolution, ExtendedFactor
 
 __all__ = [
@@ -290,7 +291,11 @@ def _box_qp_clarabel(
     if not np.all(np.isfinite(lam)):  # pragma: no cover - clarabel numerical failure
         raise RuntimeError(f"clarabel failed on a span QP: {status}")
     if "Solved" not in status:
-        warnings.warn(f"span QP: clarabel stopped with status {status}", RuntimeWarning, 3)
+        warnings.warn(
+            f"span QP: clarabel stopped with status {status}",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
     return np.clip(lam, lo, hi)
 
 
