@@ -86,3 +86,26 @@ def test_svmtune_warnings_name_the_first_line_outside_svmtune(tmp_path):
     with pytest.warns(Warning) as rec:
         tuner.fit(X, y)
     assert rec and {r.filename for r in rec} == {__file__}
+
+
+def test_every_warning_in_svmtune_uses_user_stacklevel():
+    """A fixed ``stacklevel`` is right for one call path only (see ``user_stacklevel``)."""
+    import ast
+    from pathlib import Path
+
+    import svmtune
+
+    fixed = []
+    for path in Path(svmtune.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "warn"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "warnings"
+            ):
+                level = {k.arg: ast.unparse(k.value) for k in node.keywords}.get("stacklevel")
+                if level != "user_stacklevel()":
+                    fixed.append(f"{path.name}:{node.lineno}")
+    assert not fixed, fixed
