@@ -465,3 +465,22 @@ def test_demo_table_with_tiny_grid_on_mixed_data():
 def test_demo_errors():
     assert_one_line_error(run("demo", "--dataset", "pimaa", ok=False), "Did you mean: pima", code=2)
     assert_one_line_error(run("demo", "--method", "nope", ok=False), "unknown method", code=2)
+
+
+def test_select_and_demo_take_the_final_model_options(tmp_path):
+    model = tmp_path / "m.joblib"
+    args = ["select", "iris", "--method", "default", "--multiclass", "ovo"]
+    rec = json.loads(run(*args, "--probability", "platt", "--json", "--out", model).output)
+    assert rec["multiclass"] == "ovo" and rec["probability"] == "platt"
+    assert rec["final_model"] == "l1"
+    tuner = joblib.load(model)
+    assert tuner.multiclass == "ovo" and tuner.probability_ == "platt"
+    assert "│ multiclass" in run(*args).output  # shown when it is not the default
+    rec = json.loads(run("demo", "--method", "default", "--final-model", "l2", "--json").output)
+    assert rec["final_model"] == "l2"
+    with pytest.warns(UserWarning, match="the final L2-SVM is one-vs-rest"):
+        rec = json.loads(run(*args, "--final-model", "l2", "--json").output)
+    assert rec["final_model"] == "l2"
+    assert (
+        run("select", "iris", "--method", "default", "--multiclass", "ovx", ok=False).exit_code == 2
+    )

@@ -300,7 +300,10 @@ def _fit_tuner(
     n_jobs,
     sample_weight=None,
     class_weight=None,
+    **model,
 ):
+    """Fit an ``SVMTuner``; ``model`` holds the final model's options (``multiclass``,
+    ``final_model``, ``probability``)."""
     from svmtune.tuner import SVMTuner
 
     tuner = SVMTuner(
@@ -311,6 +314,7 @@ def _fit_tuner(
         class_weight=class_weight,
         random_state=random_state,
         n_jobs=n_jobs,
+        **model,
     )
     try:
         return tuner.fit(X, y, sample_weight=sample_weight)
@@ -359,6 +363,30 @@ def _echo_json(record: dict[str, Any]) -> None:
 def _common_selection_options(f):
     f = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(f)
     f = click.option(
+        "--probability",
+        type=click.Choice(["tanh", "platt"]),
+        default="tanh",
+        show_default=True,
+        help="Class probabilities of the model: RBSVM's tanh of the decision value, or Platt "
+        "scaling (as SVC(probability=True); libsvm final models only).",
+    )(f)
+    f = click.option(
+        "--final-model",
+        type=click.Choice(["auto", "l1", "l2"]),
+        default="auto",
+        show_default=True,
+        help="Final SVM: the one the method selected for ('auto'), libsvm's hinge-loss SVC "
+        "('l1') or the squared-hinge L2-SVM ('l2').",
+    )(f)
+    f = click.option(
+        "--multiclass",
+        type=click.Choice(["ovr", "ovo"]),
+        default="ovr",
+        show_default=True,
+        help="More than two classes: one-vs-rest (the papers' protocol) or libsvm's "
+        "one-vs-one (as SVC()).",
+    )(f)
+    f = click.option(
         "--n-jobs", type=int, default=None, help="Parallel jobs for candidate evaluation."
     )(f)
     f = click.option(
@@ -386,6 +414,16 @@ def _common_selection_options(f):
         "--kernel", default="rbf", show_default=True, help="Kernel whose parameters are selected."
     )(f)
     return f
+
+
+def _model_rows(model: dict, n_classes: int) -> dict:
+    """The final model's options that differ from the defaults, for the printed table."""
+    rows = {}
+    if model["multiclass"] != "ovr" and n_classes > 2:
+        rows["multiclass"] = model["multiclass"]
+    if model["probability"] != "tanh":
+        rows["probability"] = model["probability"]
+    return rows
 
 
 _format_option = click.option(
@@ -508,6 +546,9 @@ def select_cmd(
     preprocess,
     random_state,
     n_jobs,
+    multiclass,
+    final_model,
+    probability,
     as_json,
     out,
 ) -> None:
@@ -528,6 +569,7 @@ def select_cmd(
         source["sample_weight"] = weight_column
     class_weights = _class_weight(class_weight, y)
     mode = _choose_preprocess(X, preprocess)
+    model = {"multiclass": multiclass, "final_model": final_model, "probability": probability}
     tuner = _fit_tuner(
         X,
         y,
@@ -539,6 +581,7 @@ def select_cmd(
         n_jobs=n_jobs,
         sample_weight=weights,
         class_weight=class_weights,
+        **model,
     )
     record = {
         "data": {**source, **_describe_data(X, y)},
@@ -548,6 +591,8 @@ def select_cmd(
         "kernel": kernel,
         "preprocess": mode,
         "random_state": random_state,
+        "multiclass": multiclass,
+        "probability": probability,
         **_selection_record(tuner),
     }
     if out is not None:
@@ -575,6 +620,7 @@ def select_cmd(
         head["dropped"] = ", ".join(data["dropped"])
     if class_weight is not None:
         head["class weight"] = class_weight
+    head.update(_model_rows(model, len(data["classes"])))
     result = {
         "estimate": record["estimate"],
         "criterion": record["criterion"],
@@ -609,7 +655,18 @@ def select_cmd(
 )
 @_common_selection_options
 def demo_cmd(
-    method, dataset, test_size, kernel, params, preprocess, random_state, n_jobs, as_json
+    method,
+    dataset,
+    test_size,
+    kernel,
+    params,
+    preprocess,
+    random_state,
+    n_jobs,
+    multiclass,
+    final_model,
+    probability,
+    as_json,
 ) -> None:
     """A short selection on a bundled data set: what was chosen, its cost and test accuracy.
 
@@ -636,6 +693,7 @@ def demo_cmd(
     except ValueError as exc:
         raise _fail(exc, f"cannot split {key!r}: ") from None
     mode = _choose_preprocess(X, preprocess)
+    model = {"multiclass": multiclass, "final_model": final_model, "probability": probability}
     tuner = _fit_tuner(
         X_tr,
         y_tr,
@@ -645,6 +703,7 @@ def demo_cmd(
         preprocess=mode,
         random_state=random_state,
         n_jobs=n_jobs,
+        **model,
     )
     tuned_acc = float(tuner.score(X_te, y_te))
     from svmtune.preprocess import transform_as_fitted
@@ -668,6 +727,8 @@ def demo_cmd(
         "method_params": method_params,
         "preprocess": mode,
         "random_state": random_state,
+        "multiclass": multiclass,
+        "probability": probability,
         **_selection_record(tuner),
         "test_accuracy": tuned_acc,
         "default_svc": {"fit_time": svc_time, "test_accuracy": svc_acc},
@@ -680,6 +741,7 @@ def demo_cmd(
         "split": f"{len(y_tr)} train / {len(y_te)} test (stratified, seed {random_state})",
         "preprocess": mode,
         "method": method,
+        **_model_rows(model, info.n_classes),
     }
     result = {
         "estimate": record["estimate"],
