@@ -116,6 +116,15 @@ def test_platt_changes_predict_proba_only(k):
     )
 
 
+def test_platt_with_an_l2_final_model_warns_and_keeps_tanh():
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 2
+    X = rng.normal(size=(60, 2)) + 0.8 * y[:, None]
+    with pytest.warns(UserWarning, match="calibrates libsvm final models only"):
+        t = SVMTuner(probability="platt", final_model="l2", random_state=0).fit(X, y)
+    assert t.probability_ == "tanh" and t.calibrator_ is None
+
+
 @pytest.mark.parametrize("multiclass", ["ovr", "ovo"])
 def test_cv_search_scores_the_final_multiclass_scheme(multiclass):
     """The grid's CV errors are those of SVMs built like the final model (ovr or ovo)."""

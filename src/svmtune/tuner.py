@@ -278,6 +278,13 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 stacklevel=user_stacklevel(),
             )
         platt = final == "l1" and self.probability == "platt"
+        if self.probability == "platt" and not platt:
+            warnings.warn(
+                "probability='platt' calibrates libsvm final models only; the final L2-SVM "
+                "gives RBSVM's tanh probabilities (pass final_model='l1' for Platt scaling)",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
 
         def final_estimator(probability: bool):
             return clone(
