@@ -163,6 +163,8 @@ def test_options_are_validated():
         ({"blocks": "gpu"}, "blocks"),
         ({"max_pairs": 0}, "max_pairs"),
         ({"sigma_xtol": -1}, "sigma_xtol"),
+        ({"max_repeat_share": 0.0}, "max_repeat_share"),
+        ({"max_repeat_share": True}, "max_repeat_share"),
     ]:
         with pytest.raises(ValueError, match=match):
             ESDRCV(**bad)
@@ -194,3 +196,39 @@ def test_degenerate_data_does_not_crash():
         sel = ESDRCV(n_splits=3).select(X, y, random_state=0)
     assert np.isfinite(sel.params["sigma"]) and np.isfinite(sel.criterion)
     assert all(np.isfinite(sel.info["index_curve"]))
+
+
+def repeated_categories(seed=0):
+    """Categorical-looking rows (three features with four levels), most of them repeated,
+    with a label that depends on the first two features and noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(150, 3)).astype(float)
+    y = ((X[:, 0] + X[:, 1] + rng.normal(scale=1.0, size=150)) > 3).astype(int)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+@pytest.mark.parametrize("cls", [ESDRCV, DBTCCV, J4CV])
+def test_repeat_dominated_widths_are_left_out(cls):
+    from svmtune.criteria.repeats import repeat_share
+
+    X, y = repeated_categories()
+    grid = 2.0 ** np.arange(-8, 9.01, 0.5)
+    shares = repeat_share(X, y, None, grid)
+    start = int(np.flatnonzero(shares < 0.5)[0])
+    assert start > 0  # the narrowest widths are repeat-dominated
+    sel = cls(n_splits=3).select(X, y, random_state=0)
+    info = sel.info
+    assert info["widths_left_out"] == start and not info["every_width_repeat_dominated"]
+    assert info["repeat_share_at_narrowest_kept"] == pytest.approx(shares[start])
+    np.testing.assert_allclose(info["sigma_grid"], grid[start:])
+    assert sel.params["sigma"] >= grid[start]
+    # the paper's scan (max_repeat_share=None) keeps every width and records nothing of it
+    off = cls(n_splits=3, max_repeat_share=None).select(X, y, random_state=0)
+    assert len(off.info["sigma_grid"]) == 35 and "widths_left_out" not in off.info
+
+
+def test_repeat_rule_changes_nothing_without_repeats():
+    X, y = ring()
+    on = ESDRCV(n_splits=3).select(X, y, random_state=0)
+    off = ESDRCV(n_splits=3, max_repeat_share=None).select(X, y, random_state=0)
+    assert on.params == off.params and on.info["widths_left_out"] == 0

@@ -12,10 +12,10 @@ continuous refinement (:func:`svmtune.search.scalar.grid_then_refine_max`), then
 chosen through the shared CV path :func:`svmtune.search.cv.cv_errors`.
 
 Differences from the paper (each an option; the paper's procedure is
-``refine="none", plateau="argmax", c_search="grid"``).  The default width rule ``"auto"``
-and the default ``c_search="golden"`` were compared with the paper's choices on the five
-ESDR Table 1 data sets (and held-out splits of other bundled sets); ``plateau_fraction=0.99``
-was fixed beforehand, not tuned:
+``refine="none", plateau="argmax", c_search="grid", max_repeat_share=None``).  The default
+width rule ``"auto"`` and the default ``c_search="golden"`` were compared with the paper's
+choices on the five ESDR Table 1 data sets (and held-out splits of other bundled sets);
+``plateau_fraction=0.99`` was fixed beforehand, not tuned:
 
 * ``refine="golden"``: golden-section refinement of log2 sigma inside the best grid bracket
   (the paper stops at the grid).
@@ -34,6 +34,13 @@ was fixed beforehand, not tuned:
   golden section on log2 C to ``c_xtol`` -- about 14 candidates instead of the paper's 35.
 * Multiclass (the paper is binary): the index of the worst-separated class pair
   (``multiclass="min"``) or the mean over pairs.
+* ``max_repeat_share=0.5`` (ESDR, DBTC and J4; LD keeps every width): rows repeated exactly
+  keep kernel value 1 at every width while distinct rows fade, so at the narrowest widths
+  the class kernel means describe which rows repeat (one repeated pair suffices once the
+  others have faded) and the indices can peak there.  Widths at which the repeats carry at
+  least half of the within-class similarity (:mod:`svmtune.criteria.repeats`, the rule of
+  ``method="ss"``) are left out of the scan, unless every width is.  Not tuned: the
+  threshold is S&S's.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ import numpy as np
 from svmtune.criteria.blocks import METHODS as BLOCK_METHODS
 from svmtune.criteria.blocks import BlockStats, RBFBlocks
 from svmtune.criteria.esdr import index_uncertainty, index_values
+from svmtune.criteria.repeats import repeat_floor
 from svmtune.methods.base import Selection, Selector
 from svmtune.methods.baselines import check_log2_range, rbf_params
 from svmtune.search.cv import cv_errors, make_folds
@@ -76,6 +84,7 @@ BASE_DEFAULTS: dict[str, Any] = {
     "blocks": "auto",
     "max_pairs": None,
     "chunk_size": 2**20,
+    "max_repeat_share": None,
 }
 
 
@@ -153,6 +162,15 @@ class WidthIndexSelector(Selector):
         Subsample this many pairs when there are more (unbiased, with standard errors).
     chunk_size : int
         Maximum number of pairwise distances held in memory.
+    max_repeat_share : float in (0, 1], None or "default"
+        Scan widths at which exact repeated rows (rows equal to another row of the same
+        class) carry at least this share of the within-class similarity
+        (:func:`svmtune.criteria.repeats.repeat_share`) are left out before the width rule,
+        unless every width is; None keeps every width (the papers' scan).  "default": 0.5
+        for the ESDR family (as ``method="ss"``), None for LD.  Repeats keep kernel value 1
+        at every width while distinct rows fade, so the class-separability indices can rise
+        towards the narrowest widths, which only tell which rows repeat (beyond the papers,
+        which have no rule for repeated rows).
     """
 
     kernels = ("rbf",)
@@ -182,9 +200,16 @@ class WidthIndexSelector(Selector):
         blocks=None,
         max_pairs=None,
         chunk_size=None,
+        max_repeat_share="default",
     ):
         args = dict(locals())
-        given = {k: v for k, v in args.items() if k != "self" and v is not None}
+        # None means "the method's default" for every option but max_repeat_share, where it
+        # switches the rule off (as for method="ss")
+        given = {
+            k: v
+            for k, v in args.items()
+            if k != "self" and (v is not None if k != "max_repeat_share" else v != "default")
+        }
         for key in given:
             if key in self.fixed or key in self.unused:
                 raise ValueError(
@@ -217,6 +242,14 @@ class WidthIndexSelector(Selector):
         mp = opts["max_pairs"]
         self.max_pairs = None if mp is None else _positive_int("max_pairs", mp, 2)
         self.chunk_size = _positive_int("chunk_size", opts["chunk_size"])
+        share = opts["max_repeat_share"]
+        if share is not None and (
+            isinstance(share, bool)
+            or not isinstance(share, numbers.Real)
+            or not 0.0 < float(share) <= 1.0
+        ):
+            raise ValueError(f"max_repeat_share must be in (0, 1] or None, got {share!r}")
+        self.max_repeat_share = None if share is None else float(share)
 
     # ----------------------------------------------------------------- hooks
     def objective(self, stats: BlockStats, scheme: str = "ovr") -> np.ndarray:
@@ -235,10 +268,32 @@ class WidthIndexSelector(Selector):
         }
 
     # ----------------------------------------------------------------- steps
-    def width_search(self, blocks: RBFBlocks, scheme: str = "ovr"):
-        """Choose log2 sigma: grid scan, then the plateau rule or the refined argmax."""
-        lo, hi, step = self.log2_sigma
-        grid = _log2_grid(lo, hi, step)
+    def scan_grid(self) -> np.ndarray:
+        """The log2 sigma scan grid of ``log2_sigma``."""
+        return _log2_grid(*self.log2_sigma)
+
+    def repeat_floor(self, X, y, sample_weight, random_state) -> tuple[int, dict[str, Any]]:
+        """How many of the narrowest scan widths ``max_repeat_share`` leaves out, and the
+        info on it (``{}`` when the rule is off)."""
+        if self.max_repeat_share is None:
+            return 0, {}
+        grid = self.scan_grid()
+        start, share = repeat_floor(
+            X, y, sample_weight, 2.0**grid, self.max_repeat_share, random_state=random_state
+        )
+        every = start == grid.size  # every width repeat-dominated: keep them all (as S&S)
+        info = {
+            "max_repeat_share": self.max_repeat_share,
+            "widths_left_out": 0 if every else int(start),
+            "repeat_share_at_narrowest_kept": float(share),
+            "every_width_repeat_dominated": bool(every),
+        }
+        return (0 if every else int(start)), info
+
+    def width_search(self, blocks: RBFBlocks, scheme: str = "ovr", start: int = 0):
+        """Choose log2 sigma: grid scan (from the ``start``-th width), then the plateau rule
+        or the refined argmax."""
+        grid = self.scan_grid()[start:]
 
         def curve(log2s: np.ndarray) -> np.ndarray:
             return self.objective(blocks.stats(2.0 ** np.asarray(log2s, float)), scheme)
@@ -341,7 +396,8 @@ class WidthIndexSelector(Selector):
             chunk_size=self.chunk_size,
             random_state=random_state,
         )
-        res, grid, vals, rule, plateau_found = self.width_search(blocks, multiclass)
+        start, repeat_info = self.repeat_floor(X, y, sample_weight, random_state)
+        res, grid, vals, rule, plateau_found = self.width_search(blocks, multiclass, start)
         sigma = float(2.0**res.x)
         at_star = blocks.stats([sigma])
         crit = float(self.objective(at_star, multiclass)[0])
@@ -365,6 +421,7 @@ class WidthIndexSelector(Selector):
             "block_method": blocks.method_,
             "n_pairs": int(blocks.n_pairs_),
             **self.uncertainty(at_star),
+            **repeat_info,
             **c_info,
         }
         estimate = loss if (loss is not None and self.scoring == "error") else None
@@ -381,6 +438,8 @@ class WidthIndexSelector(Selector):
 
 class _SeparabilityIndexCV(WidthIndexSelector):
     """ESDR / DBTC / J4 objective: the pairwise index reduced over class pairs."""
+
+    defaults: ClassVar[dict[str, Any]] = {"max_repeat_share": 0.5}
 
     def objective(self, stats: BlockStats, scheme: str = "ovr") -> np.ndarray:
         # the index is defined over class pairs (ESDR eq. (16)) whatever the final scheme

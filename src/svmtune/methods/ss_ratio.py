@@ -40,6 +40,13 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from svmtune._warnings import user_stacklevel
+from svmtune.criteria.repeats import (
+    SHARE_ROWS,
+    positive_rows,
+    repeat_mass,
+    repeat_share,
+    within_mass,
+)
 from svmtune.criteria.ss_ratio import (
     ALPHA,
     ESTIMATORS,
@@ -94,75 +101,6 @@ def _width_edge(kern: Kernel, cands: list[Kernel]) -> str | None:
     if kern.sigma == max(widths):
         return "upper"
     return None
-
-
-#: rows :func:`repeat_share` uses at most in the width warning (a diagnostic, O(rows^2))
-_SHARE_ROWS = 5000
-
-
-def repeat_mass(X: np.ndarray, codes: np.ndarray, w: np.ndarray) -> float:
-    """``sum_{i != j} w_i w_j`` over pairs of equal rows of the same class (the within-class
-    similarity of exact repeats at every RBF width).  Rows are grouped by their bytes (one
-    sort of a 1-D view, a third of ``np.unique(axis=0)``'s time: this runs in every S&S
-    selection)."""
-    rows = np.ascontiguousarray(np.column_stack([X, codes]), dtype=float)
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    groups = np.unique(keys, return_inverse=True)[1].ravel()
-    gw = np.bincount(groups, weights=w)
-    return float(np.sum(gw * gw) - np.sum(w * w))
-
-
-def within_mass(R: np.ndarray, codes: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``sum_{i != j, same class} w_i w_j k(x_i, x_j)`` from class sums ``R`` of shape
-    ``(s, n, k)`` (``R[., i, c] = sum_{j in c} w_j k(x_i, x_j)``, ``k(x, x) = 1``): one value
-    per leading entry."""
-    own = R[:, np.arange(codes.shape[0]), codes]
-    return own @ w - np.sum(w * w)
-
-
-def _positive_rows(X, y, w) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows of positive weight (the others add nothing to either sum), their class codes and
-    weights."""
-    X = np.asarray(X, dtype=float)
-    w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=float)
-    keep = w > 0
-    codes = np.unique(np.asarray(y)[keep], return_inverse=True)[1].ravel()
-    return X[keep], codes, w[keep]
-
-
-def repeat_share(
-    X: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray | None,
-    sigma,
-    *,
-    max_rows: int | None = None,
-    random_state=None,
-):
-    """Share of the within-class RBF similarity between different samples that comes from
-    exact repeats (rows equal to another row of the same class), at width(s) ``sigma``.
-
-    ``sum_{i != j, same class} w_i w_j k(x_i, x_j)`` counts a repeated pair with kernel value
-    1 at every width, while pairs of distinct rows fade as the width shrinks; a share near 1
-    means the class centres and spreads S&S compares describe which rows repeat, not how
-    the classes lie; 0 when no row repeats within its class.  With more
-    than ``max_rows`` rows it is computed on ``max_rows`` of them drawn at random (both sums
-    run over pairs, so their ratio keeps its expectation), at ``O(max_rows^2)`` cost; all
-    widths in one pass over the pairs.  A float for a scalar ``sigma``, else an array.
-    """
-    from svmtune.criteria.blocks import rbf_class_sums
-
-    X, codes, w = _positive_rows(X, y, w)
-    if max_rows is not None and X.shape[0] > max_rows:
-        idx = check_random_state(random_state).choice(X.shape[0], max_rows, replace=False)
-        X, codes, w = X[idx], codes[idx], w[idx]
-    repeats = repeat_mass(X, codes, w)
-    sig = np.atleast_1d(np.asarray(sigma, dtype=float))
-    if repeats == 0:
-        out = np.zeros(sig.shape)
-    else:  # the repeated pairs are part of the within-class similarity: it is positive
-        out = repeats / within_mass(rbf_class_sums(X, codes, sig, sample_weight=w), codes, w)
-    return float(out[0]) if np.ndim(sigma) == 0 else out
 
 
 def _warn_width_edge(
@@ -481,9 +419,7 @@ class SSRatio(Selector):
             threshold = None if admissible else self.threshold
             share = shares[best]
             if edge == "lower" and not np.isfinite(share):  # not computed: max_repeat_share=None
-                share = repeat_share(
-                    Xs, ys, ws, kern.sigma, max_rows=_SHARE_ROWS, random_state=seed
-                )
+                share = repeat_share(Xs, ys, ws, kern.sigma, max_rows=SHARE_ROWS, random_state=seed)
             _warn_width_edge(kern, edge, Xs, res, threshold, share)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
         if res.d > 0:
@@ -579,20 +515,20 @@ class SSRatio(Selector):
         """:func:`repeat_share` of every RBF candidate (nan for the other kernels, and for
         every candidate when ``max_repeat_share`` is None: not needed).  ``within``: the
         within-class similarities of the exact path (:func:`within_mass`), which make it free;
-        otherwise :func:`repeat_share`'s one pass over at most ``_SHARE_ROWS`` rows (none
+        otherwise :func:`repeat_share`'s one pass over at most ``SHARE_ROWS`` rows (none
         when no row repeats)."""
         out = np.full(len(cands), np.nan)
         rbf = np.array([c for c, k in enumerate(cands) if k.name == "rbf"], dtype=int)
         if self.max_repeat_share is None or rbf.size == 0:
             return out
         if within is not None:
-            repeats = repeat_mass(*_positive_rows(X, y, w))
+            repeats = repeat_mass(*positive_rows(X, y, w))
             # as repeat_share: 0 without repeats, also where a narrow width leaves no
             # within-class similarity at all (every off-diagonal kernel value flushed to 0)
             out[rbf] = repeats / within[rbf] if repeats > 0 else 0.0
         else:
             sig = np.array([cands[c].sigma for c in rbf])
-            out[rbf] = repeat_share(X, y, w, sig, max_rows=_SHARE_ROWS, random_state=seed)
+            out[rbf] = repeat_share(X, y, w, sig, max_rows=SHARE_ROWS, random_state=seed)
         return out
 
     @staticmethod
