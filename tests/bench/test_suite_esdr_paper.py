@@ -67,7 +67,9 @@ def test_methods_resolve_and_construct():
     assert sel.sigmas.size == 35 and sel.Cs.size == 35  # 2^-8..2^9 and 2^-1..2^16, step 0.5
     assert np.isclose(sel.sigmas.min(), 2**-8) and np.isclose(sel.Cs.max(), 2**16)
     esdr = next(m for m in SUITE.methods if m.label == "ESDR-CV")
-    assert esdr.params == {"refine": "none", "plateau": "argmax", "c_search": "grid"}
+    paper = {"refine": "none", "plateau": "argmax", "c_search": "grid", "max_repeat_share": None}
+    assert esdr.params == paper  # the paper's scan keeps every width, repeated rows or not
+    assert _selector_class("esdr")(**esdr.params).max_repeat_share is None
 
 
 def test_published_entries_match_the_suite_and_the_paper():
@@ -200,6 +202,7 @@ def test_tiny_slice_through_the_runner(tmp_path):
                     "refine": "none",
                     "plateau": "argmax",
                     "c_search": "grid",
+                    "max_repeat_share": None,
                     "log2_C": (0.0, 2.0, 1.0),
                     "n_splits": 3,
                 },
