@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import difflib
+import functools
 import json
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -288,33 +291,23 @@ def _describe_data(X, y) -> dict[str, Any]:
     }
 
 
-def _fit_tuner(
-    X,
-    y,
-    *,
-    method,
-    kernel,
-    params,
-    preprocess,
-    random_state,
-    n_jobs,
-    sample_weight=None,
-    class_weight=None,
-    **model,
-):
-    """Fit an ``SVMTuner``; ``model`` holds the final model's options (``multiclass``,
-    ``final_model``, ``probability``)."""
+def _fit_tuner(X, y, *, method, opts: _SelectionOptions, preprocess, **fit_kw):
+    """Fit an ``SVMTuner`` with the shared options ``opts`` (``preprocess`` resolved);
+    ``fit_kw``: ``sample_weight`` and ``class_weight``."""
     from svmtune.tuner import SVMTuner
 
+    sample_weight = fit_kw.pop("sample_weight", None)
     tuner = SVMTuner(
         method=method,
-        kernel=kernel,
-        method_params=params or None,
+        kernel=opts.kernel,
+        method_params=opts.method_params or None,
         preprocess=preprocess,
-        class_weight=class_weight,
-        random_state=random_state,
-        n_jobs=n_jobs,
-        **model,
+        random_state=opts.random_state,
+        n_jobs=opts.n_jobs,
+        multiclass=opts.multiclass,
+        final_model=opts.final_model,
+        probability=opts.probability,
+        **fit_kw,
     )
     try:
         return tuner.fit(X, y, sample_weight=sample_weight)
@@ -360,70 +353,114 @@ def _echo_json(record: dict[str, Any]) -> None:
     click.echo(json.dumps(to_jsonable(record), indent=2, allow_nan=False))
 
 
-def _common_selection_options(f):
-    f = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(f)
-    f = click.option(
-        "--probability",
-        type=click.Choice(["tanh", "platt"]),
-        default="tanh",
-        show_default=True,
-        help="Class probabilities of the model: RBSVM's tanh of the decision value, or Platt "
-        "scaling (as SVC(probability=True); libsvm final models only).",
-    )(f)
-    f = click.option(
-        "--final-model",
-        type=click.Choice(["auto", "l1", "l2"]),
-        default="auto",
-        show_default=True,
-        help="Final SVM: the one the method selected for ('auto'), libsvm's hinge-loss SVC "
-        "('l1') or the squared-hinge L2-SVM ('l2').",
-    )(f)
-    f = click.option(
-        "--multiclass",
-        type=click.Choice(["ovr", "ovo"]),
-        default="ovr",
-        show_default=True,
-        help="More than two classes: one-vs-rest (the papers' protocol) or libsvm's "
-        "one-vs-one (as SVC()).",
-    )(f)
-    f = click.option(
-        "--n-jobs", type=int, default=None, help="Parallel jobs for candidate evaluation."
-    )(f)
-    f = click.option(
-        "--random-state",
-        type=int,
-        default=0,
-        show_default=True,
-        help="Seed of every random choice.",
-    )(f)
-    f = click.option(
-        "--preprocess",
-        type=click.Choice(["auto", "standard", "none"]),
-        default=None,
-        help="Default: 'auto' (impute, one-hot, standardise) when the data have missing "
-        "values or categorical columns, else 'standard'.",
-    )(f)
-    f = click.option(
+@dataclass(frozen=True)
+class _SelectionOptions:
+    """The options ``select`` and ``demo`` share (:func:`_common_selection_options`)."""
+
+    kernel: str
+    params: tuple[str, ...]
+    preprocess: str | None
+    random_state: int
+    n_jobs: int | None
+    multiclass: str
+    final_model: str
+    probability: str
+    as_json: bool
+
+    @functools.cached_property
+    def method_params(self) -> dict[str, Any]:
+        return parse_params(self.params)
+
+    def record(self, preprocess: str) -> dict[str, Any]:
+        """These options in a command's JSON record (``preprocess`` as resolved)."""
+        return {
+            "method_params": self.method_params,
+            "kernel": self.kernel,
+            "preprocess": preprocess,
+            "random_state": self.random_state,
+            "multiclass": self.multiclass,
+            "probability": self.probability,
+        }
+
+    def model_rows(self, n_classes: int) -> dict[str, str]:
+        """The final model's options that differ from the defaults, for the printed table."""
+        rows = {}
+        if self.multiclass != "ovr" and n_classes > 2:
+            rows["multiclass"] = self.multiclass
+        if self.probability != "tanh":
+            rows["probability"] = self.probability
+        return rows
+
+
+def _choice_option(flag: str, choices: tuple[str, ...], text: str):
+    """An option choosing one of ``choices``, the first being the default."""
+    return click.option(
+        flag, type=click.Choice(choices), default=choices[0], show_default=True, help=text
+    )
+
+
+_SELECTION_OPTIONS = [
+    click.option(
+        "--kernel", default="rbf", show_default=True, help="Kernel whose parameters are selected."
+    ),
+    click.option(
         "--param",
         "params",
         multiple=True,
         metavar="KEY=VALUE",
         help="Method option, repeatable; VALUE is a Python literal (e.g. log2_C='(-2,2,1)').",
-    )(f)
-    f = click.option(
-        "--kernel", default="rbf", show_default=True, help="Kernel whose parameters are selected."
-    )(f)
-    return f
+    ),
+    click.option(
+        "--preprocess",
+        type=click.Choice(["auto", "standard", "none"]),
+        default=None,
+        help="Default: 'auto' (impute, one-hot, standardise) when the data have missing "
+        "values or categorical columns, else 'standard'.",
+    ),
+    click.option(
+        "--random-state",
+        type=int,
+        default=0,
+        show_default=True,
+        help="Seed of every random choice.",
+    ),
+    click.option(
+        "--n-jobs", type=int, default=None, help="Parallel jobs for candidate evaluation."
+    ),
+    _choice_option(
+        "--multiclass",
+        ("ovr", "ovo"),
+        "More than two classes: one-vs-rest (the papers' protocol) or libsvm's one-vs-one "
+        "(as SVC()).",
+    ),
+    _choice_option(
+        "--final-model",
+        ("auto", "l1", "l2"),
+        "Final SVM: the one the method selected for ('auto'), libsvm's hinge-loss SVC ('l1') "
+        "or the squared-hinge L2-SVM ('l2').",
+    ),
+    _choice_option(
+        "--probability",
+        ("tanh", "platt"),
+        "Class probabilities of the model: RBSVM's tanh of the decision value, or Platt "
+        "scaling (as SVC(probability=True); libsvm final models only).",
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table."),
+]
 
 
-def _model_rows(model: dict, n_classes: int) -> dict:
-    """The final model's options that differ from the defaults, for the printed table."""
-    rows = {}
-    if model["multiclass"] != "ovr" and n_classes > 2:
-        rows["multiclass"] = model["multiclass"]
-    if model["probability"] != "tanh":
-        rows["probability"] = model["probability"]
-    return rows
+def _common_selection_options(f):
+    """Add the shared options to a command; it receives them as one ``opts`` argument."""
+    names = [fld.name for fld in dataclasses.fields(_SelectionOptions)]
+
+    @functools.wraps(f)
+    def command(*args, **kwargs):
+        opts = _SelectionOptions(**{k: kwargs.pop(k) for k in names})
+        return f(*args, opts=opts, **kwargs)
+
+    for option in reversed(_SELECTION_OPTIONS):
+        command = option(command)
+    return command
 
 
 _format_option = click.option(
@@ -541,24 +578,15 @@ def select_cmd(
     weight_column,
     class_weight,
     drop_columns,
-    kernel,
-    params,
-    preprocess,
-    random_state,
-    n_jobs,
-    multiclass,
-    final_model,
-    probability,
-    as_json,
     out,
+    opts: _SelectionOptions,
 ) -> None:
     """Select SVM hyperparameters for FILE and fit the final model on all of it.
 
     FILE is a CSV/TSV, svmlight/LIBSVM or ARFF/KEEL file, or the name of a bundled data set
     (e.g. `svmtune select pima --method grid`).
     """
-    method_params = parse_params(params)
-    _check_method(method, method_params)
+    _check_method(method, opts.method_params)
     X, y, source = _load(file, target, fmt)
     if drop_columns:
         X = _drop(X, drop_columns)
@@ -568,31 +596,21 @@ def select_cmd(
         X, weights = _pop_weights(X, weight_column)
         source["sample_weight"] = weight_column
     class_weights = _class_weight(class_weight, y)
-    mode = _choose_preprocess(X, preprocess)
-    model = {"multiclass": multiclass, "final_model": final_model, "probability": probability}
+    mode = _choose_preprocess(X, opts.preprocess)
     tuner = _fit_tuner(
         X,
         y,
         method=method,
-        kernel=kernel,
-        params=method_params,
+        opts=opts,
         preprocess=mode,
-        random_state=random_state,
-        n_jobs=n_jobs,
         sample_weight=weights,
         class_weight=class_weights,
-        **model,
     )
     record = {
         "data": {**source, **_describe_data(X, y)},
         "method": method,
-        "method_params": method_params,
         "class_weight": class_weight,
-        "kernel": kernel,
-        "preprocess": mode,
-        "random_state": random_state,
-        "multiclass": multiclass,
-        "probability": probability,
+        **opts.record(mode),
         **_selection_record(tuner),
     }
     if out is not None:
@@ -603,7 +621,7 @@ def select_cmd(
         except OSError as exc:
             raise _fail(exc, "cannot write --out: ") from None
         record["saved_to"] = str(out)
-    if as_json:
+    if opts.as_json:
         _echo_json(record)
         return
     data = record["data"]
@@ -620,7 +638,7 @@ def select_cmd(
         head["dropped"] = ", ".join(data["dropped"])
     if class_weight is not None:
         head["class weight"] = class_weight
-    head.update(_model_rows(model, len(data["classes"])))
+    head.update(opts.model_rows(len(data["classes"])))
     result = {
         "estimate": record["estimate"],
         "criterion": record["criterion"],
@@ -654,20 +672,7 @@ def select_cmd(
     help="Fraction held out (stratified).",
 )
 @_common_selection_options
-def demo_cmd(
-    method,
-    dataset,
-    test_size,
-    kernel,
-    params,
-    preprocess,
-    random_state,
-    n_jobs,
-    multiclass,
-    final_model,
-    probability,
-    as_json,
-) -> None:
+def demo_cmd(method, dataset, test_size, opts: _SelectionOptions) -> None:
     """A short selection on a bundled data set: what was chosen, its cost and test accuracy.
 
     Splits the data set stratified (70/30 by default, seeded by --random-state), selects
@@ -679,8 +684,8 @@ def demo_cmd(
 
     from svmtune.datasets import load_dataset, resolve_name
 
-    method_params = parse_params(params)
-    _check_method(method, method_params)
+    _check_method(method, opts.method_params)
+    random_state = opts.random_state
     try:
         key = resolve_name(dataset)
     except ValueError as exc:
@@ -692,19 +697,8 @@ def demo_cmd(
         )
     except ValueError as exc:
         raise _fail(exc, f"cannot split {key!r}: ") from None
-    mode = _choose_preprocess(X, preprocess)
-    model = {"multiclass": multiclass, "final_model": final_model, "probability": probability}
-    tuner = _fit_tuner(
-        X_tr,
-        y_tr,
-        method=method,
-        kernel=kernel,
-        params=method_params,
-        preprocess=mode,
-        random_state=random_state,
-        n_jobs=n_jobs,
-        **model,
-    )
+    mode = _choose_preprocess(X, opts.preprocess)
+    tuner = _fit_tuner(X_tr, y_tr, method=method, opts=opts, preprocess=mode)
     tuned_acc = float(tuner.score(X_te, y_te))
     from svmtune.preprocess import transform_as_fitted
 
@@ -724,16 +718,12 @@ def demo_cmd(
             "n_classes": info.n_classes,
         },
         "method": method,
-        "method_params": method_params,
-        "preprocess": mode,
-        "random_state": random_state,
-        "multiclass": multiclass,
-        "probability": probability,
+        **opts.record(mode),
         **_selection_record(tuner),
         "test_accuracy": tuned_acc,
         "default_svc": {"fit_time": svc_time, "test_accuracy": svc_acc},
     }
-    if as_json:
+    if opts.as_json:
         _echo_json(record)
         return
     head = {
@@ -741,7 +731,7 @@ def demo_cmd(
         "split": f"{len(y_tr)} train / {len(y_te)} test (stratified, seed {random_state})",
         "preprocess": mode,
         "method": method,
-        **_model_rows(model, info.n_classes),
+        **opts.model_rows(info.n_classes),
     }
     result = {
         "estimate": record["estimate"],
