@@ -77,7 +77,8 @@ def test_plateau_rules():
     grid = 2.0 ** np.arange(-8, 9.01, 0.5)
     curve = index_values(rbf_block_stats(X, y, grid), "esdr")
     assert np.argmax(curve) >= len(grid) - 2  # the argmax sits at the top: a plateau
-    am = ESDRCV(c_search="fixed", plateau="argmax").select(X, y)
+    with pytest.warns(UserWarning, match="the widest width scanned"):  # the argmax at the top
+        am = ESDRCV(c_search="fixed", plateau="argmax").select(X, y)
     fr = ESDRCV(c_search="fixed", plateau="fraction", plateau_fraction=0.95).select(X, y)
     au = ESDRCV(c_search="fixed", plateau="auto", plateau_fraction=0.95).select(X, y)
     level = curve.min() + 0.95 * (curve.max() - curve.min())  # 95% of the rise
@@ -216,8 +217,14 @@ def test_repeat_dominated_widths_are_left_out(cls):
     shares = repeat_share(X, y, None, grid)
     start = int(np.flatnonzero(shares < 0.5)[0])
     assert start > 0  # the narrowest widths are repeat-dominated
-    sel = cls(n_splits=3).select(X, y, random_state=0)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        sel = cls(n_splits=3).select(X, y, random_state=0)
     info = sel.info
+    edge = [str(w.message) for w in rec if "narrowest width scanned" in str(w.message)]
+    # a choice on the kept scan's lower edge says why the narrower widths were left out
+    assert bool(edge) == (sel.params["sigma"] <= grid[start] * 2**0.01)
+    assert all(f"the {start} narrower widths" in m and "max_repeat_share" in m for m in edge)
     assert info["widths_left_out"] == start and not info["every_width_repeat_dominated"]
     assert info["repeat_share_at_narrowest_kept"] == pytest.approx(shares[start])
     np.testing.assert_allclose(info["sigma_grid"], grid[start:])
@@ -232,3 +239,27 @@ def test_repeat_rule_changes_nothing_without_repeats():
     on = ESDRCV(n_splits=3).select(X, y, random_state=0)
     off = ESDRCV(n_splits=3, max_repeat_share=None).select(X, y, random_state=0)
     assert on.params == off.params and on.info["widths_left_out"] == 0
+
+
+def test_a_choice_on_the_scan_edge_warns():
+    from svmtune.search.gradient import BoundWarning
+
+    with pytest.warns(BoundWarning, match="ESDR chose sigma = 512, the widest width scanned"):
+        ESDRCV(plateau="argmax", n_splits=3).select(*blobs(), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
+        ESDRCV(n_splits=3).select(*ring(), random_state=0)  # an interior peak: no warning
+
+
+def test_an_edge_left_by_the_repeat_rule_says_so():
+    """hayes-roth: 84 distinct rows of 160; DBTC rises to the narrowest width kept."""
+    from svmtune.datasets import load_dataset
+    from svmtune.search.gradient import BoundWarning
+
+    X, y, _ = load_dataset("hayes_roth")
+    X = np.asarray(X, dtype=float)
+    X = (X - X.mean(0)) / X.std(0)
+    y = np.unique(np.asarray(y), return_inverse=True)[1]
+    with pytest.warns(BoundWarning, match=r"the 15 narrower widths of log2_sigma were left out"):
+        sel = DBTCCV(n_splits=3, c_search="fixed").select(X, y, random_state=0)
+    assert sel.params["sigma"] == pytest.approx(2**-0.5) and sel.info["widths_left_out"] == 15

@@ -46,10 +46,12 @@ choices on the five ESDR Table 1 data sets (and held-out splits of other bundled
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
 
+from svmtune._warnings import user_stacklevel
 from svmtune.criteria.blocks import METHODS as BLOCK_METHODS
 from svmtune.criteria.blocks import BlockStats, RBFBlocks
 from svmtune.criteria.esdr import index_uncertainty, index_values
@@ -57,6 +59,7 @@ from svmtune.criteria.repeats import repeat_floor
 from svmtune.methods.base import Selection, Selector
 from svmtune.methods.baselines import check_log2_range, rbf_params
 from svmtune.search.cv import cv_errors, make_folds
+from svmtune.search.gradient import BoundWarning
 from svmtune.search.scalar import REFINES, first_crossing, grid_then_refine_max
 
 __all__ = ["WidthIndexSelector", "ESDRCV", "DBTCCV", "J4CV"]
@@ -321,6 +324,35 @@ class WidthIndexSelector(Selector):
             rule = "argmax" + ("" if self.refine == "none" else f" + {self.refine} refinement")
         return res, grid, vals, rule, plateau_found
 
+    def _warn_scan_edge(self, log2_sigma: float, grid: np.ndarray, repeat_info: dict) -> None:
+        """A ``BoundWarning`` when the chosen width is the narrowest or the widest scanned
+        (within ``sigma_xtol``): the index may peak outside the scan."""
+        if grid.size < 2:
+            return
+        sigma = 2.0**log2_sigma
+        if log2_sigma - grid[0] <= self.sigma_xtol:
+            left_out = repeat_info.get("widths_left_out", 0)
+            why = (
+                f"; the {left_out} narrower widths of log2_sigma were left out because exact "
+                "repeated rows carry at least "
+                f"{repeat_info['max_repeat_share']:g} of the within-class similarity there "
+                "(max_repeat_share)"
+                if left_out
+                else ""
+            )
+            where = f"the narrowest width scanned{why}"
+        elif grid[-1] - log2_sigma <= self.sigma_xtol:
+            where = "the widest width scanned; widen log2_sigma"
+        else:
+            return
+        warnings.warn(
+            f"{self.index.upper()} chose sigma = {sigma:.4g}, {where}. The index may keep rising "
+            "beyond it; check the choice against a cross-validated method (e.g. "
+            "method='grid')",
+            BoundWarning,
+            stacklevel=user_stacklevel(),
+        )
+
     def c_search_cv(self, X, y, sigma, sample_weight, random_state, n_jobs, multiclass="ovr"):
         """C for a fixed sigma: fixed, full grid, or coarse grid + golden section (CV)."""
         if self.c_search == "fixed":
@@ -399,6 +431,7 @@ class WidthIndexSelector(Selector):
         start, repeat_info = self.repeat_floor(X, y, sample_weight, random_state)
         res, grid, vals, rule, plateau_found = self.width_search(blocks, multiclass, start)
         sigma = float(2.0**res.x)
+        self._warn_scan_edge(res.x, grid, repeat_info)
         at_star = blocks.stats([sigma])
         crit = float(self.objective(at_star, multiclass)[0])
         C, loss, n_fits, c_hist, c_info = self.c_search_cv(
