@@ -291,12 +291,19 @@ def _describe_data(X, y) -> dict[str, Any]:
     }
 
 
-def _fit_tuner(X, y, *, method, opts: _SelectionOptions, preprocess, **fit_kw):
-    """Fit an ``SVMTuner`` with the shared options ``opts`` (``preprocess`` resolved);
-    ``fit_kw``: ``sample_weight`` and ``class_weight``."""
+def _fit_tuner(
+    X,
+    y,
+    *,
+    method,
+    opts: _SelectionOptions,
+    preprocess,
+    sample_weight=None,
+    class_weight=None,
+):
+    """Fit an ``SVMTuner`` with the shared options ``opts`` (``preprocess`` resolved)."""
     from svmtune.tuner import SVMTuner
 
-    sample_weight = fit_kw.pop("sample_weight", None)
     tuner = SVMTuner(
         method=method,
         kernel=opts.kernel,
@@ -307,7 +314,7 @@ def _fit_tuner(X, y, *, method, opts: _SelectionOptions, preprocess, **fit_kw):
         multiclass=opts.multiclass,
         final_model=opts.final_model,
         probability=opts.probability,
-        **fit_kw,
+        class_weight=class_weight,
     )
     try:
         return tuner.fit(X, y, sample_weight=sample_weight)
@@ -772,7 +779,7 @@ def _label_column(table, target: str | None, features: list[str], source: str) -
     """The column of ``table`` holding labels: ``--target``, else the file's label column
     (ARFF/KEEL, svmlight: ``table.attrs["label"]``) or the one column named target, class
     or label, if it is not one of the model's features (None: no labels)."""
-    from svmtune.datasets.loaders import pick_target
+    from svmtune.datasets.loaders import TARGET_NAMES, pick_target
 
     if target is not None:
         try:
@@ -783,9 +790,7 @@ def _label_column(table, target: str | None, features: list[str], source: str) -
     if known is not None:
         return known if known in table.columns and known not in features else None
     found = [
-        c
-        for c in table.columns
-        if str(c).strip().lower() in ("target", "class", "label") and c not in features
+        c for c in table.columns if str(c).strip().lower() in TARGET_NAMES and c not in features
     ]
     return found[0] if len(found) == 1 else None
 

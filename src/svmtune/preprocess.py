@@ -133,6 +133,11 @@ def _as_categories(X) -> np.ndarray:
     return out
 
 
+def _first_names(items: list[str], k: int = 6) -> str:
+    """The first ``k`` of ``items`` joined for a warning, `` ...`` when there are more."""
+    return ", ".join(items[:k]) + (" ..." if len(items) > k else "")
+
+
 def _warn_empty_columns(X) -> None:
     """Warn (once, at fit) about the columns of ``X`` with no observed value."""
     if X is None:
@@ -145,7 +150,7 @@ def _warn_empty_columns(X) -> None:
             return
         empty = np.flatnonzero(pd.isna(arr).all(axis=0)).tolist()
     if empty:
-        names = ", ".join(repr(c) for c in empty[:6]) + (" ..." if len(empty) > 6 else "")
+        names = _first_names([repr(c) for c in empty])
         warnings.warn(
             f"column(s) {names} have no observed value in the training data; they are kept "
             "as constant columns and carry no information",
@@ -172,7 +177,7 @@ def _warn_many_categories(X, cats: list) -> None:
         if k > MANY_CATEGORIES_MIN and k > MANY_CATEGORIES_SHARE * n:
             many.append(f"{c!r} ({k} distinct values)")
     if many:
-        names = ", ".join(many[:6]) + (" ..." if len(many) > 6 else "")
+        names = _first_names(many)
         warnings.warn(
             f"categorical column(s) {names} in {n} rows: one-hot encoding gives each value "
             "its own feature, and a value seen once says nothing about new rows. Drop an "
@@ -193,25 +198,34 @@ def _warn_row_number_columns(X) -> None:
     the order), which as a feature only tells where a row was in the file."""
     if isinstance(X, pd.DataFrame):
         cols = [c for c, dt in X.dtypes.items() if getattr(dt, "kind", "O") in "iuf"]
-        values = [X[c].to_numpy(dtype=float, na_value=np.nan) for c in cols]
+        n = X.shape[0]
+
+        def column(c) -> np.ndarray:
+            return X[c].to_numpy(dtype=float, na_value=np.nan)
+
     else:
         arr = np.asarray(X)
         if arr.ndim != 2 or arr.dtype.kind not in "iuf":
             return
-        cols, values = list(range(arr.shape[1])), list(arr.T.astype(float))
-    if not values or len(values[0]) <= ROW_NUMBER_MIN_ROWS:
+        cols, n = list(range(arr.shape[1])), arr.shape[0]
+
+        def column(c) -> np.ndarray:
+            return arr[:, c].astype(float)
+
+    if n <= ROW_NUMBER_MIN_ROWS:
         return
     found = []
-    for c, v in zip(cols, values):
+    for c in cols:  # a column at a time: no copy of the whole of X
+        v = column(c)
         with np.errstate(invalid="ignore"):
             if np.all(np.diff(v) > 0) and np.all(v == np.round(v)):
                 found.append(repr(c))
     if found:
         warnings.warn(
-            f"column(s) {', '.join(found[:6])}{' ...' if len(found) > 6 else ''} hold whole "
-            "numbers that increase from row to row, like a row number or an identifier: as a "
-            "feature such a column says where a row stood in the file, not what it is. Drop "
-            "it if it is one (svmtune select --drop COLUMN).",
+            f"column(s) {_first_names(found)} hold whole numbers that increase from row to row, "
+            "like a row number or an identifier: as a feature such a column says where a row "
+            "stood in the file, not what it is. Drop it if it is one (svmtune select --drop "
+            "COLUMN).",
             UserWarning,
             stacklevel=user_stacklevel(),
         )

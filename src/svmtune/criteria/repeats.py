@@ -77,19 +77,29 @@ def repeat_share(
     run over pairs, so their ratio keeps its expectation), at ``O(max_rows^2)`` cost; all
     widths in one pass over the pairs.  A float for a scalar ``sigma``, else an array.
     """
-    from svmtune.criteria.blocks import rbf_class_sums  # numba loops: loaded when needed
+    rows = _share_rows(X, y, w, max_rows, random_state)
+    out = _shares(*rows, np.atleast_1d(np.asarray(sigma, dtype=float)))
+    return float(out[0]) if np.ndim(sigma) == 0 else out
 
+
+def _share_rows(X, y, w, max_rows, random_state):
+    """The rows :func:`repeat_share` sums over (positive weight, at most ``max_rows`` drawn
+    at random), their class codes and weights, and their :func:`repeat_mass`."""
     X, codes, w = positive_rows(X, y, w)
     if max_rows is not None and X.shape[0] > max_rows:
         idx = check_random_state(random_state).choice(X.shape[0], max_rows, replace=False)
         X, codes, w = X[idx], codes[idx], w[idx]
-    repeats = repeat_mass(X, codes, w)
-    sig = np.atleast_1d(np.asarray(sigma, dtype=float))
+    return X, codes, w, repeat_mass(X, codes, w)
+
+
+def _shares(X, codes, w, repeats: float, sig: np.ndarray) -> np.ndarray:
+    """:func:`repeat_share` at the widths ``sig`` for the rows of :func:`_share_rows`."""
+    from svmtune.criteria.blocks import rbf_class_sums  # numba loops: loaded when needed
+
     if repeats == 0:
-        out = np.zeros(sig.shape)
-    else:  # the repeated pairs are part of the within-class similarity: it is positive
-        out = repeats / within_mass(rbf_class_sums(X, codes, sig, sample_weight=w), codes, w)
-    return float(out[0]) if np.ndim(sigma) == 0 else out
+        return np.zeros(sig.shape)
+    # the repeated pairs are part of the within-class similarity: it is positive
+    return repeats / within_mass(rbf_class_sums(X, codes, sig, sample_weight=w), codes, w)
 
 
 def repeat_floor(
@@ -113,12 +123,12 @@ def repeat_floor(
     sig = np.asarray(sigmas, dtype=float)
     if sig.ndim != 1 or sig.size == 0 or np.any(np.diff(sig) <= 0):
         raise ValueError("sigmas must be a non-empty increasing 1-D array")
-    Xp, codes, wp = positive_rows(X, y, w)
-    if repeat_mass(Xp, codes, wp) == 0:
+    rows = _share_rows(X, y, w, SHARE_ROWS, random_state)  # the same rows at every width
+    if rows[-1] == 0:
         return 0, 0.0
 
-    def share(i: int) -> float:  # the same rows (same seed) at every width
-        return float(repeat_share(X, y, w, sig[i], max_rows=SHARE_ROWS, random_state=random_state))
+    def share(i: int) -> float:
+        return float(_shares(*rows, sig[i : i + 1])[0])
 
     lo, hi = 0, sig.size  # the answer lies in [lo, hi]
     shares: dict[int, float] = {}

@@ -94,7 +94,8 @@ _FOREIGN = {
     ".json": "a JSON file",
 }
 _COMPRESSION = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-_TARGET_NAMES = ("target", "class", "label")
+#: names of the default label column (any case)
+TARGET_NAMES = ("target", "class", "label")
 _NA = ["", "?", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "<null>", "None"]
 _ARFF_NA = {"?", "<null>"}
 _SVMLIGHT_LINE = re.compile(r"^\s*[-+]?[0-9.eE+-]+(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
@@ -241,7 +242,7 @@ def pick_target(df: pd.DataFrame, target: str | int | None, source: str) -> str:
     """
     cols = [str(c) for c in df.columns]
     if target is None:
-        found = [c for c in cols if c.strip().lower() in _TARGET_NAMES]
+        found = [c for c in cols if c.strip().lower() in TARGET_NAMES]
         if len(found) == 1:
             return found[0]
         if len(found) > 1:

@@ -275,7 +275,7 @@ class WidthIndexSelector(Selector):
         """The log2 sigma scan grid of ``log2_sigma``."""
         return _log2_grid(*self.log2_sigma)
 
-    def repeat_floor(self, X, y, sample_weight, random_state) -> tuple[int, dict[str, Any]]:
+    def repeat_rule(self, X, y, sample_weight, random_state) -> tuple[int, dict[str, Any]]:
         """How many of the narrowest scan widths ``max_repeat_share`` leaves out, and the
         info on it (``{}`` when the rule is off)."""
         if self.max_repeat_share is None:
@@ -428,7 +428,7 @@ class WidthIndexSelector(Selector):
             chunk_size=self.chunk_size,
             random_state=random_state,
         )
-        start, repeat_info = self.repeat_floor(X, y, sample_weight, random_state)
+        start, repeat_info = self.repeat_rule(X, y, sample_weight, random_state)
         res, grid, vals, rule, plateau_found = self.width_search(blocks, multiclass, start)
         sigma = float(2.0**res.x)
         self._warn_scan_edge(res.x, grid, repeat_info)
