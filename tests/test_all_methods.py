@@ -77,10 +77,21 @@ def test_method_fits_awkward_data(method, case):
         assert tuner.score(X[w > 0], y[w > 0]) > 0.6
 
 
-#: methods whose selection involves no folds and no random draws at this size: for them a
-#: sample of weight 0 must be exactly a sample left out (the CV searches draw their folds
-#: over all samples, and the low-rank methods their landmarks)
-_NO_FOLDS = ("default", "ld_c1", "rbsvm", "span", "radius_margin", "span_rule", "ss")
+#: methods whose selection involves no folds: for them a sample of weight 0 must be exactly
+#: a sample left out (the CV searches draw their folds over all samples; the low-rank
+#: methods draw their landmarks and random starts among the samples of positive weight)
+_NO_FOLDS = (
+    "default",
+    "ld_c1",
+    "rbsvm",
+    "span",
+    "radius_margin",
+    "span_rule",
+    "ss",
+    "rbsvm_lowrank",
+    "span_lowrank",
+    "radius_margin_lowrank",
+)
 
 
 @pytest.mark.parametrize("method", _NO_FOLDS)

@@ -204,3 +204,125 @@ def test_object_columns_of_numbers_are_numeric():
     np.testing.assert_allclose(Z[:, 0], (filled - filled.mean()) / filled.std())
     assert categorical_columns(df[["num", "dec"]]) == [] and needs_auto(df[["num", "dec"]])
     assert not needs_auto(df[["dec"]])
+
+
+def test_integer_column_labels_are_not_positions():
+    # pandas.read_csv(header=None) names columns 0, 1, 2, ...; after dropping the label
+    # column the labels are no longer the positions
+    rng = np.random.default_rng(0)
+    n = 40
+    raw = pd.DataFrame(
+        {
+            0: rng.normal(size=n),
+            1: rng.choice(["red", "blue"], n),
+            2: rng.integers(0, 2, n),  # the label
+            3: rng.normal(size=n),
+        }
+    )
+    X = raw.drop(columns=[2])  # columns 0, 1, 3
+    Z = make_preprocessor("auto", X).fit_transform(X)
+    assert Z.shape == (n, 2 + 2)
+    np.testing.assert_allclose(Z[:, 1], (X[3] - X[3].mean()) / X[3].std(ddof=0))
+    # labels that are a permutation of the positions: column 2 is the categorical one
+    Y = pd.DataFrame({0: rng.normal(size=n), 2: rng.random(n) < 0.5, 1: rng.normal(size=n)})
+    assert categorical_columns(Y) == [2]
+    Z = make_preprocessor("auto", Y).fit_transform(Y)
+    assert Z.shape == (n, 2 + 2)
+    np.testing.assert_allclose(Z[:, 1], (Y[1] - Y[1].mean()) / Y[1].std(ddof=0))
+    assert SVMTuner(preprocess="auto").fit(X, raw[2]).n_features_in_ == 3
+
+
+def _with_missing(rng, n: int, d: int) -> np.ndarray:
+    X = rng.integers(0, 5, (n, d)).astype(float)  # ties, so the median/mode rules matter
+    X[rng.random((n, d)) < 0.3] = np.nan
+    X[:, -1] = np.nan  # a column with no observed value
+    return X
+
+
+@pytest.mark.parametrize("n", [9, 10])
+def test_weighted_imputer_is_simple_imputer_on_repeated_rows(n):
+    from sklearn.impute import SimpleImputer
+
+    from svmtune.preprocess import WeightedImputer
+
+    rng = np.random.default_rng(n)
+    X = _with_missing(rng, n, 4)
+    # the categorical branch's input: strings, NaN for missing (see _as_categories)
+    cats = np.where(np.isnan(X), "", np.nan_to_num(X).astype(int).astype(str)).astype(object)
+    cats[np.isnan(X)] = np.nan
+    test = _with_missing(rng, 5, 4)
+    test_cats = np.full(test.shape, "0", dtype=object)
+    test_cats[np.isnan(test)] = np.nan
+    w = rng.integers(0, 4, n)  # 0 drops a row
+    for strategy, A, B in [("median", X, test), ("most_frequent", cats, test_cats)]:
+        simple = SimpleImputer(strategy=strategy, keep_empty_features=True)
+        ours = WeightedImputer(strategy=strategy)
+        # without weights: SimpleImputer's results
+        np.testing.assert_array_equal(ours.fit(A).transform(B), simple.fit(A).transform(B))
+        # integer weights: SimpleImputer on the rows repeated
+        repeated = np.repeat(A, w, axis=0)
+        np.testing.assert_array_equal(
+            ours.fit(A, sample_weight=w).transform(B), simple.fit(repeated).transform(B)
+        )
+    with pytest.raises(ValueError, match="strategy must be"):
+        WeightedImputer(strategy="mean").fit(X)
+
+
+def test_auto_preprocessing_counts_rows_by_weight():
+    from svmtune.preprocess import fit_preprocessor
+
+    rng = np.random.default_rng(1)
+    n = 30
+    df = pd.DataFrame(
+        {
+            "x": np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 9, n)),
+            "c": rng.choice(["a", "b", None], n),
+        }
+    )
+    w = rng.integers(0, 3, n)
+    repeated = df.loc[df.index.repeat(w)]
+    ours = fit_preprocessor(make_preprocessor("auto", df), df, w)
+    expected = make_preprocessor("auto", repeated).fit(repeated)
+    np.testing.assert_allclose(ours.transform(df), expected.transform(df))
+
+
+def test_tuner_auto_weights_act_as_in_standard_mode():
+    rng = np.random.default_rng(0)
+    n = 60
+    y = (rng.random(n) < 0.25).astype(int)
+    X = rng.normal(size=(n, 3)) * [1, 5, 0.2] + 2 * y[:, None]
+    for kw in [{}, {"class_weight": "balanced"}]:
+        a = SVMTuner(method="esdr", preprocess="standard", **kw).fit(X, y)
+        b = SVMTuner(method="esdr", preprocess="auto", **kw).fit(X, y)
+        assert a.best_params_ == b.best_params_
+        np.testing.assert_allclose(a.decision_function(X), b.decision_function(X))
+    # rows of weight 0 are as if removed, outliers and an unseen category included
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(k=rng.choice(["u", "v"], n))
+    junk = pd.DataFrame(rng.normal(size=(15, 3)) * 50, columns=["a", "b", "c"]).assign(k="w")
+    both = pd.concat([df, junk], ignore_index=True)
+    y_both = np.r_[y, rng.integers(0, 2, 15)]
+    w = np.r_[np.ones(n), np.zeros(15)]
+    # (a closed-form criterion: K-fold searches fold the rows of weight 0 too)
+    a = SVMTuner(method="rbsvm", preprocess="auto").fit(df, y)
+    b = SVMTuner(method="rbsvm", preprocess="auto").fit(both, y_both, sample_weight=w)
+    assert b.best_params_ == pytest.approx(a.best_params_, rel=1e-9)
+    np.testing.assert_allclose(a.decision_function(df), b.decision_function(df), atol=1e-8)
+
+
+def test_pd_na_in_object_columns_is_missing():
+    rng = np.random.default_rng(0)
+    n = 40
+    y = np.arange(n) % 2
+    df = pd.DataFrame(rng.normal(size=(n, 2)) + y[:, None], columns=["a", "b"])
+    with_na = df.assign(b=pd.Series([pd.NA, *df["b"][1:]], dtype=object))
+    with_none = df.assign(b=pd.Series([None, *df["b"][1:]], dtype=object))
+    assert categorical_columns(with_na) == [] and needs_auto(with_na)
+    arr = with_na.to_numpy(dtype=object)
+    assert categorical_columns(arr) == []
+    a = SVMTuner(preprocess="auto").fit(with_na, y)
+    b = SVMTuner(preprocess="auto").fit(with_none, y)
+    np.testing.assert_allclose(a.decision_function(with_na), b.decision_function(with_none))
+    assert SVMTuner(preprocess="auto").fit(arr, y).n_features_in_ == 2
+    for X in (with_na, with_none):  # standard mode names the column and the fix
+        with pytest.raises(ValueError, match=r"X contains NaN \(1 cell missing, columns 'b'\)"):
+            SVMTuner().fit(X, y)

@@ -27,6 +27,10 @@ def _expected_failures(estimator):
         # libsvm's one-vs-one prediction is a vote; the coupled pairwise probabilities can
         # rank a near-tie differently (as for SVC(probability=True))
         failures["check_classifiers_train"] = "one-vs-one vote vs coupled probabilities"
+    if estimator.preprocess == "auto":
+        # object columns are categorical there: a dict in one is refused, not as "argument
+        # must be a string or a number"
+        failures["check_dtype_object"] = "auto one-hot encodes object columns"
     return failures
 
 
@@ -36,6 +40,7 @@ def _expected_failures(estimator):
         SVMTuner(method="grid", method_params=SMALL_GRID),
         SVMTuner(final_model="l2"),
         SVMTuner(multiclass="ovo"),
+        SVMTuner(preprocess="auto"),
     ],
     expected_failed_checks=_expected_failures,
 )
@@ -251,3 +256,57 @@ def test_class_weight_multiplies_the_sample_weights():
     u = SVMTuner(method="grid", method_params=grid, random_state=0).fit(X, y)
     g = SVMTuner(method="grid", method_params=grid, class_weight={"pos": 20.0}, random_state=0)
     assert g.fit(X, y).history_ != u.history_
+
+
+def test_auto_mode_validates_X_and_y_as_standard_mode_does():
+    import scipy.sparse as sp
+
+    X, y = make_problem(n=40, d=3, seed=0)
+    auto = SVMTuner(preprocess="auto")
+    with pytest.raises(ValueError, match="Expected 2D array"):
+        auto.fit(X[:, 0], y)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        auto.fit(X, None)
+    with pytest.raises(TypeError, match="dense data is required"):
+        auto.fit(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        auto.fit(X, y[:-1])
+
+    class OnlyArray:  # array-likes without len(), as scikit-learn's checks use
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    fitted = auto.fit(OnlyArray(X), OnlyArray(y))
+    assert fitted.n_features_in_ == 3
+    with pytest.raises(ValueError, match="Expected 2D array"):
+        fitted.predict(X[0])
+
+
+def test_chosen_class_weights_are_keyed_by_the_labels():
+    from sklearn.svm import SVC
+
+    X, y = make_problem(n=50, d=2, seed=1)
+    labels = np.array(["neg", "pos"])[(y > 0).astype(int)]
+    grid = {"search": "class_weights", "log2_C_pos": (-2, 4, 2), "log2_C_neg": (-2, 4, 2)}
+    tuner = SVMTuner(method="span_rule", method_params=grid, random_state=0).fit(X, labels)
+    cw = tuner.best_params_["class_weight"]
+    assert set(cw) == {"neg", "pos"}
+    assert set(tuner.selection_.params["class_weight"]) == {0, 1}  # what the SVM saw
+    params = {k: v for k, v in tuner.best_params_.items() if k != "sigma"}
+    Xp = tuner.preprocessor_.transform(X)
+    svc = SVC(**params).fit(Xp, labels)
+    np.testing.assert_allclose(svc.decision_function(Xp), tuner.decision_function(X), atol=1e-6)
+
+
+def test_standard_mode_names_dataframe_columns():
+    import pandas as pd
+
+    X, y = make_problem(n=30, d=2, seed=0)
+    df = pd.DataFrame(X, columns=["a", "b"]).assign(id=np.arange(1001, 1031))
+    with pytest.warns(UserWarning, match=r"column\(s\) 'id' hold whole numbers"):
+        SVMTuner().fit(df, y)
+    with pytest.raises(ValueError, match=r"'a' \(largest \|x\|"):
+        SVMTuner().fit(df.assign(a=df["a"] * 1e200), y)

@@ -182,6 +182,30 @@ def check_positive(name: str, value, *, allow_none: bool = False) -> None:
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
 
 
+def _numeric_part(X) -> tuple[np.ndarray, list]:
+    """The numeric columns of ``X`` (a DataFrame or a 2-D array) as floats with NaN for
+    missing values, and their names (positions for an array): number dtypes except complex
+    (left to scikit-learn's "Complex data not supported") and ``object`` columns holding
+    only numbers and missing values."""
+    import pandas as pd
+
+    from svmtune.preprocess import _numeric_values, _only_numbers
+
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+    keep = [
+        j
+        for j, dt in enumerate(frame.dtypes)
+        if (
+            pd.api.types.is_numeric_dtype(dt)
+            and not pd.api.types.is_complex_dtype(dt)
+            and not pd.api.types.is_bool_dtype(dt)
+        )
+        or (str(dt) == "object" and _only_numbers(frame.iloc[:, j]))
+    ]
+    num = frame.iloc[:, keep]
+    return _numeric_values(num), list(num.columns)
+
+
 def check_feature_values(X, *, allow_nan: bool = False) -> None:
     """Raise a ``ValueError`` naming the columns of ``X`` that hold infinity (or NaN).
 
@@ -189,15 +213,10 @@ def check_feature_values(X, *, allow_nan: bool = False) -> None:
     is allowed when ``allow_nan`` (the imputing ``preprocess="auto"`` pipeline fills it);
     infinity never is: no preprocessing can tell what it should have been.
     """
-    import pandas as pd
-
-    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
-    # complex columns are left to scikit-learn's "Complex data not supported"
-    num = frame.select_dtypes(include="number", exclude="complex")
-    if num.shape[1] == 0:
+    values, names = _numeric_part(X)
+    if values.shape[1] == 0:
         return
-    values = num.to_numpy(dtype=float, na_value=np.nan)
-    names = [str(c) for c in num.columns]
+    names = [str(c) for c in names]
 
     def _cols(mask: np.ndarray) -> str:
         bad = [names[j] for j in np.flatnonzero(mask.any(axis=0))]
@@ -231,19 +250,16 @@ def check_feature_scale(X) -> None:
     cannot handle in float64 (largest ``|x|`` above ``2^500`` or, nonzero, below
     ``2^-500``): their variances overflow to inf (the standardised column becomes NaN) or
     underflow to 0 (the column is left unscaled, i.e. carries no information)."""
-    import pandas as pd
-
-    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
-    num = frame.select_dtypes(include="number", exclude="complex")
-    if num.shape[1] == 0 or num.shape[0] == 0:
+    values, names = _numeric_part(X)
+    if values.shape[1] == 0 or values.shape[0] == 0:
         return
     # fmax skips NaN; a column holding infinity has its own error (check_feature_values)
-    peak = np.fmax.reduce(np.abs(num.to_numpy(dtype=float, na_value=np.nan)), axis=0)
+    peak = np.fmax.reduce(np.abs(values), axis=0)
     bad = np.isfinite(peak) & (
         (peak > FEATURE_SCALE_LIMIT) | ((peak > 0) & (peak < 1.0 / FEATURE_SCALE_LIMIT))
     )
     if bad.any():
-        cols = [f"{num.columns[j]!r} (largest |x| {peak[j]:.1e})" for j in np.flatnonzero(bad)]
+        cols = [f"{names[j]!r} (largest |x| {peak[j]:.1e})" for j in np.flatnonzero(bad)]
         raise ValueError(
             f"X has columns too large or too small to standardise in float64: "
             f"{', '.join(cols[:6])}{', ...' if len(cols) > 6 else ''}; rescale them (e.g. by "

@@ -19,7 +19,10 @@ Three documented modes (``SVMTuner(preprocess=...)``):
     Features used as given (still validated as finite numbers).
 
 Every statistic (medians, modes, categories, means, scales) is learnt in ``fit`` on the
-training data and only applied by ``transform``.
+training data and only applied by ``transform``.  :func:`fit_preprocessor` fits with sample
+weights as repeated rows: weighted means and scales, and under ``"auto"`` weighted medians
+and most frequent values (a row of weight 0 is left out of every statistic: the caller
+drops it from ``X``, see :class:`svmtune.SVMTuner`).
 """
 
 from __future__ import annotations
@@ -30,21 +33,42 @@ from decimal import Decimal
 
 import numpy as np
 import pandas as pd
+from sklearn import config_context
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.compose import ColumnTransformer
-from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+from sklearn.utils.validation import check_is_fitted
 
 from svmtune._warnings import user_stacklevel
 
-__all__ = ["PREPROCESS_MODES", "make_preprocessor", "categorical_columns", "needs_auto"]
+__all__ = [
+    "PREPROCESS_MODES",
+    "make_preprocessor",
+    "fit_preprocessor",
+    "categorical_columns",
+    "needs_auto",
+]
 
 PREPROCESS_MODES = ("standard", "auto", "none")
 
 
+def _float_array(values) -> np.ndarray:
+    """``values`` as a float array with NaN for missing entries (NaN, None, ``pd.NA``);
+    raises ``ValueError``/``TypeError`` when a present value is not a number."""
+    try:
+        return np.asarray(values, dtype=float)
+    except TypeError:  # pd.NA (NAType) does not convert; None does, to NaN
+        arr = np.asarray(values, dtype=object)
+        missing = pd.isna(arr)
+        out = np.full(arr.shape, np.nan)
+        out[~missing] = arr[~missing].astype(float)
+        return out
+
+
 def _convertible(column) -> bool:
     try:
-        np.asarray(column, dtype=float)
+        _float_array(column)
     except (TypeError, ValueError):
         return False
     return True
@@ -61,6 +85,24 @@ def _only_numbers(column: pd.Series) -> bool:
     )
 
 
+def _categorical_positions(X) -> list[int]:
+    """Positions of the non-numeric columns of ``X`` (see :func:`categorical_columns`)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns"):
+        out = []
+        for j, dt in enumerate(dtypes):
+            kind = getattr(dt, "kind", "O")
+            if str(dt) == "object" and _only_numbers(X.iloc[:, j]):
+                continue
+            if kind in "OSUb" or str(dt) in ("category", "string", "str", "bool", "boolean"):
+                out.append(j)
+        return out
+    arr = np.asarray(X)
+    if arr.ndim != 2 or arr.dtype.kind not in "OSU":
+        return []
+    return [j for j in range(arr.shape[1]) if not _convertible(arr[:, j])]
+
+
 def categorical_columns(X) -> list:
     """The non-numeric columns of ``X``.
 
@@ -69,27 +111,27 @@ def categorical_columns(X) -> list:
     or str: integer indices of the columns whose values do not all convert to numbers.
     Numeric arrays: ``[]``.
     """
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is not None and hasattr(X, "columns"):
-        out = []
-        for j, (col, dt) in enumerate(dtypes.items()):
-            kind = getattr(dt, "kind", "O")
-            if str(dt) == "object" and _only_numbers(X.iloc[:, j]):
-                continue
-            if kind in "OSUb" or str(dt) in ("category", "string", "str", "bool", "boolean"):
-                out.append(col)
-        return out
-    arr = np.asarray(X)
-    if arr.ndim != 2 or arr.dtype.kind not in "OSU":
-        return []
-    return [j for j in range(arr.shape[1]) if not _convertible(arr[:, j])]
+    positions = _categorical_positions(X)
+    if hasattr(X, "columns"):
+        return [X.columns[j] for j in positions]
+    return positions
 
 
 def _numeric_values(X) -> np.ndarray:
-    """Numeric columns as a float array with NaN for missing (None, pd.NA)."""
-    if isinstance(X, pd.DataFrame):
+    """Numeric columns as a float array with NaN for missing (NaN, None, ``pd.NA``)."""
+    if not isinstance(X, pd.DataFrame):
+        return _float_array(X)
+    try:
         return X.to_numpy(dtype=float, na_value=np.nan)
-    return np.asarray(X, dtype=float)
+    except TypeError:  # an object column holding pd.NA: convert column by column
+        out = np.empty(X.shape)
+        for j in range(X.shape[1]):
+            column = X.iloc[:, j]
+            try:
+                out[:, j] = column.to_numpy(dtype=float, na_value=np.nan)
+            except TypeError:
+                out[:, j] = _float_array(column.to_numpy(dtype=object))
+        return out
 
 
 def needs_auto(X) -> bool:
@@ -165,17 +207,17 @@ MANY_CATEGORIES_SHARE = 0.5
 MANY_CATEGORIES_MIN = 20
 
 
-def _warn_many_categories(X, cats: list) -> None:
-    """Warn (once, at fit) about categorical columns whose values nearly all differ: an
-    identifier, or numbers the reader kept as text (``"1,234"``), which one-hot encoding
-    turns into one feature per row."""
+def _warn_many_categories(X, cats: list[int]) -> None:
+    """Warn (once, at fit) about categorical columns (positions ``cats``) whose values nearly
+    all differ: an identifier, or numbers the reader kept as text (``"1,234"``), which
+    one-hot encoding turns into one feature per row."""
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
     n = frame.shape[0]
     many = []
-    for c in cats:
-        k = int(frame[c].nunique(dropna=True))
+    for j in cats:
+        k = int(frame.iloc[:, j].nunique(dropna=True))
         if k > MANY_CATEGORIES_MIN and k > MANY_CATEGORIES_SHARE * n:
-            many.append(f"{c!r} ({k} distinct values)")
+            many.append(f"{frame.columns[j]!r} ({k} distinct values)")
     if many:
         names = _first_names(many)
         warnings.warn(
@@ -231,13 +273,80 @@ def _warn_row_number_columns(X) -> None:
         )
 
 
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """Median of ``values`` with each value repeated ``weights`` times: the midpoint of the
+    lower and upper weighted medians, so that equal weights give :func:`numpy.median`."""
+    order = np.argsort(values, kind="stable")
+    v, cum = values[order], np.cumsum(weights[order])
+    half = cum[-1] / 2
+    lower = v[np.searchsorted(cum, half, side="left")]
+    upper = v[np.searchsorted(cum, half, side="right")]
+    return (lower + upper) / 2
+
+
+def _weighted_mode(values: np.ndarray, weights: np.ndarray):
+    """Most frequent of ``values`` counting each ``weights`` times; the smallest of tied
+    values (as :class:`~sklearn.impute.SimpleImputer` does)."""
+    unique, codes = np.unique(values, return_inverse=True)
+    return unique[int(np.argmax(np.bincount(codes.ravel(), weights=weights)))]
+
+
+class WeightedImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Fill missing values (NaN, None) with each column's median or most frequent value,
+    counting every row ``sample_weight`` times.
+
+    :class:`~sklearn.impute.SimpleImputer` (whose results this reproduces without weights,
+    ``keep_empty_features=True``: a column with no observed value is filled with 0) takes no
+    sample weights.
+
+    Parameters
+    ----------
+    strategy : {"median", "most_frequent"}, default="median"
+        "median" for numeric input (the midpoint of the lower and upper weighted medians),
+        "most_frequent" for any values (the smallest of tied values).
+    """
+
+    def __init__(self, *, strategy: str = "median"):
+        self.strategy = strategy
+
+    def _values(self, X) -> np.ndarray:
+        return np.array(X, dtype=float if self.strategy == "median" else object, copy=True)
+
+    def fit(self, X, y=None, sample_weight=None):
+        if self.strategy not in ("median", "most_frequent"):
+            raise ValueError(f"strategy must be 'median' or 'most_frequent', got {self.strategy!r}")
+        values = self._values(X)
+        n, d = values.shape
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        observed = ~pd.isna(values) & (w > 0)[:, None]
+        fill = _weighted_median if self.strategy == "median" else _weighted_mode
+        stats = np.zeros(d, dtype=values.dtype)
+        for j in range(d):
+            rows = observed[:, j]
+            if rows.any():
+                stats[j] = fill(values[rows, j], w[rows])
+        self.statistics_ = stats
+        self.n_features_in_ = d
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self)
+        values = self._values(X)
+        rows, cols = np.nonzero(pd.isna(values))
+        values[rows, cols] = self.statistics_[cols]
+        return values
+
+
 def make_preprocessor(mode: str, X=None):
-    """An unfitted transformer for ``mode`` (see the module docstring).
+    """An unfitted transformer for ``mode`` (see the module docstring); fit it with
+    :func:`fit_preprocessor` to use sample weights.
 
     ``X`` (the training data) is needed for ``"auto"``: it decides which columns are
-    categorical.  Warns about columns that look like row numbers (whole numbers increasing
-    row by row), and under ``"auto"`` about columns with no observed value and categorical
-    columns whose values nearly all differ.
+    categorical (they are selected by position, so integer column labels, as
+    ``pandas.read_csv(header=None)`` gives, are not mistaken for positions).  Warns about
+    columns that look like row numbers (whole numbers increasing row by row), and under
+    ``"auto"`` about columns with no observed value and categorical columns whose values
+    nearly all differ.
     """
     if mode not in PREPROCESS_MODES:
         raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {mode!r}")
@@ -249,31 +358,39 @@ def make_preprocessor(mode: str, X=None):
         return FunctionTransformer(validate=False)
     _warn_empty_columns(X)
     # a column without any observed value is kept as a constant (scikit-learn's imputers
-    # would drop it with a warning at every transform, i.e. at every predict)
-    num_pipe = make_pipeline(
-        FunctionTransformer(_as_float, feature_names_out="one-to-one"),
-        SimpleImputer(strategy="median", keep_empty_features=True),
-        StandardScaler(),
-    )
-    cats = categorical_columns(X) if X is not None else []
-    if not cats:
-        return num_pipe
-    _warn_many_categories(X, cats)
-    cat_set = set(cats)
-    n_cols = X.shape[1]
-    nums = (
-        [c for c in X.columns if c not in cat_set]
-        if hasattr(X, "columns")
-        else [j for j in range(n_cols) if j not in cat_set]
-    )
-    cat_pipe = make_pipeline(
-        FunctionTransformer(_as_categories, feature_names_out="one-to-one"),
-        SimpleImputer(strategy="most_frequent", keep_empty_features=True),
-        OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-    )
+    # would drop it with a warning at every transform, i.e. at every predict); the weighted
+    # steps ask for the sample weights scikit-learn's metadata routing passes them
+    with config_context(enable_metadata_routing=True):
+        num_pipe = make_pipeline(
+            FunctionTransformer(_as_float, feature_names_out="one-to-one"),
+            WeightedImputer(strategy="median").set_fit_request(sample_weight=True),
+            StandardScaler().set_fit_request(sample_weight=True),
+        )
+        cats = _categorical_positions(X) if X is not None else []
+        if not cats:
+            return num_pipe
+        _warn_many_categories(X, cats)
+        nums = [j for j in range(X.shape[1]) if j not in set(cats)]
+        cat_pipe = make_pipeline(
+            FunctionTransformer(_as_categories, feature_names_out="one-to-one"),
+            WeightedImputer(strategy="most_frequent").set_fit_request(sample_weight=True),
+            OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+        )
     return ColumnTransformer(
         [("num", num_pipe, nums), ("cat", cat_pipe, cats)], remainder="drop", sparse_threshold=0
     )
+
+
+def fit_preprocessor(pre, X, sample_weight=None):
+    """Fit ``pre`` (from :func:`make_preprocessor`) on ``X`` with ``sample_weight`` (None:
+    every row once) counting each row that many times in the means, scales, medians and most
+    frequent values.  Returns ``pre``."""
+    if sample_weight is None or isinstance(pre, FunctionTransformer):
+        return pre.fit(X)
+    if isinstance(pre, StandardScaler):
+        return pre.fit(X, sample_weight=sample_weight)
+    with config_context(enable_metadata_routing=True):
+        return pre.fit(X, sample_weight=sample_weight)
 
 
 def transform_as_fitted(pre, X) -> np.ndarray:

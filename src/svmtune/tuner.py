@@ -9,10 +9,12 @@ from typing import Any
 
 import joblib
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from svmtune._validation import (
@@ -34,7 +36,7 @@ from svmtune.estimators import (
     tanh_proba,
 )
 from svmtune.methods.base import get_selector
-from svmtune.preprocess import PREPROCESS_MODES, make_preprocessor
+from svmtune.preprocess import PREPROCESS_MODES, fit_preprocessor, make_preprocessor
 
 __all__ = ["SVMTuner"]
 
@@ -55,12 +57,28 @@ def _explained(X):
             except ValueError as clearer:
                 raise clearer from None
         raise
-    except TypeError:  # numpy's DTypePromotionError (date/time columns) is a TypeError
-        try:
+    except TypeError:  # numpy's DTypePromotionError (date/time columns) is a TypeError,
+        try:  # and so is pd.NA in an object column of numbers
             check_time_columns(X)
+            if not sp.issparse(X):
+                check_feature_values(X)
         except ValueError as clearer:
             raise clearer from None
         raise
+
+
+def _as_table(X):
+    """``X`` for ``preprocess="auto"``: a DataFrame as it is, anything else through
+    scikit-learn's ``check_array`` keeping its dtype (dense, 2-D, at least one sample and
+    one feature; missing values and text allowed)."""
+    if isinstance(X, pd.DataFrame):
+        return X
+    return check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
+
+
+def _rows(X, keep: np.ndarray):
+    """The rows ``keep`` (a boolean mask) of a DataFrame or an array."""
+    return X.iloc[keep] if isinstance(X, pd.DataFrame) else X[keep]
 
 
 class SVMTuner(ClassifierMixin, BaseEstimator):
@@ -114,6 +132,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     best_params_ : dict
+        The selected hyperparameters (``sigma``, ``gamma``, ``C``, ...); a chosen
+        ``class_weight`` is keyed by the labels of ``classes_``, as ``SVC`` takes it.
     estimate_ : float or None
     criterion_ : float or None
     selection_time_ : float
@@ -187,6 +207,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
     def _validate_X(self, X, reset: bool):
         if self.preprocess == "auto":
+            X = _as_table(X)
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
         with _explained(X):
@@ -218,14 +239,15 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         check_labels(y)
         selector = get_selector(self.method, self.method_params)
         if self.preprocess == "auto":
-            validate_data(self, X, skip_check_array=True)
-            _, y = validate_Xy(np.zeros((len(y), 1)), y, estimator=self)
-            if len(X) != len(y):
-                raise ValueError(f"X has {len(X)} samples but y has {len(y)}")
+            X = X_named = self._validate_X(X, reset=True)
+            _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
         else:
+            columns = X.columns if isinstance(X, pd.DataFrame) else None
             with _explained(X):
                 X, y = validate_data(self, X, y)
                 validate_Xy(X, y, estimator=self)
+            # the checks and warnings below name a DataFrame's columns, not positions
+            X_named = X if columns is None else pd.DataFrame(X, columns=columns, copy=False)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         y_enc = enc.transform(y)
@@ -240,12 +262,14 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
 
         if self.preprocess != "none":
-            check_feature_scale(X)
-        self.preprocessor_ = make_preprocessor(self.preprocess, X)
-        if self.preprocess == "standard":
-            self.preprocessor_.fit(X, sample_weight=w)
-        else:
-            self.preprocessor_.fit(X)
+            check_feature_scale(X_named)
+        # every statistic of the preprocessing counts a row w times: rows of weight 0 are
+        # left out (also of the categories and of which columns are categorical)
+        X_fit, w_fit = X, w
+        if w is not None and not (w > 0).all():
+            X_fit, X_named, w_fit = _rows(X, w > 0), _rows(X_named, w > 0), w[w > 0]
+        self.preprocessor_ = make_preprocessor(self.preprocess, X_named)
+        fit_preprocessor(self.preprocessor_, X_fit, w_fit)
         Xp = np.asarray(self.preprocessor_.transform(X), dtype=float)
         rs = check_random_state(self.random_state)
         seed = int(rs.randint(np.iinfo(np.int32).max))
@@ -310,6 +334,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.probability_ = "platt" if platt else "tanh"
         self.selection_ = sel
         self.best_params_ = dict(sel.params)
+        if isinstance(self.best_params_.get("class_weight"), dict):  # a chosen class weight
+            labels = self.classes_.tolist()  # keys: the encoded labels the selection saw
+            self.best_params_["class_weight"] = {
+                labels[int(k)]: v for k, v in self.best_params_["class_weight"].items()
+            }
         self.estimate_ = sel.estimate
         self.criterion_ = sel.criterion
         self.n_svm_fits_ = int(sel.n_svm_fits)

@@ -131,3 +131,18 @@ def test_l2_model_entropy_lowrank_path_equals_exact_at_full_rank(multiclass):
     assert approx == pytest.approx(exact, abs=0.05)
     with pytest.raises(ValueError, match="RBF"):
         l2_model_entropy(X, y, {"kernel": "linear", "C": 1.0}, max_exact=0)
+
+
+def test_l2_model_entropy_lowrank_path_leaves_weight_0_rows_out():
+    """The Nystroem landmarks are chosen among the samples of positive weight: rows of weight
+    0 (outliers here, which a pivoted Cholesky would pick first) are as if removed."""
+    rng = np.random.default_rng(3)
+    X, ypm = make_problem(40, 2, 5)
+    y = (ypm > 0).astype(int)
+    junk = rng.normal(scale=30.0, size=(8, 2))
+    X_all, y_all = np.vstack([X, junk]), np.r_[y, rng.integers(0, 2, 8)]
+    w = np.r_[np.ones(40), np.zeros(8)]
+    params = {"kernel": "rbf", "sigma": 1.0, "C": 2.0}
+    kw = {"max_exact": 0, "rank": 12, "rank_tol": 1e-3}
+    with_rows = l2_model_entropy(X_all, y_all, params, sample_weight=w, **kw)
+    assert with_rows == pytest.approx(l2_model_entropy(X, y, params, **kw), rel=1e-9)

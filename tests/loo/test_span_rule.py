@@ -381,6 +381,35 @@ def test_xi_alpha_equals_direct_computation():
 
 
 # ---------------------------------------------------------------------------------------------
+# Samples of weight 0
+# ---------------------------------------------------------------------------------------------
+def test_weight_zero_samples_are_removed_rows_in_every_estimate():
+    # Junk rows of weight 0 (C_i = 0) are left out of the fit; the estimates must not count
+    # them either: not in l, not as errors, not in D or R_Delta^2 of the training set.
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        n, nj = 30, 12
+        X = np.vstack([rng.normal(size=(n, 2)), 3.0 * rng.normal(size=(nj, 2))])
+        y = np.where(X[:, 0] + rng.normal(scale=0.7, size=n + nj) > 0, 1.0, -1.0)
+        y[n:] = np.where(rng.random(nj) < 0.5, 1.0, -1.0)  # junk labels
+        w = np.r_[2 ** rng.uniform(-3, 3, size=n), np.zeros(nj)]
+        order = rng.permutation(n + nj)  # the weight-0 rows spread among the others
+        X, y, w = X[order], y[order], w[order]
+        keep = np.flatnonzero(w > 0)
+        K = Kernel("rbf", sigma=float(2 ** rng.uniform(-1, 1)))(X)
+        Kr = K[np.ix_(keep, keep)]
+        C = float(2 ** rng.uniform(-2, 4))
+        full = fit_l1_svm(y, C, K=K, sample_weight=w, tol=1e-10)
+        red = fit_l1_svm(y[keep], C, K=Kr, sample_weight=w[keep], tol=1e-10)
+        np.testing.assert_array_equal(full.alpha[keep], red.alpha)
+        assert estimate_span_rule(full, K) == estimate_span_rule(red, Kr)
+        assert estimate_xi_alpha(full, K) == estimate_xi_alpha(red, Kr)
+        assert estimate_span_bound(full, K) == pytest.approx(estimate_span_bound(red, Kr), rel=1e-9)
+        loo = span_rule_loo_decision(full, K)[keep]
+        np.testing.assert_allclose(loo, span_rule_loo_decision(red, Kr), rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
 # K-fold CV
 # ---------------------------------------------------------------------------------------------
 def test_kfold_cv_equals_manual_folds_with_class_weights():

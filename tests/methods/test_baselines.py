@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.exceptions import FitFailedWarning
+from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
 from svmtune import SVMTuner
@@ -336,3 +340,71 @@ def test_folds_spread_the_samples_of_positive_weight():
     w[(y == 1) & (np.arange(60) > 1)] = 0.0
     with pytest.raises(ValueError, match="2 samples with positive weight of every class"):
         make_folds(y, 10, 0, w)
+
+
+@pytest.mark.filterwarnings("ignore:smallest class has")
+def test_halving_scores_on_the_grid_searchs_folds_with_zero_weights():
+    """With weights of 0 the folds are make_folds's (stratified by class and weight > 0), as
+    in the grid search; a StratifiedKFold on y alone left class 1's only two samples of
+    positive weight in one training part, every candidate failed a fit, scored 1.0, and the
+    search returned the first grid point."""
+    X, y = _data(n=60, seed=2)
+    w = np.where(y == 1, 0.0, 1.0)
+    # class 1 keeps two samples of positive weight, both in one test part of the old
+    # StratifiedKFold(2, shuffle=True, random_state=0) on y
+    w[[1, 7]] = 1.0
+    box = {"log2_sigma": (-2, 2, 1), "log2_C": (-1, 1, 1)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FitFailedWarning)
+        warnings.filterwarnings("ignore", message=".*too few for successive halving")
+        sel = HalvingSearch(**box).select(X, y, w, random_state=0)
+    grid = GridSearch(**box).select(X, y, w, random_state=0)
+    assert sel.info["n_folds"] == 2 and sel.info["n_resources_per_iter"] == [60]
+    assert [h["cv_loss"] for h in sel.history] == pytest.approx(
+        [h["cv_loss"] for h in grid.history]
+    )
+    assert sel.params == grid.params and sel.criterion == pytest.approx(grid.criterion)
+    # a third of class 1 at weight 0: the one-point box scores the grid search's folds
+    w = np.ones(60)
+    w[np.flatnonzero(y == 1)[::3]] = 0.0
+    one = {"log2_sigma": (0.5, 0.5, 1), "log2_C": (1, 1, 1), "n_splits": 5}
+    ref = GridSearch(**one).select(X, y, w, random_state=0)
+    sel = HalvingSearch(min_resources=60, **one).select(X, y, w, random_state=0)
+    assert sel.estimate == pytest.approx(ref.estimate, abs=1e-12)  # 0.2 on y's folds
+
+
+def test_halving_folds_without_zero_weights_are_stratifiedkfolds():
+    """Without zero weights halving's folds (make_folds) are those it had before it was given
+    them: StratifiedKFold(shuffle=True) on y with the seed."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = _data(n=60, k=3, seed=4)
+    skf = list(StratifiedKFold(5, shuffle=True, random_state=7).split(X, y))
+    for w in (None, np.ones(60), np.linspace(0.5, 2, 60)):
+        for (a, b), (c, d) in zip(make_folds(y, 5, 7, w), skf, strict=True):
+            assert np.array_equal(a, c) and np.array_equal(b, d)
+
+
+class _FailsWithMarkedRow(SVC):
+    """An SVC whose fit fails when the marked row is in the training part."""
+
+    def fit(self, X, y, sample_weight=None):
+        if np.any(X[:, 0] == 1e6):
+            raise ValueError("marked row in the training part")
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+def test_halving_raises_when_every_candidate_fails(monkeypatch):
+    """Every candidate failing a fit is an error (the grid search's fits raise), not the
+    first grid point chosen at loss 1."""
+    import svmtune.methods.baselines as baselines
+
+    monkeypatch.setattr(
+        baselines, "make_final_estimator", lambda params, **kw: _FailsWithMarkedRow()
+    )
+    X, y = _data(n=30, seed=1)
+    X[0, 0] = 1e6  # in the training part of 2 of the 3 folds: no candidate has a score
+    h = HalvingSearch(log2_sigma=(0, 1, 1), log2_C=(0, 0, 1), n_splits=3, min_resources=30)
+    with pytest.warns(FitFailedWarning), pytest.raises(ValueError, match="every candidate"):
+        h.select(X, y, random_state=0)

@@ -249,13 +249,15 @@ def test_class_weight_search_final_model_reproduces_selected_svm():
     X, y = make_problem(60, 3, 7, imbalance=0.3)
     Xt, _ = make_problem(40, 3, 17)
     t = SVMTuner(method="span_rule", method_params=TINY_CW, random_state=0).fit(X, y)
-    p = t.best_params_
+    p = t.selection_.params  # class_weight keyed by the encoded labels the SVM saw
     info = t.selection_.info
     assert t.n_svm_fits_ == 9 and info["search"] == "class_weights"
     assert p["C"] == info["C_neg"] and p["class_weight"] == {
         0: 1.0,
         1: info["C_pos"] / info["C_neg"],
     }
+    # best_params_ keys them by the labels of y (-1, +1), as SVC(class_weight=...) takes them
+    assert t.best_params_["class_weight"] == {-1: 1.0, 1: info["C_pos"] / info["C_neg"]}
     Xp = t.preprocessor_.transform(X)
     assert p["sigma"] == pytest.approx(unit_range_sigma(Xp))
     y01 = (y > 0).astype(int)
@@ -317,3 +319,106 @@ def test_tuner_final_fit_uses_selected_instance_weights():
     t = SVMTuner(method="span_rule", method_params=dict(IW, scores=q), preprocess="none").fit(X, y)
     sol, K = refit(X, y, t.best_params_, sample_weight=t.selection_.sample_weight)
     np.testing.assert_allclose(t.decision_function(X), sol.decision_function(K), atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Samples of weight 0 are removed rows
+# ---------------------------------------------------------------------------------------------
+def with_junk(k, seed=0, n=60, n_junk=30, junk_scale=3.0):
+    """``k``-class data, and the same with ``n_junk`` random rows of weight 0 appended."""
+    rs = np.random.RandomState(seed)
+    y = rs.randint(0, k, n)
+    X = rs.randn(n, 3) + y[:, None]
+    Xj, yj = rs.randn(n_junk, 3) * junk_scale, rs.randint(0, k, n_junk)
+    return X, y, np.vstack([X, Xj]), np.r_[y, yj], np.r_[np.ones(n), np.zeros(n_junk)]
+
+
+def assert_same_selection(a, b, keys=("span_rule",)):
+    assert a.best_params_ == b.best_params_
+    assert a.estimate_ == b.estimate_ and a.criterion_ == b.criterion_
+    for ha, hb in zip(a.history_, b.history_, strict=True):
+        assert ha["n_sv"] == hb["n_sv"]
+        for key in keys:
+            assert ha[key] == pytest.approx(hb[key], rel=1e-9), (key, ha, hb)
+
+
+@pytest.mark.parametrize(
+    "k, grid",
+    [
+        # the tester's reproducer: 0.133 instead of 0.200 (binary), 0.40 instead of 0.27
+        (2, {"log2_sigma": (2, 4, 1), "log2_C": (3, 7, 1)}),
+        (3, {"log2_sigma": (1, 3, 1), "log2_C": (5, 9, 1)}),
+    ],
+)
+def test_weight_zero_rows_count_as_removed_rows(k, grid):
+    X, y, Xa, ya, wa = with_junk(k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a = SVMTuner(method="span_rule", method_params=grid).fit(X, y)
+        b = SVMTuner(method="span_rule", method_params=grid).fit(Xa, ya, sample_weight=wa)
+    assert_same_selection(a, b, ("span_rule", "xi_alpha") if k == 2 else ("span_rule",))
+
+
+def test_weight_zero_rows_do_not_change_the_multiclass_selection():
+    # seed 4 of the tester's p29.py: counting the weight-0 rows as errors picked C = 4, not 16
+    rs = np.random.RandomState(4)
+    y = rs.randint(0, 3, 60)
+    X = rs.randn(60, 3) + y[:, None]
+    Xa = np.vstack([X, rs.randn(40, 3) * 0.5])
+    ya, wa = np.r_[y, rs.randint(0, 3, 40)], np.r_[np.ones(60), np.zeros(40)]
+    grid = {"sigmas": [2.0], "log2_C": (1, 5, 1)}
+    a = SVMTuner(method="span_rule", method_params=grid).fit(X, y)
+    b = SVMTuner(method="span_rule", method_params=grid).fit(Xa, ya, sample_weight=wa)
+    assert a.best_params_["C"] == 16.0
+    assert_same_selection(a, b)
+
+
+@pytest.mark.parametrize("sigma", [None, 1.0])
+@pytest.mark.parametrize("criterion", ["span_rule", "xi_alpha", "span_bound"])
+def test_weight_zero_rows_in_class_weight_search(criterion, sigma):
+    # the unit-range width, the enclosing-sphere diameter D and R_Delta^2 are those of the
+    # training set without the weight-0 rows
+    X, y, Xa, ya, wa = with_junk(2, seed=1, n=40, n_junk=15)
+    opts = dict(TINY_CW, criterion=criterion, sigma=sigma)
+    a = SpanRule(**opts).select(X, y)
+    b = SpanRule(**opts).select(Xa, ya, wa)
+    assert a.params["sigma"] == pytest.approx(b.params["sigma"], rel=1e-12)
+    assert a.params["C"] == b.params["C"] and a.params["class_weight"] == b.params["class_weight"]
+    assert a.estimate == b.estimate
+    assert a.criterion == pytest.approx(b.criterion, rel=1e-9)
+    for ha, hb in zip(a.history, b.history, strict=True):
+        for key in {"span_rule", "xi_alpha", criterion}:
+            assert ha[key] == pytest.approx(hb[key], rel=1e-9), key
+
+
+def test_weight_zero_rows_in_instance_weight_search():
+    X, y, q = scored_data()
+    rng = np.random.default_rng(2)
+    Xa = np.vstack([X, 3.0 * rng.normal(size=(20, X.shape[1]))])
+    ya, qa = np.r_[y, rng.integers(0, 2, 20)], np.r_[q, rng.random(20)]
+    wa = np.r_[np.ones(50), np.zeros(20)]
+    a = SpanRule(scores=q, **IW).select(X, y)
+    b = SpanRule(scores=qa, **IW).select(Xa, ya, wa)
+    assert a.params["sigma"] == pytest.approx(b.params["sigma"], rel=1e-12)
+    assert a.info["A"] == b.info["A"] and a.info["B"] == b.info["B"]
+    assert a.params["C"] == b.params["C"] and a.estimate == b.estimate
+    np.testing.assert_allclose(b.sample_weight[:50], a.sample_weight)
+    assert np.all(b.sample_weight[50:] == 0)
+    for ha, hb in zip(a.history, b.history, strict=True):
+        assert ha["span_rule"] == hb["span_rule"]
+        assert ha["xi_alpha"] == pytest.approx(hb["xi_alpha"], rel=1e-9)
+
+
+def test_candidate_weights_of_zero_are_removed_rows():
+    # a weight family giving 0 to the samples with q < 0.3: every candidate is trained and
+    # scored on the others only, as if those rows were not there
+    X, y, q = scored_data()
+    fn = lambda q, A, B, C: np.where(q < 0.3, 0.0, C * (0.1 + q**A))  # noqa: E731
+    keep = q >= 0.3
+    opts = dict(IW, weight_fn=fn, sigma=1.0, criterion="xi_alpha")
+    a = SpanRule(scores=q[keep], **opts).select(X[keep], y[keep])
+    b = SpanRule(scores=q, **opts).select(X, y)
+    assert a.params == b.params and a.estimate == b.estimate
+    for ha, hb in zip(a.history, b.history, strict=True):
+        assert ha["span_rule"] == hb["span_rule"]
+        assert ha["xi_alpha"] == pytest.approx(hb["xi_alpha"], rel=1e-9)

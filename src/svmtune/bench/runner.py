@@ -549,7 +549,8 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
             row["default_accuracy"] = float(np.mean(tuner.classes_[svc.predict(Xp_te)] == yte))
             if entropy:
                 sw = getattr(tuner.selection_, "sample_weight", None)
-                row["entropy"], note = _entropy(Xp_tr, ytr_enc, tuner.best_params_, sw)
+                # the selection's own params: a chosen class_weight keyed by encoded labels
+                row["entropy"], note = _entropy(Xp_tr, ytr_enc, tuner.selection_.params, sw)
                 if note:
                     notes["entropy"] = note
             else:

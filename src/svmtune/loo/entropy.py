@@ -179,7 +179,10 @@ def _lowrank_loo_outputs(
         raise ValueError(
             f"the low-rank model entropy (n > max_exact) needs an RBF kernel, got {kern.name!r}"
         )
-    idx, _ = pivoted_cholesky_landmarks(X, kern.sigma, tol=rank_tol, max_rank=rank)
+    # landmarks among the samples the SVM is trained on: rows of weight 0 are absent
+    pos = np.flatnonzero(w > 0)
+    idx, _ = pivoted_cholesky_landmarks(X[pos], kern.sigma, tol=rank_tol, max_rank=rank)
+    idx = pos[idx]
     D2_nm = squared_distances(X, X[idx])
     theta = np.log([kern.sigma, C])
     _, nf, sols = fit_tasks_lowrank(D2_nm, D2_nm[idx], tasks, theta, sample_weight=w)

@@ -107,6 +107,24 @@ def _pair_sqdist(K: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarra
     return np.maximum(D2, 0.0)
 
 
+def _trained(sol: DualSolution) -> np.ndarray | None:
+    """Indices of the samples the model was trained on (``C_i > 0``); None when all were.
+
+    :func:`svmtune.svm.fit_l1_svm` leaves the samples of weight 0 (``C_i = 0``) out of the
+    fit, and every estimate here treats them as absent rows: they count neither as errors
+    nor in the number of samples ``l``, nor in the kernel-matrix quantities (``D``,
+    ``R_Delta``) of the training set.
+    """
+    keep = sol.upper > 0
+    return None if keep.all() else np.flatnonzero(keep)
+
+
+def _n_trained(sol: DualSolution) -> int:
+    """``l``: the number of samples the model was trained on (of positive ``C_i``)."""
+    keep = _trained(sol)
+    return sol.y.shape[0] if keep is None else keep.size
+
+
 # ---------------------------------------------------------------------------------------------
 # Spans
 # ---------------------------------------------------------------------------------------------
@@ -457,7 +475,9 @@ def estimate_span_rule(
     ``t_l = (1/l) sum_{p in SV} theta(alpha_p S_p^2 - y_p f^0(x_p))`` with ``theta(t) = 1``
     for ``t >= 0``, and ``S_p`` the spans without box constraints
     (:func:`span_rule_spans`).  Equal to the leave-one-out error when the support-vector
-    sets are stable (Theorem 2).
+    sets are stable (Theorem 2).  Every training sample counts once, whatever its ``C_i``;
+    ``l`` is the number of samples of positive ``C_i``: a sample of weight 0 was left out of
+    the fit and is left out of the count as a removed row would be.
     """
     K = _check(sol, K)
     S2 = span_rule_spans(sol, K) if spans is None else np.asarray(spans, dtype=float)
@@ -465,7 +485,7 @@ def estimate_span_rule(
     f = sol.decision_function(K)
     with np.errstate(invalid="ignore"):
         t = sol.alpha[sv] * S2[sv] - sol.y[sv] * f[sv]
-    return float(np.sum(t >= 0) / sol.y.shape[0])
+    return float(np.sum(t >= 0) / _n_trained(sol))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -534,13 +554,16 @@ def estimate_span_bound(
 
     The ``m`` bounded SVs and the ``k`` in-bound SVs with empty ``Lambda_p`` (Lemma 1) count
     as errors; each other in-bound SV contributes ``S max(D, 1/sqrt(C_p)) alpha_p``, with the
-    box-constrained spans of :func:`box_constrained_spans`.  The value can exceed 1.
+    box-constrained spans of :func:`box_constrained_spans`.  The value can exceed 1.  ``l``
+    and the training set are the samples of positive ``C_i`` (a sample of weight 0 is a
+    removed row).
 
     Parameters
     ----------
     D : float, optional
         Diameter of the smallest sphere enclosing the training set in feature space; by
-        default ``2 R`` from :func:`svmtune.loo.sphere.min_enclosing_ball`.
+        default ``2 R`` from :func:`svmtune.loo.sphere.min_enclosing_ball` on the samples of
+        positive ``C_i``.
     spans : ndarray, optional
         Box-constrained squared spans of the in-bound SVs (in the order of
         ``np.flatnonzero(sol.in_bound)``).
@@ -553,11 +576,12 @@ def estimate_span_bound(
     if spans.shape != I.shape:
         raise ValueError(f"spans must hold one value per in-bound SV ({I.size}), got {spans.shape}")
     if D is None:
-        D = enclosing_diameter(K)
+        keep = _trained(sol)
+        D = enclosing_diameter(K if keep is None else K[np.ix_(keep, keep)])
     if not (np.isfinite(D) and D >= 0):
         raise ValueError(f"D must be a non-negative finite diameter, got {D}")
     return span_bound_value(
-        spans, sol.alpha[I], sol.upper[I], float(D), int(sol.bounded.sum()), sol.y.shape[0]
+        spans, sol.alpha[I], sol.upper[I], float(D), int(sol.bounded.sum()), _n_trained(sol)
     )
 
 
@@ -580,22 +604,29 @@ def estimate_xi_alpha(
     """The xi-alpha bound of the weighted SVM (Weighted span eq. (21); Yang et al. 2015).
 
     ``(1/l) sum_p theta(rho alpha_p R_Delta^2 + xi_p - 1)`` with ``rho = 2``,
-    ``xi_p = max(0, 1 - y_p f(x_p))`` the slacks and ``theta(t) = 1`` for ``t >= 0``.
+    ``xi_p = max(0, 1 - y_p f(x_p))`` the slacks and ``theta(t) = 1`` for ``t >= 0``.  The
+    sum and ``l`` run over the samples of positive ``C_i`` (a sample of weight 0 is a
+    removed row).
 
     Parameters
     ----------
     rho : float
         Joachims' constant (2 for the SVM with threshold ``b``).
     r2_delta : float, optional
-        ``R_Delta^2`` (default :func:`xi_alpha_radius2` of ``K``).
+        ``R_Delta^2`` (default :func:`xi_alpha_radius2` of ``K`` on the samples of positive
+        ``C_i``).
     """
     K = _check(sol, K)
     if not (np.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be positive, got {rho}")
-    R2 = xi_alpha_radius2(K) if r2_delta is None else float(r2_delta)
+    keep = _trained(sol)
+    if r2_delta is not None:
+        R2 = float(r2_delta)
+    else:
+        R2 = xi_alpha_radius2(K if keep is None else K[np.ix_(keep, keep)])
     xi = np.maximum(0.0, 1.0 - sol.y * sol.decision_function(K))
     t = rho * sol.alpha * R2 + xi - 1.0
-    return float(np.mean(t >= 0))
+    return float(np.mean(t >= 0 if keep is None else t[keep] >= 0))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -364,6 +364,14 @@ class LowRankSearch(Selector):
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
+        if sw is not None and not np.all(sw > 0):
+            # a sample of weight 0 enters no fit and no criterion, and must not be a landmark
+            # nor count in the trace residual of the rank rule and the refresh test either:
+            # the search runs on the samples of positive weight, as if the others were removed
+            # (the tasks are taken before, so a class of weight 0 keeps its task)
+            keep = sw > 0
+            X, y, sw = X[keep], y[keep], sw[keep]
+            tasks = [t[keep] for t in tasks]
         rng = check_random_state(random_state)
         theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng, sw)
 

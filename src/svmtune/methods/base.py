@@ -43,7 +43,8 @@ class Selection:
     ----------
     params : dict
         Chosen hyperparameters, keys among kernel, sigma, gamma, C, class_weight, degree,
-        coef0 (becomes ``SVMTuner.best_params_``).
+        coef0 (becomes ``SVMTuner.best_params_``, where a ``class_weight`` keyed here by
+        the encoded labels ``0..k-1`` is keyed by the labels of ``classes_``).
     estimate : float or None
         The method's own estimate of the error rate in [0, 1] (LOO error, span-rule, CV
         error, ...), or None for methods that have none.

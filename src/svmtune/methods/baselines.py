@@ -4,8 +4,8 @@ Every search except successive halving scores its candidates through the one sha
 :func:`svmtune.search.cv.cv_errors` on the folds of :func:`svmtune.search.cv.make_folds`, so
 that numbers of SVM fits and fold splits are comparable across methods.  Successive halving
 is scikit-learn's own ``HalvingGridSearchCV`` (it must subsample the training folds itself);
-it uses the same stratified splitter with the same seed, so its full-resource folds are those
-of ``make_folds``.
+it is handed the folds of ``make_folds`` with the same seed, so its full-resource folds are
+those of the other searches (stratified by class and by ``weight > 0``).
 
 Ranges are given in log2 units, ``log2_sigma=(lo, hi)``.  The defaults are the RBSVM paper's
 search box ``sigma, C in [2^-8, 2^8]`` (RBSVM Sec. V-A: grid step 1 in log2; random and
@@ -704,12 +704,16 @@ class HalvingSearch(_CVSearch):
         import sklearn
         from sklearn.experimental import enable_halving_search_cv  # noqa: F401
         from sklearn.metrics import get_scorer
-        from sklearn.model_selection import HalvingGridSearchCV, StratifiedKFold
+        from sklearn.model_selection import HalvingGridSearchCV
 
         self.check_kernel(kernel)
         rng = check_random_state(random_state)
         seed = _seed_int(random_state)
-        n_folds = len(make_folds(y, self.n_splits, seed, sample_weight))
+        # the folds of the other CV searches: stratified by class and by weight > 0, so that
+        # every training part holds samples of positive weight of every class (without zero
+        # weights, StratifiedKFold(n_folds, shuffle=True, random_state=seed) on y)
+        folds = make_folds(y, self.n_splits, seed, sample_weight)
+        n_folds = len(folds)
         sigmas, Cs = self._candidates(rng)
         n_classes = int(np.max(y)) + 1
         min_resources = self._min_resources(y, sample_weight, n_folds, n_classes, len(sigmas))
@@ -742,7 +746,7 @@ class HalvingSearch(_CVSearch):
                 resource="n_samples",
                 min_resources=min_resources,
                 aggressive_elimination=self.aggressive_elimination,
-                cv=StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed),
+                cv=folds,
                 scoring=scoring,
                 refit=False,
                 return_train_score=False,
@@ -757,6 +761,19 @@ class HalvingSearch(_CVSearch):
                 search.fit(X, y, **fit_kw)
         res = search.cv_results_
         losses = 1.0 - np.asarray(res["mean_test_score"], dtype=float)
+        best = int(search.best_index_)
+        if not np.isfinite(losses[best]):
+            # scikit-learn picks the first candidate of the last round when all its scores
+            # are NaN (error_score=np.nan: some fit of every candidate failed)
+            last = int(res["iter"][best])
+            raise ValueError(
+                f"successive halving: every candidate of the last round (round {last + 1}, "
+                f"{int(res['n_resources'][best])} samples) failed in at least one of its "
+                f"{int(search.n_splits_)} cross-validation fits, so none can be chosen; the "
+                "FitFailedWarning names the SVM errors"
+            )
+        # a candidate some of whose fits failed (a subsampled training part of an early round
+        # that met one class only) counts as loss 1
         losses = np.where(np.isfinite(losses), losses, 1.0)
         history = []
         for i, p in enumerate(res["params"]):
@@ -770,7 +787,6 @@ class HalvingSearch(_CVSearch):
                     n_resources=int(res["n_resources"][i]),
                 )
             )
-        best = int(search.best_index_)
         params = {k: history[best][k] for k in ("kernel", "sigma", "gamma", "C")}
         return Selection(
             params=params,

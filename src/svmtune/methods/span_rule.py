@@ -27,6 +27,11 @@ leave-one-out error of the chosen model.
 Multiclass problems are decomposed one-vs-rest; the span gives every task's leave-one-out
 decision value of each sample (Theorem 2, eq. (35)), so the span-rule estimate is the
 leave-one-out error of the one-vs-rest classifier (arg-max of the decision values).
+
+A sample of weight 0 (user's ``sample_weight``, or a candidate's instance weight) is left out
+of every fit and of every span-rule and bound value: they equal those of the data with its
+row removed (the fixed RBF width of the weight searches too).  Every sample of positive
+weight counts once in the leave-one-out error rates.
 """
 
 from __future__ import annotations
@@ -189,6 +194,14 @@ def _evaluate(
     """
     tasks, y = ctx["tasks"], ctx["y"]
     w = _candidate_weights(spec, ctx)
+    # samples of weight 0 are absent rows: the fits leave them out, the error rates and the
+    # kernel quantities D and R_Delta^2 of the training set skip them
+    keep = w > 0
+    if not np.array_equal(keep, ctx["w_user"] > 0):
+        # more zeros than the user's (a weight_fn returning 0): D and R_Delta^2 computed per
+        # candidate on its own training set by the estimates
+        D = None if D is None else enclosing_diameter(K[np.ix_(keep, keep)])
+        r2_delta = xi_alpha_radius2(K[np.ix_(keep, keep)])
     t0 = time.perf_counter()
     sols = [fit_l1_svm(t, spec["C"], K=K, sample_weight=w, tol=ctx["tol"]) for t in tasks]
     t1 = time.perf_counter()
@@ -205,7 +218,8 @@ def _evaluate(
         rec["span_rule"] = estimate_span_rule(sols[0], K, spans=S2)
         rec["xi_alpha"] = estimate_xi_alpha(sols[0], K, r2_delta=r2_delta)
     else:
-        rec["span_rule"] = float(np.mean(np.argmax(np.column_stack(F), axis=1) != y))
+        wrong = np.argmax(np.column_stack(F), axis=1) != y
+        rec["span_rule"] = float(np.mean(wrong if keep.all() else wrong[keep]))
     t2 = time.perf_counter()
     rec["time_fit"] = t1 - t0
     rec["time_span"] = t2 - t1
@@ -225,8 +239,10 @@ def _evaluate_block(
     """Evaluate candidates sharing one RBF width; returns records and the warning count."""
     with recorded_warnings() as caught:  # safe when blocks run in threads of one process
         K = rbf_from_sqdist(D2, sigma)
-        D = enclosing_diameter(K) if with_bound else None
-        r2 = xi_alpha_radius2(K)
+        pos = ctx["w_user"] > 0
+        Kp = K if pos.all() else K[np.ix_(pos, pos)]  # the training set: weight-0 rows out
+        D = enclosing_diameter(Kp) if with_bound else None
+        r2 = xi_alpha_radius2(Kp)
         spans = SpanCache()
         out = [(i, _evaluate(K, spec, ctx, D=D, r2_delta=r2, spans=spans)) for i, spec in items]
     return out, len(caught)
@@ -375,15 +391,24 @@ class SpanRule(Selector):
         self.tol = float(tol)
 
     # ------------------------------------------------------------------ candidates
-    def _candidates(self, X: np.ndarray) -> list[tuple[float, dict[str, Any], dict[str, Any]]]:
-        """``(sigma, spec, params)`` per candidate, in grid order."""
+    def _candidates(
+        self, X: np.ndarray, w_pos: np.ndarray | None = None
+    ) -> list[tuple[float, dict[str, Any], dict[str, Any]]]:
+        """``(sigma, spec, params)`` per candidate, in grid order.
+
+        ``w_pos`` (boolean mask of the samples of positive weight, None for all) restricts
+        the rows the fixed RBF width of the weight searches is computed from.
+        """
         out = []
         if self.search == "sigma_C":
             for s in self.sigmas:
                 for C in self.Cs:
                     out.append((float(s), {"kind": "plain", "C": float(C)}, rbf_params(s, C)))
             return out
-        s = self.sigma if self.sigma is not None else unit_range_sigma(X, self.unit_gamma)
+        s = self.sigma
+        if s is None:
+            # the heuristic on the training set: rows of weight 0 are absent
+            s = unit_range_sigma(X if w_pos is None else X[w_pos], self.unit_gamma)
         if self.search == "class_weights":
             for cp in self.C_pos:
                 for cn in self.C_neg:
@@ -506,7 +531,8 @@ class SpanRule(Selector):
             "tol": self.tol,
         }
         n_tasks = len(ctx["tasks"])
-        cands = self._candidates(X)
+        w_pos = w_user > 0
+        cands = self._candidates(X, None if w_pos.all() else w_pos)
         check_dense_memory(
             len(y),
             matrices=DENSE_MATRICES,
