@@ -484,3 +484,128 @@ def test_select_and_demo_take_the_final_model_options(tmp_path):
     assert (
         run("select", "iris", "--method", "default", "--multiclass", "ovx", ok=False).exit_code == 2
     )
+
+
+# ---------------------------------------------------------------------------- file reading
+def test_select_reads_a_headerless_first_row_with_text_as_data(tmp_path):
+    # UCI's iris.data layout: no header, a text label in every row
+    rows = [
+        f"{5 + i / 10},{3 + (i % 4) / 10},{'Iris-setosa' if i % 2 else 'Iris-virginica'}"
+        for i in range(12)
+    ]
+    f = _csv(tmp_path, "\n".join(rows) + "\n", "iris.data")
+    doc = json.loads(run("select", f, "--method", "default", "--target", "-1", "--json").output)
+    assert doc["data"]["n"] == 12 and doc["data"]["d"] == 2
+    # the hint names a column of the data, not a value of the first row
+    r = run("select", f, "--method", "default", ok=False)
+    assert_one_line_error(r, "pass --target '2'")
+    assert "Iris-virginica'" not in r.output
+
+
+def test_select_header_with_fewer_names_than_fields_is_an_error(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = "".join(
+        f"{a:.3f},{b:.3f},{c:.3f},{i % 2}\n" for i, (a, b, c) in enumerate(rng.normal(size=(30, 3)))
+    )
+    f = _csv(tmp_path, "b,c,label\n" + rows, "short.csv")
+    r = run("select", f, "--method", "default", ok=False)
+    assert_one_line_error(
+        r, "the header names 3 columns ('b', 'c', 'label') but the rows have 4 fields"
+    )
+
+
+def test_select_drops_a_shuffled_row_index_column_with_a_warning(tmp_path, csv_file):
+    _, df = csv_file
+    f = tmp_path / "shuffled.csv"
+    df.sample(frac=1, random_state=0).to_csv(f)  # the shuffled index: an unnamed column
+    with pytest.warns(UserWarning, match="dropped the first column: it has no name in the header"):
+        doc = json.loads(run("select", f, "--method", "default", "--json").output)
+    assert doc["data"]["d"] == 3
+
+
+# ---------------------------------------------------------------------------- svmlight predict
+def test_predict_an_svmlight_file_needs_a_model_of_svmlight_columns(saved_model, tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    model, _, _, df = saved_model  # trained on the columns a, b, c
+    f = tmp_path / "new.svm"
+    dump_svmlight_file(df[["a", "b", "c"]].to_numpy(), (df.label == "yes").astype(int), str(f))
+    r = run("predict", model, f, ok=False)
+    assert_one_line_error(r, "lacks 3 of the model's feature columns: 'a', 'b', 'c'")
+    assert "prediction" not in r.output
+
+
+def test_predict_reads_svmlight_files_with_the_training_files_index_base(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 1] + X[:, 2] > 0, 1, -1)
+    train = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, str(train), zero_based=True)  # index 0 occurs: 0-based
+    model = tmp_path / "m.joblib"
+    r = run("select", train, "--method", "default", "--out", model)
+    assert "0-based (index 0 occurs)" in r.output
+    tuner = joblib.load(model)
+    assert tuner.svmlight_zero_based_ is True
+    # new rows whose feature 0 is 0 throughout: no index 0 in the file, still 0-based
+    X0 = X[:8].copy()
+    X0[:, 0] = 0.0
+    test = tmp_path / "test.svm"
+    dump_svmlight_file(X0, y[:8], str(test), zero_based=True)
+    out = tmp_path / "p.csv"
+    run("predict", model, test, "--out", out)
+    want = tuner.predict(pd.DataFrame(X0, columns=["f1", "f2", "f3"]))
+    assert list(pd.read_csv(out).prediction) == list(want)
+    # a model of a 1-based file refuses a file with index 0
+    one = tmp_path / "one.svm"
+    dump_svmlight_file(X, y, str(one), zero_based=False)
+    doc = json.loads(run("select", one, "--method", "default", "--json", "--out", model).output)
+    assert doc["data"]["index_base"] == 1
+    r = run("predict", model, train, ok=False)
+    assert_one_line_error(r, "the model's training file numbered the features from 1")
+    # a model saved without the record (older svmtune): the file decides ("auto")
+    del tuner.svmlight_zero_based_
+    joblib.dump(tuner, model)
+    assert "8 rows predicted" in run("predict", model, test).output
+
+
+# ---------------------------------------------------------------------------- --out, options
+def test_select_out_is_checked_before_the_selection(csv_file, tmp_path, monkeypatch):
+    import svmtune.cli as cli
+
+    path, _ = csv_file
+    fits = []
+    real_fit = cli._fit_tuner
+    monkeypatch.setattr(cli, "_fit_tuner", lambda *a, **kw: fits.append(1) or real_fit(*a, **kw))
+    r = run("select", path, "--method", "default", "--out", tmp_path / "no" / "m.joblib", ok=False)
+    assert_one_line_error(r, "directory", code=2)
+    assert f"{tmp_path / 'no'} does not exist" in r.output and fits == []
+    # writing fails after the selection all the same: the result is printed first
+    monkeypatch.setattr(
+        joblib, "dump", lambda *a, **kw: (_ for _ in ()).throw(OSError("disk full"))
+    )
+    r = run(
+        "select", path, "--method", "default", "--out", tmp_path / "m.joblib", "--json", ok=False
+    )
+    assert_one_line_error(r, "cannot write --out (the result is above): disk full")
+    doc = json.loads(r.output[: r.output.index("Error:")])
+    assert doc["best_params"]["C"] == 1.0 and "saved_to" not in doc
+
+
+def test_select_shows_the_final_model_options_as_applied(tmp_path):
+    # Platt scaling is for libsvm final models: a final L2-SVM has tanh probabilities
+    args = ["select", "iris", "--method", "default", "--final-model", "l2"]
+    with pytest.warns(UserWarning, match="calibrates libsvm final models only"):
+        rec = json.loads(run(*args, "--probability", "platt", "--json").output)
+    assert rec["probability"] == "tanh" and rec["final_model"] == "l2"
+    with pytest.warns(UserWarning):
+        out = run(*args, "--probability", "platt").output
+    assert "│ probability" in out and "tanh (platt requested" in out
+    # one-vs-one is libsvm's: the final L2-SVM is one-vs-rest on three classes
+    with pytest.warns(UserWarning, match="the final L2-SVM is one-vs-rest"):
+        rec = json.loads(run(*args, "--multiclass", "ovo", "--json").output)
+    assert rec["multiclass"] == "ovr"
+    with pytest.warns(UserWarning):
+        out = run(*args, "--multiclass", "ovo").output
+    assert "ovr (ovo requested" in out

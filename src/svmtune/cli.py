@@ -20,6 +20,8 @@ import difflib
 import functools
 import json
 import math
+import os
+import re
 import time
 import warnings
 from dataclasses import dataclass
@@ -180,16 +182,23 @@ def _bundled_name(source: str) -> str:
 
 
 def _load(source: str, target: str | None, fmt: str | None):
-    """``source`` is a path or a bundled data-set name -> (X DataFrame, y, description)."""
-    from svmtune.datasets import load_dataset, load_file
+    """``source`` is a path or a bundled data-set name -> (X DataFrame, y, description); an
+    svmlight/LIBSVM file's description says where its feature indices start
+    (``"index_base"``: 0 or 1)."""
+    from svmtune.datasets import load_dataset, load_table
+    from svmtune.datasets.loaders import split_table
 
     path = Path(source).expanduser()
     if path.exists():
         try:
-            X, y = load_file(path, target=target, fmt=fmt)
+            table = load_table(path, fmt=fmt)
+            X, y = split_table(table, target, str(path))
         except (ValueError, OSError) as exc:
             raise _fail(exc) from None
-        return X, y, {"file": str(path)}
+        info = {"file": str(path)}
+        if "zero_based" in table.attrs:
+            info["index_base"] = 0 if table.attrs["zero_based"] else 1
+        return X, y, info
     key = _bundled_name(source)
     if target not in (None, "target"):
         raise click.UsageError(
@@ -378,24 +387,43 @@ class _SelectionOptions:
     def method_params(self) -> dict[str, Any]:
         return parse_params(self.params)
 
-    def record(self, preprocess: str) -> dict[str, Any]:
-        """These options in a command's JSON record (``preprocess`` as resolved)."""
+    def applied(self, tuner) -> dict[str, str]:
+        """``multiclass`` and ``probability`` as the fitted ``tuner``'s final model applies
+        them: a final L2-SVM is one-vs-rest on more than two classes and has no Platt
+        scaling (``SVMTuner`` warns when it overrides the options)."""
+        l2_ovr = tuner.final_model_ == "l2" and len(tuner.classes_) > 2
+        return {
+            "multiclass": "ovr" if l2_ovr else self.multiclass,
+            "probability": tuner.probability_,
+        }
+
+    def record(self, preprocess: str, tuner) -> dict[str, Any]:
+        """These options in a command's JSON record (``preprocess`` as resolved; the final
+        model's options as applied, :meth:`applied`)."""
         return {
             "method_params": self.method_params,
             "kernel": self.kernel,
             "preprocess": preprocess,
             "random_state": self.random_state,
-            "multiclass": self.multiclass,
-            "probability": self.probability,
+            **self.applied(tuner),
         }
 
-    def model_rows(self, n_classes: int) -> dict[str, str]:
-        """The final model's options that differ from the defaults, for the printed table."""
+    def model_rows(self, tuner) -> dict[str, str]:
+        """The final model's options that differ from the defaults, as applied (with the
+        requested value where that differs), for the printed table."""
+        requested = {"multiclass": self.multiclass, "probability": self.probability}
+        why = {
+            "multiclass": "the L2-SVM is one-vs-rest",
+            "probability": "Platt is for L1 final models",
+        }
         rows = {}
-        if self.multiclass != "ovr" and n_classes > 2:
-            rows["multiclass"] = self.multiclass
-        if self.probability != "tanh":
-            rows["probability"] = self.probability
+        for key, value in self.applied(tuner).items():
+            if key == "multiclass" and len(tuner.classes_) <= 2:
+                continue
+            if value != requested[key]:
+                rows[key] = f"{value} ({requested[key]} requested; {why[key]})"
+            elif value not in ("ovr", "tanh"):
+                rows[key] = value
         return rows
 
 
@@ -594,6 +622,7 @@ def select_cmd(
     (e.g. `svmtune select pima --method grid`).
     """
     _check_method(method, opts.method_params)
+    _check_out(out)
     X, y, source = _load(file, target, fmt)
     if drop_columns:
         X = _drop(X, drop_columns)
@@ -617,17 +646,47 @@ def select_cmd(
         "data": {**source, **_describe_data(X, y)},
         "method": method,
         "class_weight": class_weight,
-        **opts.record(mode),
+        **opts.record(mode, tuner),
         **_selection_record(tuner),
     }
+    save_error = None
     if out is not None:
         import joblib
 
+        if "index_base" in source:  # predict reads svmlight files with the same numbering
+            tuner.svmlight_zero_based_ = source["index_base"] == 0
         try:
             joblib.dump(tuner, out)
-        except OSError as exc:
-            raise _fail(exc, "cannot write --out: ") from None
-        record["saved_to"] = str(out)
+            record["saved_to"] = str(out)
+        except OSError as exc:  # the result is printed first: the selection is not lost
+            save_error = exc
+    _print_selection(record, opts, tuner)
+    if save_error is not None:
+        raise _fail(save_error, "cannot write --out (the result is above): ") from None
+
+
+def _check_out(out: str | None) -> None:
+    """A usage error unless ``select --out`` can be written, before the selection starts:
+    its directory exists and is writable, and it is no directory."""
+    if out is None:
+        return
+    path = Path(out)
+    if path.is_dir():
+        raise click.BadParameter(f"{out} is a directory; give a file name", param_hint="'--out'")
+    if not path.parent.is_dir():
+        raise click.BadParameter(
+            f"cannot write {out}: directory {path.parent} does not exist; create it first",
+            param_hint="'--out'",
+        )
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise click.BadParameter(
+            f"cannot write {out}: permission denied; choose another file", param_hint="'--out'"
+        )
+
+
+def _print_selection(record: dict[str, Any], opts: _SelectionOptions, tuner) -> None:
+    """``select``'s result: the JSON ``record`` or a table."""
+    method, class_weight = record["method"], record["class_weight"]
     if opts.as_json:
         _echo_json(record)
         return
@@ -636,7 +695,7 @@ def select_cmd(
         "data": data.get("file") or data.get("dataset"),
         "n x d": f"{data['n']} x {data['d']}",
         "classes": data["classes"],
-        "preprocess": mode,
+        "preprocess": record["preprocess"],
         "method": method,
     }
     if data.get("sample_weight"):
@@ -645,7 +704,11 @@ def select_cmd(
         head["dropped"] = ", ".join(data["dropped"])
     if class_weight is not None:
         head["class weight"] = class_weight
-    head.update(opts.model_rows(len(data["classes"])))
+    if "index_base" in data:
+        head["svmlight indices"] = (
+            "0-based (index 0 occurs)" if data["index_base"] == 0 else "1-based (no index 0)"
+        )
+    head.update(opts.model_rows(tuner))
     result = {
         "estimate": record["estimate"],
         "criterion": record["criterion"],
@@ -653,8 +716,8 @@ def select_cmd(
         "n_svm_fits": record["n_svm_fits"],
         "final_model": record["final_model"],
     }
-    if out is not None:
-        result["saved to"] = str(out)
+    if "saved_to" in record:
+        result["saved to"] = record["saved_to"]
     _print_table(
         f"svmtune select --method {method}",
         [("", head), ("", record["best_params"]), ("", result), ("info.", record["info"])],
@@ -725,7 +788,7 @@ def demo_cmd(method, dataset, test_size, opts: _SelectionOptions) -> None:
             "n_classes": info.n_classes,
         },
         "method": method,
-        **opts.record(mode),
+        **opts.record(mode, tuner),
         **_selection_record(tuner),
         "test_accuracy": tuned_acc,
         "default_svc": {"fit_time": svc_time, "test_accuracy": svc_acc},
@@ -738,7 +801,7 @@ def demo_cmd(method, dataset, test_size, opts: _SelectionOptions) -> None:
         "split": f"{len(y_tr)} train / {len(y_te)} test (stratified, seed {random_state})",
         "preprocess": mode,
         "method": method,
-        **opts.model_rows(info.n_classes),
+        **opts.model_rows(tuner),
     }
     result = {
         "estimate": record["estimate"],
@@ -828,10 +891,12 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
     """Predict the classes of FILE's rows with a MODEL saved by `svmtune select --out`.
 
     FILE is read as `select` reads it (or is a bundled data set's name); its columns are
-    matched to the model's features by name, and other columns are ignored (in an
-    svmlight/LIBSVM file, feature columns it does not reach are 0).  Writes one CSV row per
-    row of FILE: the predicted class and, with --proba, each class's probability (the
-    model's predict_proba).  When FILE has labels, the accuracy goes to standard error.
+    matched to the model's features by name, and other columns are ignored.  For a model
+    trained on an svmlight/LIBSVM file, an svmlight FILE is read with the feature numbering
+    (0- or 1-based) of the training file, and feature columns it does not reach are 0.
+    Writes one CSV row per row of FILE: the predicted class and, with --proba, each class's
+    probability (the model's predict_proba).  When FILE has labels, the accuracy goes to
+    standard error.
 
     MODEL is loaded with joblib, i.e. unpickled: load only files you trust.
     """
@@ -842,10 +907,16 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
     tuner = _load_model(model)
     path = Path(file).expanduser()
     if path.exists():
+        # an svmlight file as the training file was numbered (models saved before svmtune
+        # recorded it: as the file's own indices say, "auto")
+        zero_based = getattr(tuner, "svmlight_zero_based_", "auto")
         try:
-            table = load_table(path, fmt=fmt)
+            table = load_table(path, fmt=fmt, zero_based=zero_based)
         except (ValueError, OSError) as exc:
-            raise _fail(exc) from None
+            prefix = ""
+            if zero_based is False and "holds feature index 0" in str(exc):
+                prefix = "the model's training file numbered the features from 1: "
+            raise _fail(exc, prefix) from None
         source = str(path)
     else:
         key = _bundled_name(file)
@@ -865,12 +936,20 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
         X = X.to_numpy()
     else:
         missing = [c for c in features if c not in table.columns]
-        if missing and table.attrs.get("format") == "svmlight":
+        svmlight = table.attrs.get("format") == "svmlight"
+        svmlight_model = all(re.fullmatch(r"f[1-9][0-9]*", c) for c in features)
+        if missing and svmlight and svmlight_model:
             table = table.assign(**dict.fromkeys(missing, 0.0))  # zeros svmlight leaves out
         elif missing:
             shown = ", ".join(repr(c) for c in missing[:8]) + (" ..." if len(missing) > 8 else "")
+            hint = ""
+            if svmlight:
+                hint = (
+                    " (an svmlight/LIBSVM file has the columns f1, f2, ...; the model was "
+                    "trained on named columns: give FILE as CSV with the model's column names)"
+                )
             raise click.ClickException(
-                f"{source} lacks {len(missing)} of the model's feature columns: {shown}"
+                f"{source} lacks {len(missing)} of the model's feature columns: {shown}{hint}"
             )
         X = table[features]
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import click
 import pytest
 
 from svmtune.bench.cli import _split_list
@@ -12,7 +13,8 @@ from svmtune.bench.suite import get_suite
 
 def test_split_list_keeps_commas_inside_parentheses():
     assert _split_list(None) is None
-    assert _split_list(" , ") is None
+    with pytest.raises(click.BadParameter, match="names nothing"):
+        _split_list(" , ")
     assert _split_list("RBSVM, default") == ["RBSVM", "default"]
     assert _split_list("Span-rule (sigma, C),5-fold CV (sigma, C)") == [
         "Span-rule (sigma, C)",
@@ -47,6 +49,37 @@ def test_rerun_before_reaches_the_runner_and_a_bad_time_is_a_clear_error(tmp_pat
     bad = CliRunner().invoke(bench, [*args, "--rerun-before", "yesterday", "--max-cells", "0"])
     assert bad.exit_code != 0
     assert "ISO 8601" in bad.output
+
+
+def test_an_empty_tasks_or_methods_list_is_a_usage_error(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from svmtune.bench import runner
+    from svmtune.bench.cli import bench
+
+    ran = []
+    monkeypatch.setattr(runner, "run_suite", lambda *a, **kw: ran.append(kw))
+    args = ["--suite", "quick", "--out", str(tmp_path), "--no-experiments", "--no-progress"]
+    for option in ("--methods", "--tasks"):
+        for value in ("", " , "):
+            r = CliRunner().invoke(bench, [*args, option, value])
+            assert r.exit_code == 2, r.output
+            assert f"Invalid value for '{option}'" in r.output and "names nothing" in r.output
+    assert ran == []  # nothing ran, let alone every cell
+
+
+def test_report_on_a_file_that_is_not_a_results_file(tmp_path):
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import report
+
+    data = tmp_path / "data.csv"
+    data.write_text("a,b,label\n1,2,0\n3,4,1\n")
+    md = tmp_path / "r.md"
+    r = CliRunner().invoke(report, [str(data), "--md", str(md)])
+    assert r.exit_code == 1, r.output
+    assert "is not a results file" in r.output and "results.jsonl" in r.output
+    assert "unparsable" not in r.output and not md.exists()
 
 
 def test_unwritable_out_and_report_paths_are_one_line_errors(tmp_path):

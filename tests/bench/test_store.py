@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from svmtune.bench.store import (
+    NotAResultsFile,
     ResultStore,
     StoreBusy,
     cell_key,
@@ -193,6 +194,15 @@ def test_find_and_load_results(tmp_path):
     assert find_result_files(files[0]) == [files[0]]
     with pytest.raises(FileNotFoundError):
         find_result_files(tmp_path / "missing")
+
+
+def test_a_file_that_is_not_jsonl_is_not_a_results_file(tmp_path):
+    other = tmp_path / "data.csv"
+    other.write_text("a,b\n1,2\n")
+    with pytest.raises(NotAResultsFile, match="data.csv is not a results file"):
+        find_result_files(other)
+    with pytest.raises(NotAResultsFile):
+        load_results(other)
 
 
 def test_keys_since_a_time_count_only_rows_written_then_or_later(tmp_path):

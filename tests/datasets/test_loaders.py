@@ -123,8 +123,80 @@ def test_row_index_column_is_dropped(tmp_path):
         warnings.simplefilter("error")
         X, _ = load_file(_write(tmp_path / "f.csv", "id,a,label\n0,1,0\n1,2,1\n"))
         assert list(X.columns) == ["id", "a"]
-        X, _ = load_file(_write(tmp_path / "g.csv", ",a,label\n0,1,0\n2,2,1\n"))
+        X, _ = load_file(_write(tmp_path / "g.csv", ",a,label\n0,1,0\n0,2,1\n"))
         assert list(X.columns) == ["Unnamed: 0", "a"]
+
+
+def test_shuffled_or_filtered_row_index_column_is_dropped(tmp_path):
+    df = pd.DataFrame({"a": np.arange(8) / 2, "label": [0, 1] * 4})
+    for name, rows in (("shuffled", [5, 2, 7, 0, 3, 6, 1, 4]), ("filtered", [0, 2, 3, 6, 7])):
+        df.iloc[rows].to_csv(tmp_path / f"{name}.csv")
+        with pytest.warns(
+            UserWarning,
+            match=r"dropped the first column: it has no name .* "
+            rf"distinct whole numbers \({rows[0]}, {rows[1]}, {rows[2]}, \.\.\.\)",
+        ):
+            X, y = load_file(tmp_path / f"{name}.csv")
+        assert list(X.columns) == ["a"] and list(X["a"]) == list(df["a"].iloc[rows])
+
+
+def test_first_row_with_text_is_data_when_its_text_recurs_below(tmp_path):
+    # UCI's iris.data: no header, a text label in every row
+    rows = ["5.1,3.5,Iris-setosa", "4.9,3.0,Iris-setosa", "7.0,3.2,Iris-versicolor"] * 4
+    f = _write(tmp_path / "iris.data", "\n".join(rows) + "\n")
+    X, y = load_file(f, target=-1)
+    assert list(X.columns) == ["0", "1"] and len(y) == 12 and y[0] == "Iris-setosa"
+    assert X.iloc[0].tolist() == [5.1, 3.5]
+    with pytest.raises(DataFileError, match=r"last column '2' .* pass --target '2'"):
+        load_file(f)
+    # headers stay headers: names that are numbers (MNIST's label,0,1,...), a text name
+    # that never recurs in its column
+    X, y = load_file(_write(tmp_path / "m.csv", "label,0,1\n3,0,5\n7,1,0\n3,2,2\n"))
+    assert list(X.columns) == ["0", "1"] and list(y) == [3, 7, 3]
+    f = _write(tmp_path / "h.csv", "1,2,outcome\n1,2,yes\n3,4,no\n5,6,yes\n")
+    X, y = load_file(f, target="outcome")
+    assert list(X.columns) == ["1", "2"] and list(y) == ["yes", "no", "yes"]
+    # ambiguous (the text of the first row does not recur): read as the header, and the
+    # hint does not offer a --target that would lose the row
+    f = _write(tmp_path / "a.data", "5.1,3.5,odd\n4.9,3.0,x\n7.0,3.2,y\n")
+    with pytest.raises(DataFileError, match="if it is a data row, add a header line") as err:
+        load_file(f)
+    assert "--target 'odd'" not in str(err.value)
+
+
+def test_header_with_fewer_names_than_fields(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3)).round(3)
+
+    def write(name, first):
+        rows = "".join(f"{first(i)},{a},{b},{c},{i % 2}\n" for i, (a, b, c) in enumerate(X))
+        return _write(tmp_path / name, "b,c,d,label\n" + rows)
+
+    # the header lost a name: an error, not a silently dropped column
+    with pytest.raises(
+        DataFileError,
+        match=r"header names 4 columns \('b', 'c', 'd', 'label'\) but the rows have 5 fields",
+    ):
+        load_file(write("short.csv", lambda i: X[i, 0] + 1))
+    with pytest.raises(
+        DataFileError,
+        match=r"header names 4 columns \('b', 'c', 'd', 'label'\) but the rows have 5 fields",
+    ):
+        load_file(write("dup.csv", lambda i: i % 3))
+    # distinct row names (R's write.table): dropped with a warning
+    for name, first in (("r.csv", lambda i: i + 1), ("s.csv", lambda i: f"car{i}")):
+        with pytest.warns(
+            UserWarning, match=r"header names 4 columns .* rows have 5 fields, .* R's write.table"
+        ):
+            got, y = load_file(write(name, first))
+        assert list(got.columns) == ["b", "c", "d"] and np.allclose(got.to_numpy(), X)
+    # a delimiter that ends every data row (not the header) adds no field
+    rows = "".join(f"{i},{a},{b},{c},{i % 2},\n" for i, (a, b, c) in enumerate(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, y = load_file(_write(tmp_path / "t.csv", "a,b,c,d,label\n" + rows))
+    assert list(got.columns) == ["a", "b", "c", "d"] and np.allclose(got.iloc[:, 1:], X)
+    assert list(got["a"]) == list(range(30)) and list(y) == [0, 1] * 15
 
 
 def test_load_table_keeps_every_column(tmp_path):
@@ -203,6 +275,26 @@ def test_svmlight_dense(tmp_path):
     assert detect_format(g) == "svmlight"
     with pytest.raises(DataFileError, match="drop --target"):
         load_file(f, target="f1")
+
+
+def test_svmlight_index_base(tmp_path):
+    X = np.array([[0.0, 1.0, 2.0], [0.0, 3.0, 0.0], [0.0, 0.0, 4.0]])
+    y = np.array([1, -1, 1])
+    f = tmp_path / "zero.svm"
+    dump_svmlight_file(X, y, str(f), zero_based=True)  # index 0 never occurs
+    # "auto": no index 0, so read as 1-based, shifted by one column
+    t = load_table(f)
+    assert list(t.columns) == ["f1", "f2", "target"] and t.attrs["zero_based"] is False
+    X1, _ = load_file(f, zero_based=True)
+    assert list(X1.columns) == ["f1", "f2", "f3"] and np.array_equal(X1.to_numpy(), X)
+    assert load_table(f, zero_based=True).attrs["zero_based"] is True
+    g = tmp_path / "with0.svm"
+    dump_svmlight_file(X + 1, y, str(g), zero_based=True)
+    assert load_table(g).attrs["zero_based"] is True
+    with pytest.raises(DataFileError, match="1-based feature indices .* holds feature index 0"):
+        load_file(g, zero_based=False)
+    with pytest.raises(ValueError, match="zero_based must be"):
+        load_file(g, zero_based="yes")
 
 
 def test_svmlight_unparsable(tmp_path):

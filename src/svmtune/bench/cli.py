@@ -11,14 +11,21 @@ import click
 __all__ = ["bench", "report"]
 
 
-def _split_list(value: str | None) -> list[str] | None:
+def _split_list(value: str | None, option: str = "--tasks") -> list[str] | None:
     """Comma-separated names; a comma inside parentheses belongs to the name (method labels
-    such as ``"Span-rule (sigma, C)"``)."""
+    such as ``"Span-rule (sigma, C)"``).  None (the option not given): all; a value that
+    names nothing (``""``) is a usage error of ``option``."""
     if value is None:
         return None
     # a comma followed by ")" before any "(" is inside parentheses
     items = [v.strip() for v in re.split(r",(?![^(]*\))", value) if v.strip()]
-    return items or None
+    if not items:
+        raise click.BadParameter(
+            f"{value!r} names nothing; give comma-separated names, or leave {option} out to "
+            "run all",
+            param_hint=f"'{option}'",
+        )
+    return items
 
 
 @click.command("bench")
@@ -152,6 +159,7 @@ def bench(
         ) from None
     if n_jobs == 0:
         raise click.UsageError("--n-jobs must be a positive number of processes or -1 (all)")
+    task_names, method_names = _split_list(tasks, "--tasks"), _split_list(methods, "--methods")
     loader = None
     if data_sources:
         suite, loader = _on_data(suite, data_sources, target, fmt, drop_columns)
@@ -183,8 +191,8 @@ def bench(
                 out,
                 loader=loader,
                 n_jobs=n_jobs,
-                tasks=_split_list(tasks),
-                methods=_split_list(methods),
+                tasks=task_names,
+                methods=method_names,
                 max_cells=max_cells,
                 retry_errors=retry_errors,
                 rerun_before=rerun_before,
@@ -292,6 +300,7 @@ def _print_summary(con, sections) -> None:
 def report(results_dir, html_path, md_path):
     """Tables and figures of the results under RESULTS_DIR, papers' numbers beside ours."""
     from svmtune.bench.report import build_report
+    from svmtune.bench.store import NotAResultsFile
 
     if html_path is None and md_path is None:
         raise click.UsageError("give --html FILE and/or --md FILE")
@@ -299,7 +308,7 @@ def report(results_dir, html_path, md_path):
 
     try:
         sections = build_report(results_dir, html=html_path, md=md_path)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotAResultsFile) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot write the report: {exc}") from None

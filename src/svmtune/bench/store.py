@@ -47,6 +47,7 @@ __all__ = [
     "parse_time",
     "find_result_files",
     "load_results",
+    "NotAResultsFile",
 ]
 
 RESULTS_FILE = "results.jsonl"
@@ -303,10 +304,21 @@ class ResultStore:
                 os.close(fd)
 
 
+class NotAResultsFile(ValueError):
+    """A file given as results that is not a JSON-lines file (``*.jsonl``)."""
+
+
 def find_result_files(path: str | Path) -> list[Path]:
-    """Result files under ``path``: the file itself, or every ``*.jsonl`` below a directory."""
+    """Result files under ``path``: the file itself (a ``*.jsonl`` file such as
+    ``results.jsonl``; any other file raises :class:`NotAResultsFile`), or every ``*.jsonl``
+    below a directory."""
     path = Path(path)
     if path.is_file():
+        if path.suffix != ".jsonl":
+            raise NotAResultsFile(
+                f"{path} is not a results file: give a results directory (e.g. "
+                f"benchmarks/results) or a JSON-lines file such as {RESULTS_FILE}"
+            )
         return [path]
     if not path.is_dir():
         raise FileNotFoundError(f"no such results file or directory: {path}")

@@ -9,19 +9,30 @@ Formats
 -------
 ``"csv"`` / ``"tsv"``
     Delimited text with a header row; the delimiter is taken from the extension (``.tsv``,
-    ``.tab``) or sniffed (``,`` ``;`` tab ``|`` or runs of blanks).  A first row made only of
-    numbers is read as data and the columns are named ``"0"``, ``"1"``, ...  Empty cells,
+    ``.tab``) or sniffed (``,`` ``;`` tab ``|`` or runs of blanks).  The first row is read as
+    data, and the columns are named ``"0"``, ``"1"``, ..., when it is made only of numbers,
+    or when it holds a number and each of its other cells (a category such as
+    ``Iris-setosa``) occurs again in its column further down (a header name practically
+    never does); otherwise it is the header.  A header with fewer names than the rows have
+    fields is an error, unless it lacks just the name of a first column of distinct whole
+    numbers or texts (the row names R's ``write.table`` writes): that column is dropped with
+    a warning.  Empty cells,
     ``?``, ``NA``, ``NaN``, ``null`` and ``<null>`` are missing.  The label column is
     ``target`` (a column name or an integer position such as ``-1``); by default the one
     column named ``target``, ``class`` or ``label`` (any case).  With a delimiter other than
     ``,`` a column whose values are all numbers with a decimal comma (``1,5``) is numeric
     (unless every comma could separate thousands, ``1,234``: then it stays text, with a
     warning).
-    An unnamed first column numbering the rows 0, 1, ... or 1, 2, ... (the row index
-    ``DataFrame.to_csv`` and R's ``write.csv`` write) is dropped with a warning.
+    An unnamed first column of distinct whole numbers (the row index ``DataFrame.to_csv``
+    and R's ``write.csv`` write: 0, 1, ... or 1, 2, ..., or in any order after rows were
+    shuffled or filtered) is dropped with a warning.
 ``"svmlight"``
     ``label index:value ...`` lines (:func:`sklearn.datasets.load_svmlight_file`), densified;
-    columns ``f1 ... fd`` (LIBSVM's 1-based feature numbers).
+    columns ``f1 ... fd``, ``f1`` the first feature.  Feature indices start at 1 (LIBSVM's
+    numbering) unless index 0 occurs in the file (``zero_based="auto"``, as scikit-learn
+    decides), so a 0-based file in which feature 0 is never given reads shifted by one:
+    pass ``zero_based=True`` (or ``False``) when the numbering is known.  ``svmtune
+    predict`` reads a file with the numbering of the model's training file.
 ``"arff"``
     Weka ARFF and KEEL ``.dat`` files: ``@relation``, ``@attribute name type`` (``numeric``,
     ``real``/``integer`` with KEEL's optional ``[lo, hi]`` range, nominal ``{a, b}``,
@@ -61,6 +72,7 @@ __all__ = [
     "detect_format",
     "parse_arff",
     "pick_target",
+    "split_table",
 ]
 
 #: accepted ``fmt`` values (the aliases below map onto them)
@@ -252,7 +264,18 @@ def pick_target(df: pd.DataFrame, target: str | int | None, source: str) -> str:
             )
         hint = ""
         last = df.columns[-1]
-        if _looks_non_numeric(df[last]):
+        numbers = [c for c in cols if _is_number(c.strip())]
+        headerless = cols == [str(j) for j in range(len(cols))]
+        if numbers and not headerless and df.attrs.get("format", "csv") in ("csv", "tsv"):
+            # the first line, read as the header, may be a data row: naming a column of it
+            # with --target would lose that row
+            shown = ", ".join(repr(c) for c in numbers[:3]) + (", ..." if len(numbers) > 3 else "")
+            hint = (
+                f" The first line, read as the header, holds numbers ({shown}): if it is a data "
+                "row, add a header line naming the columns (one of them label) so that it is "
+                "read as data; if it is the header, name the label column with --target."
+            )
+        elif _looks_non_numeric(df[last]):
             hint = (
                 f" The last column {str(last)!r} holds non-numeric values; if it is the label, "
                 f"pass --target {str(last)!r}."
@@ -359,10 +382,13 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
             delimiter = _sniff_delimiter(lines)
         except DataFileError as exc:
             raise DataFileError(f"cannot parse {path} as CSV: {exc}") from None
-    if delimiter == r"\s+":
-        first = lines[0].split()
-    else:
-        first = next(csv.reader([lines[0]], delimiter=delimiter, skipinitialspace=True))
+
+    def fields(line: str) -> list[str]:
+        if delimiter == r"\s+":
+            return line.split()
+        return next(csv.reader([line], delimiter=delimiter, skipinitialspace=True))
+
+    first = fields(lines[0])
     decimal_comma = delimiter != ","  # possible unless the comma separates the fields
     headerless = all(_is_number(c.strip(), decimal_comma=decimal_comma) for c in first if c.strip())
     kw: dict[str, Any] = {
@@ -374,11 +400,24 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
     }
     if delimiter != r"\s+":
         kw["skipinitialspace"] = True
-    try:
-        df = pd.read_csv(io.StringIO(text), **kw)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        msg = " ".join(str(exc).split())
-        raise DataFileError(f"cannot parse {path} as CSV: {msg}") from None
+
+    def trailing_delimiter(row: list[str]) -> bool:
+        return len(row) == len(first) + 1 and not row[-1].strip()
+
+    # rows parsed one by one only while each ends with an empty field (rarely past the first)
+    second = fields(lines[1]) if len(lines) > 1 else []
+    trailing = trailing_delimiter(second) and all(
+        trailing_delimiter(fields(line)) for line in lines[2:]
+    )
+    if trailing:
+        kw["index_col"] = False  # a delimiter ends every row, not the header: no row names
+    df = _parse_csv(path, text, kw)
+    if not headerless:
+        if not trailing:
+            df = _row_names(path, df, first, len(second))
+        if _first_row_is_data(first, df, decimal_comma):
+            headerless, kw["header"] = True, None
+            df = _parse_csv(path, text, kw)
     if headerless:
         df.columns = [str(j) for j in range(df.shape[1])]
     else:
@@ -392,10 +431,21 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
     if not headerless and not first[0].strip() and _is_row_index(df.iloc[:, 0]):
         # pandas' DataFrame.to_csv writes the index as a first column without a name; as a
         # feature it would tell the model where a row sits in the file
+        values = df.iloc[:, 0].to_numpy()
+        if np.all(values == values[0] + np.arange(values.size)):
+            what = (
+                f"numbers the rows {int(values[0])}, {int(values[0]) + 1}, ... (a row index, "
+                "as DataFrame.to_csv writes)"
+            )
+        else:
+            shown = ", ".join(str(v) for v in values[:3])
+            what = (
+                f"holds distinct whole numbers ({shown}, ...): a row index, as "
+                "DataFrame.to_csv writes, of rows shuffled or filtered before"
+            )
         warnings.warn(
-            f"{path}: dropped the first column: it has no name and numbers the rows "
-            f"{int(df.iloc[0, 0])}, {int(df.iloc[0, 0]) + 1}, ... (a row index, as "
-            "DataFrame.to_csv writes); name it in the header to keep it as a feature",
+            f"{path}: dropped the first column: it has no name in the header and {what}; "
+            "name it in the header to keep it as a feature",
             UserWarning,
             stacklevel=user_stacklevel(),
         )
@@ -408,12 +458,69 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
     return df
 
 
+def _parse_csv(path: Path, text: str, kw: dict[str, Any]) -> pd.DataFrame:
+    try:
+        return pd.read_csv(io.StringIO(text), **kw)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        msg = " ".join(str(exc).split())
+        raise DataFileError(f"cannot parse {path} as CSV: {msg}") from None
+
+
+def _row_names(path: Path, df: pd.DataFrame, first: list[str], fields: int) -> pd.DataFrame:
+    """``df`` read with a header of names ``first`` above rows of ``fields`` fields (the
+    first data row's).  When the header names fewer columns, pandas took the rows' first
+    fields as its index: ``df`` without them, with a warning, when the header lacks one name
+    and those fields are distinct whole numbers or texts (the row names R's ``write.table``
+    writes); an error otherwise.  Any other ``df`` unchanged."""
+    index = df.index
+    default = index.nlevels == 1 and index.equals(pd.RangeIndex(len(df)))
+    if default and not (fields > len(first) == df.shape[1]):
+        return df  # pandas' own row numbers: the header names every field
+    fields = len(first) + index.nlevels
+    names = f"{len(first)} column{'' if len(first) == 1 else 's'} ({_column_list(first, 6)})"
+    if index.nlevels == 1 and index.is_unique and not pd.api.types.is_float_dtype(index):
+        shown = ", ".join(repr(v) for v in index[:3].tolist())
+        warnings.warn(
+            f"{path}: dropped the first column: the header names {names} but "
+            f"the rows have {fields} fields, and the first field of each row is distinct "
+            f"({shown}, ...): row names, as R's write.table writes; name the column in the "
+            "header to keep it as a feature",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+        return df.reset_index(drop=True)
+    raise DataFileError(
+        f"cannot parse {path} as CSV: the header names {names} but the rows have {fields} "
+        "fields; give every column a name in the header (or remove the extra fields)"
+    )
+
+
+def _first_row_is_data(first: list[str], df: pd.DataFrame, decimal_comma: bool) -> bool:
+    """Whether the first row of a file, read as the header of ``df``, is a data row, as in
+    UCI's ``iris.data`` (``5.1,3.5,1.4,0.2,Iris-setosa``): it holds a number, and every
+    other cell of it (but missing ones) occurs again below it in its column, as a category
+    does and a column name practically never does."""
+    cells = [c.strip() for c in first]
+    if len(cells) != df.shape[1]:
+        return False
+    numbers = [_is_number(c, decimal_comma=decimal_comma) for c in cells]
+    if not any(numbers):
+        return False
+    for j, (cell, number) in enumerate(zip(cells, numbers)):
+        if number or cell in _NA:
+            continue
+        col = df.iloc[:, j]
+        if pd.api.types.is_numeric_dtype(col) or not col.astype(str).str.strip().eq(cell).any():
+            return False
+    return True
+
+
 def _is_row_index(col: pd.Series) -> bool:
-    """Whether ``col`` is 0, 1, 2, ... or 1, 2, 3, ... (a row index)."""
+    """Whether ``col`` holds distinct whole numbers (a row index: 0, 1, 2, ..., or in
+    another order after rows were shuffled or filtered)."""
     if not pd.api.types.is_integer_dtype(col) or col.size == 0:
         return False
-    values = col.to_numpy()
-    return values[0] in (0, 1) and bool(np.all(values == values[0] + np.arange(values.size)))
+    return bool(col.is_unique)
 
 
 def _decimal_comma_numbers(col: pd.Series, source: str) -> pd.Series:
@@ -441,7 +548,12 @@ def _decimal_comma_numbers(col: pd.Series, source: str) -> pd.Series:
 
 
 # ---------------------------------------------------------------------------- svmlight
-def _read_svmlight(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_svmlight(
+    path: Path, zero_based: bool | str = "auto"
+) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """Features ``f1 ... fd``, labels, and whether the file's indices were read as 0-based
+    (``zero_based``: True, False, or "auto": 0-based if index 0 occurs, as scikit-learn's
+    ``load_svmlight_file`` decides)."""
     from sklearn.datasets import load_svmlight_file
 
     source: str | io.BytesIO = str(path)
@@ -450,16 +562,26 @@ def _read_svmlight(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
         # scikit-learn's parser reads bytes as UTF-8/ASCII without a byte-order mark
         source = io.BytesIO(_decode(_read_bytes(path), path).encode("utf-8"))
     try:
-        Xs, y = load_svmlight_file(source)
+        Xs, y = load_svmlight_file(source, zero_based=True)  # column j: the file's index j
     except (ValueError, RuntimeError, OSError) as exc:
         msg = " ".join(str(exc).split())
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
     if Xs.shape[0] == 0:
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: no data rows")
+    has_zero = Xs.nnz == 0 or Xs.indices.min() == 0
+    if zero_based == "auto":
+        zero_based = has_zero
+    elif not zero_based and Xs.nnz and Xs.indices.min() == 0:
+        raise DataFileError(
+            f"cannot parse {path} as svmlight/LIBSVM with 1-based feature indices (LIBSVM's "
+            "numbering): it holds feature index 0"
+        )
+    if not zero_based:
+        Xs = Xs[:, 1:]
     X = pd.DataFrame(Xs.toarray(), columns=[f"f{j + 1}" for j in range(Xs.shape[1])])
     if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
         y = y.astype(np.int64)
-    return X, y
+    return X, y, bool(zero_based)
 
 
 # ---------------------------------------------------------------------------- ARFF / KEEL
@@ -626,16 +748,17 @@ def _numeric_labels(y: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- entry points
-def _read_table(p: Path, kind: str) -> pd.DataFrame:
+def _read_table(p: Path, kind: str, zero_based: bool | str = "auto") -> pd.DataFrame:
     """Every column of file ``p`` in format ``kind``.  ``attrs``: ``"format"``; ``"label"``,
     the default label column where the format names one (svmlight: ``"target"``;
     ARFF/KEEL: the one ``@outputs`` attribute, else the last attribute when there are no
     ``@outputs``); for ARFF/KEEL ``"inputs"`` and ``"outputs"`` (KEEL's lists, maybe
-    empty)."""
+    empty); for svmlight ``"zero_based"``, whether the file's indices were read as
+    0-based."""
     if kind == "svmlight":
-        X, y = _read_svmlight(p)
+        X, y, zero = _read_svmlight(p, zero_based)
         table = X.assign(target=y)
-        table.attrs["label"] = "target"
+        table.attrs.update(label="target", zero_based=zero)
     elif kind == "arff":
         table, inputs, outputs = parse_arff(_decode(_read_bytes(p), p), source=str(p))
         table.attrs.update(inputs=list(inputs), outputs=list(outputs))
@@ -647,7 +770,15 @@ def _read_table(p: Path, kind: str) -> pd.DataFrame:
     return table
 
 
-def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
+def _check_zero_based(zero_based: bool | str) -> bool | str:
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    return zero_based
+
+
+def load_table(
+    path: str | Path, *, fmt: str | None = None, zero_based: bool | str = "auto"
+) -> pd.DataFrame:
     """Read a user's data file with every column, the label's among them.
 
     For applying a fitted model to new rows, which may or may not carry labels: CSV/TSV as
@@ -655,12 +786,15 @@ def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
     features ``f1 ... fd`` followed by the labels in column ``"target"``.
     ``attrs["format"]`` is the format read; ``attrs["label"]`` names the column
     :func:`load_file` takes the labels from by default where the format says (svmlight's
-    ``"target"``; KEEL's one ``@outputs`` attribute, or an ARFF file's last attribute).
+    ``"target"``; KEEL's one ``@outputs`` attribute, or an ARFF file's last attribute);
+    for svmlight ``attrs["zero_based"]`` says whether the indices were read as 0-based.
 
     Parameters
     ----------
     path : str or Path
     fmt : {"csv", "tsv", "svmlight", "arff"}, optional
+        As in :func:`load_file`.
+    zero_based : bool or "auto", default="auto"
         As in :func:`load_file`.
 
     Returns
@@ -668,11 +802,58 @@ def load_table(path: str | Path, *, fmt: str | None = None) -> pd.DataFrame:
     DataFrame
     """
     p = _check_path(path)
-    return _read_table(p, _normalise_fmt(fmt) if fmt is not None else detect_format(p))
+    kind = _normalise_fmt(fmt) if fmt is not None else detect_format(p)
+    return _read_table(p, kind, _check_zero_based(zero_based))
+
+
+def split_table(
+    table: pd.DataFrame, target: str | int | None = None, source: str = "<table>"
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Features and labels of a :func:`load_table` table, as :func:`load_file` returns them.
+
+    Parameters
+    ----------
+    table : DataFrame
+        As :func:`load_table` returns it (its ``attrs`` name the format and label column).
+    target : str or int, optional
+        As in :func:`load_file`.
+    source : str
+        The file's name, for messages.
+
+    Returns
+    -------
+    X : DataFrame of shape (n, d)
+    y : ndarray of shape (n,)
+    """
+    kind = table.attrs.get("format")
+    if kind == "svmlight" and target is not None:
+        raise DataFileError(
+            f"{source}: svmlight/LIBSVM files keep the label in the first field of each "
+            "line; drop --target (target=...)"
+        )
+    outputs = table.attrs.get("outputs", [])
+    if target is None and len(outputs) > 1:
+        raise DataFileError(
+            f"{source}: several @outputs {outputs}; choose the label with --target (target=...)"
+        )
+    if target is None and "label" in table.attrs:
+        tcol = table.attrs["label"]
+    else:
+        tcol = pick_target(table, target, source)
+    inputs = table.attrs.get("inputs")
+    if inputs:  # KEEL: the attributes neither input nor label are left out
+        table = table[[c for c in table.columns if c in inputs or c == tcol]]
+    X, y = _split_target(table, tcol, source)
+    X.attrs = {}
+    return X, (_numeric_labels(y) if kind == "arff" else y)
 
 
 def load_file(
-    path: str | Path, *, target: str | int | None = None, fmt: str | None = None
+    path: str | Path,
+    *,
+    target: str | int | None = None,
+    fmt: str | None = None,
+    zero_based: bool | str = "auto",
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Read a user's data file into features and labels.
 
@@ -687,6 +868,10 @@ def load_file(
     fmt : {"csv", "tsv", "svmlight", "arff"}, optional
         Format; by default from the extension or the content (:func:`detect_format`).
         Aliases: "libsvm", "svm", "keel", "dat".
+    zero_based : bool or "auto", default="auto"
+        svmlight/LIBSVM only: whether the feature indices start at 0 (True) or at 1
+        (False, LIBSVM's numbering); "auto": at 0 when index 0 occurs in the file, else at
+        1.  Column ``f1`` holds the first feature either way.
 
     Returns
     -------
@@ -704,24 +889,4 @@ def load_file(
     """
     p = _check_path(path)
     kind = _normalise_fmt(fmt) if fmt is not None else detect_format(p)
-    if kind == "svmlight" and target is not None:
-        raise DataFileError(
-            f"{path}: svmlight/LIBSVM files keep the label in the first field of each "
-            "line; drop --target (target=...)"
-        )
-    table, source = _read_table(p, kind), str(path)
-    outputs = table.attrs.get("outputs", [])
-    if target is None and len(outputs) > 1:
-        raise DataFileError(
-            f"{source}: several @outputs {outputs}; choose the label with --target (target=...)"
-        )
-    if target is None and "label" in table.attrs:
-        tcol = table.attrs["label"]
-    else:
-        tcol = pick_target(table, target, source)
-    inputs = table.attrs.get("inputs")
-    if inputs:  # KEEL: the attributes neither input nor label are left out
-        table = table[[c for c in table.columns if c in inputs or c == tcol]]
-    X, y = _split_target(table, tcol, source)
-    X.attrs = {}
-    return X, (_numeric_labels(y) if kind == "arff" else y)
+    return split_table(_read_table(p, kind, _check_zero_based(zero_based)), target, str(path))
