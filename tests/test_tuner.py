@@ -310,3 +310,19 @@ def test_standard_mode_names_dataframe_columns():
         SVMTuner().fit(df, y)
     with pytest.raises(ValueError, match=r"'a' \(largest \|x\|"):
         SVMTuner().fit(df.assign(a=df["a"] * 1e200), y)
+
+
+@pytest.mark.parametrize("n_per_class", [2, 3, 4])
+def test_platt_scaling_on_classes_smaller_than_five(n_per_class):
+    rng = np.random.default_rng(n_per_class)
+    y = np.repeat([0, 1], n_per_class)
+    X = rng.normal(size=(y.size, 2)) + 1.5 * y[:, None]
+    tuner = SVMTuner(probability="platt").fit(X, y)
+    assert tuner.calibrator_.cv == n_per_class  # at most the smallest class's size
+    P = tuner.predict_proba(X)
+    assert P.shape == (y.size, 2) and np.allclose(P.sum(axis=1), 1.0)
+    w = np.ones(y.size)
+    w[np.flatnonzero(y == 1)[: n_per_class - 1]] = 0  # one sample of positive weight left
+    with pytest.raises(ValueError, match="probability='platt' cross-validates"):
+        SVMTuner(probability="platt").fit(X, y, sample_weight=w)
+    assert SVMTuner().fit(X, y, sample_weight=w).predict_proba(X).shape == (y.size, 2)

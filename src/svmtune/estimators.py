@@ -365,6 +365,7 @@ def make_final_estimator(
     n_classes: int = 2,
     probability: bool = False,
     random_state=None,
+    calibration_folds: int = 5,
 ):
     """Build the (unfitted) final SVM for selected hyperparameters.
 
@@ -379,6 +380,9 @@ def make_final_estimator(
     probability : bool
         Platt scaling (a sigmoid fitted on cross-validated decision values by
         ``CalibratedClassifierCV(ensemble=False)``, what ``SVC(probability=True)`` did).
+    calibration_folds : int, default=5
+        Stratified folds of Platt scaling's cross-validated decision values (at most the
+        size of the smallest class).
 
     libsvm models stop after :data:`LIBSVM_MAX_ITER` iterations (libsvm's own default).
     """
@@ -413,5 +417,7 @@ def make_final_estimator(
             **kern.sklearn_params(),
         )
     if probability:
-        return CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)
+        return CalibratedClassifierCV(
+            svc, method="sigmoid", cv=int(calibration_folds), ensemble=False
+        )
     return svc

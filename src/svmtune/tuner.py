@@ -260,6 +260,15 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             # a class of weight 0 is absent from every fit (one sample of weight 2 stands
             # for two samples, as the scikit-learn checks require)
             check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
+        # Platt scaling cross-validates the final SVM: every class needs two samples
+        counts = np.bincount(y_enc if w is None else y_enc[w > 0], minlength=len(self.classes_))
+        if self.probability == "platt" and counts.min() < 2:
+            small = self.classes_[int(np.argmin(counts))]
+            raise ValueError(
+                f"probability='platt' cross-validates the final SVM, which needs at least 2 "
+                f"samples (of positive weight) in every class; class {small!r} has "
+                f"{int(counts.min())}: use probability='tanh'"
+            )
 
         if self.preprocess != "none":
             check_feature_scale(X_named)
@@ -319,6 +328,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                     n_classes=n_classes,
                     probability=probability,
                     random_state=seed,
+                    calibration_folds=int(min(5, counts.min())),
                 )
             )
 

@@ -318,3 +318,36 @@ def test_repeat_rule_leaves_data_without_repeats_and_all_repeat_widths_alone():
     for bad in (0, 1.5, "half", -0.1):
         with pytest.raises(ValueError, match="max_repeat_share"):
             SSRatio(max_repeat_share=bad)
+
+
+def test_identical_rows_with_unequal_weights_do_not_separate():
+    """The class centres of identical rows coincide whatever the weights: d = 0 exactly, not
+    a round-off residue that C = curve / d^2 would make astronomical."""
+    X = np.ones((40, 3))
+    y = np.zeros(40, int)
+    y[:3] = 1
+    for w in (None, np.linspace(0.5, 2.0, 40), np.where(y == 1, 40 / 6, 40 / 74)):
+        K = np.ones((40, 40))
+        res = kernel_ss_ratio(K, y, sample_weight=w)
+        assert res.d == 0.0 and res.ss == -np.inf
+        with pytest.warns(UserWarning, match="no candidate kernel"):
+            sel = SSRatio().select(X, y, w)
+        assert sel.criterion == -np.inf and sel.params["C"] < 1.0
+
+
+def test_no_admissible_candidate_warns():
+    """Classes that overlap in every candidate feature space (S&S <= -5 dB everywhere): the
+    paper discards every kernel; the best is used, with a warning."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = np.arange(80) % 2  # labels unrelated to X
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sel = SSRatio(sigmas=[0.25, 0.5, 1.0, 2.0, 4.0]).select(X, y)
+    assert sel.params["sigma"] == 0.5 and sel.info["admissible"] is False  # not on an end
+    assert [type(w.message) for w in caught] == [UserWarning]
+    assert "every candidate has S&S at or below -5 dB" in str(caught[0].message)
+    X2, y2 = rings(n=60, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert SSRatio(sigmas=[0.25, 0.5, 1.0]).select(X2, y2).info["admissible"] is True

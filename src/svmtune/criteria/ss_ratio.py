@@ -601,11 +601,21 @@ def ss_from_class_sums(
     # flush what lies below that round-off to an exact 0 (S&S = +inf, not a huge number)
     counts = np.bincount(codes, minlength=k)
     eps = np.finfo(float).eps
+    # G's terms (own-class and other-class kernel means) carry the round-off of sums of up
+    # to n kernel values; mu[., a, b] averages G over class a
+    terms = np.abs(m_own)[:, None, :] + np.abs(Rt) / W[:, None]
+    err = np.empty_like(mu)
     for a in range(k):
-        scale = np.max(np.abs(G[:, :, codes == a]), axis=2)
+        in_a = codes == a
+        scale = np.max(np.abs(G[:, :, in_a]), axis=2)
         row = var[:, a]
         row[row <= (4.0 * counts[a] * eps * scale) ** 2] = 0.0
-    d = np.sqrt(np.maximum(mu + np.swapaxes(mu, 1, 2), 0.0))
+        err[:, a] = 4.0 * n * eps * np.max(terms[:, :, in_a], axis=2)
+    # centres that coincide up to that round-off are equal: d = 0 (S&S = -inf), not a
+    # round-off residue that C = curve / d^2 would turn into an astronomical C
+    d2 = mu + np.swapaxes(mu, 1, 2)
+    d2[d2 <= err + np.swapaxes(err, 1, 2)] = 0.0
+    d = np.sqrt(d2)
     eye = np.eye(k, dtype=bool)
     d[:, eye] = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -203,8 +203,9 @@ class SSRatio(Selector):
     When no candidate passes ``threshold`` the paper has no rule; the candidate with the
     largest S&S is used, ``info["admissible"]`` is False and ``info["regime"]`` is
     ``"kernel"``, and C comes from the curve's ``S&S <= -5`` range (the regenerated table
-    simulates it; the paper's curve stops at ``sigma / d = 0.3``).  A warning is raised only
-    when no candidate separates the class centres at all (S&S = -inf everywhere), and a
+    simulates it; the paper's curve stops at ``sigma / d = 0.3``).  A warning says so (the
+    classes overlap in every candidate feature space, a cross-validated method is safer), or
+    that no candidate separates the class centres at all (S&S = -inf everywhere), and a
     :class:`~svmtune.search.gradient.BoundWarning` when the chosen RBF width is the smallest
     or largest candidate (``info["width_at_bound"]``); at the smallest it says when every
     candidate is below the threshold (S&S then tends to rise as the width shrinks) and when
@@ -415,6 +416,17 @@ class SSRatio(Selector):
                 stacklevel=user_stacklevel(),
             )
         edge = _width_edge(kern, cands)
+        if not admissible and res.ss > -np.inf and edge != "lower":  # (lower: said below)
+            warnings.warn(
+                f"every candidate has S&S at or below {self.threshold:g} dB, where the paper "
+                f"discards a kernel (the best: {res.ss:.1f} dB for classes {res.classes[0]!r} "
+                f"and {res.classes[1]!r}): the classes overlap in every candidate feature "
+                "space, S&S says little about the width, and C is read from the C_opt curve "
+                "beyond the threshold; a cross-validated method (e.g. method='grid') is the "
+                "safer choice here",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
         if edge is not None:
             threshold = None if admissible else self.threshold
             share = shares[best]
