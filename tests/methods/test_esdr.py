@@ -12,7 +12,7 @@ from svmtune.criteria.blocks import rbf_block_stats
 from svmtune.criteria.esdr import index_values
 from svmtune.methods.base import get_selector
 from svmtune.methods.baselines import rbf_params
-from svmtune.methods.esdr import DBTCCV, ESDRCV, J4CV
+from svmtune.methods.esdr import DBTCCV, ESDRCV, J4CV, WidthIndexSelector
 from svmtune.search.cv import cv_errors, make_folds
 
 
@@ -263,3 +263,106 @@ def test_an_edge_left_by_the_repeat_rule_says_so():
     with pytest.warns(BoundWarning, match=r"the 15 narrower widths of log2_sigma were left out"):
         sel = DBTCCV(n_splits=3, c_search="fixed").select(X, y, random_state=0)
     assert sel.params["sigma"] == pytest.approx(2**-0.5) and sel.info["widths_left_out"] == 15
+
+
+def n_below_d(seed=0):
+    """10 rows in 200 dimensions, weakly separated (standardised): the nearest pair is so far
+    apart that the kernel is the identity over the narrow half of the scan, where DBTC sits
+    at its maximum 1/n1 + 1/n2 up to round-off."""
+    rng = np.random.RandomState(seed)
+    y = np.repeat([0, 1], 5)
+    X = rng.randn(10, 200)
+    X[y == 1, :5] += 1.0
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def test_a_round_off_plateau_at_the_narrow_edge_warns():
+    """The argmax and the refinement follow round-off along the plateau and may end inside
+    the scan: the warning comes from the scan values tied with the maximum, not from where
+    the refinement lands; the choice itself is unchanged."""
+    from svmtune.search.gradient import BoundWarning
+    from svmtune.search.scalar import grid_then_refine_max
+
+    X, y = n_below_d()
+    grid = np.arange(-8, 9.01, 0.5)
+    curve = index_values(rbf_block_stats(X, y, 2.0**grid), "dbtc")
+    assert curve[:2] == pytest.approx([0.4, 0.4], abs=1e-14)  # the plateau at K = I
+    with pytest.warns(BoundWarning, match="plateau .* down to the narrowest width") as rec:
+        sel = DBTCCV(c_search="fixed").select(X, y, random_state=0)
+    msg = str(next(w.message for w in rec if issubclass(w.category, BoundWarning)))
+    assert "kernel value between distinct rows is 0" in msg and "keep rising" not in msg
+    assert sel.info["sigma_rule"] == "argmax + golden refinement"
+    ref = grid_then_refine_max(
+        lambda x: index_values(rbf_block_stats(X, y, [2.0**x]), "dbtc")[0], grid, xtol=0.01
+    )
+    assert sel.params["sigma"] == 2.0**ref.x  # the same choice as without the warning
+
+
+class _PeakAt(WidthIndexSelector):
+    """A made-up index of log2 sigma with its maximum at ``peak``."""
+
+    name = "peak_at"
+    index = "peak"
+    peak = -7.8
+
+    def objective(self, stats, scheme="ovr"):
+        return -((np.log2(stats.sigmas) - self.peak) ** 2)
+
+
+def test_an_edge_grid_point_warns_wherever_the_refinement_lands():
+    from svmtune.search.gradient import BoundWarning
+
+    X, y = ring(n=20)
+    # best scan point -8 (the first), refined to -7.8: 0.2 > sigma_xtol inside the scan
+    with pytest.warns(BoundWarning, match="next to the narrowest width scanned"):
+        sel = _PeakAt(c_search="fixed", plateau="argmax").select(X, y)
+    assert np.log2(sel.params["sigma"]) == pytest.approx(-7.8, abs=0.01)
+    assert sel.info["sigma_rule"] == "argmax + golden refinement"
+    peak_wide = type("_PeakWide", (_PeakAt,), {"peak": 8.8})
+    with pytest.warns(BoundWarning, match="next to the widest width scanned"):
+        peak_wide(c_search="fixed", plateau="argmax").select(X, y)
+    interior = type("_PeakInside", (_PeakAt,), {"peak": 0.3})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
+        sel = interior(c_search="fixed", plateau="argmax").select(X, y)
+    assert np.log2(sel.params["sigma"]) == pytest.approx(0.3, abs=0.01)
+
+
+def contradictory(n=40, seed=0):
+    """Every row twice, once per class: the index does not depend on the width."""
+    X0 = np.random.RandomState(seed).randn(n // 2, 3)
+    return np.vstack([X0, X0]), np.repeat([0, 1], n // 2)
+
+
+@pytest.mark.parametrize("method", ["esdr", "dbtc", "j4", "ld_c1"])
+def test_a_flat_index_says_it_cannot_identify_a_width(method):
+    from svmtune.search.gradient import BoundWarning
+
+    X, y = contradictory()
+    params = {} if method == "ld_c1" else {"c_search": "fixed"}
+    with pytest.warns(BoundWarning) as rec:
+        sel = get_selector(method, params).select(X, y, random_state=0)
+    msgs = [str(w.message) for w in rec if issubclass(w.category, BoundWarning)]
+    assert len(msgs) == 1
+    assert "does not depend on the width" in msgs[0] and "keep rising" not in msgs[0]
+    assert np.ptp(sel.info["index_curve"]) == 0.0
+    assert sel.params["sigma"] == 2.0**-8  # the choice is unchanged: ties to the narrowest
+
+
+def test_a_strict_interior_maximum_keeps_its_choice_without_warning():
+    from svmtune.search.gradient import BoundWarning
+    from svmtune.search.scalar import grid_then_refine_max
+
+    X, y = ring()
+    grid = np.arange(-8, 9.01, 0.5)
+    for cls, index in [(DBTCCV, "dbtc"), (ESDRCV, "esdr")]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", BoundWarning)
+            sel = cls(c_search="fixed", plateau="argmax").select(X, y, random_state=0)
+        ref = grid_then_refine_max(
+            lambda x, index=index: index_values(rbf_block_stats(X, y, [2.0**x]), index)[0],
+            grid,
+            xtol=0.01,
+        )
+        assert 0 < np.argmax(ref.grid_values) < grid.size - 1
+        assert sel.params["sigma"] == 2.0**ref.x

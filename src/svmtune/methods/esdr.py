@@ -68,6 +68,15 @@ PLATEAU_RULES = ("argmax", "fraction", "auto")
 C_SEARCHES = ("golden", "grid", "fixed")
 SCORINGS = ("error", "hinge", "f1")
 
+#: tolerance under which scan values count as equal to the scan maximum (for the scan-edge
+#: warning only; the choice is unchanged): ``v`` ties with ``vmax`` when
+#: ``vmax - v <= TIE_RTOL * max(1, |vmax|)``.  The indices are built from kernel means of
+#: magnitude <= 1, so their round-off is about ``eps`` absolute below 1 and ``eps`` relative
+#: above; ``1e-12`` (~4500 eps) leaves room for sums over many pairs, while an index changes by
+#: far more between scan points half an octave apart unless it has saturated (kernel
+#: numerically the identity at narrow widths, or an index that ignores the width)
+TIE_RTOL = 1e-12
+
 #: options shared by every width-index selector, with their base defaults
 BASE_DEFAULTS: dict[str, Any] = {
     "log2_sigma": (-8.0, 9.0, 0.5),
@@ -119,6 +128,21 @@ def _log2_grid(lo: float, hi: float, step: float) -> np.ndarray:
     if g[-1] < hi - 1e-12:
         g = np.append(g, hi)
     return g
+
+
+def _largest_kernel_note(X: np.ndarray | None, sigma: float) -> str:
+    """``" (here the largest kernel value between distinct rows is ...)"`` from the smallest
+    positive pairwise squared distance of ``X`` (small data only: one O(n^2 d) pass, as one
+    exact index evaluation); ``""`` when ``X`` is None or too large."""
+    if X is None or X.shape[0] < 2 or X.shape[0] > 2048:
+        return ""
+    sq = np.einsum("ij,ij->i", X, X)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
+    pos = d2[d2 > 1e-12 * max(1.0, float(np.max(sq)))]  # equal rows give ~0 (round-off)
+    if pos.size == 0:
+        return ""
+    kmax = float(np.exp(-float(np.min(pos)) / (2.0 * sigma**2)))
+    return f" (here the largest kernel value between distinct rows is {kmax:.2g})"
 
 
 class WidthIndexSelector(Selector):
@@ -295,7 +319,15 @@ class WidthIndexSelector(Selector):
 
     def width_search(self, blocks: RBFBlocks, scheme: str = "ovr", start: int = 0):
         """Choose log2 sigma: grid scan (from the ``start``-th width), then the plateau rule
-        or the refined argmax."""
+        or the refined argmax.
+
+        ``res.info`` says where the choice sits, whatever the refinement did afterwards:
+        ``"edge"`` is "narrow" / "wide" when the best scan point is the first / last width or
+        the scan values tied with the maximum (within :data:`TIE_RTOL`, i.e. equal to
+        round-off) include it, else None; ``"flat"`` when every scan value ties (the index
+        does not depend on the width); ``"narrow_plateau"`` when the ties form a run of two
+        or more widths from the narrowest one (the index has reached its narrow-width limit).
+        """
         grid = self.scan_grid()[start:]
 
         def curve(log2s: np.ndarray) -> np.ndarray:
@@ -306,10 +338,15 @@ class WidthIndexSelector(Selector):
 
         vals = curve(grid)
         vmin, vmax = float(np.min(vals)), float(np.max(vals))
+        tied = vals >= vmax - TIE_RTOL * max(1.0, abs(vmax))  # all False if vmax is NaN
+        flat = bool(np.all(tied))
         level = vmin + self.plateau_fraction * (vmax - vmin)
-        plateau_found = bool(vmax > vmin and vals[-1] >= level)
-        use_fraction = vmax > vmin and (
-            self.plateau == "fraction" or (self.plateau == "auto" and plateau_found)
+        # a rise of the index below round-off is no rise: no plateau rule on a flat index
+        plateau_found = bool(vmax > vmin and not flat and vals[-1] >= level)
+        use_fraction = (
+            vmax > vmin
+            and not flat
+            and (self.plateau == "fraction" or (self.plateau == "auto" and plateau_found))
         )
         if use_fraction:
             res = first_crossing(f, grid, level, grid_values=vals, xtol=self.sigma_xtol)
@@ -317,41 +354,85 @@ class WidthIndexSelector(Selector):
             res.xs = np.concatenate([grid, res.xs])
             res.fs = np.concatenate([vals, res.fs])
             rule = f"smallest sigma completing {self.plateau_fraction:g} of the index rise"
+            edge = None  # a crossing on the scan's end is caught by its position
         else:
             res = grid_then_refine_max(
                 f, grid, f_grid=lambda g: vals, refine=self.refine, xtol=self.sigma_xtol
             )
             rule = "argmax" + ("" if self.refine == "none" else f" + {self.refine} refinement")
+            i = int(np.argmax(res.grid_values))  # the scan point the refinement started from
+            edge = (
+                "narrow"
+                if i == 0 or tied[0]
+                else "wide"
+                if i == grid.size - 1 or tied[-1]
+                else None
+            )
+        res.info.update(
+            edge=edge,
+            flat=flat,
+            narrow_plateau=bool(not flat and edge == "narrow" and tied[0] and tied[1]),
+        )
         return res, grid, vals, rule, plateau_found
 
-    def _warn_scan_edge(self, log2_sigma: float, grid: np.ndarray, repeat_info: dict) -> None:
-        """A ``BoundWarning`` when the chosen width is the narrowest or the widest scanned
-        (within ``sigma_xtol``): the index may peak outside the scan."""
+    def _warn_scan_edge(
+        self,
+        log2_sigma: float,
+        grid: np.ndarray,
+        repeat_info: dict,
+        search_info: dict | None = None,
+        X: np.ndarray | None = None,
+    ) -> None:
+        """A ``BoundWarning`` when the choice is on the edge of the scan: the best scan point
+        is the narrowest or the widest width scanned (``search_info["edge"]``, from
+        :meth:`width_search`), or the chosen width is within ``sigma_xtol`` of it.  The index
+        may then peak outside the scan; a maximum on a round-off plateau from the narrowest
+        width and an index constant over the scan get their own message."""
         if grid.size < 2:
             return
+        search_info = search_info or {}
+        edge = search_info.get("edge")
         sigma = 2.0**log2_sigma
-        if log2_sigma - grid[0] <= self.sigma_xtol:
-            left_out = repeat_info.get("widths_left_out", 0)
-            why = (
-                f"; the {left_out} narrower widths of log2_sigma were left out because exact "
-                "repeated rows carry at least "
-                f"{repeat_info['max_repeat_share']:g} of the within-class similarity there "
-                "(max_repeat_share)"
-                if left_out
-                else ""
-            )
-            where = f"the narrowest width scanned{why}"
-        elif grid[-1] - log2_sigma <= self.sigma_xtol:
-            where = "the widest width scanned; widen log2_sigma"
-        else:
-            return
-        warnings.warn(
-            f"{self.index.upper()} chose sigma = {sigma:.4g}, {where}. The index may keep rising "
-            "beyond it; check the choice against a cross-validated method (e.g. "
-            "method='grid')",
-            BoundWarning,
-            stacklevel=user_stacklevel(),
+        left_out = repeat_info.get("widths_left_out", 0)
+        why = (
+            f"; the {left_out} narrower widths of log2_sigma were left out because exact "
+            "repeated rows carry at least "
+            f"{repeat_info['max_repeat_share']:g} of the within-class similarity there "
+            "(max_repeat_share)"
+            if left_out
+            else ""
         )
+        check = "check the choice against a cross-validated method (e.g. method='grid')"
+        if search_info.get("flat"):
+            msg = (
+                f"{self.index.upper()} chose sigma = {sigma:.4g}, but the index is constant "
+                f"(to round-off) over every width scanned{why}: it does not depend on the "
+                "width and cannot identify one; choose sigma by a cross-validated method "
+                "(e.g. method='grid')"
+            )
+        elif search_info.get("narrow_plateau"):
+            msg = (
+                f"{self.index.upper()} chose sigma = {sigma:.4g}, on a plateau where the index "
+                "stays at its maximum (equal to round-off) down to the narrowest width "
+                f"scanned{why}, so the choice along it follows round-off. Such a plateau means "
+                "the kernel has reached its narrow-width limit (1 between equal rows, 0 between "
+                "distinct rows), where an SVM predicts by its bias alone away from the training "
+                f"rows{_largest_kernel_note(X, sigma)}; {check}"
+            )
+        else:
+            if edge == "narrow" or log2_sigma - grid[0] <= self.sigma_xtol:
+                where, end = f"the narrowest width scanned{why}", grid[0]
+            elif edge == "wide" or grid[-1] - log2_sigma <= self.sigma_xtol:
+                where, end = "the widest width scanned; widen log2_sigma", grid[-1]
+            else:
+                return
+            if abs(log2_sigma - end) > self.sigma_xtol:
+                where = "next to " + where  # refined off the best scan point, on the edge
+            msg = (
+                f"{self.index.upper()} chose sigma = {sigma:.4g}, {where}. The index may keep "
+                f"rising beyond it; {check}"
+            )
+        warnings.warn(msg, BoundWarning, stacklevel=user_stacklevel())
 
     def c_search_cv(self, X, y, sigma, sample_weight, random_state, n_jobs, multiclass="ovr"):
         """C for a fixed sigma: fixed, full grid, or coarse grid + golden section (CV)."""
@@ -431,7 +512,9 @@ class WidthIndexSelector(Selector):
         start, repeat_info = self.repeat_rule(X, y, sample_weight, random_state)
         res, grid, vals, rule, plateau_found = self.width_search(blocks, multiclass, start)
         sigma = float(2.0**res.x)
-        self._warn_scan_edge(res.x, grid, repeat_info)
+        self._warn_scan_edge(
+            res.x, grid, repeat_info, res.info, X if blocks.method_ == "exact" else None
+        )
         at_star = blocks.stats([sigma])
         crit = float(self.objective(at_star, multiclass)[0])
         C, loss, n_fits, c_hist, c_info = self.c_search_cv(
