@@ -240,6 +240,17 @@ def test_predict_errors(saved_model, tmp_path):
         run("predict", model, path, "--target", "nope", ok=False), "target column 'nope'"
     )
     assert_one_line_error(run("predict", model, tmp_path / "nope.csv", ok=False), "not found")
+    assert_one_line_error(
+        run("predict", model, path, "--target", "a", ok=False),
+        "--target 'a' names 'a', one of the model's feature columns",
+        code=2,
+    )
+    # labels none of which the model knows: the accuracy says so
+    relabelled = tmp_path / "relabelled.csv"
+    df.assign(label=np.where(df.label == "yes", "Y", "N")).to_csv(relabelled, index=False)
+    note = run("predict", model, relabelled).output.splitlines()[-1]
+    assert note.endswith("(no label there is one of the model's classes: 'no', 'yes')")
+    assert "model's classes" not in run("predict", model, path).output
 
 
 def test_select_drop_columns(csv_file, tmp_path):

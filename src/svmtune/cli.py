@@ -846,9 +846,15 @@ def _label_column(table, target: str | None, features: list[str], source: str) -
 
     if target is not None:
         try:
-            return pick_target(table, target, source)
+            label = pick_target(table, target, source)
         except ValueError as exc:
             raise _fail(exc) from None
+        if label in features:
+            raise click.UsageError(
+                f"--target {target!r} names {label!r}, one of the model's feature columns; "
+                "give the column holding the labels (or leave --target out)"
+            )
+        return label
     known = table.attrs.get("label")
     if known is not None:
         return known if known in table.columns and known not in features else None
@@ -973,8 +979,18 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
         y_true = table[label].to_numpy()
         known = ~pd.isna(table[label]).to_numpy()
         if known.any():
-            acc = float(np.mean(_same_labels(y_true[known], np.asarray(pred)[known])))
-            note += f"; accuracy {acc:.4f} on the {int(known.sum())} rows labelled in {label!r}"
+            same = _same_labels(y_true[known], np.asarray(pred)[known])
+            note += (
+                f"; accuracy {float(np.mean(same)):.4f} on the {int(known.sum())} rows "
+                f"labelled in {label!r}"
+            )
+            m = int(known.sum())
+            if not any(
+                _same_labels(y_true[known], np.repeat(tuner.classes_[k : k + 1], m)).any()
+                for k in range(len(tuner.classes_))
+            ):
+                classes = ", ".join(repr(str(c)) for c in tuner.classes_[:6])
+                note += f" (no label there is one of the model's classes: {classes})"
     if out is not None:
         note += f"; written to {out}"
     click.echo(note, err=True)
