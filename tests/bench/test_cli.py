@@ -271,3 +271,49 @@ def test_a_failing_summary_does_not_fail_the_run(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     assert "2 run (2 ok" in r.output and "no summary (RuntimeError: cannot summarise)" in r.output
     assert (tmp_path / "res" / "quick+data" / "results.jsonl").exists()
+
+
+def test_data_cells_that_fail_before_the_split_are_reported_as_failed(tmp_path):
+    """A --data cell failing while its data are prepared (a continuous label column: classes
+    of one row) keeps its file's version, so the report shows it as a failed current cell,
+    not as a row of an older definition."""
+    import json
+
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import bench, report
+
+    data = _csv(tmp_path / "mine.csv")
+    out = tmp_path / "res"
+    args = ["--suite", "quick", "--data", str(data), "--target", "a", "--methods", "default"]
+    r = CliRunner().invoke(bench, [*args, "--out", str(out), "--no-progress"])
+    assert "2 run (0 ok, 2 errors)" in r.output, r.output
+    rows = [json.loads(x) for x in (out / "quick+data" / "results.jsonl").read_text().splitlines()]
+    assert all(x["dataset_version"] for x in rows)
+    CliRunner().invoke(report, [str(out), "--md", str(tmp_path / "r.md")])
+    text = (tmp_path / "r.md").read_text()
+    assert "older definition" not in text and "Cells that failed" in text
+    assert "least populated class" in text
+    # a row without a status (hand-edited, older) is shown as such, not a crash
+    bad = dict(rows[0], status=None, key=rows[0]["key"])
+    lines = (out / "quick+data" / "results.jsonl").read_text().splitlines()
+    (out / "quick+data" / "results.jsonl").write_text(
+        "\n".join([*lines[1:], json.dumps(bad)]) + "\n"
+    )
+    rep = CliRunner().invoke(report, [str(out), "--md", str(tmp_path / "r.md")])
+    assert rep.exit_code == 0, rep.output
+    assert "(no status)" in (tmp_path / "r.md").read_text()
+
+
+def test_a_data_file_changed_during_a_run_fails_its_cells(tmp_path):
+    from svmtune.bench.runner import build_cells, run_cell
+    from svmtune.bench.suite import DataLoader, on_data
+
+    data = _csv(tmp_path / "mine.csv")
+    suite = on_data(get_suite("quick"), [data], target="label")
+    cells = [c for c in build_cells(suite) if c.method.label == "default"]
+    loader = DataLoader(target="label")
+    _csv(data, seed=7)  # other contents after the cells (their keys) were made
+    row = run_cell(cells[0], loader)
+    assert row["status"].startswith("error") and "changed since the run started" in row["status"]
+    assert row["dataset_version"] == suite.tasks[0].options["sha256"]

@@ -150,3 +150,18 @@ def test_paired_tests_pairs_over_tasks():
     assert not ((t["method"] == "grid") & t["reference"].str.startswith("grid")).any()
     assert "broken" not in set(t["method"])
     assert isinstance(t, pd.DataFrame)
+
+
+def test_svc_comparisons_pair_splits_when_a_row_lacks_the_yardstick():
+    """A row without SVC()'s accuracy or fit time (an older or hand-edited row) counts for
+    neither side of the "same splits" comparisons."""
+    df = _frame()
+    lacking = (df["task"] == "A") & (df["method"] == "m") & (df["split"] == 1)
+    df.loc[lacking, ["default_accuracy", "default_fit_time"]] = np.nan
+    rel = relative_table(df, {"grid": "grid"}).set_index(["task", "method"])
+    assert rel.loc[("A", "m"), "d_acc_default"] == pytest.approx(0.85 - 0.70)
+    assert rel.loc[("A", "m"), "time_ratio_default"] == pytest.approx(1.0 / 0.5)
+    t = paired_tests(df, {"grid": "grid", "default": "default"})
+    vs_svc = t[(t["method"] == "m") & (t["reference"] == "SVC() defaults")].iloc[0]
+    # A: split 0 only, 0.85 vs 0.70; B: 0.70 vs 0.50
+    assert vs_svc["mean_diff"] == pytest.approx(((0.85 - 0.70) + (0.70 - 0.50)) / 2)

@@ -540,7 +540,11 @@ def _suite_section(
     bad = df[df["status"] != "ok"]
     if not bad.empty:
         rows = [
-            [m, str(len(g)), "; ".join(dict.fromkeys(g["status"].astype(str)))[:300]]
+            [
+                m,
+                str(len(g)),
+                "; ".join(dict.fromkeys(g["status"].fillna("(no status)").astype(str)))[:300],
+            ]
             for m, g in bad.groupby("method", sort=False)
         ]
         sec.tables.append(Table("Cells that failed", ["method", "rows", "status"], rows))

@@ -484,7 +484,9 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
         "suite": cell.suite.name,
         "task": cell.task.name,
         "dataset": cell.task.dataset,
-        "dataset_version": None,
+        # a --data task's file version is part of the cell's key, so its rows carry it
+        # whatever happens (the report rebuilds the task from it)
+        "dataset_version": cell.task.options.get("sha256"),
         "split": cell.split,
         "protocol": cell.suite.protocol.kind,
         "method": m.label,
@@ -502,7 +504,15 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
         with recorded_warnings() as wlist:
             _warm_up_compiled()  # before the tuner's clocks; a failure is this cell's status
             data, splits = _prepared(cell.suite, cell.task, loader)
-            row["dataset_version"] = _info_get(data.info, "version")
+            version = _info_get(data.info, "version")
+            expected = cell.task.options.get("sha256")
+            if expected is not None and version != expected:
+                raise RuntimeError(
+                    f"{cell.task.dataset} changed since the run started (SHA-256 "
+                    f"{str(version)[:12]}... now, {expected[:12]}... when its cells were "
+                    "defined): its cells are not run on other contents; run the command again"
+                )
+            row["dataset_version"] = version
             if data.test_info is not None:
                 row["test_dataset"] = cell.task.test_dataset
                 row["test_dataset_version"] = _info_get(data.test_info, "version")
