@@ -200,6 +200,9 @@ def test_run_cell_row_on_mixed_data():
     assert row["entropy"] is not None or "entropy" in row["notes"]
     assert set(row["versions"]) >= {"svmtune", "numpy", "scipy", "sklearn"}
     assert row["machine"]["cpu_count"] == os.cpu_count() and row["timestamp"]
+    assert "cpu" in row["machine"] and row["blas_threads"] == 1
+    if Path("/proc/cpuinfo").exists():  # Linux: the model name, which processor() lacks
+        assert row["machine"]["cpu"]
 
 
 def test_confusion_counts_recompute_macro_f1_and_keep_unseen_test_labels():

@@ -20,6 +20,7 @@ every method on the same split -- CV-based methods see the same inner folds.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -302,9 +303,24 @@ def environment() -> dict[str, dict[str, Any]]:
         "platform": platform.platform(),
         "machine": platform.machine(),
         "processor": platform.processor(),
+        "cpu": _cpu_model(),
         "cpu_count": os.cpu_count(),
     }
     return {"versions": versions, "machine": machine}
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_model() -> str | None:
+    """The CPU's model name (Linux ``/proc/cpuinfo``; else ``platform.processor()``, which
+    is empty on Linux), or None."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
 
 
 def _error_status(exc: BaseException) -> str:
@@ -447,12 +463,15 @@ def run_cell(
     from threadpoolctl import threadpool_limits
 
     if blas_threads is None:
-        return _run_cell(cell, loader, entropy=entropy)
-    if threading.current_thread() is not threading.main_thread():
+        row = _run_cell(cell, loader, entropy=entropy)
+    elif threading.current_thread() is not threading.main_thread():
         threadpool_limits(limits=int(blas_threads))
-        return _run_cell(cell, loader, entropy=entropy)
-    with threadpool_limits(limits=int(blas_threads)):
-        return _run_cell(cell, loader, entropy=entropy)
+        row = _run_cell(cell, loader, entropy=entropy)
+    else:
+        with threadpool_limits(limits=int(blas_threads)):
+            row = _run_cell(cell, loader, entropy=entropy)
+    row["blas_threads"] = blas_threads  # the times depend on it
+    return row
 
 
 _WARMED_UP = False
