@@ -193,3 +193,69 @@ def test_blockwise_symmetrise_equals_the_plain_formula(n):
     want = 0.5 * (D + D.T)
     got = _symmetrise(D.copy())
     assert np.array_equal(got, want) and np.array_equal(got, got.T)
+
+
+# --- input validation at the public boundary ------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"name": "poly", "coef0": np.nan}, ValueError, "coef0 must be finite"),
+        ({"name": "sigmoid", "coef0": np.inf}, ValueError, "coef0 must be finite"),
+        ({"name": "poly", "degree": np.nan}, ValueError, "degree must be a positive integer"),
+        ({"name": "rbf", "sigma": "1"}, TypeError, "sigma must be a real number"),
+        ({"name": "rbf", "sigma": None}, TypeError, "sigma must be a real number"),
+    ],
+)
+def test_kernel_rejects_bad_parameters(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        Kernel(**kwargs)
+
+
+def test_from_params_validates():
+    with pytest.raises(ValueError, match="degree must be a positive integer, got 2.5"):
+        Kernel.from_params({"kernel": "poly", "degree": 2.5})
+    with pytest.raises(ValueError, match="need 'sigma' or 'gamma'"):
+        Kernel.from_params({"kernel": "rbf"})
+    assert Kernel.from_params({"kernel": "poly", "degree": 2.0}).degree == 2
+
+
+@pytest.mark.parametrize("name", ["linear", "poly", "sigmoid"])
+def test_non_rbf_kernels_reject_bad_points(name):
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN or infinity"):
+        Kernel(name)(bad)
+    with pytest.raises(ValueError, match="Y contains NaN or infinity"):
+        Kernel(name)(X, bad)
+    with pytest.raises(ValueError, match="must be a 2-D array"):
+        Kernel(name)(X[:, 0])
+    with pytest.raises(ValueError, match="must be a 2-D array"):
+        kernel_dlogparams(X[:, 0], Kernel(name))
+
+
+def test_kernel_functions_need_a_kernel_object():
+    X = np.zeros((3, 2))
+    with pytest.raises(TypeError, match="kernel must be a svmtune.kernels.Kernel"):
+        kernel_dlogparams(X, "rbf")
+
+
+@pytest.mark.parametrize("sigma", [0.0, -1.0, np.nan, np.inf])
+def test_rbf_helpers_reject_bad_sigma(sigma):
+    from svmtune.kernels import rbf_dlogsigma
+
+    D2 = squared_distances(np.random.default_rng(0).normal(size=(5, 2)))
+    K = rbf_from_sqdist(D2, 1.0)
+    for call in (
+        lambda: rbf_from_sqdist(D2, sigma),
+        lambda: rbf_dlogsigma(K, D2, sigma),
+        lambda: rbf_columns(D2, sigma),
+    ):
+        with pytest.raises(ValueError, match="sigma must be positive and finite"):
+            call()
+
+
+def test_rbf_columns_needs_a_square_matrix():
+    D2 = squared_distances(np.random.default_rng(0).normal(size=(5, 2)))
+    with pytest.raises(ValueError, match="D2 must be a square 2-D array"):
+        rbf_columns(D2[0], 1.0)

@@ -242,3 +242,52 @@ def test_trace_residual_at_another_width_and_in_every_objective():
     wide = nystroem_factor(D2_nm, D2_nm[idx], 4.0).trace_residual
     narrow = nystroem_factor(D2_nm, D2_nm[idx], 0.5).trace_residual
     assert narrow > 0.05 > wide
+
+
+# --- input validation at the public boundary ------------------------------------------------
+def _small_lowrank():
+    X, y = make_problem(40, 2, 0)
+    _, D2_nm, D2_mm = _landmarks(X, 1.0, 6)
+    return nystroem_factor(D2_nm, D2_mm, 1.0), y
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_fit_l2_svm_lowrank_rejects_non_finite_Z(bad):
+    nf, y = _small_lowrank()
+    Z = nf.Z.copy()
+    Z[0, 0] = bad
+    with pytest.raises(ValueError, match="Z contains NaN or infinity"):
+        fit_l2_svm_lowrank(Z, y, 1.0)
+
+
+def test_fit_l2_svm_lowrank_init_support_indices_and_range():
+    nf, y = _small_lowrank()
+    ref = fit_l2_svm_lowrank(nf.Z, y, 1.0)
+    by_mask = fit_l2_svm_lowrank(nf.Z, y, 1.0, init_support=ref.support)
+    by_idx = fit_l2_svm_lowrank(nf.Z, y, 1.0, init_support=ref.support_indices)
+    assert np.array_equal(by_mask.alpha, by_idx.alpha) and by_mask.b == by_idx.b
+    with pytest.raises(ValueError, match="init_support indices"):
+        fit_l2_svm_lowrank(nf.Z, y, 1.0, init_support=np.array([0, 99]))
+    with pytest.raises(ValueError, match="both classes with positive weight"):
+        fit_l2_svm_lowrank(nf.Z, y, 1.0, sample_weight=np.zeros(y.size))
+
+
+def test_pivoted_cholesky_landmarks_rejects_empty_and_bad_points():
+    with pytest.raises(ValueError, match="X is empty"):
+        pivoted_cholesky_landmarks(np.zeros((0, 2)), 1.0)
+    with pytest.raises(ValueError, match="X contains NaN"):
+        pivoted_cholesky_landmarks(np.array([[0.0, np.nan]]), 1.0)
+
+
+def test_nystroem_factor_rejects_bad_distances():
+    X, _ = make_problem(30, 2, 0)
+    idx = np.arange(5)
+    D2_nm, D2_mm = squared_distances(X, X[idx]), squared_distances(X[idx])
+    with pytest.raises(ValueError, match=r"D2_mm .* must be square"):
+        nystroem_factor(D2_nm, D2_mm[0], 1.0)
+    with pytest.raises(ValueError, match=r"D2_nm .* must have shape \(n, 5\)"):
+        nystroem_factor(D2_nm[:, :4], D2_mm, 1.0)
+    with pytest.raises(ValueError, match="D2_mm must hold finite, non-negative"):
+        nystroem_factor(D2_nm, -D2_mm, 1.0)
+    with pytest.raises(ValueError, match="D2_nm must hold finite, non-negative"):
+        nystroem_factor(np.where(D2_nm > 1, np.nan, D2_nm), D2_mm, 1.0)

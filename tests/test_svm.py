@@ -306,3 +306,76 @@ def test_l2_on_kernel_columns_reads_only_the_columns_it_needs():
         fb_ref = fit_l2_svm(full, y, 120.0, init_support=start.support[::-1].copy(), max_iter=1)
     np.testing.assert_array_equal(fb.alpha, fb_ref.alpha)
     np.testing.assert_allclose(fb.alpha, ref.alpha, rtol=1e-6, atol=1e-9)
+
+
+# --- input validation at the public boundary ------------------------------------------------
+def _small_problem():
+    X, y = make_problem(20, 2, 0)
+    return rbf_from_sqdist(squared_distances(X), 1.0), y
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("warm", [False, True])
+def test_fit_l2_svm_rejects_non_finite_K(bad, warm):
+    K, y = _small_problem()
+    K[0, 1] = K[1, 0] = bad
+    init = np.arange(y.size) if warm else None
+    with pytest.raises(ValueError, match="K contains NaN or infinity"):
+        fit_l2_svm(K, y, 1.0, init_support=init)
+
+
+def test_fit_l1_svm_rejects_non_finite_K():
+    K, y = _small_problem()
+    K[0, 1] = K[1, 0] = np.nan
+    with pytest.raises(ValueError, match="K contains NaN or infinity"):
+        fit_l1_svm(y, 1.0, K=K)
+
+
+def test_fit_l2_svm_rejects_non_finite_kernel_columns():
+    X, y = make_problem(20, 2, 0)
+    D2 = squared_distances(X)
+    D2[0, 1] = D2[1, 0] = np.nan
+    with pytest.raises(ValueError, match="kernel matrix K contains NaN or infinity"):
+        fit_l2_svm(rbf_columns(D2, 1.0), y, 1.0, init_support=np.arange(y.size))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"sample_weight": np.zeros(20)}, ValueError, "both classes with positive weight"),
+        ({"init_support": np.array([0, 50])}, ValueError, r"init_support indices .* \[0, 20\)"),
+        ({"init_support": np.ones(5, dtype=bool)}, ValueError, r"mask needs shape \(20,\)"),
+        ({"init_support": np.array([0.0, 1.0])}, TypeError, "boolean mask or integer"),
+        ({"C": "1"}, TypeError, "C must be a real number"),
+    ],
+)
+def test_fit_l2_svm_bad_arguments(kwargs, exc, match):
+    K, y = _small_problem()
+    args = {"C": 1.0, **kwargs}
+    C = args.pop("C")
+    with pytest.raises(exc, match=match):
+        fit_l2_svm(K, y, C, **args)
+
+
+def test_fit_l2_svm_empty_and_not_psd():
+    K, y = _small_problem()
+    with pytest.raises(ValueError, match="y is empty"):
+        fit_l2_svm(np.zeros((0, 0)), np.zeros(0), 1.0)
+    with pytest.raises(ValueError, match="y is empty"):
+        fit_l1_svm(np.zeros(0), 1.0, K=np.zeros((0, 0)))
+    with pytest.raises(np.linalg.LinAlgError, match="must be symmetric positive semi-definite"):
+        fit_l2_svm(-K, y, 1.0)
+
+
+def test_fit_l2_svm_accepts_indices_like_the_mask():
+    K, y = _small_problem()
+    ref = fit_l2_svm(K, y, 1.0)
+    sol = fit_l2_svm(K, y, 1.0, init_support=ref.support_indices)
+    assert np.array_equal(sol.alpha, fit_l2_svm(K, y, 1.0, init_support=ref.support).alpha)
+
+
+def test_mirror_lower_needs_a_square_matrix():
+    from svmtune.svm import mirror_lower
+
+    with pytest.raises(ValueError, match="square 2-D array"):
+        mirror_lower(np.ones(3))

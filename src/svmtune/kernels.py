@@ -11,6 +11,7 @@ arrays in, arrays out.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,12 +76,53 @@ def _symmetrise(D: np.ndarray, block: int = 512) -> np.ndarray:
     return D
 
 
+def _check_sigma(sigma) -> None:
+    """Raise unless the RBF width ``sigma`` is a positive finite number."""
+    if not 0.0 < float(sigma) < math.inf:
+        raise ValueError(f"sigma must be positive and finite, got {sigma}")
+
+
+def _check_real(name: str, value) -> None:
+    """Raise a ``TypeError`` unless ``value`` is a real number (or a 0-d numeric array)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu":
+        return
+    raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+
+
+def _check_points(X: np.ndarray, name: str = "X") -> None:
+    """Raise unless ``X`` (a float array) is a finite 2-D ``(n_samples, n_features)`` array."""
+    if X.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array (n_samples, n_features), got shape {X.shape}; "
+            "reshape a single feature with X.reshape(-1, 1)"
+        )
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinity; the points must be finite")
+
+
+def _check_kernel(kernel) -> None:
+    if not isinstance(kernel, Kernel):
+        raise TypeError(
+            f"kernel must be a svmtune.kernels.Kernel, got {type(kernel).__name__}; "
+            "e.g. Kernel('rbf', sigma=1.0)"
+        )
+
+
 def rbf_from_sqdist(D2: np.ndarray, sigma: float) -> np.ndarray:
     """RBF kernel from squared distances: ``exp(-D2 / (2 sigma^2))`` (RBSVM eq. (4)).
 
     Computed in one new array (``D2 / -(2 sigma^2)``, the same value as ``-D2 / (2 sigma^2)``,
     then ``exp`` in place): for an ``n x n`` matrix, two fewer ``n^2`` temporaries, which
-    at n = 10000 made it 8x faster."""
+    at n = 10000 made it 8x faster.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` is not positive and finite.
+    """
+    _check_sigma(sigma)
     D2 = np.asarray(D2, dtype=float)
     out = np.divide(D2, -2.0 * float(sigma) ** 2, out=np.empty_like(D2))
     return np.exp(out, out=out)
@@ -136,6 +178,8 @@ class KernelColumns:
         up to round-off (the whole matrix is symmetrised; its columns are not), and it holds
         ``n`` values per column read instead of ``n^2``."""
         X = np.asarray(X, dtype=float)
+        _check_points(X)
+        _check_kernel(kernel)
 
         def compute(idx: np.ndarray) -> np.ndarray:
             K = kernel_matrix(X, X[idx], kernel)
@@ -164,6 +208,11 @@ class KernelColumns:
                 if block.shape != (self.shape[0], part.size):
                     raise ValueError(
                         f"compute returned shape {block.shape} for {part.size} columns"
+                    )
+                if not np.all(np.isfinite(block)):
+                    raise ValueError(
+                        "kernel matrix K contains NaN or infinity (in the columns computed); "
+                        "the kernel matrix must be finite"
                     )
                 self._block[part] = len(self._blocks)
                 self._local[part] = np.arange(part.size)
@@ -220,8 +269,23 @@ def kernel_block(K: np.ndarray | KernelColumns, rows: np.ndarray, cols: np.ndarr
 
 def rbf_columns(D2: np.ndarray, sigma: float) -> KernelColumns:
     """The RBF kernel of squared distances ``D2`` by columns: the values of
-    :func:`rbf_from_sqdist` ``(D2, sigma)`` at the columns read."""
+    :func:`rbf_from_sqdist` ``(D2, sigma)`` at the columns read.
+
+    Raises
+    ------
+    ValueError
+        If ``D2`` is not a square 2-D array or ``sigma`` is not positive and finite.
+    """
+    if np.ndim(D2) != 2 or D2.shape[0] != D2.shape[1]:
+        raise ValueError(f"D2 must be a square 2-D array, got shape {np.shape(D2)}")
+    _check_sigma(sigma)
     return KernelColumns(D2.shape[0], lambda idx: rbf_from_sqdist(D2[:, idx], sigma))
+
+
+def _check_degree(degree) -> None:
+    _check_real("polynomial degree", degree)
+    if not (np.isfinite(degree) and int(degree) == degree and degree >= 1):
+        raise ValueError(f"polynomial degree must be a positive integer, got {degree}")
 
 
 @dataclass(frozen=True)
@@ -247,24 +311,46 @@ class Kernel:
     def __post_init__(self) -> None:
         if self.name not in KERNELS:
             raise ValueError(f"unknown kernel {self.name!r}; choose one of {KERNELS}")
-        if self.name == "rbf" and not (np.isfinite(self.sigma) and self.sigma > 0):
-            raise ValueError(f"RBF sigma must be positive and finite, got {self.sigma}")
-        if self.name in ("poly", "sigmoid") and not (np.isfinite(self.gamma) and self.gamma > 0):
-            raise ValueError(f"kernel gamma must be positive and finite, got {self.gamma}")
-        if self.name == "poly" and (int(self.degree) != self.degree or self.degree < 1):
-            raise ValueError(f"polynomial degree must be a positive integer, got {self.degree}")
+        if self.name == "rbf":
+            _check_real("RBF sigma", self.sigma)
+            if not (np.isfinite(self.sigma) and self.sigma > 0):
+                raise ValueError(f"RBF sigma must be positive and finite, got {self.sigma}")
+        if self.name in ("poly", "sigmoid"):
+            _check_real("kernel gamma", self.gamma)
+            if not (np.isfinite(self.gamma) and self.gamma > 0):
+                raise ValueError(f"kernel gamma must be positive and finite, got {self.gamma}")
+            _check_real("kernel coef0", self.coef0)
+            if not np.isfinite(self.coef0):
+                raise ValueError(f"kernel coef0 must be finite, got {self.coef0}")
+        if self.name == "poly":
+            _check_degree(self.degree)
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Kernel:
-        """Build from a ``best_params_``-style dict (keys kernel, sigma/gamma, degree, coef0)."""
+        """Build from a ``best_params_``-style dict (keys kernel, sigma/gamma, degree, coef0).
+
+        Raises
+        ------
+        ValueError
+            If an RBF kernel has neither ``sigma`` nor ``gamma``, or a parameter is out of
+            range (a polynomial degree that is not a positive integer, e.g. 2.5).
+        """
         name = params.get("kernel", "rbf")
         if name == "rbf":
             if "sigma" in params:
                 return cls("rbf", sigma=float(params["sigma"]))
+            if "gamma" not in params:
+                raise ValueError(
+                    f"RBF kernel parameters need 'sigma' or 'gamma', got keys {sorted(params)}"
+                )
             return cls("rbf", sigma=sigma_from_gamma(float(params["gamma"])))
+        degree = params.get("degree", 3)
+        if name == "poly":  # no silent truncation of a degree like 2.5
+            degree = float(degree)
+            _check_degree(degree)
         return cls(
             name,
-            degree=int(params.get("degree", 3)),
+            degree=int(degree),
             gamma=float(params.get("gamma", 1.0)),
             coef0=float(params.get("coef0", 0.0)),
         )
@@ -300,8 +386,17 @@ class Kernel:
 
 def kernel_matrix(X: np.ndarray, Y: np.ndarray | None, kernel: Kernel) -> np.ndarray:
     """Kernel matrix between the rows of ``X`` and ``Y`` (train x train when ``Y`` is None)."""
+    _check_kernel(kernel)
     X = np.asarray(X, dtype=float)
     Yv = X if Y is None else np.asarray(Y, dtype=float)
+    if kernel.name != "rbf":  # squared_distances checks the points of the RBF kernel
+        _check_points(X)
+        if Y is not None:
+            _check_points(Yv, "Y")
+            if Yv.shape[1] != X.shape[1]:
+                raise ValueError(
+                    f"X has {X.shape[1]} features but Y has {Yv.shape[1]}; they must match"
+                )
     if kernel.name == "rbf":
         return rbf_from_sqdist(squared_distances(X, Y), kernel.sigma)
     G = X @ Yv.T
@@ -318,7 +413,13 @@ def rbf_dlogsigma(K: np.ndarray, D2: np.ndarray, sigma: float) -> np.ndarray:
     """Derivative of the RBF kernel matrix with respect to ``log sigma``.
 
     dK/d(log sigma) = sigma dK/dsigma = K * D2 / sigma^2.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` is not positive and finite.
     """
+    _check_sigma(sigma)
     return K * (D2 / float(sigma) ** 2)
 
 
@@ -329,7 +430,10 @@ def kernel_dlogparams(X: np.ndarray, kernel: Kernel) -> dict[str, np.ndarray]:
     sigmoid (plus ``"coef0"``, a plain derivative, since coef0 may be zero or negative),
     ``{}`` for the parameter-free linear kernel.
     """
+    _check_kernel(kernel)
     X = np.asarray(X, dtype=float)
+    if kernel.name != "rbf":  # squared_distances checks the points of the RBF kernel
+        _check_points(X)
     if kernel.name == "rbf":
         D2 = squared_distances(X)
         return {"log_sigma": rbf_dlogsigma(rbf_from_sqdist(D2, kernel.sigma), D2, kernel.sigma)}

@@ -57,9 +57,9 @@ import numpy as np
 import scipy.linalg as sla
 
 from svmtune._warnings import user_stacklevel
-from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist, squared_distances
+from svmtune.kernels import _check_points, rbf_dlogsigma, rbf_from_sqdist, squared_distances
 from svmtune.loo.rbsvm import LOSSES, check_nonsupport, objective_terms
-from svmtune.svm import ConvergenceWarning, DualSolution, l2_diagonal
+from svmtune.svm import ConvergenceWarning, DualSolution, _support_mask, l2_diagonal
 
 __all__ = [
     "NystroemFactor",
@@ -108,9 +108,17 @@ def pivoted_cholesky_landmarks(
     -------
     (indices, relative_residual) : (ndarray of int, float)
         Landmark row indices in pivot order and the final ``trace residual / n``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a finite, non-empty 2-D array or a parameter is out of range.
     """
     X = np.asarray(X, dtype=float)
+    _check_points(X)
     n = X.shape[0]
+    if n == 0:
+        raise ValueError("pivoted_cholesky_landmarks needs at least one point; X is empty")
     if not (0.0 < tol < 1.0):
         raise ValueError(f"rank tolerance must lie in (0, 1), got {tol}")
     if int(max_rank) != max_rank or max_rank < 1:
@@ -210,6 +218,12 @@ def nystroem_factor(
     ``K_mm + jitter I = R^T R`` (upper Cholesky; ``jitter`` is raised tenfold, with a warning,
     until the factorisation succeeds -- e.g. coinciding landmarks or ``sigma -> inf``),
     ``Z = K_nm R^{-1}`` and ``G^T = Z R^{-T}``.  ``O(n m^2)`` time, ``O(n m)`` memory.
+
+    Raises
+    ------
+    ValueError
+        If ``D2_mm`` is not ``(m, m)``, ``D2_nm`` not ``(n, m)``, a distance is negative
+        or not finite, or ``sigma`` / ``jitter`` is out of range.
     """
     if not (np.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be positive and finite, got {sigma}")
@@ -217,7 +231,23 @@ def nystroem_factor(
         raise ValueError(f"jitter must be a non-negative number, got {jitter}")
     D2_nm = np.asarray(D2_nm, dtype=float)
     D2_mm = np.asarray(D2_mm, dtype=float)
+    if D2_mm.ndim != 2 or D2_mm.shape[0] != D2_mm.shape[1]:
+        raise ValueError(
+            f"D2_mm (landmark x landmark squared distances) must be square (m, m), "
+            f"got shape {D2_mm.shape}"
+        )
     m = D2_mm.shape[0]
+    if D2_nm.ndim != 2 or D2_nm.shape[1] != m:
+        raise ValueError(
+            f"D2_nm (point x landmark squared distances) must have shape (n, {m}) to match "
+            f"D2_mm, got {D2_nm.shape}"
+        )
+    for name, D in (("D2_nm", D2_nm), ("D2_mm", D2_mm)):
+        if not (np.all(D >= 0) and np.all(np.isfinite(D))):
+            raise ValueError(
+                f"{name} must hold finite, non-negative squared distances (e.g. from "
+                "svmtune.kernels.squared_distances); it has negative, NaN or inf entries"
+            )
     K_nm = rbf_from_sqdist(D2_nm, sigma)
     K_mm = rbf_from_sqdist(D2_mm, sigma)
     jit = float(jitter)
@@ -393,7 +423,7 @@ def fit_l2_svm_lowrank(
     C : float
     sample_weight : array (n,), optional
         Per-sample weights (``d_i = 1/(C w_i)``; ``w_i = 0`` means ``alpha_i = 0``).
-    init_support : bool mask, optional
+    init_support : bool mask or index array, optional
         Starting active set (e.g. the previous hyperparameter step's support).
     tol : float
         KKT tolerance.
@@ -404,21 +434,34 @@ def fit_l2_svm_lowrank(
     DualSolution
         ``factor`` is a :class:`WoodburyFactor` of the support set, ``H_diag = 1/(C w)``;
         ``[beta_S; b]`` solve ``M [beta_S; b] = [y_S; 0]`` exactly.
+
+    Raises
+    ------
+    ValueError
+        If ``Z`` is not a finite ``(n, m)`` array, ``y`` not -1/+1 with both classes among
+        the samples of positive weight, ``C`` / the weights invalid, or ``init_support``
+        out of range.
     """
     Z = np.asarray(Z, dtype=float)
     y = np.asarray(y, dtype=float).ravel()
     n = y.shape[0]
     if Z.ndim != 2 or Z.shape[0] != n:
         raise ValueError(f"Z must have shape ({n}, m), got {Z.shape}")
-    if not np.all(np.isin(y, (-1.0, 1.0))) or np.all(y == y[0]):
+    if not np.all(np.isfinite(Z)):
+        raise ValueError(
+            "Z contains NaN or infinity; the low-rank features must be finite (check the "
+            "distances and sigma they were computed from)"
+        )
+    if n == 0 or not np.all(np.isin(y, (-1.0, 1.0))) or np.all(y == y[0]):
         raise ValueError("labels must be -1/+1 with both classes present")
     d = l2_diagonal(n, C, sample_weight)
     Cw = np.where(np.isfinite(d), 1.0 / d, 0.0)
-    if np.all(y[Cw > 0] == y[Cw > 0][0]):
+    if np.unique(y[Cw > 0]).size < 2:
         raise ValueError("L2-SVM needs points of both classes with positive weight")
     gram = _ActiveGram(Z, y, Cw)
-    if init_support is not None and np.asarray(init_support).sum() >= 2:
-        act0 = np.asarray(init_support, dtype=bool) & (Cw > 0)
+    init_mask = None if init_support is None else _support_mask(init_support, n)
+    if init_mask is not None and init_mask.sum() >= 2:
+        act0 = init_mask & (Cw > 0)
         v, b = gram.newton_point(act0)
     else:
         v, b = np.zeros(Z.shape[1]), 0.0
@@ -535,6 +578,10 @@ def lowrank_loo_gradient(sol: DualSolution, nf: NystroemFactor, dLdr: np.ndarray
     -------
     ndarray (2,)
     """
+    if not isinstance(nf, NystroemFactor):
+        raise TypeError(
+            f"nf must be the NystroemFactor of nystroem_factor, got {type(nf).__name__}"
+        )
     S, beta, _ = _system(sol)
     fac: WoodburyFactor = sol.factor
     Z = nf.Z

@@ -17,6 +17,7 @@ decision function is ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass, field
 
@@ -58,7 +59,15 @@ class ConvergenceWarning(UserWarning):
 def mirror_lower(A: np.ndarray) -> np.ndarray:
     """Make a square matrix whose strict upper triangle is zero symmetric, in place, by
     copying its lower triangle up (the diagonal is doubled and halved, both exact); returns
-    ``A``.  For the one-triangle output of LAPACK / BLAS (``potri``, ``syrk``)."""
+    ``A``.  For the one-triangle output of LAPACK / BLAS (``potri``, ``syrk``).
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not a square 2-D array.
+    """
+    if np.ndim(A) != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"mirror_lower needs a square 2-D array, got shape {np.shape(A)}")
     A += A.T  # numpy buffers the overlapping operands
     A.flat[:: A.shape[0] + 1] *= 0.5
     return A
@@ -90,7 +99,10 @@ class ExtendedFactor:
             except np.linalg.LinAlgError:
                 jitter = max(jitter * 10.0, 1e-12 * max(1.0, float(np.max(np.diag(H)))))
         else:  # H = K + D, D > 0, is positive definite for a positive semi-definite K
-            raise np.linalg.LinAlgError("support-set matrix H is not positive definite")
+            raise np.linalg.LinAlgError(
+                "support-set matrix H = K_SS + diag(1/(C w)) is not positive definite: the "
+                "kernel matrix K must be symmetric positive semi-definite"
+            )
         if jitter:
             warnings.warn(
                 f"support-set matrix nearly singular; added {jitter:.1e} to its diagonal",
@@ -215,6 +227,8 @@ class DualSolution:
 
 def _as_pm1(y: np.ndarray) -> np.ndarray:
     y = np.asarray(y, dtype=float).ravel()
+    if y.size == 0:
+        raise ValueError("SVM training needs samples of both classes; y is empty")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("binary solver labels must be -1 or +1")
     if np.all(y == y[0]):
@@ -231,6 +245,51 @@ def _weights(n: int, sample_weight: np.ndarray | None) -> np.ndarray:
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("sample_weight must be finite and non-negative")
     return w
+
+
+def _check_C(C) -> None:
+    """Raise unless ``C`` is a positive finite real number."""
+    if isinstance(C, (bool, np.bool_)) or not isinstance(C, (numbers.Real, np.ndarray)):
+        raise TypeError(f"C must be a real number, got {C!r} ({type(C).__name__})")
+    if not (np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be positive and finite, got {C}")
+
+
+def _check_kernel_matrix(K: np.ndarray, n: int) -> None:
+    """Raise unless the array ``K`` is a finite ``n x n`` matrix (positive
+    semi-definiteness is left to the factorisations).  ``O(n^2)``, with no ``n x n``
+    temporary unless ``K`` is non-finite or its entries sum to infinity."""
+    if K.shape != (n, n):
+        raise ValueError(f"K has shape {K.shape}, expected ({n}, {n})")
+    if not np.isfinite(K.sum()) and not np.all(np.isfinite(K)):
+        raise ValueError(
+            "K contains NaN or infinity; the kernel matrix must be finite (check the "
+            "features and kernel parameters it was computed from)"
+        )
+
+
+def _support_mask(init_support, n: int) -> np.ndarray:
+    """A warm-start support set as a boolean mask of length ``n``: ``init_support`` is such
+    a mask or an array of indices in ``[0, n)``."""
+    s = np.asarray(init_support)
+    if s.dtype == bool:
+        if s.shape != (n,):
+            raise ValueError(f"init_support as a boolean mask needs shape ({n},), got {s.shape}")
+        return s.copy()
+    s = s.ravel()
+    if s.size == 0:
+        return np.zeros(n, dtype=bool)
+    if s.dtype.kind not in "iu":
+        raise TypeError(
+            f"init_support must be a boolean mask or integer indices, got dtype {s.dtype}"
+        )
+    if s.min() < 0 or s.max() >= n:
+        raise ValueError(
+            f"init_support indices must lie in [0, {n}), got values from {s.min()} to {s.max()}"
+        )
+    mask = np.zeros(n, dtype=bool)
+    mask[s] = True
+    return mask
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,11 +327,18 @@ def fit_l1_svm(
         Also return the fitted scikit-learn ``SVC``.  It is trained on the samples of
         positive weight only (a precomputed kernel then takes their columns); the returned
         solution covers all samples, with ``alpha = 0`` at weight 0.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not -1/+1 with both classes, ``K`` is not a finite ``n x n`` matrix,
+        ``C`` is not positive and finite, or the weights are invalid.
+    TypeError
+        If ``C`` is not a real number.
     """
     y = _as_pm1(y)
     n = y.shape[0]
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be positive and finite, got {C}")
+    _check_C(C)
     w = _weights(n, sample_weight)
     # libsvm drops the samples of weight 0, and scikit-learn's ``support_`` then indexes the
     # remaining samples, not the ones passed (scikit-learn issue #25380): fit on the samples
@@ -286,6 +352,7 @@ def fit_l1_svm(
             kernel="precomputed", C=C, tol=tol, cache_size=cache_size, max_iter=LIBSVM_MAX_ITER
         )
         K = np.asarray(K, dtype=float)
+        _check_kernel_matrix(K, n)
         svc.fit(K if keep.size == n else K[np.ix_(keep, keep)], y[keep], sample_weight=sw)
     else:
         if X is None or kernel is None:
@@ -331,8 +398,7 @@ def fit_l1_svm(
 # ---------------------------------------------------------------------------------------------
 def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Diagonal added to ``K`` by the L2-SVM: ``1 / (C w_i)`` (RBSVM eq. (7)); inf where w_i=0."""
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be positive and finite, got {C}")
+    _check_C(C)
     w = _weights(n, sample_weight)
     with np.errstate(divide="ignore"):
         return 1.0 / (C * w)
@@ -417,20 +483,34 @@ def fit_l2_svm(
     -------
     DualSolution
         With ``factor`` the :class:`ExtendedFactor` of the final support set.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not -1/+1 with both classes among the samples of positive weight, ``K``
+        is not a finite ``n x n`` matrix, ``C`` is not positive and finite, the weights are
+        invalid, or ``init_support`` is out of range.
+    TypeError
+        If ``C`` is not a real number or ``init_support`` neither a mask nor indices.
+    numpy.linalg.LinAlgError
+        If ``K`` is not positive semi-definite (a support-set matrix cannot be factored).
     """
     K = as_kernel(K)
     y = _as_pm1(y)
     n = y.shape[0]
-    if K.shape != (n, n):
-        raise ValueError(f"K has shape {K.shape}, expected ({n}, {n})")
+    if isinstance(K, KernelColumns):  # its columns are checked as they are computed
+        if K.shape != (n, n):
+            raise ValueError(f"K has shape {K.shape}, expected ({n}, {n})")
+    else:
+        _check_kernel_matrix(K, n)
     d = l2_diagonal(n, C, sample_weight)
     active = np.isfinite(d)
-    if np.all(y[active] == y[active][0]):
+    if np.unique(y[active]).size < 2:
         raise ValueError("L2-SVM needs points of both classes with positive weight")
 
     S_mask = np.zeros(n, dtype=bool)
     if init_support is not None:
-        S_mask[np.asarray(init_support)] = True
+        S_mask |= _support_mask(init_support, n)
         S_mask &= active
     if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):
         S_mask = _hinge_start(K, y, C, sample_weight, active)

@@ -49,6 +49,8 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
 
+from svmtune._validation import check_labels
+
 __all__ = [
     "BlockStats",
     "PairHistogram",
@@ -184,6 +186,7 @@ def encode_classes(y: np.ndarray) -> tuple[np.ndarray, int]:
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+    check_labels(y)
     _, codes = np.unique(y, return_inverse=True)
     return codes.astype(np.intp), int(codes.max()) + 1 if codes.size else 0
 
@@ -203,14 +206,32 @@ def rbf_t(sigmas) -> tuple[np.ndarray, np.ndarray]:
     return s, np.clip(t, T_MIN, T_MAX)
 
 
+def _check_X(X, name: str = "X") -> np.ndarray:
+    """``X`` as a finite 2-D float array (n_samples, n_features)."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinity; impute or drop those values first")
+    return X
+
+
+def _check_class_weights(class_weights, k: int) -> np.ndarray:
+    """``class_weights`` as a float array of ``k >= 2`` positive finite class sizes."""
+    cw = np.asarray(class_weights, dtype=float)
+    if k < 2:
+        raise ValueError(f"got {k} class; the class-pair criteria need at least two classes")
+    if cw.shape != (k,):
+        raise ValueError(f"class_weights must have shape ({k},): one per class, got {cw.shape}")
+    if not np.all(np.isfinite(cw)) or np.any(cw <= 0):
+        raise ValueError(f"class_weights must be positive and finite (class sizes), got {cw}")
+    return cw
+
+
 def _check_inputs(X, y, sample_weight, min_classes: int = 2):
     """Validated ``(X, codes, k, w, counts, class_weights)``; the class-pair statistics need
     ``min_classes = 2`` classes (per-class sums alone, 1)."""
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinity; impute or drop those values first")
+    X = _check_X(X)
     codes, k = encode_classes(y)
     if codes.shape[0] != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} samples but y has {codes.shape[0]}")
@@ -297,8 +318,8 @@ def rbf_class_sums(
     """
     X, codes, k, w, _, _ = _check_inputs(X, y, sample_weight, min_classes=1)
     _, t = rbf_t(sigmas)
-    Xe = X if X_eval is None else np.asarray(X_eval, dtype=float)
-    if Xe.ndim != 2 or Xe.shape[1] != X.shape[1]:
+    Xe = X if X_eval is None else _check_X(X_eval, "X_eval")
+    if Xe.shape[1] != X.shape[1]:
         raise ValueError(f"X_eval must have shape (m, {X.shape[1]}), got {Xe.shape}")
     out = np.empty((t.size, Xe.shape[0], k))
     for rows, Ks, _ in _exact_row_sums(X, codes, k, w, t, Xe, _check_chunk(chunk_size)):

@@ -34,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from svmtune.criteria.blocks import BlockStats, RBFBlocks
+from svmtune._validation import check_positive
+from svmtune.criteria.blocks import BlockStats, RBFBlocks, _check_class_weights, rbf_t
 
 __all__ = [
     "INDICES",
@@ -71,6 +72,19 @@ def _safe_ratio(num: np.ndarray, den: np.ndarray, zero_zero: float) -> np.ndarra
     return out
 
 
+def _check_pair(s11, s12, s22, w1=0.5, w2=0.5) -> None:
+    """Raise unless the mean squared distances are finite and the class fractions finite,
+    non-negative and not both 0."""
+    for nm, v in (("s11", s11), ("s12", s12), ("s22", s22)):
+        if not np.all(np.isfinite(np.asarray(v, float))):
+            raise ValueError(f"{nm} must be finite (mean squared distances), got {v!r}")
+    w1, w2 = float(w1), float(w2)
+    if not (np.isfinite(w1) and np.isfinite(w2) and w1 >= 0 and w2 >= 0 and w1 + w2 > 0):
+        raise ValueError(
+            f"class fractions w1, w2 must be finite, non-negative and not both 0, got {w1}, {w2}"
+        )
+
+
 def esdr_pair(s11, s12, s22, w1, w2) -> np.ndarray:
     """ESDR of two classes from mean squared distances (ESDR eq. (8) with eq. (10)-(12)).
 
@@ -82,12 +96,27 @@ def esdr_pair(s11, s12, s22, w1, w2) -> np.ndarray:
         Between-class mean of the squared distance.
     w1, w2 : float
         Class fractions ``n_1 / n`` and ``n_2 / n``.
+
+    Raises
+    ------
+    ValueError
+        If a mean is not finite, or a class fraction is negative or not finite.
     """
+    _check_pair(s11, s12, s22, w1, w2)
+    return _esdr_pair(s11, s12, s22, w1, w2)
+
+
+def _esdr_pair(s11, s12, s22, w1, w2) -> np.ndarray:
     return _safe_ratio(s12, w1 * np.asarray(s11) + w2 * np.asarray(s22), 1.0)
 
 
 def dbtc_pair(s11, s12, s22) -> np.ndarray:
     """DBTC, the squared distance between the class means in feature space (eq. (13), (16))."""
+    _check_pair(s11, s12, s22)
+    return _dbtc_pair(s11, s12, s22)
+
+
+def _dbtc_pair(s11, s12, s22) -> np.ndarray:
     return np.asarray(s12, float) - 0.5 * (np.asarray(s11, float) + np.asarray(s22, float))
 
 
@@ -96,6 +125,11 @@ def j4_pair(s11, s12, s22, w1, w2) -> np.ndarray:
 
     ``tr S_b = w1 w2 (2 s12 - s11 - s22) / 2`` and ``tr S_w = (w1 s11 + w2 s22) / 2``.
     """
+    _check_pair(s11, s12, s22, w1, w2)
+    return _j4_pair(s11, s12, s22, w1, w2)
+
+
+def _j4_pair(s11, s12, s22, w1, w2) -> np.ndarray:
     s11, s12, s22 = (np.asarray(v, float) for v in (s11, s12, s22))
     return _safe_ratio(w1 * w2 * (2.0 * s12 - s11 - s22), w1 * s11 + w2 * s22, 0.0)
 
@@ -111,19 +145,29 @@ def j4_scatter(dist: np.ndarray, class_weights: np.ndarray) -> np.ndarray:
     dist : array (..., k, k)
     class_weights : array (k,)
     """
-    w = np.asarray(class_weights, float)
+    d = _check_dist(dist)
+    w = _check_class_weights(class_weights, d.shape[-1])
     w = w / w.sum()
-    d = np.asarray(dist, float)
     within = np.einsum("...cc,c->...", d, w)
     total = np.einsum("...ab,a,b->...", d, w, w)
     return _safe_ratio(total - within, within, 0.0)
 
 
+# the unchecked forms: pair_index validates its inputs once
 _PAIR = {
-    "esdr": lambda s11, s12, s22, w1, w2: esdr_pair(s11, s12, s22, w1, w2),
-    "dbtc": lambda s11, s12, s22, w1, w2: dbtc_pair(s11, s12, s22),
-    "j4": j4_pair,
+    "esdr": lambda s11, s12, s22, w1, w2: _esdr_pair(s11, s12, s22, w1, w2),
+    "dbtc": lambda s11, s12, s22, w1, w2: _dbtc_pair(s11, s12, s22),
+    "j4": _j4_pair,
 }
+
+
+def _check_dist(dist) -> np.ndarray:
+    d = np.asarray(dist, float)
+    if d.ndim < 2 or d.shape[-1] != d.shape[-2]:
+        raise ValueError(f"dist must be block means of shape (..., k, k), got shape {d.shape}")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("dist contains NaN or infinity")
+    return d
 
 
 def _check_index(index: str, reduce: str = "min") -> None:
@@ -149,9 +193,9 @@ def pair_index(index: str, dist: np.ndarray, class_weights: np.ndarray) -> np.nd
     array (..., n_pairs), pairs ordered ``(0, 1), (0, 2), ..., (k-2, k-1)``.
     """
     _check_index(index)
-    d = np.asarray(dist, float)
-    cw = np.asarray(class_weights, float)
+    d = _check_dist(dist)
     k = d.shape[-1]
+    cw = _check_class_weights(class_weights, k)
     out = []
     for a in range(k):
         for b in range(a + 1, k):
@@ -256,13 +300,23 @@ def _diag_params(mu1, var1, mu2, var2):
     mu1, var1, mu2, var2 = (np.atleast_1d(np.asarray(v, float)) for v in (mu1, var1, mu2, var2))
     d = mu1.shape[0]
     for nm, v in (("mu1", mu1), ("var1", var1), ("mu2", mu2), ("var2", var2)):
-        if v.shape != (d,):
-            raise ValueError(f"{nm} must have shape ({d},), got {v.shape}")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"{nm} must be finite")
-    if np.any(var1 < 0) or np.any(var2 < 0):
-        raise ValueError("variances must be non-negative")
+        _check_vector(nm, v, d, nonneg=nm.startswith("var"))
     return mu1, var1, mu2, var2
+
+
+def _check_vector(nm: str, v: np.ndarray, d: int, *, nonneg: bool) -> None:
+    if v.shape != (d,):
+        raise ValueError(f"{nm} must have shape ({d},), got {v.shape}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{nm} must be finite")
+    if nonneg and np.any(v < 0):
+        raise ValueError("variances must be non-negative")
+
+
+def _class_fractions(n1, n2) -> tuple[float, float]:
+    check_positive("n1", n1)
+    check_positive("n2", n2)
+    return n1 / (n1 + n2), n2 / (n1 + n2)
 
 
 def _log_overlap(var_sum: np.ndarray, dmu2: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -283,7 +337,7 @@ def gaussian_between_sqdist(mu1, var1, mu2, var2, sigma) -> np.ndarray:
     exp(-(mu_1p - mu_2p)^2 / (2 (var_1p + var_2p + sigma^2)))``.
     """
     mu1, var1, mu2, var2 = _diag_params(mu1, var1, mu2, var2)
-    sig = np.atleast_1d(np.asarray(sigma, float))
+    sig = rbf_t(sigma)[0]
     return -2.0 * np.expm1(_log_overlap(var1 + var2, (mu1 - mu2) ** 2, sig))
 
 
@@ -293,7 +347,8 @@ def gaussian_within_sqdist(var, sigma) -> np.ndarray:
     ``2 - 2 prod_p sigma / sqrt(2 var_p + sigma^2)``.
     """
     var = np.atleast_1d(np.asarray(var, float))
-    sig = np.atleast_1d(np.asarray(sigma, float))
+    _check_vector("var", var, var.shape[0], nonneg=True)
+    sig = rbf_t(sigma)[0]
     return -2.0 * np.expm1(_log_overlap(2.0 * var, np.zeros_like(var), sig))
 
 
@@ -315,8 +370,8 @@ def gaussian_esdr(mu1, var1, mu2, var2, sigma, *, n1: float = 1.0, n2: float = 1
         Class sizes (only their ratio matters: the weights ``n_c / n`` of eq. (8)).
     """
     mu1, var1, mu2, var2 = _diag_params(mu1, var1, mu2, var2)
-    w1, w2 = n1 / (n1 + n2), n2 / (n1 + n2)
-    sig = np.atleast_1d(np.asarray(sigma, float))
+    w1, w2 = _class_fractions(n1, n2)
+    sig = rbf_t(sigma)[0]
     num = gaussian_between_sqdist(mu1, var1, mu2, var2, sig)
     den = w1 * gaussian_within_sqdist(var1, sig) + w2 * gaussian_within_sqdist(var2, sig)
     return _safe_ratio(num, den, 1.0)
@@ -328,7 +383,7 @@ def gaussian_esdr_input(mu1, var1, mu2, var2, *, n1: float = 1.0, n2: float = 1.
     ``sum_p (var_1p + var_2p + (mu_1p - mu_2p)^2) / (w_1 2 sum var_1 + w_2 2 sum var_2)``.
     """
     mu1, var1, mu2, var2 = _diag_params(mu1, var1, mu2, var2)
-    w1, w2 = n1 / (n1 + n2), n2 / (n1 + n2)
+    w1, w2 = _class_fractions(n1, n2)
     num = np.sum(var1 + var2 + (mu1 - mu2) ** 2)
     den = 2.0 * (w1 * np.sum(var1) + w2 * np.sum(var2))
     return float(_safe_ratio(num, den, 1.0))

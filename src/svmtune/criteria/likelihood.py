@@ -25,7 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmtune.criteria.blocks import BlockStats, RBFBlocks, encode_classes, rbf_class_sums
+from svmtune.criteria.blocks import (
+    BlockStats,
+    RBFBlocks,
+    _check_class_weights,
+    encode_classes,
+    rbf_class_sums,
+)
 
 __all__ = [
     "REDUCTIONS",
@@ -81,6 +87,16 @@ def class_similarities(stats: BlockStats) -> np.ndarray:
     return stats.means
 
 
+def _check_means(means) -> np.ndarray:
+    """``means`` as a float array of ``(s, k, k)`` class-block means, finite."""
+    M = np.asarray(means, float)
+    if M.ndim != 3 or M.shape[1] != M.shape[2]:
+        raise ValueError(f"means must be class-block means of shape (s, k, k), got {M.shape}")
+    if not np.all(np.isfinite(M)):
+        raise ValueError("means contains NaN or infinity")
+    return M
+
+
 def ovr_similarities(means: np.ndarray, class_weights: np.ndarray) -> np.ndarray:
     """2 x 2 similarity matrices of the one-vs-rest tasks from the k x k block means.
 
@@ -96,8 +112,8 @@ def ovr_similarities(means: np.ndarray, class_weights: np.ndarray) -> np.ndarray
     -------
     array (s, k, 2, 2)
     """
-    M = np.asarray(means, float)
-    W = np.asarray(class_weights, float)
+    M = _check_means(means)
+    W = _check_class_weights(class_weights, M.shape[-1])
     k = W.shape[0]
     out = np.empty(M.shape[:-2] + (k, 2, 2))
     for c in range(k):
@@ -144,7 +160,7 @@ def ovo_similarities(means: np.ndarray) -> np.ndarray:
     -------
     array (s, k (k - 1) / 2, 2, 2), pairs in the order ``(0, 1), (0, 2), ..., (k-2, k-1)``
     """
-    M = np.asarray(means, float)
+    M = _check_means(means)
     a, b = np.triu_indices(M.shape[-1], k=1)
     out = np.empty(M.shape[:-2] + (a.size, 2, 2))
     out[..., 0, 0] = M[..., a, a]

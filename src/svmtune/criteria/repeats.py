@@ -14,6 +14,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._validation import validate_sample_weight
+from svmtune.criteria.blocks import _check_X, encode_classes
+
 __all__ = [
     "SHARE_ROWS",
     "positive_rows",
@@ -43,17 +46,32 @@ def within_mass(R: np.ndarray, codes: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``sum_{i != j, same class} w_i w_j k(x_i, x_j)`` from class sums ``R`` of shape
     ``(s, n, k)`` (``R[., i, c] = sum_{j in c} w_j k(x_i, x_j)``, ``k(x, x) = 1``): one value
     per leading entry."""
+    if np.ndim(R) != 3 or np.shape(R)[1] != codes.shape[0]:
+        raise ValueError(
+            f"R must be class sums of shape (s, {codes.shape[0]}, k), got {np.shape(R)}"
+        )
     own = R[:, np.arange(codes.shape[0]), codes]
     return own @ w - np.sum(w * w)
 
 
 def positive_rows(X, y, w) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows of positive weight (the others add nothing to either sum), their class codes and
-    weights."""
-    X = np.asarray(X, dtype=float)
-    w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=float)
+    weights.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a finite 2-D array, ``y`` not one label per row, or ``w`` not
+        finite non-negative weights, one per row, some positive.
+    """
+    X = _check_X(X)
+    y = np.asarray(y)
+    encode_classes(y)  # 1-D, no missing labels
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
+    w = np.ones(X.shape[0]) if w is None else validate_sample_weight(w, X.shape[0])
     keep = w > 0
-    codes = np.unique(np.asarray(y)[keep], return_inverse=True)[1].ravel()
+    codes = np.unique(y[keep], return_inverse=True)[1].ravel()
     return X[keep], codes, w[keep]
 
 
@@ -85,6 +103,10 @@ def repeat_share(
 def _share_rows(X, y, w, max_rows, random_state):
     """The rows :func:`repeat_share` sums over (positive weight, at most ``max_rows`` drawn
     at random), their class codes and weights, and their :func:`repeat_mass`."""
+    if max_rows is not None and (
+        isinstance(max_rows, bool) or int(max_rows) != max_rows or max_rows < 1
+    ):
+        raise ValueError(f"max_rows must be a positive integer or None, got {max_rows!r}")
     X, codes, w = positive_rows(X, y, w)
     if max_rows is not None and X.shape[0] > max_rows:
         idx = check_random_state(random_state).choice(X.shape[0], max_rows, replace=False)

@@ -52,6 +52,7 @@ import numpy as np
 from scipy.special import ndtr
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
 
+from svmtune._validation import check_labels
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import Kernel, gamma_from_sigma
 
@@ -175,6 +176,8 @@ def gaussian_error_from_ss(ss: float | np.ndarray, alpha: float = ALPHA) -> floa
     """
     alpha = _check_alpha(alpha)
     s = np.asarray(ss, dtype=float)
+    if np.any(np.isnan(s)):
+        raise ValueError("S&S must not be NaN")
     with np.errstate(over="ignore"):
         out = ndtr(-0.5 * alpha * 10.0 ** (s / 20.0))
     return float(out) if out.ndim == 0 else out
@@ -294,6 +297,8 @@ def pooled_sigma(class_sigmas: Sequence[float], class_sizes: Sequence[float]) ->
     n = np.asarray(class_sizes, dtype=float)
     if s.shape != n.shape or np.any(s < 0) or np.any(n < 0) or n.sum() <= 0:
         raise ValueError("class spreads and sizes must be non-negative and of equal length")
+    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(n))):
+        raise ValueError("class spreads and sizes must be finite (no NaN or infinity)")
     return float(np.sqrt(np.sum(n * s**2) / np.sum(n)))
 
 
@@ -453,6 +458,11 @@ class SSMatrix:
 def worst_pairs(ss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Class indices ``a < b`` of the smallest S&S of each matrix in a batch ``ss`` of shape
     ``(s, k, k)`` (eq. (31)); ties go to the first pair in row-major order."""
+    ss = np.asarray(ss, dtype=float)
+    if ss.ndim != 3 or ss.shape[1] != ss.shape[2] or ss.shape[1] < 2:
+        raise ValueError(
+            f"ss must be a batch of S&S matrices of shape (s, k, k) with k >= 2, got {ss.shape}"
+        )
     a, b = np.triu_indices(ss.shape[-1], k=1)
     i = np.argmin(ss[:, a, b], axis=1)
     return a[i], b[i]
@@ -486,18 +496,42 @@ def kernel_ss_matrix(
         At least two classes.
     sample_weight, estimator, alpha
         As in :func:`ss_ratio`.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not finite, square and symmetric (up to ``1e-10`` of ``max |K|``), has a
+        negative diagonal entry, or ``y`` does not give every one of two or more classes a
+        sample of positive weight.
     """
     _check_choice("estimator", estimator, ESTIMATORS)
     alpha = _check_alpha(alpha)
-    K = np.asarray(K, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
-        raise ValueError(f"K must be a finite square kernel matrix, got shape {K.shape}")
+    K = _check_kernel_matrix(K)
+    if np.any(np.diag(K) < 0):
+        raise ValueError(
+            "K has negative diagonal entries; it must be a positive semi-definite kernel "
+            "matrix (K_ii = |phi(x_i)|^2 >= 0)"
+        )
     labels, codes, w = ss_class_codes(y, sample_weight, K.shape[0], estimator)
     Wm = class_weight_matrix(codes, w, labels.shape[0])
     d, sig, pooled, ss = ss_from_class_sums(
         (K @ Wm)[None], np.diag(K)[None], codes, w, estimator, alpha
     )
     return SSMatrix(labels, d[0], sig[0], Wm.sum(axis=0), pooled[0], ss[0], estimator)
+
+
+def _check_kernel_matrix(K) -> np.ndarray:
+    """``K`` as a finite, square, symmetric float matrix (symmetric up to ``1e-10`` relative
+    to ``max |K|``)."""
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
+        raise ValueError(f"K must be a finite square kernel matrix, got shape {K.shape}")
+    if K.size and np.max(np.abs(K - K.T)) > 1e-10 * np.max(np.abs(K)):
+        raise ValueError(
+            "K is not symmetric; a kernel matrix has K[i, j] = K[j, i] (pass the full "
+            "matrix of one kernel, e.g. (K + K.T) / 2 if it only carries round-off)"
+        )
+    return K
 
 
 def ss_class_codes(
@@ -509,6 +543,7 @@ def ss_class_codes(
     (a point's own centre is computed without it).
     """
     y = np.asarray(y).ravel()
+    check_labels(y)
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} entries but the kernel matrix has {n} rows")
     labels, codes = np.unique(y, return_inverse=True)
@@ -657,7 +692,9 @@ def kernel_ss_ratio(
     y, sample_weight, estimator, alpha
         As in :func:`ss_ratio`.
     """
-    _check_two_classes(np.unique(np.asarray(y).ravel()))
+    y = np.asarray(y).ravel()
+    check_labels(y)
+    _check_two_classes(np.unique(y))
     return kernel_ss_matrix(K, y, sample_weight, estimator=estimator, alpha=alpha).result(0, 1)
 
 
@@ -680,6 +717,11 @@ def pairwise_ss(
     if (Z is None) == (K is None):
         raise ValueError("give exactly one of Z (features) or K (kernel matrix)")
     y = np.asarray(y).ravel()
+    check_labels(y)
+    if Z is not None:
+        Z = _as_features(Z)
+        if Z.shape[0] != y.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but Z has {Z.shape[0]} rows")
     labels = np.unique(y)
     if labels.shape[0] < 2:
         raise ValueError("S&S needs at least two classes")
@@ -693,13 +735,15 @@ def pairwise_ss(
             for b in range(a + 1, labels.shape[0])
         }
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float).ravel()
+    if w is not None and w.shape != y.shape:
+        raise ValueError(f"sample_weight must be {y.shape[0]} numbers, got shape {w.shape}")
     out: dict[tuple[Any, Any], SSResult] = {}
     for a in range(labels.shape[0]):
         for b in range(a + 1, labels.shape[0]):
             idx = np.flatnonzero((y == labels[a]) | (y == labels[b]))
             wi = None if w is None else w[idx]
             out[(_plain(labels[a]), _plain(labels[b]))] = ss_ratio(
-                np.asarray(Z)[idx], y[idx], wi, spread=spread, estimator=estimator, alpha=alpha
+                Z[idx], y[idx], wi, spread=spread, estimator=estimator, alpha=alpha
             )
     return out
 
@@ -861,7 +905,7 @@ def load_copt_table(path: str | Path | None = None) -> CoptCurve:
     """
     if path is None:
         return _shipped_copt_table()
-    return _copt_curve(json.loads(Path(path).read_text()))
+    return _copt_curve(json.loads(Path(path).read_text()), path)
 
 
 @functools.lru_cache(maxsize=1)
@@ -872,7 +916,19 @@ def _shipped_copt_table() -> CoptCurve:
     )
 
 
-def _copt_curve(table: dict) -> CoptCurve:
+def _copt_curve(table: dict, path=None) -> CoptCurve:
+    try:
+        return _parse_copt_curve(table)
+    except (KeyError, TypeError, AttributeError) as e:
+        where = "the C_opt table" if path is None else f"C_opt table {str(path)!r}"
+        raise ValueError(
+            f"{where} is not a table written by `python -m svmtune.criteria.ss_table`: its "
+            f'"fit" entry needs rising, falling (each with a, b, c), r_break and r_kernel '
+            f"({type(e).__name__}: {e})"
+        ) from None
+
+
+def _parse_copt_curve(table: dict) -> CoptCurve:
     fit = table["fit"]
     tail = fit.get("tail")
     return CoptCurve(
@@ -895,12 +951,25 @@ def exact_kernel_features(K: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
 
     ``K = V diag(lam) V^T`` gives ``Phi = V_+ diag(sqrt(lam_+))`` with ``Phi Phi^T = K`` on
     the eigenvalues above ``rtol * max(lam)``; rows are the training points.  O(n^3).
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not a finite, symmetric, positive semi-definite square matrix (negative
+        eigenvalues beyond ``1e-8`` of the largest magnitude), or ``rtol`` is not in
+        ``[0, 1)``.
     """
-    K = np.asarray(K, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
-        raise ValueError("K must be a finite square matrix")
+    rtol = float(rtol)
+    if not (0 <= rtol < 1):
+        raise ValueError(f"rtol must be a number in [0, 1), got {rtol}")
+    K = _check_kernel_matrix(K)
     lam, V = np.linalg.eigh(0.5 * (K + K.T))
     top = float(lam.max()) if lam.size else 0.0
+    if lam.size and lam.min() < -1e-8 * max(top, -float(lam.min())):
+        raise ValueError(
+            f"K is not positive semi-definite (eigenvalues down to {lam.min():.3g}, largest "
+            f"{top:.3g}); pass the matrix of a positive semi-definite kernel"
+        )
     if top <= 0:
         return np.zeros((K.shape[0], 1))
     keep = lam > rtol * top
@@ -1000,6 +1069,8 @@ def select_kernel(ss_values: Sequence[float], threshold: float = SS_KERNEL) -> t
         raise ValueError("need a non-empty 1-D sequence of S&S values")
     if np.any(np.isnan(s)):
         raise ValueError("S&S values must not be NaN")
+    if np.isnan(threshold):
+        raise ValueError("threshold must not be NaN (S&S in dB; the paper uses -5)")
     ok = s > threshold
     if ok.any():
         return int(np.flatnonzero(ok)[np.argmax(s[ok])]), True

@@ -96,6 +96,8 @@ def simulate_two_gaussians(
         raise ValueError("need at least one point per class and dim >= 1")
     if not (d >= 0 and all(np.all(np.asarray(v) >= 0) for v in sigmas)):
         raise ValueError("d and the class spreads must be non-negative")
+    if not (np.isfinite(d) and all(np.all(np.isfinite(np.asarray(v, float))) for v in sigmas)):
+        raise ValueError(f"d and the class spreads must be finite, got d={d}, sigmas={sigmas}")
     if noise is None:
         rng = np.random.default_rng(random_state)
         noise = rng.standard_normal((n_neg + n_pos, dim))
@@ -118,6 +120,10 @@ def gaussian_margin_hinge(mean: np.ndarray, std: np.ndarray) -> np.ndarray:
     """
     mean = np.asarray(mean, dtype=float)
     std = np.asarray(std, dtype=float)
+    if not np.all(np.isfinite(std)) or np.any(std < 0):
+        raise ValueError("std must be finite and non-negative (a standard deviation)")
+    if np.any(np.isnan(mean)):
+        raise ValueError("mean must not be NaN")
     u = 1.0 - mean
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(std > 0, u / np.where(std > 0, std, 1.0), 0.0)
@@ -135,10 +141,19 @@ def _stds(s, dim: int) -> np.ndarray:
     return s
 
 
-def _margin_moments(w, b, d, sigmas):
+def _margin_moments(w, b, d, sigmas, prior_pos):
     w = np.atleast_2d(np.asarray(w, dtype=float))
     b = np.atleast_1d(np.asarray(b, dtype=float))
     p = w.shape[1]
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
+        raise ValueError("w and b must be finite")
+    if not (np.isfinite(d) and d >= 0):
+        raise ValueError(f"d must be finite and non-negative, got {d}")
+    for s in sigmas:
+        if not np.all(np.isfinite(np.asarray(s, float))) or np.any(np.asarray(s, float) < 0):
+            raise ValueError(f"the class spreads must be finite and non-negative, got {sigmas}")
+    if not 0 <= prior_pos <= 1:
+        raise ValueError(f"prior_pos must be a probability in [0, 1], got {prior_pos}")
     # y (w^T x + b): class -1 at the origin, class +1 at d e_1; std of w^T x is |diag(s) w|
     s_neg = np.sqrt((w**2) @ _stds(sigmas[0], p) ** 2)
     s_pos = np.sqrt((w**2) @ _stds(sigmas[1], p) ** 2)
@@ -162,7 +177,7 @@ def expected_hinge_loss(
     see :func:`gaussian_margin_hinge`.  ``w`` may be a stack of weight vectors (rows) with
     one ``b`` each.
     """
-    (mn, sn), (mp, spos) = _margin_moments(w, b, d, sigmas)
+    (mn, sn), (mp, spos) = _margin_moments(w, b, d, sigmas, prior_pos)
     out = (1.0 - prior_pos) * gaussian_margin_hinge(mn, sn) + prior_pos * gaussian_margin_hinge(
         mp, spos
     )
@@ -178,7 +193,7 @@ def expected_error(
     prior_pos: float = 0.5,
 ) -> float | np.ndarray:
     """Expected test error ``P(y (w^T x + b) < 0)`` on the simulated classes."""
-    (mn, sn), (mp, spos) = _margin_moments(w, b, d, sigmas)
+    (mn, sn), (mp, spos) = _margin_moments(w, b, d, sigmas, prior_pos)
 
     def p_neg(mean, std):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -201,7 +216,18 @@ def linear_svm_qp(X: np.ndarray, y: np.ndarray, C: float) -> tuple[np.ndarray, f
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError(
+            f"X must be a finite 2-D array (n_samples, n_features), got shape {X.shape}"
+        )
     n, p = X.shape
+    if y.shape != (n,):
+        raise ValueError(f"y must hold one label per row of X ({n}), got shape {y.shape}")
+    if not np.all(np.abs(y) == 1) or np.unique(y).size != 2:
+        raise ValueError(
+            f"y must hold labels -1 and +1 of two classes (the QP's y_i in {{-1, +1}}), got "
+            f"{np.unique(y)[:5]}"
+        )
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be positive and finite, got {C}")
     P = sp.block_diag([sp.eye(p), sp.csc_matrix((n + 1, n + 1))], format="csc")
@@ -338,6 +364,10 @@ def c_opt_from_curve(
     m = np.asarray(mean_loss, dtype=float)
     if x.shape != m.shape or x.size < 3:
         raise ValueError("need at least three grid points and one loss per point")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(m))):
+        raise ValueError("log2_C and mean_loss must be finite (no NaN or infinity)")
+    if x.ndim != 1 or np.any(np.diff(x) <= 0):
+        raise ValueError("log2_C must be a strictly increasing 1-D grid")
     i = int(np.argmin(m))
     if rule == "argmin":
         if i == 0 or i == x.size - 1:
@@ -352,7 +382,13 @@ def c_opt_from_curve(
     if rule == "1se":
         if se_loss is None:
             raise ValueError("rule='1se' needs se_loss")
-        level = m[i] + float(np.asarray(se_loss, dtype=float)[i])
+        se = np.asarray(se_loss, dtype=float)
+        if se.shape != m.shape or not np.all(np.isfinite(se)) or np.any(se < 0):
+            raise ValueError(
+                f"se_loss must be {m.size} finite non-negative standard errors, one per grid "
+                f"point, got shape {se.shape}"
+            )
+        level = m[i] + float(se[i])
         below = np.flatnonzero(m <= level)
         j = int(below[0])
         if j == 0:

@@ -43,8 +43,12 @@ def brute_force_loo(
     K = np.asarray(K, dtype=float)
     y = np.asarray(y, dtype=float)
     n = y.shape[0]
+    if K.shape != (n, n):
+        raise ValueError(f"K has shape {K.shape}; y has {n} labels: expected ({n}, {n})")
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     idx = np.arange(n) if indices is None else np.asarray(indices)
+    if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= n):
+        raise ValueError(f"indices must be sample indices (integers in 0..{n - 1}), got {idx}")
     full = fit_l2_svm(K, y, C, sample_weight=w) if loss == "l2" else None
     out = np.empty(idx.shape[0])
     for k, i in enumerate(idx):

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 from scipy.special import entr
 
+from svmtune._validation import validate_sample_weight
 from svmtune.estimators import class_weight_vector
 from svmtune.kernels import Kernel
-from svmtune.loo.rbsvm import closed_form_loo
+from svmtune.loo.rbsvm import _check_encoded_labels, closed_form_loo
 from svmtune.methods.base import ovr_tasks
 from svmtune.svm import fit_l2_svm
 
@@ -93,9 +94,7 @@ def model_entropy(
     h = (entr(P) + entr(1.0 - P)) / np.log(base)  # entr(p) = -p log p, entr(0) = 0
     if sample_weight is None:
         return float(np.mean(h))
-    w = np.asarray(sample_weight, dtype=float)
-    if w.shape != h.shape or np.any(w < 0) or not w.sum() > 0:
-        raise ValueError("sample_weight must be non-negative, not all zero, one per sample")
+    w = validate_sample_weight(sample_weight, h.shape[0])
     return float(w @ h / w.sum())
 
 
@@ -142,16 +141,35 @@ def l2_model_entropy(
     -------
     float
         In [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not encoded labels ``0..k-1`` with every class present, ``X`` does not
+        have one row per label or ``sample_weight`` is not ``n`` finite non-negative weights
+        with a positive sum.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
-    if X.ndim != 2 or X.shape[0] != y.shape[0]:
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise ValueError(f"X must be (n, d) with n = len(y), got X {X.shape} and y {y.shape}")
+    if y.size == 0:
+        raise ValueError("model entropy needs at least one sample")
     if "C" not in params:
         raise ValueError("params must contain C")
     kern = Kernel.from_params(params)
     C = float(params["C"])
+    numeric = y.dtype.kind in "biu" or (y.dtype.kind == "f" and np.all(np.isfinite(y)))
+    _check_encoded_labels(y, y.shape[0], int(np.max(y)) + 1 if numeric else 1)
     k = int(y.max()) + 1
+    missing = np.flatnonzero(np.bincount(y.astype(int), minlength=k) == 0)
+    if missing.size:
+        raise ValueError(
+            f"y must hold encoded labels 0..{k - 1} with every class present; class(es) "
+            f"{missing.tolist()} have no sample. Encode them, e.g. with "
+            "np.unique(y, return_inverse=True)[1]"
+        )
+    validate_sample_weight(sample_weight, y.shape[0])
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
     w = np.ones(y.shape[0]) if sw is None else sw
     w = w * class_weight_vector(y, np.arange(k), params.get("class_weight"))

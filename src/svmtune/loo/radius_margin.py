@@ -37,9 +37,12 @@ import numpy as np
 from svmtune.loo.sphere import (
     BallSolution,
     Direction,
+    _check_direction,
+    _check_kernel,
+    _enclosing_ball,
+    check_ridge,
     direction_block,
     direction_diagonal,
-    enclosing_ball,
     radius2_derivative,
 )
 from svmtune.svm import DualSolution
@@ -53,6 +56,8 @@ __all__ = [
 
 
 def _check_l2(sol: DualSolution) -> None:
+    if not isinstance(sol, DualSolution):
+        raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l2_svm), got {type(sol)}")
     if sol.loss != "l2" or sol.H_diag is None:
         raise ValueError("the radius-margin bound needs L2-SVM solutions from fit_l2_svm")
 
@@ -62,8 +67,19 @@ def margin_norm2(K: np.ndarray, sol: DualSolution) -> float:
 
     ``W(alpha) = sum_i alpha_i - 1/2 sum_ij alpha_i alpha_j y_i y_j K~_ij`` with
     ``K~ = K + diag(sol.H_diag)``; at the optimum ``2 W = sum_i alpha_i`` (Chapelle et al. 2002).
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not the solution's ``(n, n)`` finite kernel matrix.
     """
     _check_l2(sol)
+    K = _check_kernel(K, sol.y.shape[0])
+    return _margin_norm2(K, sol)
+
+
+def _margin_norm2(K: np.ndarray, sol: DualSolution) -> float:
+    """:func:`margin_norm2` on checked inputs."""
     S = sol.support_indices
     b = sol.dual_coef[S]
     quad = float(b @ np.asarray(K)[np.ix_(S, S)] @ b + (b * b) @ sol.H_diag[S])
@@ -77,8 +93,14 @@ def margin_norm2_derivative(sol: DualSolution, dH: Direction) -> float:
     (Chapelle et al. 2002).  ``dH`` is a :data:`svmtune.loo.sphere.Direction`: an (n, n)
     matrix, an (n,) vector (a diagonal direction such as ``dK~/d log C = -sol.H_diag``) or a
     block callable (only the support-set block is read).
+
+    Raises
+    ------
+    ValueError
+        If an array ``dH`` is neither ``(n, n)`` nor ``(n,)``.
     """
     _check_l2(sol)
+    _check_direction(dH, sol.y.shape[0])
     S = sol.support_indices
     b = sol.dual_coef[S]
     if not callable(dH) and np.ndim(dH) == 1:
@@ -149,8 +171,12 @@ def radius_margin(
     for s in solutions[1:]:
         if not np.array_equal(s.H_diag, d):
             raise ValueError("all one-vs-rest solutions must share the same ridge (C, weights)")
-    K = np.asarray(K, dtype=float)
-    n = K.shape[0]
+    n = solutions[0].y.shape[0]
+    if any(s.y.shape[0] != n for s in solutions):
+        raise ValueError("every task's solution must be fitted on the same points")
+    K = _check_kernel(K, n)
+    for dH in directions:
+        _check_direction(dH, n)
     finite = np.isfinite(d)
     active = np.flatnonzero(finite)
     all_active = active.size == n
@@ -159,10 +185,12 @@ def radius_margin(
     init = None
     if ball_init is not None and np.asarray(ball_init).shape == (active.shape[0],):
         init = ball_init
-    ball = enclosing_ball(Ka, ridge=d[active], init_support=init)
+    # K was checked above (finite, n x n); the ridge and the warm start are the search's own
+    Ka = np.asarray(Ka, dtype=float)
+    ball = _enclosing_ball(Ka, check_ridge(d[active], Ka.shape[0]), init)
     beta_full = np.zeros(n)
     beta_full[active] = ball.beta
-    w2 = np.array([margin_norm2(K, s) for s in solutions])
+    w2 = np.array([_margin_norm2(K, s) for s in solutions])
     W = float(w2.sum())
     grad = np.zeros(len(directions))
     for k, dH in enumerate(directions):

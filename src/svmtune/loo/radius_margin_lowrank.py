@@ -70,7 +70,13 @@ import scipy.sparse as sp
 
 from svmtune._warnings import user_stacklevel
 from svmtune.loo.radius_margin import RadiusMargin
-from svmtune.loo.sphere import BallSolution, check_ridge, clarabel_simplex_weights
+from svmtune.loo.span_lowrank import _check_lowrank
+from svmtune.loo.sphere import (
+    BallSolution,
+    _check_init_support,
+    check_ridge,
+    clarabel_simplex_weights,
+)
 from svmtune.lowrank import NystroemFactor, TaskSolutions, fit_tasks_lowrank
 from svmtune.svm import DualSolution
 
@@ -252,6 +258,8 @@ def lowrank_enclosing_ball(
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter}")
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol}")
+    if init_support is not None:
+        _check_init_support(init_support, n)
     if n == 1:
         return BallSolution(0.0, np.ones(1), np.ones(1, dtype=bool), 0, "trivial")
     k = np.einsum("ij,ij->i", Z, Z) + r
@@ -341,8 +349,7 @@ def lowrank_enclosing_ball(
 # Margin
 # ---------------------------------------------------------------------------------------------
 def _check_l2(sol: DualSolution, n: int) -> None:
-    if sol.loss != "l2" or sol.H_diag is None:
-        raise ValueError("the radius-margin bound needs L2-SVM solutions from fit_l2_svm_lowrank")
+    _check_lowrank(sol, n, "the low-rank radius-margin bound and ||w||^2")
     if sol.alpha.shape != (n,):
         raise ValueError(f"SVM solution is for {sol.alpha.shape[0]} points, Z has {n} rows")
 

@@ -80,6 +80,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import blas
 
+from svmtune._validation import validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import (
     KernelColumns,
@@ -90,6 +91,7 @@ from svmtune.kernels import (
     rbf_dlogsigma,
     rbf_from_sqdist,
 )
+from svmtune.loo.sphere import _check_kernel
 from svmtune.svm import DualSolution, fit_l2_svm, mirror_lower
 
 __all__ = [
@@ -120,11 +122,44 @@ NONSUPPORT = ("model", "label")
 # Closed-form LOO outputs
 # ---------------------------------------------------------------------------------------------
 def _check_l2(sol: DualSolution) -> None:
+    if not isinstance(sol, DualSolution):
+        raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l2_svm), got {type(sol)}")
     if sol.loss != "l2" or sol.factor is None or sol.H_diag is None:
         raise ValueError(
             "closed-form LOO needs an L2-SVM solution from svmtune.svm.fit_l2_svm "
             "(with its support-set factorisation)"
         )
+
+
+def _check_pm1(y, n: int | None = None, *, name: str = "y") -> np.ndarray:
+    """``y`` as floats after checking it holds labels in {-1, +1} (``n`` of them if given)."""
+    y = np.asarray(y)
+    if y.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold the labels -1 and +1, got {y.dtype} values")
+    y = np.asarray(y, dtype=float)
+    if n is not None and y.shape != (n,):
+        raise ValueError(f"{name} has shape {y.shape}; expected ({n},), one label per point")
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError(
+            f"{name} must hold the labels -1 and +1 (got values {np.unique(y)[:6]}); map 0/1 "
+            "labels with 2 * y - 1"
+        )
+    return y
+
+
+def _check_encoded_labels(y, n: int, n_classes: int) -> np.ndarray:
+    """``y`` after checking it holds ``n`` encoded labels, integers in ``0..n_classes-1``."""
+    y = np.asarray(y)
+    if y.shape != (n,):
+        raise ValueError(f"y has shape {y.shape}; expected ({n},), one encoded label per point")
+    ok = y.dtype.kind in "biu" or (y.dtype.kind == "f" and np.all(np.isfinite(y)))
+    if not ok or not np.all((y >= 0) & (y < n_classes) & (y == np.floor(y))):
+        shown = np.unique(y)[:6] if y.dtype.kind in "biuf" else f"of dtype {y.dtype}"
+        raise ValueError(
+            f"y must hold encoded labels, integers 0..{n_classes - 1} ({n_classes} classes), "
+            f"got {shown}; encode them, e.g. with np.unique(y, return_inverse=True)[1]"
+        )
+    return y
 
 
 def _support_system(sol: DualSolution) -> tuple[np.ndarray, np.ndarray, float]:
@@ -173,9 +208,22 @@ def closed_form_loo(
         leaves the other points' support status unchanged -- see :func:`loo_exact_mask` -- an
         estimate otherwise) and the full model's output ``f(x_i)`` for the other points
         (exact).
+
+    Raises
+    ------
+    ValueError
+        If ``sol`` is not an L2-SVM solution, or ``K`` is not its ``(n, n)`` finite kernel
+        matrix.
     """
     _check_l2(sol)
-    K = as_kernel(K)
+    K = _check_kernel(K, sol.y.shape[0])
+    return _closed_form_loo(sol, K, inverse)
+
+
+def _closed_form_loo(
+    sol: DualSolution, K: np.ndarray | KernelColumns, inverse: np.ndarray | None
+) -> np.ndarray:
+    """:func:`closed_form_loo` on checked inputs."""
     S, beta, b = _support_system(sol)
     out = kernel_columns(K, S) @ beta + b
     diag = sol.factor.inverse_diagonal() if inverse is None else np.diag(inverse)[: S.size]
@@ -216,7 +264,14 @@ def loo_exact_mask(
     ndarray of bool, shape (n,)
     """
     _check_l2(sol)
-    K = as_kernel(K)
+    K = _check_kernel(K, sol.y.shape[0])
+    return _loo_exact_mask(sol, K, tol, inverse)
+
+
+def _loo_exact_mask(
+    sol: DualSolution, K: np.ndarray | KernelColumns, tol: float, inverse: np.ndarray | None
+) -> np.ndarray:
+    """:func:`loo_exact_mask` on checked inputs."""
     y = sol.y
     S, beta, b = _support_system(sol)
     m = S.size
@@ -307,13 +362,15 @@ def decremental_loo(
         updated), ``changes`` (support-set changes applied in total), ``retrained``.
     """
     _check_l2(sol)
-    K = np.asarray(K, dtype=float)
     y = sol.y
     n = y.shape[0]
+    if isinstance(K, KernelColumns):
+        raise ValueError("decremental_loo needs the whole kernel matrix K, not KernelColumns")
+    K = _check_kernel(K, n)
     S = np.flatnonzero(sol.support)
     Minv = sol.factor.inverse() if inverse is None else np.asarray(inverse, dtype=float)
-    r = closed_form_loo(sol, K, inverse=Minv)
-    exact = loo_exact_mask(sol, K, tol=tol, inverse=Minv)
+    r = _closed_form_loo(sol, K, Minv)
+    exact = _loo_exact_mask(sol, K, tol, Minv)
     usable = np.isfinite(sol.H_diag)  # zero-weight points never become support vectors
     info = {"corrected": 0, "changes": 0, "retrained": 0}
     for p, i in enumerate(S):
@@ -391,9 +448,18 @@ def loo_loss(
     Returns
     -------
     (values, derivatives) : ndarrays of the shape of ``r``
+
+    Raises
+    ------
+    ValueError
+        If ``y`` holds other labels than -1 and +1 or does not have the shape of ``r``.
     """
-    y = np.asarray(y, dtype=float)
+    y = _check_pm1(y)
     r = np.asarray(r, dtype=float)
+    if y.shape != r.shape:
+        raise ValueError(
+            f"y has shape {y.shape} but r has shape {r.shape}; pass one label per LOO output"
+        )
     t = np.tanh(r)
     if loss == "cross_entropy":
         return np.logaddexp(0.0, -2.0 * y * r), t - y
@@ -477,10 +543,30 @@ def loo_gradient(
     Returns
     -------
     ndarray of shape (len(dH),)
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not the solution's ``(n, n)`` finite kernel matrix, ``dLdr`` does not hold
+        ``n`` values or a derivative has the wrong shape.
     """
     _check_l2(sol)
-    K = as_kernel(K)
+    n = sol.y.shape[0]
+    K = _check_kernel(K, n)
     c = np.asarray(dLdr, dtype=float)
+    if c.shape != (n,):
+        raise ValueError(f"dLdr has shape {c.shape}; expected ({n},), one derivative per point")
+    return _loo_gradient(sol, K, dH, c, inverse)
+
+
+def _loo_gradient(
+    sol: DualSolution,
+    K: np.ndarray | KernelColumns,
+    dH: Sequence[np.ndarray],
+    c: np.ndarray,
+    inverse: np.ndarray | None,
+) -> np.ndarray:
+    """:func:`loo_gradient` on checked inputs."""
     n = sol.y.shape[0]
     S, beta, _ = _support_system(sol)
     m = S.size
@@ -526,6 +612,12 @@ def rbf_l2_derivatives(
     vector.
     """
     _check_l2(sol)
+    n = sol.y.shape[0]
+    if np.shape(D2) != (n, n) or np.shape(K) != (n, n):
+        raise ValueError(
+            f"K and D2 must be ({n}, {n}) for a solution on {n} points, got {np.shape(K)} and "
+            f"{np.shape(D2)}"
+        )
     S = np.flatnonzero(sol.support)
     cols = rbf_dlogsigma(kernel_columns(as_kernel(K), S), np.asarray(D2)[:, S], sigma)
     return [cols, -sol.H_diag[S]]
@@ -639,7 +731,19 @@ def rbsvm_objective(
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     check_nonsupport(nonsupport)
     D2 = np.asarray(D2, dtype=float)
+    if D2.ndim != 2 or D2.shape[0] != D2.shape[1]:
+        raise ValueError(f"D2 must be the square (n, n) squared-distance matrix, got {D2.shape}")
     n = D2.shape[0]
+    if isinstance(tasks, np.ndarray) and tasks.ndim == 1:
+        raise ValueError(
+            "tasks must be a list of {-1, +1} label vectors, one per task; got a single 1-D "
+            "array: pass [y] for a binary problem"
+        )
+    if not len(tasks):
+        raise ValueError("tasks is empty: pass at least one {-1, +1} label vector")
+    for y_t in tasks:
+        _check_pm1(y_t, n, name="every task")
+    validate_sample_weight(sample_weight, n)
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
     if init_support is None:
@@ -653,12 +757,12 @@ def rbsvm_objective(
     for y_t, init in zip(tasks, init_support):
         sol = fit_l2_svm(K, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
         Minv = sol.factor.inverse() if gradient else None
-        r = closed_form_loo(sol, K, inverse=Minv)
+        r = _closed_form_loo(sol, K, Minv)
         L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(w @ L)
         if gradient:
             dH = rbf_l2_derivatives(K, D2, sigma, sol)
-            grad += loo_gradient(sol, K, dH, w * dL, inverse=Minv)
+            grad += _loo_gradient(sol, K, dH, w * dL, Minv)
         loo.append(r)
         sols.append(sol)
         used |= sol.support
@@ -690,7 +794,24 @@ def loo_error_rate(
     """Leave-one-out error rate of encoded labels ``y`` (0..k-1) from LOO outputs per task.
 
     With ``sample_weight``, the weighted error rate (points of weight 0 do not count).
+
+    Raises
+    ------
+    ValueError
+        If ``loo`` is empty or its arrays differ in length, ``y`` is not ``n`` encoded labels
+        in ``0..k-1`` (``k`` the number of tasks, 2 for one binary task) or ``sample_weight``
+        is not ``n`` finite non-negative weights with a positive sum.
     """
+    if not len(loo):
+        raise ValueError("loo is empty: pass the LOO outputs of at least one task")
+    n = np.shape(loo[0])[0] if np.ndim(loo[0]) == 1 else -1
+    if any(np.shape(r) != (n,) for r in loo):
+        raise ValueError(
+            f"every task's LOO outputs must be a 1-D array of one length, got shapes "
+            f"{[np.shape(r) for r in loo]}"
+        )
+    _check_encoded_labels(y, n, max(len(loo), 2))
+    sample_weight = validate_sample_weight(sample_weight, n)
     wrong = loo_predictions(loo) != np.asarray(y)
     if sample_weight is None:
         return float(np.mean(wrong))

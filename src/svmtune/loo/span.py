@@ -52,8 +52,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmtune.loo.rbsvm import closed_form_loo, loo_error_rate
-from svmtune.loo.sphere import Direction, direction_block, direction_diagonal
+from svmtune._validation import validate_sample_weight
+from svmtune.loo.rbsvm import (
+    _check_encoded_labels,
+    _closed_form_loo,
+    closed_form_loo,
+    loo_error_rate,
+)
+from svmtune.loo.sphere import (
+    Direction,
+    _check_direction,
+    _check_kernel,
+    direction_block,
+    direction_diagonal,
+)
 from svmtune.svm import DualSolution, ExtendedFactor
 
 __all__ = [
@@ -91,6 +103,8 @@ def sigmoid_step(x: np.ndarray, A: float = SPAN_A, B: float = SPAN_B) -> np.ndar
 
 
 def _check_l2(sol: DualSolution) -> None:
+    if not isinstance(sol, DualSolution):
+        raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l2_svm), got {type(sol)}")
     if sol.loss != "l2" or sol.factor is None or sol.H_diag is None:
         raise ValueError("span estimates need an L2-SVM solution from svmtune.svm.fit_l2_svm")
 
@@ -140,9 +154,16 @@ def span_rule_error(
     ``S_p^2`` from :func:`span_squared`.  A point outside the support set counts as an error
     only if the full SVM misclassifies it (possible only for zero-weight points).  With
     ``sample_weight``, the weighted error rate.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not the solution's ``(n, n)`` finite kernel matrix or ``sample_weight``
+        is not ``n`` finite non-negative weights with a positive sum.
     """
     _check_l2(sol)
-    K = np.asarray(K, dtype=float)
+    K = _check_kernel(K, sol.y.shape[0])
+    sample_weight = validate_sample_weight(sample_weight, sol.y.shape[0])
     wrong = sol.y * sol.decision_function(K) < 0.0
     S = sol.support_indices
     wrong[S] = sol.alpha[S] * span_squared(sol) - 1.0 > 0.0
@@ -164,9 +185,18 @@ def span_rule_error_ovr(
     ``f_k^p(x_p) = y_pk (1 - alpha_pk S_pk^2)`` (span rule) and the one-vs-rest argmax
     prediction, through :func:`svmtune.loo.rbsvm.loo_error_rate`.
     """
+    if isinstance(solutions, DualSolution) or not len(solutions):
+        raise ValueError("solutions must be a non-empty list of DualSolution, one per task")
+    for s in solutions:
+        _check_l2(s)
+    n = solutions[0].y.shape[0]
+    _check_encoded_labels(y, n, max(len(solutions), 2))
     if len(solutions) == 1:
         return span_rule_error(solutions[0], K, sample_weight)
-    loo = [closed_form_loo(s, K) for s in solutions]
+    if any(s.y.shape[0] != n for s in solutions):
+        raise ValueError("every task's solution must be fitted on the same points")
+    K = _check_kernel(K, n)
+    loo = [_closed_form_loo(s, K, None) for s in solutions]
     return loo_error_rate(y, loo, sample_weight)
 
 
@@ -281,7 +311,10 @@ def smoothed_span(
     """
     _check_l2(sol)
     check_span_constants(eta, A, B)
-    K = np.asarray(K, dtype=float)
+    n = sol.y.shape[0]
+    K = _check_kernel(K, n)
+    for dH in directions:
+        _check_direction(dH, n)
     wt, S, beta_S, keep = span_terms(sol, eta, sample_weight)
     P = S[keep]
     aP = sol.alpha[P]

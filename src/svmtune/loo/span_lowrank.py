@@ -53,8 +53,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._validation import validate_sample_weight
 from svmtune.kernels import rbf_dlogsigma
-from svmtune.loo.rbsvm import loo_error_rate
+from svmtune.loo.rbsvm import _check_encoded_labels, loo_error_rate
 from svmtune.loo.span import (
     SPAN_A,
     SPAN_B,
@@ -81,11 +82,14 @@ __all__ = [
 ]
 
 
-def _check_lowrank(sol: DualSolution, n: int) -> None:
+def _check_lowrank(sol: DualSolution, n: int, what: str = "low-rank span estimates") -> None:
+    """Raise unless ``sol`` is a low-rank L2-SVM solution (a Woodbury factor) on ``n`` points."""
+    if not isinstance(sol, DualSolution):
+        raise TypeError(f"expected a DualSolution (from fit_l2_svm_lowrank), got {type(sol)}")
     if sol.loss != "l2" or not isinstance(sol.factor, WoodburyFactor) or sol.H_diag is None:
         raise ValueError(
-            "low-rank span estimates need an L2-SVM solution from "
-            "svmtune.lowrank.fit_l2_svm_lowrank"
+            f"{what} need an L2-SVM solution from svmtune.lowrank.fit_l2_svm_lowrank (got "
+            f"{'an exact-kernel' if sol.loss == 'l2' else 'an L1-SVM'} solution)"
         )
     if sol.y.shape[0] != n:
         raise ValueError(f"the solution has {sol.y.shape[0]} points but Z has {n} rows")
@@ -210,10 +214,25 @@ def lowrank_span_rule_error(
         Encoded labels ``0..k-1``.
     sample_weight : array (n,), optional
         Weighted error rate.
+
+    Raises
+    ------
+    ValueError
+        If ``solutions`` is empty or not low-rank solutions on ``Z``, ``Z`` holds NaN or
+        infinity, ``y`` is not ``n`` encoded labels in ``0..k-1`` or ``sample_weight`` is not
+        ``n`` finite non-negative weights with a positive sum.
     """
     Z = np.asarray(Z, dtype=float)
+    if isinstance(solutions, DualSolution) or not len(solutions):
+        raise ValueError("solutions must be a non-empty list of DualSolution, one per task")
+    if Z.ndim != 2:
+        raise ValueError(f"Z must be the (n, m) feature matrix, got shape {Z.shape}")
     for sol in solutions:
         _check_lowrank(sol, Z.shape[0])
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("Z contains NaN or infinite entries")
+    _check_encoded_labels(y, Z.shape[0], max(len(solutions), 2))
+    sample_weight = validate_sample_weight(sample_weight, Z.shape[0])
     if len(solutions) > 1:
         return loo_error_rate(y, [lowrank_loo(s, Z) for s in solutions], sample_weight)
     sol = solutions[0]

@@ -52,6 +52,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmtune._warnings import user_stacklevel
+from svmtune.loo.rbsvm import _check_pm1
+from svmtune.loo.sphere import _check_kernel
 from svmtune.svm import DualSolution, ExtendedFactor
 
 __all__ = [
@@ -83,7 +85,7 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # Input checks
 # ---------------------------------------------------------------------------------------------
-def _check(sol: DualSolution, K: np.ndarray) -> np.ndarray:
+def _check_l1(sol: DualSolution) -> None:
     if not isinstance(sol, DualSolution):
         raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l1_svm), got {type(sol)}")
     if sol.loss != "l1":
@@ -91,13 +93,24 @@ def _check(sol: DualSolution, K: np.ndarray) -> np.ndarray:
             "the weighted span theory is for the hinge-loss (L1) SVM with box constraints "
             "alpha_i <= C_i; got an L2-SVM solution (use svmtune.loo.span for the L2-SVM)"
         )
-    K = np.asarray(K, dtype=float)
-    n = sol.y.shape[0]
-    if K.shape != (n, n):
-        raise ValueError(f"K has shape {K.shape}; the model was trained on {n} samples: ({n}, {n})")
-    if not np.all(np.isfinite(K)):
-        raise ValueError("K contains NaN or infinite entries")
-    return K
+
+
+def _check(sol: DualSolution, K: np.ndarray) -> np.ndarray:
+    _check_l1(sol)
+    return _check_kernel(K, sol.y.shape[0])
+
+
+def _check_spans(spans, n: int, name: str = "spans") -> np.ndarray:
+    """Squared spans as floats after checking ``n`` of them, each ``>= 0`` or ``inf``."""
+    S2 = np.asarray(spans, dtype=float)
+    if S2.shape != (n,):
+        raise ValueError(f"{name} has shape {S2.shape}; expected ({n},), one squared span each")
+    if not np.all(S2 >= 0):  # also False for NaN
+        raise ValueError(
+            f"{name} must be squared spans, >= 0 (inf for an undefined span); got NaN or "
+            "negative values"
+        )
+    return S2
 
 
 def _pair_sqdist(K: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -269,6 +282,10 @@ def span_box(sol: DualSolution, p: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     lo, hi : ndarray
         Bounds on their ``lambda_i``.
     """
+    _check_l1(sol)
+    n = sol.y.shape[0]
+    if not (isinstance(p, (int, np.integer)) and 0 <= p < n):
+        raise ValueError(f"p must be a sample index in 0..{n - 1}, got {p!r}")
     if not sol.support[p]:
         raise ValueError(f"sample {p} is not a support vector (alpha_p = 0): it has no span")
     idx = np.flatnonzero(sol.in_bound)
@@ -358,6 +375,11 @@ def box_constrained_spans(
     """
     K = _check(sol, K)
     idx = sol.support_indices if indices is None else np.asarray(indices, dtype=int).ravel()
+    n = sol.y.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError(
+            f"indices must be sample indices in 0..{n - 1}, got values {idx.min()}..{idx.max()}"
+        )
     out = np.empty(idx.shape[0])
     I = np.flatnonzero(sol.in_bound)
     pos = {int(i): j for j, i in enumerate(I)}
@@ -408,8 +430,7 @@ def lemma1_lhs(sol: DualSolution) -> np.ndarray:
     ``sum_{i in I, i != p, y_i = y_p} C_i + y_p sum_{i bounded} y_i C_i`` for every in-bound
     support vector ``p``; 0 for the other samples (the lemma is about in-bound SVs).
     """
-    if not isinstance(sol, DualSolution):
-        raise TypeError(f"expected a DualSolution, got {type(sol)}")
+    _check_l1(sol)
     y, C = sol.y, sol.upper
     I, B = sol.in_bound, sol.bounded
     same_class_inbound = {c: float(C[I & (y == c)].sum()) for c in (-1.0, 1.0)}
@@ -459,7 +480,7 @@ def span_rule_loo_decision(
         Squared spans from :func:`span_rule_spans` (computed when omitted).
     """
     K = _check(sol, K)
-    S2 = span_rule_spans(sol, K) if spans is None else np.asarray(spans, dtype=float)
+    S2 = span_rule_spans(sol, K) if spans is None else _check_spans(spans, sol.y.shape[0])
     f = sol.decision_function(K)
     sv = sol.support
     out = f.copy()
@@ -480,7 +501,7 @@ def estimate_span_rule(
     the fit and is left out of the count as a removed row would be.
     """
     K = _check(sol, K)
-    S2 = span_rule_spans(sol, K) if spans is None else np.asarray(spans, dtype=float)
+    S2 = span_rule_spans(sol, K) if spans is None else _check_spans(spans, sol.y.shape[0])
     sv = sol.support
     f = sol.decision_function(K)
     with np.errstate(invalid="ignore"):
@@ -517,10 +538,34 @@ def span_bound_value(
         Number of bounded support vectors.
     l : int
         Training set size.
+
+    Raises
+    ------
+    ValueError
+        If the arrays differ in length, a span is NaN or negative, an ``alpha_p`` is not
+        finite and ``>= 0``, a ``C_p`` is not finite and positive, ``D`` is not finite and
+        ``>= 0``, ``m`` is not an integer ``>= 0`` or ``l`` not a positive integer.
     """
     S2 = np.asarray(spans_inbound, dtype=float)
     a = np.asarray(alpha_inbound, dtype=float)
     C = np.asarray(C_inbound, dtype=float)
+    if S2.ndim != 1 or a.shape != S2.shape or C.shape != S2.shape:
+        raise ValueError(
+            "spans_inbound, alpha_inbound and C_inbound must be 1-D arrays of one length (one "
+            f"entry per in-bound SV), got shapes {S2.shape}, {a.shape} and {C.shape}"
+        )
+    if not np.all(S2 >= 0):
+        raise ValueError("spans_inbound must be >= 0 (inf for an empty Lambda_p), got NaN or < 0")
+    if not np.all(np.isfinite(a) & (a >= 0)):
+        raise ValueError("alpha_inbound must be finite and >= 0")
+    if not np.all(np.isfinite(C) & (C > 0)):
+        raise ValueError("C_inbound must be finite and > 0 (the penalties C_p of in-bound SVs)")
+    if not (np.isfinite(D) and D >= 0):
+        raise ValueError(f"D must be a non-negative finite diameter, got {D}")
+    if not (int(m) == m and m >= 0):
+        raise ValueError(f"m (bounded support vectors) must be an integer >= 0, got {m}")
+    if not (int(l) == l and l >= 1):
+        raise ValueError(f"l (training set size) must be a positive integer, got {l}")
     ok = np.isfinite(S2)
     k = int(np.sum(~ok))
     if ok.any():
@@ -593,8 +638,17 @@ def xi_alpha_radius2(K: np.ndarray) -> float:
 
     Over the training kernel matrix, ``R_Delta^2 = max K_ij - min K_ij`` (Weighted span
     eq. (21); Joachims 2000).
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not a non-empty square matrix of finite values.
     """
     K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.size == 0:
+        raise ValueError(f"K must be a non-empty square kernel matrix, got shape {K.shape}")
+    if not np.all(np.isfinite(K)):
+        raise ValueError("K contains NaN or infinite entries")
     return float(K.max() - K.min())
 
 
@@ -622,6 +676,10 @@ def estimate_xi_alpha(
     keep = _trained(sol)
     if r2_delta is not None:
         R2 = float(r2_delta)
+        if not (np.isfinite(R2) and R2 >= 0):
+            raise ValueError(
+                f"r2_delta must be a finite R_Delta^2 >= 0 (max K_ij - min K_ij), got {r2_delta}"
+            )
     else:
         R2 = xi_alpha_radius2(K if keep is None else K[np.ix_(keep, keep)])
     xi = np.maximum(0.0, 1.0 - sol.y * sol.decision_function(K))
@@ -674,6 +732,10 @@ def estimate_kfold_cv(
             raise ValueError("K is not the kernel matrix of X under params; pass matching ones")
     y01 = (sol.y > 0).astype(int)
     w = sol.upper / C
+    if folds is None and not (isinstance(n_splits, (int, np.integer)) and n_splits >= 2):
+        raise ValueError(
+            f"n_splits must be an integer >= 2 (K-fold needs two folds), got {n_splits!r}"
+        )
     if folds is None:
         folds = make_folds(y01, n_splits, random_state, w)
     err = cv_errors(X, y01, [cand], folds=folds, sample_weight=w, n_jobs=n_jobs)
@@ -698,7 +760,18 @@ def holdout_error(sol: DualSolution, K_test_train: np.ndarray, y_test: np.ndarra
     The "actual test error" the paper's predictions are compared with (Table 4, Fig. 2-4);
     a zero decision value counts as the negative class, as in libsvm.
     """
-    y = np.asarray(y_test, dtype=float).ravel()
+    if not isinstance(sol, DualSolution):
+        raise TypeError(f"expected a DualSolution, got {type(sol)}")
+    y = _check_pm1(np.ravel(y_test), name="y_test")
+    Kt = np.asarray(K_test_train, dtype=float)
+    n = sol.y.shape[0]
+    if Kt.ndim != 2 or Kt.shape[1] != n:
+        raise ValueError(
+            f"K_test_train has shape {Kt.shape}; expected (n_test, {n}), one column per "
+            "training sample"
+        )
+    if not np.all(np.isfinite(Kt)):
+        raise ValueError("K_test_train contains NaN or infinite entries")
     f = sol.decision_function(K_test_train)
     if f.shape != y.shape:
         raise ValueError(f"K_test_train has {f.shape[0]} rows but y_test has {y.shape[0]} labels")
@@ -725,6 +798,8 @@ def worst_case_at_minimum(predicted, actual) -> float:
     a = np.asarray(actual, dtype=float).ravel()
     if p.shape != a.shape or p.size == 0:
         raise ValueError("predicted and actual must be non-empty and of equal length")
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(a))):
+        raise ValueError("predicted and actual contain NaN or infinity; drop those models")
     return float(a[p == p.min()].max())
 
 

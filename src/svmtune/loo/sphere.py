@@ -35,6 +35,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from svmtune._warnings import user_stacklevel
+from svmtune.kernels import KernelColumns
 
 __all__ = [
     "BallSolution",
@@ -156,6 +157,70 @@ def _clarabel_ball(K: np.ndarray, k: np.ndarray, tol: float) -> np.ndarray:
     return clarabel_simplex_weights(P, -k, A, rhs, 1, n, tol)
 
 
+#: default tolerance and active-set iterations of :func:`enclosing_ball`
+BALL_TOL = 1e-10
+BALL_MAX_ITER = 100
+
+
+def _check_kernel(K, n: int, *, what: str = "the model was trained on"):
+    """``K`` as a float array after checking that it is the ``(n, n)`` finite kernel matrix
+    of a fitted solution; a :class:`svmtune.kernels.KernelColumns` is returned unchanged after
+    its shape is checked (its values are computed lazily, so they are not read here).
+
+    The shared check of the ``svmtune.loo`` functions that take a solution and its kernel.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not ``(n, n)`` or holds NaN or infinity.
+    """
+    columns = isinstance(K, KernelColumns)
+    if not columns:
+        K = np.asarray(K, dtype=float)
+    if K.shape != (n, n):
+        raise ValueError(
+            f"K has shape {K.shape}; {what} {n} samples: ({n}, {n}). Pass the kernel "
+            "matrix the solution was fitted on"
+        )
+    if columns:  # its values are computed on demand: reading them all would cost a fit
+        return K
+    if not np.all(np.isfinite(K)):
+        raise ValueError("K contains NaN or infinite entries")
+    return K
+
+
+def _check_direction(direction: Direction, n: int | None) -> None:
+    """Raise a ``ValueError`` unless an array direction is ``(n, n)`` or ``(n,)`` (callables
+    are checked block by block in :func:`direction_block`)."""
+    if n is None or callable(direction):
+        return
+    shape = np.shape(direction)
+    if shape not in ((n, n), (n,)):
+        raise ValueError(
+            f"a direction (derivative of the kernel matrix) has shape {shape}; expected "
+            f"({n}, {n}) for a matrix or ({n},) for a diagonal direction"
+        )
+
+
+def _check_init_support(init_support, n: int) -> None:
+    """Raise a ``ValueError`` unless ``init_support`` is a bool mask of length ``n`` or
+    indices in ``0..n-1``."""
+    s = np.asarray(init_support)
+    if s.dtype == bool:
+        if s.shape != (n,):
+            raise ValueError(
+                f"init_support is a bool mask of shape {s.shape}; expected ({n},), one entry "
+                "per point"
+            )
+        return
+    if s.size and (s.dtype.kind not in "iu" or s.ndim != 1 or s.min() < 0 or s.max() >= n):
+        raise ValueError(
+            f"init_support must be a bool mask of length {n} or indices in 0..{n - 1}, got "
+            f"{s.dtype} values of shape {s.shape}"
+            + (f" ranging {s.min()}..{s.max()}" if s.dtype.kind in "iuf" and s.ndim == 1 else "")
+        )
+
+
 def check_ridge(ridge: np.ndarray | None, n: int) -> np.ndarray:
     """The ball's ridge as ``n`` finite non-negative numbers (zeros when None)."""
     if ridge is None:
@@ -171,8 +236,8 @@ def enclosing_ball(
     *,
     ridge: np.ndarray | None = None,
     init_support: np.ndarray | None = None,
-    tol: float = 1e-10,
-    max_iter: int = 100,
+    tol: float = BALL_TOL,
+    max_iter: int = BALL_MAX_ITER,
 ) -> BallSolution:
     """Smallest ball enclosing the points of kernel matrix ``K`` in feature space.
 
@@ -210,7 +275,34 @@ def enclosing_ball(
     n = K.shape[0]
     if n == 0:
         raise ValueError("the enclosing ball needs at least one point")
+    kmax = float(np.abs(K).max())
+    if float(np.max(np.abs(K - K.T))) > 1e-8 * kmax:
+        raise ValueError(
+            "K is not symmetric (K != K.T beyond round-off); pass a kernel matrix, e.g. "
+            "(K + K.T) / 2 if the asymmetry is numerical noise"
+        )
+    if np.any(np.diag(K) < 0):
+        raise ValueError(
+            "K has negative diagonal entries, so it is not positive semi-definite; pass a "
+            "kernel (Gram) matrix"
+        )
     r = check_ridge(ridge, n)
+    if init_support is not None:
+        _check_init_support(init_support, n)
+    return _enclosing_ball(K, r, init_support, tol, max_iter)
+
+
+def _enclosing_ball(
+    K: np.ndarray,
+    r: np.ndarray,
+    init_support=None,
+    tol: float = BALL_TOL,
+    max_iter: int = BALL_MAX_ITER,
+) -> BallSolution:
+    """:func:`enclosing_ball` on inputs already checked (``K`` a finite symmetric float
+    matrix, ``r`` from :func:`check_ridge`): the step of the radius-margin search, whose
+    kernel matrices are checked once per step by the caller."""
+    n = K.shape[0]
     if n == 1:
         return BallSolution(0.0, np.ones(1), np.ones(1, dtype=bool), 0, "trivial")
     k = np.diag(K) + r
@@ -341,8 +433,19 @@ def radius2_derivative(beta: np.ndarray, dK: Direction) -> float:
     ``dK`` is a :data:`Direction`: an (n, n) matrix, an (n,) vector holding the diagonal of
     a purely diagonal direction, or a callable giving blocks (only the block on the sphere's
     support is read).
+
+    Raises
+    ------
+    ValueError
+        If ``beta`` is not a 1-D finite vector or an array ``dK`` does not match its length.
     """
     beta = np.asarray(beta, dtype=float)
+    if beta.ndim != 1 or not np.all(np.isfinite(beta)):
+        raise ValueError(
+            f"beta must be the ball's finite weights, one per point (shape (n,)), got shape "
+            f"{beta.shape}" + ("" if beta.ndim != 1 else " with NaN or infinity")
+        )
+    _check_direction(dK, beta.shape[0])
     S = np.flatnonzero(beta)
     b = beta[S]
     dss = direction_block(dK, S)

@@ -14,6 +14,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedKFold
 
+from svmtune._validation import check_labels, validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator, ovo_pairs
 
@@ -28,10 +29,25 @@ def make_folds(
     With ``sample_weight`` only samples of positive weight count towards a class's size, and
     the folds are stratified by class and by ``weight > 0`` together, so that every training
     part holds samples of positive weight of every class (a fit leaves out weight-0 samples).
-    Without zero weights the folds are those of the unweighted call.
+    Without zero weights the folds are those of the unweighted call.  Labels of any kind are
+    encoded as ``0..k-1`` in sorted order first (the folds of encoded labels are the same).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not 1-D or has missing labels, ``n_splits`` is not an integer >= 2,
+        ``sample_weight`` is not one finite non-negative weight per label, or a class has
+        fewer than 2 samples (of positive weight).
     """
     y = np.asarray(y)
-    pos = None if sample_weight is None else np.asarray(sample_weight) > 0
+    if y.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+    check_labels(y)
+    y = np.unique(y, return_inverse=True)[1].ravel()
+    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
+        raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
+    sample_weight = validate_sample_weight(sample_weight, y.shape[0])
+    pos = None if sample_weight is None else sample_weight > 0
     counts = np.bincount(y if pos is None else y[pos], minlength=int(y.max()) + 1)
     counts = counts[np.bincount(y) > 0]
     k = int(min(n_splits, counts.min()))
@@ -68,7 +84,11 @@ def fold_error(
     multiclass: str = "ovr",
     scoring: str = "error",
 ) -> float:
-    """Validation loss of one candidate on one fold (error rate, or mean hinge loss)."""
+    """Validation loss of one candidate on one fold (error rate, or mean hinge loss).
+
+    ``y`` holds class codes ``0..k-1``.
+    """
+    y = np.asarray(y)
     # a new, unfitted estimator for every call (no clone needed)
     est = make_final_estimator(
         params, final_model=final_model, multiclass=multiclass, n_classes=int(y.max()) + 1
@@ -120,8 +140,20 @@ def cv_errors(
     Returns an array of shape ``(len(candidates),)``; the number of SVM fits spent is
     ``len(candidates) * len(folds)``.  Parallel over (candidate, fold) cells with joblib.
     """
+    y = np.asarray(y)
+    if np.shape(X)[0] != y.shape[0]:
+        raise ValueError(f"X has {np.shape(X)[0]} samples but y has {y.shape[0]}")
+    sample_weight = validate_sample_weight(sample_weight, y.shape[0])
+    for i, cand in enumerate(candidates):
+        if "C" not in cand:
+            raise ValueError(
+                f"candidate {i} ({cand!r}) has no 'C'; every candidate needs C and the kernel "
+                "parameters, e.g. {'C': 1.0, 'kernel': 'rbf', 'gamma': 0.5}"
+            )
     if folds is None:
         folds = make_folds(y, n_splits, random_state, sample_weight)
+    if len(folds) == 0:
+        raise ValueError("folds is empty; give (train, test) index pairs, or folds=None")
     cells = [(i, tr, te) for i in range(len(candidates)) for tr, te in folds]
     out = Parallel(n_jobs=n_jobs)(
         delayed(fold_error)(

@@ -87,7 +87,7 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils.validation import check_random_state
 
-from svmtune._validation import check_dense_memory
+from svmtune._validation import check_dense_memory, validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import squared_distances
 from svmtune.svm import ConvergenceWarning
@@ -217,16 +217,29 @@ def initial_sigma(
     -------
     float
         ``sigma0 > 0``.  If every pair of points coincides, 1.0 with a warning.
+
+    Raises
+    ------
+    ValueError
+        If ``D2`` is not a square matrix of at least two points, or the distances used hold
+        NaN, infinity or negative values; if ``n_features`` or ``max_pairs`` is not a
+        positive integer.
     """
     if rule not in START_RULES:
         raise ValueError(f"start rule must be one of {START_RULES}, got {rule!r}")
     if rule == "sqrt_d":
-        if n_features is None or int(n_features) < 1:
+        if n_features is None:
             raise ValueError("rule='sqrt_d' needs n_features >= 1")
-        return float(np.sqrt(int(n_features)))
+        return float(np.sqrt(_check_int("n_features", n_features, 1)))
     if D2 is None:
         raise ValueError("rule='median' needs the squared-distance matrix D2")
+    max_pairs = _check_int("max_pairs", max_pairs, 1)
     D2 = np.asarray(D2, dtype=float)
+    if D2.ndim != 2 or D2.shape[0] != D2.shape[1] or D2.shape[0] < 2:
+        raise ValueError(
+            f"D2 must be the square matrix of pairwise squared distances of at least two "
+            f"points, got shape {D2.shape}"
+        )
     n = D2.shape[0]
     if n * (n - 1) // 2 > max_pairs:
         rng = check_random_state(random_state)
@@ -236,6 +249,10 @@ def initial_sigma(
     else:
         iu, ju = np.triu_indices(n, k=1)
     vals = D2[iu, ju]
+    if not np.all(np.isfinite(vals)) or np.any(vals < 0):
+        raise ValueError(
+            "D2 holds NaN, infinity or negative values; squared distances are finite and >= 0"
+        )
     vals = vals[vals > 0]
     if vals.size == 0:
         warnings.warn(
@@ -261,11 +278,20 @@ def initial_theta(
     ``start`` is a ``(sigma, C)`` pair, taken as it is, or a rule of :func:`initial_sigma`
     (then ``C0`` is the starting C).  With ``sample_weight`` the rule sees only the points
     of positive weight (a point of weight 0 is one left out).
+
+    Raises
+    ------
+    ValueError
+        If ``start`` is neither a rule nor a positive finite ``(sigma, C)`` pair, ``C0`` is
+        not positive and finite, or ``sample_weight`` does not give one finite non-negative
+        weight per row of ``D2``.
     """
+    start = _check_start(start)
     if isinstance(start, tuple):
         return np.log(np.asarray(start, dtype=float))
+    _check_positive("C0", C0)
     if D2 is not None and sample_weight is not None:
-        pos = np.asarray(sample_weight) > 0
+        pos = validate_sample_weight(sample_weight, np.shape(D2)[0]) > 0
         D2 = D2[np.ix_(pos, pos)]
     sigma0 = initial_sigma(D2, rule=start, n_features=n_features, random_state=random_state)
     return np.log([sigma0, C0])
@@ -288,6 +314,11 @@ def exact_search_start(
     available (:func:`svmtune._validation.check_dense_memory`), naming the low-rank form of
     the method as the alternative.
     """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError(
+            f"X must be a finite 2-D array (n_samples, n_features), got shape {X.shape}"
+        )
     check_dense_memory(
         X.shape[0],
         matrices=EXACT_DENSE_MATRICES,

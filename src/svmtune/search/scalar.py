@@ -99,6 +99,8 @@ def golden_section_max(
     converged : bool
     """
     _check_tol(xtol, max_evals)
+    if not (np.isfinite(a) and np.isfinite(b)):
+        raise ValueError(f"the interval [a, b] must have finite ends, got a={a!r}, b={b!r}")
     a, b = float(min(a, b)), float(max(a, b))
     evals: list[tuple[float, float]] = []
 
@@ -257,6 +259,11 @@ def first_crossing(
         n0 = grid.size
     else:
         grid = np.asarray(grid, float)
+        if np.shape(grid_values) != grid.shape:
+            raise ValueError(
+                f"grid_values must hold one value per grid point: shape {grid.shape}, got "
+                f"{np.shape(grid_values)}"
+            )
         vals = np.where(np.isnan(grid_values), -np.inf, np.asarray(grid_values, float))
         n0 = 0
     hit = np.flatnonzero(vals >= level)
