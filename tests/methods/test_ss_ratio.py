@@ -351,3 +351,21 @@ def test_no_admissible_candidate_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert SSRatio(sigmas=[0.25, 0.5, 1.0]).select(X2, y2).info["admissible"] is True
+
+
+def test_smallest_width_with_a_two_sample_class_names_the_class():
+    """With two samples in a class its leave-one-out spread rests on single rows: S&S can
+    rise without limit as the width shrinks, and the edge warning says so."""
+    rng = np.random.RandomState(2)
+    y = np.array([0, 1, 0, 1])
+    X = rng.randn(4, 2) + 1.5 * y[:, None]
+    X = (X - X.mean(0)) / X.std(0)
+    with pytest.warns(BoundWarning, match="class 0 has 2 samples, so its spread rests on"):
+        sel = SSRatio().select(X, y)
+    assert sel.params["sigma"] == pytest.approx(2.0**-2.5) and 200 < sel.criterion < np.inf
+    Xr, yr = rings(n=40, seed=5)  # larger classes: the cause is not named
+    Xd, yd = np.vstack([Xr, Xr]), np.r_[yr, yr]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SSRatio(sigmas=[0.05, 0.1]).select(Xd, yd)
+    assert not any("samples, so its spread" in str(w.message) for w in caught)

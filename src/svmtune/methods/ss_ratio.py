@@ -103,6 +103,11 @@ def _width_edge(kern: Kernel, cands: list[Kernel]) -> str | None:
     return None
 
 
+#: a class of at most this many samples (of positive weight) is named as a cause when S&S
+#: chooses the smallest width
+TINY_CLASS = 2
+
+
 def _warn_width_edge(
     kern: Kernel,
     edge: str,
@@ -110,8 +115,14 @@ def _warn_width_edge(
     res: SSResult,
     threshold: float | None,
     share: float,
+    smallest: tuple[Any, int] | None = None,
 ) -> None:
     """Warn that the chosen width is an end of the candidate widths, and why it may be.
+
+    ``smallest`` is the smallest class (label, number of samples of positive weight): with
+    :data:`TINY_CLASS` samples or fewer its spread rests on single rows, and S&S can rise
+    without limit as the width shrinks (with two samples the leave-one-out centre of each is
+    the other one), a third cause named at the lower end.
 
     At the lower end two causes are named when they apply.  When every candidate is at or
     below ``threshold`` (``None`` when one passed it; the paper's is -5 dB) the classes overlap
@@ -146,6 +157,13 @@ def _warn_width_edge(
                 "similar at every width while distinct rows stop being similar as the width "
                 "shrinks, which can make S&S favour widths that only memorise the repeats; if so, "
                 "keep the widths above the distance between distinct rows (log2_sigma or sigmas)"
+            )
+        if smallest is not None and smallest[1] <= TINY_CLASS:
+            causes.append(
+                f"class {smallest[0]!r} has {smallest[1]} samples, so its spread rests on single "
+                "rows and S&S can keep rising as the width shrinks without the classes being "
+                "any better separated: S&S does not identify a width on so few samples; "
+                "method='default' or a wider log2_sigma is the safer choice"
             )
     if causes:
         msg += "; " + "; ".join(causes)
@@ -432,7 +450,9 @@ class SSRatio(Selector):
             share = shares[best]
             if edge == "lower" and not np.isfinite(share):  # not computed: max_repeat_share=None
                 share = repeat_share(Xs, ys, ws, kern.sigma, max_rows=SHARE_ROWS, random_state=seed)
-            _warn_width_edge(kern, edge, Xs, res, threshold, share)
+            labels, counts = np.unique(ys if ws is None else ys[ws > 0], return_counts=True)
+            smallest = (labels.tolist()[int(np.argmin(counts))], int(counts.min()))
+            _warn_width_edge(kern, edge, Xs, res, threshold, share, smallest)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
         if res.d > 0:
             C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
