@@ -226,3 +226,24 @@ def test_class_without_positive_weight_is_a_clear_error(cls):
         cls().fit(X, y, sample_weight=w)
     with pytest.raises(ValueError, match=r"class_weight\[1\] must be a finite number > 0"):
         cls(class_weight={1.0: 0.0}).fit(X, y)
+
+
+def test_balanced_class_weights_count_samples_by_their_weight():
+    """A weight stands for repeated rows: "balanced" with integer sample weights gives the
+    per-sample weights of the rows repeated, and rows of weight 0 are not counted."""
+    from svmtune.estimators import class_weight_vector
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 30)
+    w = rng.integers(0, 4, 30).astype(float)
+    w[y == 2] = np.maximum(w[y == 2], 1.0)
+    classes = np.arange(3)
+    cw = class_weight_vector(y, classes, "balanced", w)
+    rep = np.repeat(np.arange(30), w.astype(int))
+    np.testing.assert_allclose(cw[rep], class_weight_vector(y[rep], classes, "balanced"))
+    keep = w > 0
+    np.testing.assert_allclose(cw[keep], class_weight_vector(y[keep], classes, "balanced", w[keep]))
+    # without sample weights: scikit-learn's SVC counts
+    np.testing.assert_allclose(
+        class_weight_vector(y, classes, "balanced"), len(y) / (3 * np.bincount(y)[y])
+    )

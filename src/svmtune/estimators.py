@@ -117,7 +117,9 @@ def ovo_tanh_proba(pairwise: np.ndarray, n_classes: int, min_prob: float = 1e-7)
     return p / p.sum(axis=1, keepdims=True)
 
 
-def class_weight_vector(y_enc: np.ndarray, classes: np.ndarray, class_weight) -> np.ndarray:
+def class_weight_vector(
+    y_enc: np.ndarray, classes: np.ndarray, class_weight, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
     """Per-sample multipliers for ``class_weight``, as scikit-learn's ``SVC`` reads it.
 
     Parameters
@@ -127,9 +129,13 @@ def class_weight_vector(y_enc: np.ndarray, classes: np.ndarray, class_weight) ->
     classes : ndarray
         The labels in encoding order.
     class_weight : None, "balanced" or dict
-        None: ones.  "balanced": ``n_samples / (n_classes * count(class))`` (unweighted
-        counts).  A dict maps labels to weights (finite, > 0: remove a class from ``y``
-        rather than weigh it 0); classes it does not name keep weight 1.
+        None: ones.  "balanced": ``n_samples / (n_classes * count(class))``, the counts
+        weighted by ``sample_weight`` when given (a weight stands for repeated rows, and a
+        row of weight 0 is not counted; ``SVC`` counts rows).  A dict maps labels to weights
+        (finite, > 0: remove a class from ``y`` rather than weigh it 0); classes it does not
+        name keep weight 1.
+    sample_weight : ndarray (n_samples,), optional
+        Validated sample weights (>= 0), for "balanced".
 
     Returns
     -------
@@ -138,8 +144,16 @@ def class_weight_vector(y_enc: np.ndarray, classes: np.ndarray, class_weight) ->
     if class_weight is None:
         return np.ones(y_enc.shape[0])
     if isinstance(class_weight, str) and class_weight == "balanced":
-        counts = np.bincount(y_enc, minlength=len(classes)).astype(float)
-        return (y_enc.shape[0] / (len(classes) * counts))[y_enc]
+        if sample_weight is None:
+            counts = np.bincount(y_enc, minlength=len(classes)).astype(float)
+            return (y_enc.shape[0] / (len(classes) * counts))[y_enc]
+        sw = np.asarray(sample_weight, dtype=float)
+        counts = np.bincount(y_enc, weights=sw, minlength=len(classes))
+        # a class without weight has no row to weigh (the callers then refuse it)
+        per_class = np.where(
+            counts > 0, sw.sum() / (len(classes) * np.where(counts > 0, counts, 1.0)), 1.0
+        )
+        return per_class[y_enc]
     if not isinstance(class_weight, dict):
         raise ValueError(
             "class_weight must be None, 'balanced' or a dict {class label: weight}, "
@@ -180,8 +194,8 @@ def _fit_inputs(est, X, y, sample_weight):
     check_label_kind(y)
     est.classes_, y_enc = np.unique(y, return_inverse=True)  # LabelEncoder's classes, codes
     w = validate_sample_weight(sample_weight, X.shape[0])
-    w = np.ones(X.shape[0]) if w is None else w
-    w = w * class_weight_vector(y_enc, est.classes_, est.class_weight)
+    cw = class_weight_vector(y_enc, est.classes_, est.class_weight, w)
+    w = cw if w is None else w * cw
     check_min_class_count(y_enc, est.classes_, minimum=1, sample_weight=w)
     return X, y_enc, w
 

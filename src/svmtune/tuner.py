@@ -111,9 +111,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         as ``SVC(class_weight=...)`` does, and in the selection's criteria and statistics
         (class statistics of the data criteria, the standardisation, ``SVC()``'s
         gamma='scale').  "balanced" gives class ``c`` the weight
-        ``n_samples / (n_classes * n_c)``; a dict maps class labels to weights (unnamed
-        classes keep 1).  Searches that choose class weights themselves (``span_rule`` with
-        ``search="class_weights"``) search on top of these.
+        ``n_samples / (n_classes * n_c)``, counting each sample by its ``sample_weight``
+        (``SVC`` counts rows; the two agree without sample weights); a dict maps class
+        labels to weights (unnamed classes keep 1).  Searches that choose class weights
+        themselves (``span_rule`` with ``search="class_weights"``) search on top of these.
     probability : {"tanh", "platt"}, default="tanh"
         ``predict_proba``: RBSVM's tanh mapping of the decision values (eq. (29); for a
         one-vs-one SVM, of the pairwise values combined by Wu-Lin-Weng pairwise coupling), or
@@ -254,7 +255,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         check_min_class_count(y_enc, self.classes_, minimum=2)
         w = validate_sample_weight(sample_weight, len(y_enc))
         if self.class_weight is not None:
-            cw = class_weight_vector(y_enc, self.classes_, self.class_weight)
+            cw = class_weight_vector(y_enc, self.classes_, self.class_weight, w)
             w = cw if w is None else w * cw
         if w is not None:
             # a class of weight 0 is absent from every fit (one sample of weight 2 stands

@@ -172,7 +172,7 @@ def l2_model_entropy(
     validate_sample_weight(sample_weight, y.shape[0])
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
     w = np.ones(y.shape[0]) if sw is None else sw
-    w = w * class_weight_vector(y, np.arange(k), params.get("class_weight"))
+    w = w * class_weight_vector(y, np.arange(k), params.get("class_weight"), sw)
     tasks = ovr_tasks(y)
     if X.shape[0] > max_exact:
         loo = _lowrank_loo_outputs(X, tasks, kern, C, w, rank=rank, rank_tol=rank_tol)
