@@ -620,3 +620,26 @@ def test_select_shows_the_final_model_options_as_applied(tmp_path):
     with pytest.warns(UserWarning):
         out = run(*args, "--multiclass", "ovo").output
     assert "ovr (ovo requested" in out
+
+
+def test_select_groups(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = "".join(
+        f"{rng.normal():.4f},{rng.normal():.4f},p{i // 4},{(i // 4) % 2}\n" for i in range(48)
+    )
+    path = _csv(tmp_path, "a,b,patient,target\n" + rows)
+    out = tmp_path / "m.joblib"
+    args = ["--method", "grid", *TINY_GRID, "--groups", "patient", "--json", "--out", out]
+    doc = json.loads(run("select", path, *args).output)
+    assert doc["data"]["groups"] == "patient" and doc["data"]["d"] == 2
+    import joblib
+
+    tuner = joblib.load(out)
+    assert list(tuner.feature_names_in_) == ["a", "b"]
+    table = run("select", path, "--method", "grid", *TINY_GRID, "--groups", "patient").output
+    assert "groups" in table and "patient" in table
+    r = run("select", path, "--method", "grid", "--groups", "nope", ok=False)
+    assert r.exit_code == 2 and "no column 'nope'" in r.output
+    r = run("select", path, "--method", "rbsvm", "--groups", "patient", ok=False)
+    assert_one_line_error(r, "leave-one-out", code=r.exit_code)
+    assert r.exit_code != 0

@@ -343,3 +343,110 @@ def test_balanced_class_weights_and_weight_zero_rows():
     a = SVMTuner(**kw).fit(X, y, sample_weight=w)
     b = SVMTuner(**kw).fit(X[keep], y[keep])
     assert a.best_params_ == pytest.approx(b.best_params_, rel=1e-8)
+
+
+# ----------------------------------------------------------------------------- groups
+def _near_duplicate_groups(n_groups=30, size=6, seed=0):
+    """Groups of near-identical rows whose labels are coin flips per group: a row's group
+    mates give its label away, so only folds that keep groups whole see that nothing can be
+    learned (true error 0.5)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_groups, 4))
+    X = np.repeat(centres, size, axis=0) + 0.01 * rng.normal(size=(n_groups * size, 4))
+    y = np.repeat(rng.integers(0, 2, n_groups), size)
+    groups = np.repeat([f"patient {i}" for i in range(n_groups)], size)
+    return X, y, groups
+
+
+_GROUP_GRID = {"log2_sigma": (-4, 2, 2), "log2_C": (-2, 6, 2), "n_splits": 5}
+
+
+def test_groups_make_the_cv_estimate_honest():
+    X, y, groups = _near_duplicate_groups()
+    plain = SVMTuner(method="grid", method_params=_GROUP_GRID, random_state=0).fit(X, y)
+    grouped = SVMTuner(method="grid", method_params=_GROUP_GRID, random_state=0)
+    grouped.fit(X, y, groups=groups)
+    assert plain.estimate_ < 0.05  # shuffled folds: every held-out row has its twins in training
+    assert grouped.estimate_ > 0.25
+
+
+@pytest.mark.parametrize(
+    "method, module, params",
+    [
+        ("grid", "baselines", _GROUP_GRID),
+        ("random", "baselines", {"n_iter": 3, "n_splits": 4}),
+        ("tpe", "baselines", {"max_evals": 3, "n_startup": 2, "n_splits": 4}),
+        ("optuna", "baselines", {"n_trials": 3, "n_startup": 2, "n_splits": 4}),
+        ("halving", "baselines", {"log2_sigma": (-2, 2, 2), "log2_C": (-2, 2, 2), "n_splits": 4}),
+        ("cv_cv", "baselines", {"log2_sigma": (-2, 2, 2), "log2_C": (-2, 2, 2), "n_splits": 4}),
+        ("esdr", "esdr", {"log2_C": (-2, 2, 2), "n_splits": 4}),
+        ("ld", "esdr", {"log2_C": (-2, 2, 2), "n_splits": 4}),
+        ("span_rule", "span_rule", {"criterion": "cv", "log2_sigma": (-1, 1, 2)}),
+    ],
+)
+def test_cross_validated_methods_keep_groups_whole(monkeypatch, method, module, params):
+    import importlib
+
+    from svmtune.search import cv
+
+    mod = importlib.import_module(f"svmtune.methods.{module}")
+    calls = []
+
+    def recording(y, n_splits, random_state, sample_weight=None, groups=None):
+        folds = cv.make_folds(y, n_splits, random_state, sample_weight, groups)
+        calls.append((groups, folds))
+        return folds
+
+    monkeypatch.setattr(mod, "make_folds", recording)
+    X, y, groups = _near_duplicate_groups(n_groups=16, size=4)
+    SVMTuner(method=method, method_params=params, random_state=0).fit(X, y, groups=groups)
+    assert calls
+    codes = np.unique(groups, return_inverse=True)[1]
+    for g, folds in calls:
+        assert g is not None and len(set(zip(g, codes))) == len(set(g)) == len(set(codes))
+        for tr, te in folds:
+            assert not set(codes[tr]) & set(codes[te])
+
+
+@pytest.mark.parametrize(
+    "method, params",
+    [
+        ("rbsvm", None),
+        ("rbsvm_lowrank", None),
+        ("span", None),
+        ("span_lowrank", None),
+        ("radius_margin", None),
+        ("radius_margin_lowrank", None),
+        ("span_rule", None),
+        ("span_rule", {"criterion": "xi_alpha"}),
+    ],
+)
+def test_leave_one_out_methods_refuse_groups(method, params):
+    X, y, groups = _near_duplicate_groups(n_groups=8, size=3)
+    with pytest.raises(ValueError, match=f"method '{method}' judges .* leave-one-out"):
+        SVMTuner(method=method, method_params=params).fit(X, y, groups=groups)
+
+
+@pytest.mark.parametrize(
+    "method, params",
+    [("default", None), ("ss", None), ("ld_c1", None), ("esdr", {"c_search": "fixed"})],
+)
+@pytest.mark.filterwarnings("ignore:S&S chose sigma")
+def test_methods_that_hold_nothing_out_ignore_groups_with_a_warning(method, params):
+    X, y, groups = _near_duplicate_groups(n_groups=10, size=3)
+    ref = SVMTuner(method=method, method_params=params, random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match=f"method '{method}' holds no rows out"):
+        got = SVMTuner(method=method, method_params=params, random_state=0)
+        got.fit(X, y, groups=groups)
+    assert got.best_params_ == ref.best_params_
+
+
+def test_bad_groups_are_refused_before_the_selection():
+    X, y, groups = _near_duplicate_groups(n_groups=10, size=3)
+    tuner = SVMTuner(method="grid", method_params=_GROUP_GRID)
+    with pytest.raises(ValueError, match=r"groups has shape \(29,\), expected \(30,\)"):
+        tuner.fit(X, y, groups=groups[:-1])
+    bad = groups.astype(object)
+    bad[4] = None
+    with pytest.raises(ValueError, match="missing value"):
+        tuner.fit(X, y, groups=bad)

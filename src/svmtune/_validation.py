@@ -13,6 +13,7 @@ __all__ = [
     "check_label_kind",
     "check_labels",
     "validate_sample_weight",
+    "validate_groups",
     "check_min_class_count",
     "check_positive",
     "check_feature_values",
@@ -168,6 +169,40 @@ def validate_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if not np.any(w > 0):
         raise ValueError("sample_weight is all zero; at least some samples need weight > 0")
     return w
+
+
+def validate_groups(groups, n: int) -> np.ndarray | None:
+    """Check group labels (one per sample, any hashable values, none missing) and encode
+    them as integers ``0..G-1`` in order of first appearance.
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is not one label per sample or some label is missing (None, NaN,
+        ``pd.NA``).
+    """
+    import pandas as pd
+
+    if groups is None:
+        return None
+    if isinstance(groups, (str, bytes, numbers.Number)):
+        raise ValueError(
+            f"groups must be one group label per sample (an array of length {n}), got {groups!r}"
+        )
+    arr = groups.to_numpy() if isinstance(groups, (pd.Series, pd.Index)) else np.asarray(groups)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(
+            f"groups has shape {arr.shape}, expected ({n},): one group label per sample"
+        )
+    codes = pd.factorize(pd.Series(arr, dtype=object if arr.dtype.kind == "O" else None))[0]
+    missing = np.flatnonzero(codes < 0)
+    if missing.size:
+        shown = ", ".join(str(i) for i in missing[:5]) + (" ..." if missing.size > 5 else "")
+        raise ValueError(
+            f"groups has {missing.size} missing value(s) (None, NaN or pd.NA) at position(s) "
+            f"{shown}; give every sample a group label"
+        )
+    return codes.astype(np.intp)
 
 
 def check_positive(name: str, value, *, allow_none: bool = False) -> None:

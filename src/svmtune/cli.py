@@ -222,19 +222,26 @@ def _drop(X, columns: tuple[str, ...]):
     return X.drop(columns=list(columns))
 
 
+def _pop_column(X, column: str, option: str):
+    """Split the column ``option`` names (``--sample-weight``, ``--groups``) off the
+    features: the features without it, and the column."""
+    if column not in X.columns:
+        raise click.BadParameter(
+            f"no column {column!r} in the data (columns: {', '.join(map(str, X.columns[:12]))})",
+            param_hint=f"'{option}'",
+        )
+    return X.drop(columns=[column]), X[column]
+
+
 def _pop_weights(X, column: str):
     """Split the ``--sample-weight`` column off the features."""
     import pandas as pd
 
-    if column not in X.columns:
-        raise click.BadParameter(
-            f"no column {column!r} in the data (columns: {', '.join(map(str, X.columns[:12]))})",
-            param_hint="'--sample-weight'",
-        )
-    w = pd.to_numeric(X[column], errors="coerce").to_numpy(dtype=float)
-    if np.isnan(w).any() and not X[column].isna().any():
+    X, col = _pop_column(X, column, "--sample-weight")
+    w = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+    if np.isnan(w).any() and not col.isna().any():
         raise click.ClickException(f"sample-weight column {column!r} is not numeric")
-    return X.drop(columns=[column]), w
+    return X, w
 
 
 def _class_weight(value: str | None, y) -> str | dict | None:
@@ -309,6 +316,7 @@ def _fit_tuner(
     preprocess,
     sample_weight=None,
     class_weight=None,
+    groups=None,
 ):
     """Fit an ``SVMTuner`` with the shared options ``opts`` (``preprocess`` resolved)."""
     from svmtune.tuner import SVMTuner
@@ -326,7 +334,7 @@ def _fit_tuner(
         class_weight=class_weight,
     )
     try:
-        return tuner.fit(X, y, sample_weight=sample_weight)
+        return tuner.fit(X, y, sample_weight=sample_weight, groups=groups)
     except (ValueError, ImportError) as exc:
         raise _fail(exc) from None
     except Exception as exc:  # a failing method: one line here, traceback with --debug
@@ -598,6 +606,15 @@ def datasets_cmd(as_json: bool) -> None:
     metavar="COLUMN",
     help="Column of FILE that is not a feature (e.g. an identifier); repeatable.",
 )
+@click.option(
+    "--groups",
+    "group_column",
+    default=None,
+    metavar="COLUMN",
+    help="Column of FILE naming each row's group (patient, recording, stretch of a series; "
+    "removed from the features): cross-validated methods keep each group on one side of "
+    "every split.",
+)
 @_common_selection_options
 @click.option(
     "--out",
@@ -613,6 +630,7 @@ def select_cmd(
     weight_column,
     class_weight,
     drop_columns,
+    group_column,
     out,
     opts: _SelectionOptions,
 ) -> None:
@@ -631,6 +649,11 @@ def select_cmd(
     if weight_column is not None:
         X, weights = _pop_weights(X, weight_column)
         source["sample_weight"] = weight_column
+    groups = None
+    if group_column is not None:
+        X, groups = _pop_column(X, group_column, "--groups")
+        groups = groups.to_numpy()
+        source["groups"] = group_column
     class_weights = _class_weight(class_weight, y)
     mode = _choose_preprocess(X, opts.preprocess)
     tuner = _fit_tuner(
@@ -641,6 +664,7 @@ def select_cmd(
         preprocess=mode,
         sample_weight=weights,
         class_weight=class_weights,
+        groups=groups,
     )
     record = {
         "data": {**source, **_describe_data(X, y)},
@@ -702,6 +726,8 @@ def _print_selection(record: dict[str, Any], opts: _SelectionOptions, tuner) -> 
         head["sample weight"] = data["sample_weight"]
     if data.get("dropped"):
         head["dropped"] = ", ".join(data["dropped"])
+    if data.get("groups"):
+        head["groups"] = data["groups"]
     if class_weight is not None:
         head["class weight"] = class_weight
     if "index_base" in data:

@@ -24,6 +24,7 @@ from svmtune._validation import (
     check_min_class_count,
     check_numeric_features,
     check_time_columns,
+    validate_groups,
     validate_sample_weight,
     validate_Xy,
 )
@@ -215,7 +216,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             return validate_data(self, X, reset=reset)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Select hyperparameters on ``(X, y)`` and refit the final SVM on all of it.
 
         Parameters
@@ -231,6 +232,18 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             fit and closed-form criterion; a sample of weight 0 enters none of them.  The
             K-fold searches score their validation parts unweighted, as scikit-learn's
             searches do, so there every held-out sample counts once.
+        groups : array-like of shape (n_samples,), optional
+            The group of each sample (the patient, subject, recording or stretch of a time
+            series it comes from), for data whose rows are not exchangeable.  The
+            cross-validated methods (``grid``, ``random``, ``tpe``, ``optuna``, ``halving``,
+            ``cv_cv``, the C search of ``esdr``, ``dbtc``, ``j4`` and ``ld``, and
+            ``span_rule`` with ``criterion="cv"``) then keep every group on one side of each
+            split, as scikit-learn's ``StratifiedGroupKFold`` does, so that no candidate is
+            judged on rows whose close relatives it was trained on.  The leave-one-out
+            methods (``rbsvm``, ``span``, ``radius_margin``, their low-rank versions and
+            ``span_rule``'s closed-form criteria) hold out single rows and raise a
+            ``ValueError``; methods that hold out nothing (``default``, ``ss``, ``ld_c1``)
+            warn that groups change nothing.
 
         Returns
         -------
@@ -239,6 +252,14 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self._check_params()
         check_labels(y)
         selector = get_selector(self.method, self.method_params)
+        holdout = selector.holdout()
+        if groups is not None and holdout == "rows":
+            raise ValueError(
+                f"method {self.method!r} judges candidates by leave-one-out estimates of single "
+                "rows, which cannot keep the groups together; use a cross-validated method "
+                "for grouped data (grid, random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, "
+                "ld, or span_rule with criterion='cv'), or leave groups out"
+            )
         if self.preprocess == "auto":
             X = X_named = self._validate_X(X, reset=True)
             _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
@@ -254,6 +275,15 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         y_enc = enc.transform(y)
         check_min_class_count(y_enc, self.classes_, minimum=2)
         w = validate_sample_weight(sample_weight, len(y_enc))
+        groups = validate_groups(groups, len(y_enc))
+        if groups is not None and holdout == "none":
+            warnings.warn(
+                f"method {self.method!r} holds no rows out to judge its candidates, so groups "
+                "change nothing",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
+            groups = None
         if self.class_weight is not None:
             cw = class_weight_vector(y_enc, self.classes_, self.class_weight, w)
             w = cw if w is None else w * cw
@@ -299,6 +329,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 random_state=seed,
                 n_jobs=self.n_jobs,
                 multiclass=self.multiclass,
+                **({} if groups is None else {"groups": groups}),
             )
         self.selection_time_ = time.perf_counter() - t0
 

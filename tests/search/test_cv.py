@@ -96,3 +96,92 @@ def test_hinge_scoring_one_vs_one(iris):
     assert got == pytest.approx(np.mean(ref), rel=1e-12)
     # the same as separately trained pairwise SVMs, up to libsvm's stopping tolerance
     assert got == pytest.approx(np.mean(ref_pairs), rel=1e-3)
+
+
+# ----------------------------------------------------------------------------- groups
+def _grouped(seed=0, n_groups=24, size=5):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n_groups * size)
+    groups = np.repeat(np.arange(n_groups), size)
+    return y, groups
+
+
+def test_group_folds_keep_every_group_on_one_side():
+    y, groups = _grouped()
+    folds = make_folds(y, 5, random_state=0, groups=groups)
+    assert len(folds) == 5
+    seen = np.concatenate([te for _, te in folds])
+    assert np.array_equal(np.sort(seen), np.arange(len(y)))  # a partition of the rows
+    for tr, te in folds:
+        assert not set(groups[tr]) & set(groups[te])
+        assert set(y[tr]) == {0, 1}
+
+
+def test_group_folds_are_scikit_learns_stratified_group_kfold():
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    y, groups = _grouped(1)
+    labels = np.array([f"g{g}" for g in groups], dtype=object)  # any labels, encoded
+    got = make_folds(y, 4, random_state=3, groups=labels)
+    ref = StratifiedGroupKFold(4, shuffle=True, random_state=3).split(y, y, groups)
+    for (tr, te), (rtr, rte) in zip(got, ref, strict=True):
+        assert np.array_equal(tr, rtr) and np.array_equal(te, rte)
+
+
+def test_group_folds_capped_by_the_groups_of_a_class():
+    y, groups = _grouped(2)
+    y[groups >= 3] = 0  # class 1 lives in groups 0, 1 and 2 only
+    y[groups < 3] = np.resize([0, 1], int(np.sum(groups < 3)))
+    with pytest.warns(UserWarning, match="only 3 groups: using 3-fold instead of 5-fold"):
+        folds = make_folds(y, 5, random_state=0, groups=groups)
+    assert len(folds) == 3
+    y[groups >= 1] = 0
+    y[groups == 0] = [1, 1, 1, 1, 0]  # class 1 in group 0 alone
+    with pytest.raises(ValueError, match="class 1 .* in one group"):
+        make_folds(y, 4, random_state=0, groups=groups)
+
+
+def test_group_folds_raise_when_a_training_part_misses_a_class():
+    # StratifiedGroupKFold (seed 0) puts both groups holding class 0 in fold 2's validation
+    y = np.array([1, 2, 0, 1, 0, 1, 2, 1, 0, 1, 0])
+    groups = np.array([0, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3])
+    with pytest.raises(ValueError, match="fold 2 of 2 with no training sample of class 0"):
+        make_folds(y, 2, random_state=0, groups=groups)
+
+
+def test_group_folds_count_groups_of_positive_weight():
+    y, groups = _grouped(3)
+    y[:] = 0
+    y[groups < 3] = np.resize([0, 1], int(np.sum(groups < 3)))
+    w = np.ones(len(y))
+    w[(groups == 2) & (y == 1)] = 0.0  # group 2's class-1 rows enter no fit
+    with pytest.warns(UserWarning, match="positive weight in only 2 groups: using 2-fold"):
+        folds = make_folds(y, 5, random_state=0, sample_weight=w, groups=groups)
+    for tr, _ in folds:
+        assert np.any((y[tr] == 1) & (w[tr] > 0))
+
+
+@pytest.mark.parametrize(
+    "groups, match",
+    [
+        (np.arange(5), r"shape \(5,\), expected \(10,\)"),
+        (np.zeros((10, 1)), r"shape \(10, 1\)"),
+        ("patient", "one group label per sample"),
+        ([1, 2, None, 1, 2, 1, 2, 1, 2, 1], "1 missing value.*position.* 2"),
+        (np.r_[np.ones(9), np.nan], "missing value.*position.* 9"),
+    ],
+)
+def test_bad_groups(groups, match):
+    y = np.array([0, 1] * 5)
+    with pytest.raises(ValueError, match=match):
+        make_folds(y, 2, groups=groups)
+
+
+def test_cv_errors_with_groups(iris):
+    X, y = iris
+    groups = np.arange(len(y)) // 10
+    folds = make_folds(y, 3, random_state=0, groups=groups)
+    got = cv_errors(X, y, [PARAMS], n_splits=3, random_state=0, groups=groups)
+    assert got == pytest.approx(cv_errors(X, y, [PARAMS], folds=folds))
+    with pytest.raises(ValueError, match="groups or folds, not both"):
+        cv_errors(X, y, [PARAMS], folds=folds, groups=groups)

@@ -291,6 +291,7 @@ class LowRankSearch(Selector):
     """
 
     kernels = ("rbf",)
+    held_out = "rows"  # leave-one-out closed forms and bounds
 
     def __init__(
         self,

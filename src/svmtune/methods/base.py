@@ -91,6 +91,8 @@ class Selector:
     name: ClassVar[str] = ""
     #: kernels the method can select for
     kernels: ClassVar[tuple[str, ...]] = ("rbf",)
+    #: what :meth:`holdout` returns unless the method's options decide it
+    held_out: ClassVar[str] = "none"
 
     def select(
         self,
@@ -110,8 +112,23 @@ class Selector:
         searches score candidates built the same way; a data criterion with a natural
         decomposition for each scheme uses the matching one (LD); the others keep the
         decomposition their paper defines (documented per method).
+
+        Methods whose :meth:`holdout` is ``"folds"`` also take a keyword ``groups``.
         """
         raise NotImplementedError
+
+    def holdout(self) -> str:
+        """What the method holds out to judge a candidate, which decides whether it can
+        respect ``SVMTuner.fit(groups=...)``.
+
+        ``"folds"``: K-fold cross-validation; :meth:`select` then takes a keyword
+        ``groups`` (integer group codes, one per sample) and keeps every group on one side
+        of each split (:func:`svmtune.search.cv.make_folds`).  ``"rows"``: leave-one-out
+        closed forms, bounds or estimates, which hold out single rows and cannot keep a
+        group together.  ``"none"`` (the default): a data criterion or a fixed rule that
+        holds nothing out, so groups change nothing.
+        """
+        return self.held_out
 
     def check_kernel(self, kernel: str) -> None:
         if kernel not in self.kernels:

@@ -226,6 +226,7 @@ class _CVSearch(Selector):
     """Shared options of the K-fold cross-validated searches (folds and scoring)."""
 
     kernels = ("rbf",)
+    held_out = "folds"
     scorings: tuple[str, ...] = SCORINGS
 
     def _init_cv(self, n_splits: Any, scoring: Any, final_model: Any) -> None:
@@ -306,9 +307,10 @@ class GridSearch(_CVSearch):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         self.check_kernel(kernel)
-        folds = make_folds(y, self.n_splits, random_state, sample_weight)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
         cands = [rbf_params(s, c) for s in self.sigmas for c in self.Cs]
         return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)
 
@@ -363,10 +365,11 @@ class RandomSearch(_CVSearch):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         self.check_kernel(kernel)
         rng = check_random_state(random_state)
-        folds = make_folds(y, self.n_splits, random_state, sample_weight)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
         sig, Cs = sample_log2_box(self.n_iter, self.log2_sigma, self.log2_C, self.distribution, rng)
         cands = [rbf_params(s, c) for s, c in zip(sig, Cs)]
         return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)
@@ -462,12 +465,13 @@ class HyperoptTPE(_SequentialSearch):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         from hyperopt import STATUS_OK, Trials, fmin, tpe
 
         self.check_kernel(kernel)
         seed = _seed_int(random_state)
-        folds = make_folds(y, self.n_splits, random_state, sample_weight)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
         history: list[dict] = []
         evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history, multiclass)
 
@@ -553,10 +557,11 @@ class OptunaTPE(_SequentialSearch):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         self.check_kernel(kernel)
         seed = _seed_int(random_state)
-        folds = make_folds(y, self.n_splits, random_state, sample_weight)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
         history: list[dict] = []
         evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history, multiclass)
         log = self.distribution == "loguniform"
@@ -700,6 +705,7 @@ class HalvingSearch(_CVSearch):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         import sklearn
         from sklearn.experimental import enable_halving_search_cv  # noqa: F401
@@ -712,7 +718,7 @@ class HalvingSearch(_CVSearch):
         # the folds of the other CV searches: stratified by class and by weight > 0, so that
         # every training part holds samples of positive weight of every class (without zero
         # weights, StratifiedKFold(n_folds, shuffle=True, random_state=seed) on y)
-        folds = make_folds(y, self.n_splits, seed, sample_weight)
+        folds = make_folds(y, self.n_splits, seed, sample_weight, groups)
         n_folds = len(folds)
         sigmas, Cs = self._candidates(rng)
         n_classes = int(np.max(y)) + 1

@@ -434,11 +434,16 @@ class WidthIndexSelector(Selector):
             )
         warnings.warn(msg, BoundWarning, stacklevel=user_stacklevel())
 
-    def c_search_cv(self, X, y, sigma, sample_weight, random_state, n_jobs, multiclass="ovr"):
+    def holdout(self) -> str:
+        return "none" if self.c_search == "fixed" else "folds"
+
+    def c_search_cv(
+        self, X, y, sigma, sample_weight, random_state, n_jobs, multiclass="ovr", groups=None
+    ):
         """C for a fixed sigma: fixed, full grid, or coarse grid + golden section (CV)."""
         if self.c_search == "fixed":
             return self.C, None, 0, [], {"c_search": "fixed"}
-        folds = make_folds(y, self.n_splits, random_state, sample_weight)
+        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
 
         def errs(log2Cs) -> np.ndarray:
             cands = [rbf_params(sigma, 2.0**c) for c in np.atleast_1d(log2Cs)]
@@ -496,6 +501,7 @@ class WidthIndexSelector(Selector):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         self.check_kernel(kernel)
         X = np.asarray(X, dtype=float)
@@ -518,7 +524,7 @@ class WidthIndexSelector(Selector):
         at_star = blocks.stats([sigma])
         crit = float(self.objective(at_star, multiclass)[0])
         C, loss, n_fits, c_hist, c_info = self.c_search_cv(
-            X, y, sigma, sample_weight, random_state, n_jobs, multiclass
+            X, y, sigma, sample_weight, random_state, n_jobs, multiclass, groups
         )
         history = [
             {"stage": "sigma", "log2_sigma": float(x), "sigma": float(2.0**x), self.index: float(v)}

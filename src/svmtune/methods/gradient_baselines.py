@@ -138,6 +138,7 @@ class _GradientBaseline(Selector):
     """
 
     kernels = ("rbf",)
+    held_out = "rows"  # leave-one-out closed forms and bounds
 
     def __init__(
         self,

@@ -87,6 +87,7 @@ class RBSVM(Selector):
 
     name = "rbsvm"
     kernels = ("rbf",)
+    held_out = "rows"  # leave-one-out closed forms and bounds
 
     def __init__(
         self,

@@ -461,8 +461,13 @@ class SpanRule(Selector):
                 records[i] = rec
         return records, n_warn
 
-    def _cv_losses(self, X, y, cands, ctx, random_state, n_jobs) -> tuple[np.ndarray, int]:
-        folds = make_folds(y, self.n_splits, random_state, ctx["w_user"])
+    def holdout(self) -> str:
+        return "folds" if self.criterion == "cv" else "rows"
+
+    def _cv_losses(
+        self, X, y, cands, ctx, random_state, n_jobs, groups=None
+    ) -> tuple[np.ndarray, int]:
+        folds = make_folds(y, self.n_splits, random_state, ctx["w_user"], groups)
         if self.search != "instance_weights":
             params = [p for _, _, p in cands]
             errs = cv_errors(
@@ -502,6 +507,7 @@ class SpanRule(Selector):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         self.check_kernel(kernel)
         X = np.asarray(X, dtype=float)
@@ -543,7 +549,7 @@ class SpanRule(Selector):
 
         if self.criterion == "cv":
             t0 = time.perf_counter()
-            values, n_fits = self._cv_losses(X, y, cands, ctx, random_state, n_jobs)
+            values, n_fits = self._cv_losses(X, y, cands, ctx, random_state, n_jobs, groups)
             time_per_model = (time.perf_counter() - t0) / len(cands)
             best = int(np.argmin(values))
             s, spec, _ = cands[best]

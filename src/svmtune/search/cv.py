@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-from svmtune._validation import check_labels, validate_sample_weight
+from svmtune._validation import check_labels, validate_groups, validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator, ovo_pairs
 
@@ -22,7 +22,11 @@ __all__ = ["make_folds", "cv_errors", "fold_error"]
 
 
 def make_folds(
-    y: np.ndarray, n_splits: int = 10, random_state=None, sample_weight: np.ndarray | None = None
+    y: np.ndarray,
+    n_splits: int = 10,
+    random_state=None,
+    sample_weight: np.ndarray | None = None,
+    groups=None,
 ) -> list[tuple]:
     """Stratified, shuffled K-fold splits; ``n_splits`` is capped by the smallest class size.
 
@@ -32,12 +36,19 @@ def make_folds(
     Without zero weights the folds are those of the unweighted call.  Labels of any kind are
     encoded as ``0..k-1`` in sorted order first (the folds of encoded labels are the same).
 
+    With ``groups`` (one label per sample: the patient, recording or stretch of a series a
+    row belongs to) the folds keep every group whole, on one side of each split
+    (scikit-learn's ``StratifiedGroupKFold``, stratified as above as far as whole groups
+    allow), and ``n_splits`` is capped by the number of groups holding each class.
+
     Raises
     ------
     ValueError
         If ``y`` is not 1-D or has missing labels, ``n_splits`` is not an integer >= 2,
-        ``sample_weight`` is not one finite non-negative weight per label, or a class has
-        fewer than 2 samples (of positive weight).
+        ``sample_weight`` is not one finite non-negative weight per label, a class has
+        fewer than 2 samples (of positive weight), ``groups`` is not one label per sample,
+        a class lies in a single group, or the groups leave some training part without a
+        class.
     """
     y = np.asarray(y)
     if y.ndim != 1:
@@ -47,29 +58,70 @@ def make_folds(
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
         raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
     sample_weight = validate_sample_weight(sample_weight, y.shape[0])
+    groups = validate_groups(groups, y.shape[0])
     pos = None if sample_weight is None else sample_weight > 0
-    counts = np.bincount(y if pos is None else y[pos], minlength=int(y.max()) + 1)
-    counts = counts[np.bincount(y) > 0]
+    present = np.flatnonzero(np.bincount(y) > 0)
+    counts = np.bincount(y if pos is None else y[pos], minlength=int(y.max()) + 1)[present]
     k = int(min(n_splits, counts.min()))
     if k < 2:
         need = "samples" if pos is None else "samples with positive weight"
         raise ValueError(f"cross-validation needs at least 2 {need} of every class")
+    weighted = "" if pos is None else " with positive weight"
     if k < n_splits:
         warnings.warn(
-            f"smallest class has {counts.min()} samples"
-            f"{'' if pos is None else ' with positive weight'}: using {k}-fold instead of "
-            f"{n_splits}-fold cross-validation",
+            f"smallest class has {counts.min()} samples{weighted}: using {k}-fold instead "
+            f"of {n_splits}-fold cross-validation",
             UserWarning,
             stacklevel=user_stacklevel(),
         )
-    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
     # strata 2 y + (w > 0): with every weight positive StratifiedKFold encodes them as it
     # encodes y, so the folds are the unweighted ones
     strata = y if pos is None else 2 * y + pos
+    if groups is None:
+        splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
+    else:
+        k = _group_folds(y, groups, pos, present, k, weighted)
+        splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
     with warnings.catch_warnings():
         # the weight-0 part of a class may be smaller than k: only its spread suffers
         warnings.filterwarnings("ignore", message=".*least populated class.*")
-        return list(skf.split(np.zeros(len(y)), strata))
+        folds = list(splitter.split(np.zeros(len(y)), strata, groups))
+    if groups is not None:
+        for i, (train, _) in enumerate(folds):
+            held = train if pos is None else train[pos[train]]
+            missing = np.setdiff1d(present, y[held])
+            if missing.size:
+                raise ValueError(
+                    f"the groups leave fold {i + 1} of {k} with no training sample{weighted} "
+                    f"of class {int(missing[0])} (encoded label: the classes in sorted "
+                    "order), whose groups all fell in its validation part; give that class "
+                    "more groups, or another random_state (it shuffles the groups)"
+                )
+    return folds
+
+
+def _group_folds(y, groups, pos, present, k: int, weighted: str) -> int:
+    """The number of folds that keep groups whole: at most the number of groups holding
+    each class (samples of positive weight), so that every class can be in the training and
+    the validation part of each split; warns when it caps ``k``."""
+    keep = slice(None) if pos is None else pos
+    n_groups = np.array([np.unique(groups[keep][y[keep] == c]).size for c in present])
+    fewest = int(n_groups.min())
+    if fewest < 2:
+        c = int(present[int(np.argmin(n_groups))])
+        raise ValueError(
+            f"class {c} (encoded label: the classes in sorted order) has all its samples"
+            f"{weighted} in one group, so cross-validation that keeps groups whole cannot "
+            "train on it and validate on it; merge groups differently or leave groups out"
+        )
+    if fewest < k:
+        warnings.warn(
+            f"a class has samples{weighted} in only {fewest} groups: using {fewest}-fold "
+            f"instead of {k}-fold cross-validation, to keep groups whole",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return min(k, fewest)
 
 
 def fold_error(
@@ -134,8 +186,12 @@ def cv_errors(
     scoring: str = "error",
     random_state=None,
     n_jobs: int | None = None,
+    groups=None,
 ) -> np.ndarray:
     """Mean K-fold validation loss of every candidate (one row per candidate).
+
+    Without ``folds``, the folds are ``make_folds(y, n_splits, random_state, sample_weight,
+    groups)``.
 
     Returns an array of shape ``(len(candidates),)``; the number of SVM fits spent is
     ``len(candidates) * len(folds)``.  Parallel over (candidate, fold) cells with joblib.
@@ -151,7 +207,9 @@ def cv_errors(
                 "parameters, e.g. {'C': 1.0, 'kernel': 'rbf', 'gamma': 0.5}"
             )
     if folds is None:
-        folds = make_folds(y, n_splits, random_state, sample_weight)
+        folds = make_folds(y, n_splits, random_state, sample_weight, groups)
+    elif groups is not None:
+        raise ValueError("give groups or folds, not both: the folds already split the rows")
     if len(folds) == 0:
         raise ValueError("folds is empty; give (train, test) index pairs, or folds=None")
     cells = [(i, tr, te) for i in range(len(candidates)) for tr, te in folds]
