@@ -450,3 +450,16 @@ def test_bad_groups_are_refused_before_the_selection():
     bad[4] = None
     with pytest.raises(ValueError, match="missing value"):
         tuner.fit(X, y, groups=bad)
+
+
+def test_a_class_in_one_group_is_named_by_its_label():
+    X, y, groups = _near_duplicate_groups(n_groups=10, size=3)
+    labels = np.where(y == 1, "sick", "well")
+    one_ward = np.where(labels == "sick", "ward A", groups)  # every sick row in one group
+    grid = SVMTuner(method="grid", method_params=_GROUP_GRID)
+    with pytest.raises(ValueError, match="class 'sick' has all its samples in one group"):
+        grid.fit(X, labels, groups=one_ward)
+    well = labels == "well"
+    w = np.where(well & (groups != groups[well][0]), 0.0, 1.0)  # one group of well rows counts
+    with pytest.raises(ValueError, match="'well' has all its samples of positive weight in one"):
+        grid.fit(X, labels, sample_weight=w, groups=groups)

@@ -18,7 +18,7 @@ from svmtune._validation import check_labels, validate_groups, validate_sample_w
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator, ovo_pairs
 
-__all__ = ["make_folds", "cv_errors", "fold_error"]
+__all__ = ["make_folds", "cv_errors", "fold_error", "groups_per_class"]
 
 
 def make_folds(
@@ -100,12 +100,19 @@ def make_folds(
     return folds
 
 
+def groups_per_class(y: np.ndarray, groups: np.ndarray, sample_weight=None) -> np.ndarray:
+    """The number of distinct groups holding samples (of positive weight) of each class
+    ``0..k-1`` of the encoded labels ``y``."""
+    keep = np.ones(len(y), dtype=bool) if sample_weight is None else sample_weight > 0
+    pairs = np.unique(np.column_stack([y[keep], groups[keep]]), axis=0)
+    return np.bincount(pairs[:, 0], minlength=int(y.max()) + 1)
+
+
 def _group_folds(y, groups, pos, present, k: int, weighted: str) -> int:
     """The number of folds that keep groups whole: at most the number of groups holding
     each class (samples of positive weight), so that every class can be in the training and
     the validation part of each split; warns when it caps ``k``."""
-    keep = slice(None) if pos is None else pos
-    n_groups = np.array([np.unique(groups[keep][y[keep] == c]).size for c in present])
+    n_groups = groups_per_class(y, groups, pos)[present]
     fewest = int(n_groups.min())
     if fewest < 2:
         c = int(present[int(np.argmin(n_groups))])
