@@ -225,6 +225,60 @@ def test_bench_data_cells_depend_on_the_label_column_and_the_dropped_columns(tmp
     assert "4 stored cell rows belong to an older definition" in text
 
 
+def test_bench_data_with_groups(tmp_path, monkeypatch):
+    import json
+
+    import numpy as np
+    import pandas as pd
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import bench, report
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(60, 2)), columns=["a", "b"])
+    frame["subject"] = np.repeat([f"s{i}" for i in range(20)], 3)
+    frame["label"] = np.repeat(rng.integers(0, 2, 20), 3)
+    data = tmp_path / "grouped.csv"
+    frame.to_csv(data, index=False)
+    out = tmp_path / "res"
+    base = ["--suite", "quick", "--data", str(data), "--target", "label", "--out", str(out)]
+    base += ["--methods", "default,grid-10fold,rbsvm", "--no-progress"]
+    import svmtune.methods.baselines as baselines
+
+    inner = []  # the grid's inner folds: they keep the training part's subjects whole
+    make_folds = baselines.make_folds
+
+    def recording(y, n_splits, random_state, sample_weight=None, groups=None):
+        inner.append((groups, make_folds(y, n_splits, random_state, sample_weight, groups)))
+        return inner[-1][1]
+
+    monkeypatch.setattr(baselines, "make_folds", recording)
+    r = CliRunner().invoke(bench, [*base, "--groups", "subject"])
+    assert "0 already stored, 6 run (6 ok" in r.output, r.output
+    assert inner and all(g is not None and len(g) == 42 for g, _ in inner)
+    for g, folds in inner:
+        assert all(not set(g[tr]) & set(g[te]) for tr, te in folds)
+    rows = [json.loads(x) for x in (out / "quick+data" / "results.jsonl").read_text().splitlines()]
+    cells = [x for x in rows if x.get("kind") == "cell"]
+    assert {x["method"]: x["cv_groups"] for x in cells} == {
+        "default": False,
+        "grid-10fold": True,  # cross-validates: gets the groups
+        "rbsvm": False,  # leave-one-out: selects without them
+    }
+    assert {x["n_features"] for x in cells} == {2} and {x["n_test"] for x in cells} == {18}
+    assert cells[0]["data_read"] == {"target": "label", "groups": "subject"}
+    rep = CliRunner().invoke(report, [str(out), "--md", str(tmp_path / "r.md")])
+    assert rep.exit_code == 0, rep.output
+    assert "groups 'subject'" in (tmp_path / "r.md").read_text()
+    # without --groups the same file is another task definition (shuffled rows)
+    r = CliRunner().invoke(bench, [*base, "--drop", "subject"])
+    assert "0 already stored, 6 run (6 ok" in r.output, r.output
+    r = CliRunner().invoke(bench, [*base, "--groups", "patient"])
+    assert r.exit_code != 0 and "no column 'patient'" in r.output
+    r = CliRunner().invoke(bench, ["--suite", "quick", "--groups", "subject", "--out", str(out)])
+    assert r.exit_code != 0 and "apply to --data files only" in r.output
+
+
 def test_bench_data_errors_are_clear(tmp_path):
     from click.testing import CliRunner
 

@@ -117,6 +117,41 @@ def test_split_indices_follow_protocol():
     assert te is None and len(tr) == 40
 
 
+def test_split_indices_keep_groups_whole():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(20), 3)
+    y = np.repeat(rng.integers(0, 2, 20), 3)
+    t = Task("t", "two")
+    kfold = tiny_suite(protocol=Protocol("kfold", n_splits=4, n_repeats=2))
+    kf = split_indices(y, kfold, t, groups)
+    assert len(kf) == 8
+    for r in range(2):
+        tests = np.concatenate([te for _, te in kf[4 * r : 4 * r + 4]])
+        assert np.array_equal(np.sort(tests), np.arange(60))  # each repeat partitions
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(kf[:4], kf[4:]))  # repeats differ
+    split = tiny_suite(protocol=Protocol("split", n_repeats=3, test_size=0.25))
+    sp = split_indices(y, split, t, groups)
+    assert len(sp) == 3 and all(len(te) == 15 for _, te in sp)  # a quarter of the groups
+    for tr, te in kf + sp:
+        assert not set(groups[tr]) & set(groups[te])
+    again = split_indices(y, kfold, t, groups)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(kf, again))  # seeded
+
+
+def test_prepare_task_takes_the_groups_column_out_of_the_features():
+    import pandas as pd
+
+    def grouped(name):
+        X = pd.DataFrame({"a": np.arange(12.0), "subject": np.repeat(["s1", "s2", "s3"], 4)})
+        return X, np.arange(12) % 2, {"version": "v"}
+
+    data = prepare_task(Task("g", "g", groups="subject"), grouped, 0)
+    assert list(data.X.columns) == ["a"]
+    assert list(data.groups) == [0] * 4 + [1] * 4 + [2] * 4
+    with pytest.raises(ValueError, match="groups column 'patient' not in the data"):
+        prepare_task(Task("g", "g", groups="patient"), grouped, 0)
+
+
 def test_build_cells_keys_and_filters():
     suite = tiny_suite()
     cells = build_cells(suite)

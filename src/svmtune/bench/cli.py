@@ -115,6 +115,14 @@ def _split_list(value: str | None, option: str = "--tasks") -> list[str] | None:
     metavar="COLUMN",
     help="Column of the --data files that is not a feature (e.g. an identifier); repeatable.",
 )
+@click.option(
+    "--groups",
+    "group_column",
+    default=None,
+    metavar="COLUMN",
+    help="Column of the --data files naming each row's group (a subject, a recording; not a "
+    "feature): the splits keep groups whole, and cross-validated methods get them.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True)
 def bench(
     suite_name,
@@ -134,6 +142,7 @@ def bench(
     target,
     fmt,
     drop_columns,
+    group_column,
     progress,
 ):
     """Run (or resume) a benchmark suite; each finished cell is appended to the result store.
@@ -162,9 +171,9 @@ def bench(
     task_names, method_names = _split_list(tasks, "--tasks"), _split_list(methods, "--methods")
     loader = None
     if data_sources:
-        suite, loader = _on_data(suite, data_sources, target, fmt, drop_columns)
-    elif target is not None or fmt is not None or drop_columns:
-        raise click.UsageError("--target, --format and --drop apply to --data files only")
+        suite, loader = _on_data(suite, data_sources, target, fmt, drop_columns, group_column)
+    elif target is not None or fmt is not None or drop_columns or group_column is not None:
+        raise click.UsageError("--target, --format, --drop and --groups apply to --data files only")
     backend = contextlib.nullcontext()
     client = None
     if scheduler:
@@ -229,21 +238,23 @@ def bench(
         con.print("[yellow]some cells failed; their status is in the result rows[/]")
 
 
-def _on_data(suite, sources, target, fmt, drop):
+def _on_data(suite, sources, target, fmt, drop, groups=None):
     """The suite on the --data sources, and their loader; each source is read once here
     (as `svmtune select` reads it, with its messages) so that an unreadable file or a wrong
-    --target or --drop stops the run before any cell."""
+    --target, --drop or --groups stops the run before any cell."""
     from svmtune.bench.suite import DataLoader, on_data
-    from svmtune.cli import _drop, _load
+    from svmtune.cli import _drop, _load, _pop_column
 
     try:
-        derived = on_data(suite, sources, target=target, fmt=fmt, drop=drop)
+        derived = on_data(suite, sources, target=target, fmt=fmt, drop=drop, groups=groups)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     for task in derived.tasks:
         X, _, _ = _load(task.dataset, target, fmt)
         if drop:
             X = _drop(X, drop)
+        if groups is not None:
+            X, _ = _pop_column(X, groups, "--groups")
         p = derived.protocol
         need = sum(int(v) for v in (p.train_size, p.test_size) if isinstance(v, int))
         if p.kind == "split" and need > len(X):

@@ -117,6 +117,8 @@ def _read_note(read) -> str:
     parts += [f"format {read['format']}"] if "format" in read else []
     if read.get("drop"):
         parts.append("without " + ", ".join(repr(c) for c in read["drop"]))
+    if read.get("groups"):
+        parts.append(f"groups {read['groups']!r}")
     return f": {'; '.join(parts)}" if parts else ""
 
 

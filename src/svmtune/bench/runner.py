@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from svmtune._validation import validate_groups
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.bench.store import (
     ResultStore,
@@ -50,6 +51,7 @@ from svmtune.bench.store import (
     parse_time,
 )
 from svmtune.bench.suite import MethodSpec, Suite, Task
+from svmtune.methods.base import get_selector
 from svmtune.preprocess import transform_as_fitted
 
 __all__ = [
@@ -94,7 +96,8 @@ def _info_get(info: Any, key: str, default: Any = None) -> Any:
 
 @dataclass
 class TaskData:
-    """A prepared task: features, labels, and the fixed test file if the protocol has one."""
+    """A prepared task: features, labels, the fixed test file if the protocol has one, and
+    each row's group if the task has a ``groups`` column."""
 
     X: pd.DataFrame
     y: np.ndarray
@@ -102,6 +105,7 @@ class TaskData:
     X_test: pd.DataFrame | None = None
     y_test: np.ndarray | None = None
     test_info: Any = None
+    groups: np.ndarray | None = None
 
     @property
     def preprocess(self) -> str:
@@ -157,7 +161,8 @@ def prepare_task(task: Task, loader: Loader, seed: int) -> TaskData:
     """Load ``task.dataset`` (and ``task.test_dataset``) and apply the task's definition.
 
     The subsample (``task.subsample`` rows of the training data, stratified) is drawn with
-    ``seed`` (the suite's seed); the row order of the subsample follows the file.
+    ``seed`` (the suite's seed); the row order of the subsample follows the file.  The
+    ``task.groups`` column leaves the features and becomes ``TaskData.groups``.
     """
     from sklearn.model_selection import train_test_split
 
@@ -169,7 +174,13 @@ def prepare_task(task: Task, loader: Loader, seed: int) -> TaskData:
         )
         idx = np.sort(idx)
         X, y = X.iloc[idx].reset_index(drop=True), y[idx]
-    data = TaskData(X=X, y=y, info=info)
+    groups = None
+    if task.groups is not None:
+        if task.groups not in X.columns:
+            raise ValueError(f"task {task.name!r}: groups column {task.groups!r} not in the data")
+        groups = validate_groups(X[task.groups].to_numpy(), len(y))
+        X = X.drop(columns=[task.groups])
+    data = TaskData(X=X, y=y, info=info, groups=groups)
     if task.test_dataset is not None:
         Xt, yt, tinfo = loader(task.test_dataset)
         data.X_test, data.y_test = _apply_task(Xt, yt, task)
@@ -177,13 +188,42 @@ def prepare_task(task: Task, loader: Loader, seed: int) -> TaskData:
     return data
 
 
-def split_indices(y: np.ndarray, suite: Suite, task: Task) -> list[tuple[np.ndarray, Any]]:
+def split_indices(
+    y: np.ndarray, suite: Suite, task: Task, groups: np.ndarray | None = None
+) -> list[tuple[np.ndarray, Any]]:
     """The protocol's (train, test) index pairs for one task; ``test`` is None for the
-    fixed train/test protocol (the test part is the task's test file)."""
-    from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
+    fixed train/test protocol (the test part is the task's test file).
+
+    With ``groups`` every group stays on one side of each split: K-fold CV becomes
+    ``StratifiedGroupKFold`` (each repeat shuffled with its own seed drawn from the suite's),
+    random splits ``GroupShuffleSplit`` (not stratified; ``train_size`` and ``test_size``
+    count groups).
+    """
+    from sklearn.model_selection import (
+        GroupShuffleSplit,
+        RepeatedStratifiedKFold,
+        StratifiedGroupKFold,
+        StratifiedShuffleSplit,
+    )
 
     p = suite.protocol
     dummy = np.zeros(len(y))
+    if groups is not None and p.kind == "kfold":
+        rng = np.random.RandomState(suite.seed)
+        out = []
+        for _ in range(int(p.n_repeats)):
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            cv = StratifiedGroupKFold(int(p.n_splits), shuffle=True, random_state=seed)
+            out += list(cv.split(dummy, y, groups))
+        return out
+    if groups is not None and p.kind == "split":
+        cv = GroupShuffleSplit(
+            n_splits=int(p.n_repeats),
+            train_size=p.train_size,
+            test_size=p.test_size,
+            random_state=suite.seed,
+        )
+        return list(cv.split(dummy, y, groups))
     if p.kind == "kfold":
         cv = RepeatedStratifiedKFold(
             n_splits=int(p.n_splits), n_repeats=int(p.n_repeats), random_state=suite.seed
@@ -213,7 +253,7 @@ def _prepared(suite: Suite, task: Task, loader: Loader) -> tuple[TaskData, list]
         if len(_TASK_CACHE) >= 4:
             _TASK_CACHE.pop(next(iter(_TASK_CACHE)))
         data = prepare_task(task, loader, suite.seed)
-        _TASK_CACHE[k] = (data, split_indices(data.y, suite, task))
+        _TASK_CACHE[k] = (data, split_indices(data.y, suite, task, data.groups))
     return _TASK_CACHE[k]
 
 
@@ -383,8 +423,9 @@ CHEAP_CELL_SECONDS = 1.0
 TIMING_REPEATS = 3
 
 
-def _timed_tuner_fit(tuner, X, y) -> tuple[float, float, int]:
-    """Fit ``tuner``; return its selection time, final-fit time and the number of fits timed.
+def _timed_tuner_fit(tuner, X, y, groups=None) -> tuple[float, float, int]:
+    """Fit ``tuner`` (with ``groups``, if given); return its selection time, final-fit time
+    and the number of fits timed.
 
     Cheap methods (under :data:`CHEAP_CELL_SECONDS`) are refitted from scratch up to
     :data:`TIMING_REPEATS` times and the fastest selection and final fit are kept, the same
@@ -394,9 +435,11 @@ def _timed_tuner_fit(tuner, X, y) -> tuple[float, float, int]:
     """
     from sklearn.base import clone
 
+    fit_kw = {} if groups is None else {"groups": groups}
+
     def once(est):
         t0 = time.perf_counter()
-        est.fit(X, y)
+        est.fit(X, y, **fit_kw)
         wall = time.perf_counter() - t0
         final = getattr(est, "final_fit_time_", None)
         # without a timer of its own, the final fit is the rest of fit() (no selection work)
@@ -555,7 +598,15 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
                 random_state=cell.seed,
                 **tuner_kw,
             )
-            sel_time, final_time, repeats = _timed_tuner_fit(tuner, Xtr, ytr)
+            # the training part's groups reach the methods that cross-validate; the others
+            # hold out single rows or nothing (SVMTuner refuses or ignores groups for them)
+            fit_groups = None
+            if data.groups is not None:
+                if get_selector(m.method, dict(m.params)).holdout() == "folds":
+                    fit_groups = data.groups[train]
+                row["groups"] = cell.task.groups
+                row["cv_groups"] = fit_groups is not None
+            sel_time, final_time, repeats = _timed_tuner_fit(tuner, Xtr, ytr, fit_groups)
             row["selection_time"] = sel_time
             row["final_fit_time"] = final_time
             row["timing_repeats"] = repeats

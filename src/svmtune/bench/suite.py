@@ -61,6 +61,10 @@ class Task:
         ``SVMTuner`` arguments for every method on this task (e.g. ``{"multiclass": "ovo"}``);
         a method's own ``MethodSpec.tuner_params`` take precedence.  Part of the cell key
         when not empty.
+    groups : str or None
+        Column holding each row's group (a subject, a recording): it is not a feature; the
+        protocol's splits keep every group on one side, and the methods that cross-validate
+        (``Selector.holdout() == "folds"``) get the training part's groups.
     """
 
     name: str
@@ -72,6 +76,7 @@ class Task:
     drop_columns: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     tuner_params: dict[str, Any] = field(default_factory=dict)
+    groups: str | None = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +279,7 @@ def on_data(
     target: str | int | None = None,
     fmt: str | None = None,
     drop: Sequence[str] = (),
+    groups: str | None = None,
 ) -> Suite:
     """``suite``'s methods, protocol and seed on other data, one task per source.
 
@@ -292,6 +298,8 @@ def on_data(
         tasks, so that they are part of the cells' keys.
     drop : sequence of str
         Columns that are not features (e.g. identifiers): the tasks' ``drop_columns``.
+    groups : str, optional
+        Column holding each row's group: the tasks' ``groups`` (splits keep groups whole).
 
     Returns
     -------
@@ -307,6 +315,8 @@ def on_data(
     read: dict[str, Any] = {k: v for k, v in (("target", target), ("format", fmt)) if v is not None}
     if drop:
         read["drop"] = list(drop)
+    if groups is not None:
+        read["groups"] = groups
     tasks: list[Task] = []
     seen: dict[str, int] = {}
     for src in sources:
@@ -332,16 +342,23 @@ def on_data(
 def data_task(name: str, dataset: str, version: str, read: dict | None = None) -> Task:
     """The task of one :func:`on_data` source.
 
-    The SHA-256 of its file and how it is read (``read``: the ``"target"``, ``"format"`` and
-    ``"drop"`` columns given, if any) are part of the task and of its cells' keys, so cells
-    stored for other contents of the same file, or for another label column of it, are not
-    taken as done (and the report leaves them out as rows of an older definition).
+    The SHA-256 of its file and how it is read (``read``: the ``"target"``, ``"format"``,
+    ``"drop"`` and ``"groups"`` columns given, if any) are part of the task and of its
+    cells' keys, so cells stored for other contents of the same file, or for another label
+    column of it, are not taken as done (and the report leaves them out as rows of an older
+    definition).
     """
     read = dict(read or {})
     options: dict[str, Any] = {"sha256": version}
     if read:
         options["read"] = read
-    return Task(name, dataset, drop_columns=tuple(read.get("drop", ())), options=options)
+    return Task(
+        name,
+        dataset,
+        drop_columns=tuple(read.get("drop", ())),
+        options=options,
+        groups=read.get("groups"),
+    )
 
 
 #: ending of the name of a suite run on other data (:func:`on_data`)
