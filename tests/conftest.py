@@ -18,6 +18,17 @@ def make_problem(n: int, d: int, seed: int, *, imbalance: float = 0.5, noise: fl
     return X, y
 
 
+def assert_params_close(got: dict, want: dict, rel: float) -> None:
+    """``best_params_`` dicts equal: the same keys, text values and Nones, numbers to ``rel``
+    (pytest >= 9.2 refuses ``approx(..., rel=...)`` of text or None, e.g. the kernel)."""
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        if value is None or isinstance(value, str):
+            assert got[key] == value, key
+        else:
+            assert got[key] == pytest.approx(value, rel=rel), key
+
+
 @pytest.fixture
 def problem():
     return make_problem(60, 3, 0)
