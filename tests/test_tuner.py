@@ -463,3 +463,24 @@ def test_a_class_in_one_group_is_named_by_its_label():
     w = np.where(well & (groups != groups[well][0]), 0.0, 1.0)  # one group of well rows counts
     with pytest.raises(ValueError, match="'well' has all its samples of positive weight in one"):
         grid.fit(X, labels, sample_weight=w, groups=groups)
+
+
+def test_groups_reach_the_tuner_through_scikit_learns_metadata_routing():
+    import sklearn
+    from sklearn.model_selection import GroupKFold, cross_validate
+
+    X, y, groups = _near_duplicate_groups(n_groups=16, size=4)
+    seen = []
+
+    class Recording(SVMTuner):
+        def fit(self, X, y, sample_weight=None, groups=None):
+            seen.append(groups)
+            return super().fit(X, y, sample_weight=sample_weight, groups=groups)
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = Recording(method="grid", method_params=_GROUP_GRID, random_state=0)
+        est.set_fit_request(groups=True, sample_weight=False)
+        cross_validate(est, X, y, cv=GroupKFold(4), params={"groups": groups})
+    assert len(seen) == 4
+    for g in seen:  # each outer training part's groups, 12 of the 16
+        assert g is not None and len(set(g)) == 12
