@@ -22,6 +22,7 @@ killed run resumes; the markdown table is regenerated from the stored units.  Th
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -68,6 +69,7 @@ def _unit(fold: int, method: str, params, grouped: bool) -> dict:
         "test_file": float(tuner.score(Xt, yt)),
         "svc_held_out_subjects": float(np.mean(default.predict(Xp_te) == y[te])),
         "svc_test_file": float(np.mean(default.predict(Xp_t) == yt)),
+        **environment(),  # the machine and package versions the unit ran with
     }
 
 
@@ -77,7 +79,9 @@ def _outer(y, subjects):
 
 
 def _table(rows: dict, versions) -> str:
-    env = environment()
+    envs = {json.dumps({k: r[k] for k in ("machine", "versions")}) for r in rows.values()}
+    env = json.loads(min(envs)) if envs else environment()
+    ran_on = "" if len(envs) <= 1 else f" (units ran on {len(envs)} machines; the first:)"
     out = [
         "# Selection with and without groups: Parkinson speech, recordings grouped by subject",
         "",
@@ -85,7 +89,7 @@ def _table(rows: dict, versions) -> str:
         f"`parkinson_speech_train` (1,040 recordings of 40 subjects; version {versions[0][:12]}) "
         f"and `parkinson_speech_test` (168 recordings of 28 other subjects, all class 1; version "
         f"{versions[1][:12]}). Outer folds: {OUTER_FOLDS}-fold `StratifiedGroupKFold` over the "
-        f"subjects (seed {SEED}). Machine: {env['machine']['platform']}, "
+        f"subjects (seed {SEED}). Machine{ran_on}: {env['machine']['platform']}, "
         f"{env['machine']['cpu']}, {env['machine']['cpu_count']} cores; python "
         f"{env['versions']['python']}, scikit-learn {env['versions']['sklearn']}, svmtune "
         f"{env['versions']['svmtune']}.",

@@ -194,7 +194,7 @@ def validate_groups(groups, n: int) -> np.ndarray | None:
         raise ValueError(
             f"groups has shape {arr.shape}, expected ({n},): one group label per sample"
         )
-    codes = pd.factorize(pd.Series(arr, dtype=object if arr.dtype.kind == "O" else None))[0]
+    codes = pd.factorize(arr)[0]  # -1 marks None, NaN and pd.NA
     missing = np.flatnonzero(codes < 0)
     if missing.size:
         shown = ", ".join(str(i) for i in missing[:5]) + (" ..." if missing.size > 5 else "")
