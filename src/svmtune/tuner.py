@@ -18,7 +18,6 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from svmtune._validation import (
-    _label,
     check_feature_scale,
     check_feature_values,
     check_labels,
@@ -39,7 +38,7 @@ from svmtune.estimators import (
 )
 from svmtune.methods.base import get_selector
 from svmtune.preprocess import PREPROCESS_MODES, fit_preprocessor, make_preprocessor
-from svmtune.search.cv import groups_per_class
+from svmtune.search.cv import check_class_groups
 
 __all__ = ["SVMTuner"]
 
@@ -293,15 +292,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             # a class of weight 0 is absent from every fit (one sample of weight 2 stands
             # for two samples, as the scikit-learn checks require)
             check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
-        if groups is not None:
-            n_groups = groups_per_class(y_enc, groups, w)
-            if n_groups.min() < 2:
-                raise ValueError(
-                    f"class {_label(self.classes_[int(np.argmin(n_groups))])} has all its samples"
-                    f"{'' if w is None else ' of positive weight'} in one group, so "
-                    "cross-validation that keeps groups whole cannot train on it and validate "
-                    "on it; merge groups differently or leave groups out"
-                )
+        if groups is not None:  # named by the user's label, before the selection starts
+            check_class_groups(y_enc, groups, w, self.classes_)
         # Platt scaling cross-validates the final SVM: every class needs two samples
         counts = np.bincount(y_enc if w is None else y_enc[w > 0], minlength=len(self.classes_))
         if self.probability == "platt" and counts.min() < 2:

@@ -277,6 +277,14 @@ def test_bench_data_with_groups(tmp_path, monkeypatch):
     assert r.exit_code != 0 and "no column 'patient'" in r.output
     r = CliRunner().invoke(bench, ["--suite", "quick", "--groups", "subject", "--out", str(out)])
     assert r.exit_code != 0 and "apply to --data files only" in r.output
+    # span-paper's split draws 400 training units: with --groups they are groups
+    r = CliRunner().invoke(
+        bench,
+        ["--suite", "span-paper", "--data", str(data), "--target", "label", "--groups"]
+        + ["subject", "--out", str(out)],
+    )
+    assert r.exit_code != 0 and "draws 400 groups per split" in r.output, r.output
+    assert "has 20" in r.output
 
 
 def test_bench_data_errors_are_clear(tmp_path):

@@ -253,14 +253,17 @@ def _on_data(suite, sources, target, fmt, drop, groups=None):
         X, _, _ = _load(task.dataset, target, fmt)
         if drop:
             X = _drop(X, drop)
+        # the split sizes count rows, or with --groups groups (GroupShuffleSplit)
+        units, have = "rows", len(X)
         if groups is not None:
-            X, _ = _pop_column(X, groups, "--groups")
+            X, col = _pop_column(X, groups, "--groups")
+            units, have = "groups", col.nunique()
         p = derived.protocol
         need = sum(int(v) for v in (p.train_size, p.test_size) if isinstance(v, int))
-        if p.kind == "split" and need > len(X):
+        if p.kind == "split" and need > have:
             raise click.UsageError(
-                f"suite {suite.name!r} draws {need} rows per split (train_size="
-                f"{p.train_size}, test_size={p.test_size}); {task.dataset} has {len(X)}: "
+                f"suite {suite.name!r} draws {need} {units} per split (train_size="
+                f"{p.train_size}, test_size={p.test_size}); {task.dataset} has {have}: "
                 "use a suite with fractional splits or K-fold CV (e.g. 'quick', 'rbsvm-paper')"
             )
     return derived, DataLoader(target=target, fmt=fmt)

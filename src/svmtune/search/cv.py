@@ -14,11 +14,11 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-from svmtune._validation import check_labels, validate_groups, validate_sample_weight
+from svmtune._validation import _label, check_labels, validate_groups, validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator, ovo_pairs
 
-__all__ = ["make_folds", "cv_errors", "fold_error", "groups_per_class"]
+__all__ = ["make_folds", "cv_errors", "fold_error", "check_class_groups"]
 
 
 def make_folds(
@@ -80,7 +80,15 @@ def make_folds(
     if groups is None:
         splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
     else:
-        k = _group_folds(y, groups, pos, present, k, weighted)
+        fewest = int(check_class_groups(y, groups, sample_weight).min())
+        if fewest < k:
+            warnings.warn(
+                f"a class has samples{weighted} in only {fewest} groups: using {fewest}-fold "
+                f"instead of {k}-fold cross-validation, to keep groups whole",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
+            k = fewest
         splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
     with warnings.catch_warnings():
         # the weight-0 part of a class may be smaller than k: only its spread suffers
@@ -100,35 +108,32 @@ def make_folds(
     return folds
 
 
-def groups_per_class(y: np.ndarray, groups: np.ndarray, sample_weight=None) -> np.ndarray:
+def check_class_groups(
+    y: np.ndarray, groups: np.ndarray, sample_weight=None, classes=None
+) -> np.ndarray:
     """The number of distinct groups holding samples (of positive weight) of each class
-    ``0..k-1`` of the encoded labels ``y``."""
+    present in the encoded labels ``y``; raises when a class lies in a single group, since
+    cross-validation that keeps groups whole can then never train and validate on it.
+    ``classes`` (the original labels, in the order of the codes) names the class in the
+    error; without it the encoded label is named."""
     keep = np.ones(len(y), dtype=bool) if sample_weight is None else sample_weight > 0
     pairs = np.unique(np.column_stack([y[keep], groups[keep]]), axis=0)
-    return np.bincount(pairs[:, 0], minlength=int(y.max()) + 1)
-
-
-def _group_folds(y, groups, pos, present, k: int, weighted: str) -> int:
-    """The number of folds that keep groups whole: at most the number of groups holding
-    each class (samples of positive weight), so that every class can be in the training and
-    the validation part of each split; warns when it caps ``k``."""
-    n_groups = groups_per_class(y, groups, pos)[present]
-    fewest = int(n_groups.min())
-    if fewest < 2:
+    present = np.flatnonzero(np.bincount(y) > 0)
+    n_groups = np.bincount(pairs[:, 0], minlength=int(y.max()) + 1)[present]
+    if n_groups.min() < 2:
         c = int(present[int(np.argmin(n_groups))])
+        name = (
+            f"{c} (encoded label: the classes in sorted order)"
+            if classes is None
+            else _label(classes[c])
+        )
+        weighted = "" if sample_weight is None else " of positive weight"
         raise ValueError(
-            f"class {c} (encoded label: the classes in sorted order) has all its samples"
-            f"{weighted} in one group, so cross-validation that keeps groups whole cannot "
-            "train on it and validate on it; merge groups differently or leave groups out"
+            f"class {name} has all its samples{weighted} in one group, so cross-validation "
+            "that keeps groups whole cannot train on it and validate on it; merge groups "
+            "differently or leave groups out"
         )
-    if fewest < k:
-        warnings.warn(
-            f"a class has samples{weighted} in only {fewest} groups: using {fewest}-fold "
-            f"instead of {k}-fold cross-validation, to keep groups whole",
-            UserWarning,
-            stacklevel=user_stacklevel(),
-        )
-    return min(k, fewest)
+    return n_groups
 
 
 def fold_error(
