@@ -7,7 +7,8 @@ subjects, so this script judges every selection on subjects it has not seen.  Ou
 ``StratifiedGroupKFold(5, shuffle=True, random_state=0)`` over the subjects (8 held out per
 fold).  On each outer training part it runs ``SVMTuner`` with the methods below, once with
 the subjects as ``groups`` (cross-validated methods keep each subject on one side of every
-split) and once without (shuffled folds), and records the method's own estimate of its
+split; RBSVM leaves one subject out at a time, in closed form) and once without (shuffled
+folds; RBSVM leaves single recordings out), and records the method's own estimate of its
 error, the chosen (sigma, C), the selection time, the accuracy on the held-out subjects and
 on ``parkinson_speech_test`` (168 recordings of 28 further subjects, all with the disease).
 ``SVC()`` is the yardstick, fitted on the same outer training part.
@@ -36,9 +37,9 @@ from svmtune.bench.checkpoint import Checkpoint
 from svmtune.bench.runner import environment
 from svmtune.datasets import load_dataset
 
-#: (method, method_params): the 10-fold grid of the RBSVM paper, ESDR (C by 10-fold CV) and
-#: random search; each runs with and without groups
-METHODS = (("grid", None), ("esdr", None), ("random", None))
+#: (method, method_params): the 10-fold grid of the RBSVM paper, ESDR (C by 10-fold CV),
+#: random search and RBSVM (leave-one-out in closed form); each runs with and without groups
+METHODS = (("grid", None), ("esdr", None), ("random", None), ("rbsvm", None))
 OUTER_FOLDS = 5
 SEED = 0
 
@@ -94,7 +95,9 @@ def _table(rows: dict, versions) -> str:
         f"{env['versions']['python']}, scikit-learn {env['versions']['sklearn']}, svmtune "
         f"{env['versions']['svmtune']}.",
         "",
-        "'estimate' is the method's own cross-validated error on the outer training part; "
+        "'estimate' is the method's own estimate of its error on the outer training part "
+        "(cross-validated; for rbsvm leave-one-out, or leave-one-subject-out with groups, "
+        "in closed form); "
         "'held-out err' the error on the outer fold's subjects, which no selection saw "
         "(mean over the folds); 'test file' the accuracy on `parkinson_speech_test`; "
         "'time' the selection time over one `SVC()` fit on the same rows (median over folds).",
@@ -117,8 +120,9 @@ def _table(rows: dict, versions) -> str:
             sig = ", ".join(f"{np.log2(r['sigma']):.1f}" for r in rs)
             cs = ", ".join(f"{np.log2(r['C']):.1f}" for r in rs)
             ratio = np.median([r["selection_time"] / r["svc_fit_time"] for r in rs])
+            plain = "none (single rows)" if method == "rbsvm" else "none (shuffled)"
             out.append(
-                f"| {method} | {'subjects' if grouped else 'none (shuffled)'} | {est:.3f} | "
+                f"| {method} | {'subjects' if grouped else plain} | {est:.3f} | "
                 f"{err:.3f} | {err - est:+.3f} | {np.mean([r['test_file'] for r in rs]):.3f} | "
                 f"{sig} | {cs} | {ratio:.0f} |"
             )

@@ -370,6 +370,20 @@ def test_groups_make_the_cv_estimate_honest():
     assert grouped.estimate_ > 0.25
 
 
+def test_rbsvm_leaves_whole_groups_out_in_closed_form():
+    X, y, groups = _near_duplicate_groups()
+    plain = SVMTuner(method="rbsvm", random_state=0).fit(X, y)
+    grouped = SVMTuner(method="rbsvm", random_state=0).fit(X, y, groups=groups)
+    assert plain.estimate_ < 0.05  # leave-one-out: every row's twins stay in the training part
+    assert grouped.estimate_ > 0.25  # leave-one-patient-out: the coin flips show
+    assert grouped.selection_.info["n_groups"] == 30
+    assert 0 < grouped.selection_.info["loo_exact_fraction"] <= 1
+    assert 0 < plain.selection_.info["loo_exact_fraction"] <= 1
+    with pytest.raises(ValueError, match="groups need nonsupport='model'"):
+        params = {"nonsupport": "label"}
+        SVMTuner(method="rbsvm", method_params=params).fit(X, y, groups=groups)
+
+
 @pytest.mark.parametrize(
     "method, module, params",
     [
@@ -411,7 +425,6 @@ def test_cross_validated_methods_keep_groups_whole(monkeypatch, method, module, 
 @pytest.mark.parametrize(
     "method, params",
     [
-        ("rbsvm", None),
         ("rbsvm_lowrank", None),
         ("span", None),
         ("span_lowrank", None),

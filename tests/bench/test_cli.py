@@ -242,7 +242,7 @@ def test_bench_data_with_groups(tmp_path, monkeypatch):
     frame.to_csv(data, index=False)
     out = tmp_path / "res"
     base = ["--suite", "quick", "--data", str(data), "--target", "label", "--out", str(out)]
-    base += ["--methods", "default,grid-10fold,rbsvm", "--no-progress"]
+    base += ["--methods", "default,grid-10fold,rbsvm,span", "--no-progress"]
     import svmtune.methods.baselines as baselines
 
     inner = []  # the grid's inner folds: they keep the training part's subjects whole
@@ -253,17 +253,29 @@ def test_bench_data_with_groups(tmp_path, monkeypatch):
         return inner[-1][1]
 
     monkeypatch.setattr(baselines, "make_folds", recording)
+    import svmtune.methods.rbsvm as rbsvm_method
+
+    lgo = []  # the groups RBSVM's objective holds out: the training part's subjects
+    objective = rbsvm_method.rbsvm_objective
+
+    def recording_objective(*args, **kw):
+        lgo.append(kw.get("groups"))
+        return objective(*args, **kw)
+
+    monkeypatch.setattr(rbsvm_method, "rbsvm_objective", recording_objective)
     r = CliRunner().invoke(bench, [*base, "--groups", "subject"])
-    assert "0 already stored, 6 run (6 ok" in r.output, r.output
+    assert "0 already stored, 8 run (8 ok" in r.output, r.output
     assert inner and all(g is not None and len(g) == 42 for g, _ in inner)
     for g, folds in inner:
         assert all(not set(g[tr]) & set(g[te]) for tr, te in folds)
+    assert lgo and all(g is not None and len(g) == 42 and len(set(g)) == 14 for g in lgo)
     rows = [json.loads(x) for x in (out / "quick+data" / "results.jsonl").read_text().splitlines()]
     cells = [x for x in rows if x.get("kind") == "cell"]
     assert {x["method"]: x["cv_groups"] for x in cells} == {
         "default": False,
         "grid-10fold": True,  # cross-validates: gets the groups
-        "rbsvm": False,  # leave-one-out: selects without them
+        "rbsvm": True,  # leaves one subject out at a time, in closed form
+        "span": False,  # leave-one-out of single rows: selects without them
     }
     assert {x["n_features"] for x in cells} == {2} and {x["n_test"] for x in cells} == {18}
     assert cells[0]["data_read"] == {"target": "label", "groups": "subject"}
@@ -272,7 +284,7 @@ def test_bench_data_with_groups(tmp_path, monkeypatch):
     assert "groups 'subject'" in (tmp_path / "r.md").read_text()
     # without --groups the same file is another task definition (shuffled rows)
     r = CliRunner().invoke(bench, [*base, "--drop", "subject"])
-    assert "0 already stored, 6 run (6 ok" in r.output, r.output
+    assert "0 already stored, 8 run (8 ok" in r.output, r.output
     r = CliRunner().invoke(bench, [*base, "--groups", "patient"])
     assert r.exit_code != 0 and "no column 'patient'" in r.output
     r = CliRunner().invoke(bench, ["--suite", "quick", "--groups", "subject", "--out", str(out)])

@@ -598,11 +598,12 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
                 random_state=cell.seed,
                 **tuner_kw,
             )
-            # the training part's groups reach the methods that cross-validate; the others
-            # hold out single rows or nothing (SVMTuner refuses or ignores groups for them)
+            # the training part's groups reach the methods that cross-validate or hold out
+            # whole groups (rbsvm); the others hold out single rows or nothing (SVMTuner
+            # refuses or ignores groups for them)
             fit_groups = None
             if data.groups is not None:
-                if get_selector(m.method, dict(m.params)).holdout() == "folds":
+                if get_selector(m.method, dict(m.params)).holdout() in ("folds", "groups"):
                     fit_groups = data.groups[train]
                 row["groups"] = cell.task.groups
                 row["cv_groups"] = fit_groups is not None

@@ -64,7 +64,8 @@ class Task:
     groups : str or None
         Column holding each row's group (a subject, a recording): it is not a feature; the
         protocol's splits keep every group on one side, and the methods that cross-validate
-        (``Selector.holdout() == "folds"``) get the training part's groups.
+        or hold out whole groups in closed form (``Selector.holdout()`` ``"folds"`` or
+        ``"groups"``) get the training part's groups.
     """
 
     name: str

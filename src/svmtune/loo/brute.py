@@ -6,7 +6,7 @@ import numpy as np
 
 from svmtune.svm import fit_l1_svm, fit_l2_svm
 
-__all__ = ["brute_force_loo"]
+__all__ = ["brute_force_lgo", "brute_force_loo"]
 
 
 def brute_force_loo(
@@ -62,4 +62,55 @@ def brute_force_loo(
         else:
             raise ValueError(f"loss must be 'l2' or 'l1', got {loss!r}")
         out[k] = sol.decision_function(K[i : i + 1, keep])[0]
+    return out
+
+
+def brute_force_lgo(
+    K: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    groups,
+    *,
+    sample_weight: np.ndarray | None = None,
+    tol: float = 1e-8,
+) -> np.ndarray:
+    """Leave-one-group-out decision values of the L2-SVM by retraining without each group.
+
+    The yardstick of :func:`svmtune.loo.rbsvm_groups.closed_form_lgo`.
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Kernel matrix (without any ``1/C`` ridge).
+    y : array of {-1, +1}
+    C : float
+    groups : array-like (n,)
+        A group label per point; every group is left out once.
+    sample_weight : array, optional
+        Per-sample weights (``C_i = C w_i``).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Each row's output from the model trained on the rows outside its group.
+    """
+    K = np.asarray(K, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n = y.shape[0]
+    if K.shape != (n, n):
+        raise ValueError(f"K has shape {K.shape}; y has {n} labels: expected ({n}, {n})")
+    groups = np.asarray(groups)
+    if groups.shape != (n,):
+        raise ValueError(f"groups has shape {groups.shape}; expected ({n},), one label per point")
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    full = fit_l2_svm(K, y, C, sample_weight=w)
+    out = np.empty(n)
+    for g in np.unique(groups):
+        out_g = groups == g
+        keep = ~out_g
+        init = np.flatnonzero(full.support[keep])
+        sol = fit_l2_svm(
+            K[np.ix_(keep, keep)], y[keep], C, sample_weight=w[keep], init_support=init, tol=tol
+        )
+        out[out_g] = sol.decision_function(K[np.ix_(out_g, keep)])
     return out

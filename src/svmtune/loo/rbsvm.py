@@ -103,6 +103,7 @@ __all__ = [
     "loo_exact_mask",
     "loo_loss",
     "objective_terms",
+    "check_derivative",
     "check_nonsupport",
     "loo_gradient",
     "rbf_l2_derivatives",
@@ -584,20 +585,27 @@ def _loo_gradient(
     v = (Minv @ h)[:m]
     out = np.empty(len(dH))
     for k, D in enumerate(dH):
-        D = np.asarray(D, dtype=float)
+        D = check_derivative(D, n, m)
         if D.ndim == 1:
-            if D.shape != (m,):
-                raise ValueError(f"diagonal derivative must have shape ({m},), got {D.shape}")
             out[k] = -float(np.sum(D * (np.diag(W) + v * beta)))
         else:
-            if D.shape != (n, m):
-                raise ValueError(f"derivative columns must have shape ({n}, {m}), got {D.shape}")
             DSS = D[S]
             val = -float(np.sum(DSS * W)) - float(v @ (DSS @ beta))
             if N.size:
                 val += float(cN @ (D[N] @ beta))
             out[k] = val
     return out
+
+
+def check_derivative(D, n: int, m: int) -> np.ndarray:
+    """``D`` as floats after checking it is a derivative :func:`loo_gradient` takes: the
+    ``(n, m)`` support columns of ``dK`` or the ``(m,)`` diagonal of ``dH_SS``."""
+    D = np.asarray(D, dtype=float)
+    if D.ndim == 1 and D.shape != (m,):
+        raise ValueError(f"diagonal derivative must have shape ({m},), got {D.shape}")
+    if D.ndim != 1 and D.shape != (n, m):
+        raise ValueError(f"derivative columns must have shape ({n}, {m}), got {D.shape}")
+    return D
 
 
 def rbf_l2_derivatives(
@@ -691,6 +699,7 @@ def rbsvm_objective(
     nonsupport: str = "model",
     gradient: bool = True,
     tol: float = 1e-8,
+    groups: np.ndarray | None = None,
 ) -> LOOObjective:
     """The RBSVM leave-one-out objective and its exact gradient (RBSVM eq. (27)-(34)).
 
@@ -719,6 +728,10 @@ def rbsvm_objective(
         Also compute the gradient.
     tol : float
         KKT tolerance of the L2-SVM solver.
+    groups : array (n,), optional
+        A group label per point: ``r`` holds the leave-one-group-out outputs instead
+        (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`, the block version of eq. (27),
+        beyond the paper), and the gradient is theirs.  Needs ``nonsupport="model"``.
 
     Returns
     -------
@@ -731,6 +744,11 @@ def rbsvm_objective(
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     check_nonsupport(nonsupport)
     D2 = np.asarray(D2, dtype=float)
+    if groups is not None and nonsupport != "model":
+        raise ValueError(
+            "groups need nonsupport='model': a row of a group that holds support vectors gets "
+            "the reduced model's output whether or not it is a support vector itself"
+        )
     if D2.ndim != 2 or D2.shape[0] != D2.shape[1]:
         raise ValueError(f"D2 must be the square (n, n) squared-distance matrix, got {D2.shape}")
     n = D2.shape[0]
@@ -744,6 +762,10 @@ def rbsvm_objective(
     for y_t in tasks:
         _check_pm1(y_t, n, name="every task")
     validate_sample_weight(sample_weight, n)
+    if groups is not None:
+        from svmtune.loo import rbsvm_groups  # it builds on this module
+
+        codes = rbsvm_groups.group_codes(groups, n)
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
     if init_support is None:
@@ -756,13 +778,20 @@ def rbsvm_objective(
     loo, sols, used = [], [], np.zeros(n, dtype=bool)
     for y_t, init in zip(tasks, init_support):
         sol = fit_l2_svm(K, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
-        Minv = sol.factor.inverse() if gradient else None
-        r = _closed_form_loo(sol, K, Minv)
+        if groups is None:
+            Minv = sol.factor.inverse() if gradient else None
+            r = _closed_form_loo(sol, K, Minv)
+        else:
+            Minv = sol.factor.inverse()
+            r, red, rows = rbsvm_groups._lgo_terms(sol, K, codes, Minv)
         L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(w @ L)
         if gradient:
             dH = rbf_l2_derivatives(K, D2, sigma, sol)
-            grad += _loo_gradient(sol, K, dH, w * dL, Minv)
+            if groups is None:
+                grad += _loo_gradient(sol, K, dH, w * dL, Minv)
+            else:
+                grad += rbsvm_groups._lgo_gradient(sol, K, dH, w * dL, codes, Minv, red, rows)
         loo.append(r)
         sols.append(sol)
         used |= sol.support

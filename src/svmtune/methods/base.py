@@ -113,7 +113,8 @@ class Selector:
         decomposition for each scheme uses the matching one (LD); the others keep the
         decomposition their paper defines (documented per method).
 
-        Methods whose :meth:`holdout` is ``"folds"`` also take a keyword ``groups``.
+        Methods whose :meth:`holdout` is ``"folds"`` or ``"groups"`` also take a keyword
+        ``groups``.
         """
         raise NotImplementedError
 
@@ -123,10 +124,12 @@ class Selector:
 
         ``"folds"``: K-fold cross-validation; :meth:`select` then takes a keyword
         ``groups`` (integer group codes, one per sample) and keeps every group on one side
-        of each split (:func:`svmtune.search.cv.make_folds`).  ``"rows"``: leave-one-out
-        closed forms, bounds or estimates, which hold out single rows and cannot keep a
-        group together.  ``"none"`` (the default): a data criterion or a fixed rule that
-        holds nothing out, so groups change nothing.
+        of each split (:func:`svmtune.search.cv.make_folds`).  ``"groups"``: a leave-one-out
+        closed form that holds out single rows, or with a keyword ``groups`` each whole group
+        (:mod:`svmtune.loo.rbsvm_groups`).  ``"rows"``: leave-one-out closed forms, bounds or
+        estimates, which hold out single rows and cannot keep a group together.  ``"none"``
+        (the default): a data criterion or a fixed rule that holds nothing out, so groups
+        change nothing.
         """
         return self.held_out
 

@@ -14,7 +14,11 @@ Differences from the paper, all documented in the option descriptions:
   Polak-Ribiere conjugate gradients;
 * the start is data-driven (median heuristic) instead of ``sigma = 1``;
 * multiclass problems learn one ``(sigma, C)`` for all one-vs-rest tasks by summing their
-  objectives (the paper reports each one-vs-rest task separately).
+  objectives (the paper reports each one-vs-rest task separately);
+* with ``groups`` (``SVMTuner.fit(groups=...)``) ``J`` sums the closed-form
+  leave-one-group-out outputs instead (:mod:`svmtune.loo.rbsvm_groups`, the block version of
+  eq. (27)), so that rows whose close relatives are in the training part do not judge a
+  candidate.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from svmtune.loo.rbsvm import (
     loo_exact_mask,
     rbsvm_objective,
 )
+from svmtune.loo.rbsvm_groups import lgo_exact_mask
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import check_search_options, exact_search_start, minimize_log_params
@@ -83,11 +88,17 @@ class RBSVM(Selector):
     (eq. (39), mean over tasks), iteration and evaluation counts, the support size and
     ``loo_exact_fraction``, the share of points whose closed-form LOO output is provably exact
     (:func:`svmtune.loo.rbsvm.loo_exact_mask`, mean over tasks).
+
+    With ``groups`` (one label per sample) the LOO outputs are leave-one-group-out outputs
+    (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`): ``estimate``, ``criterion`` and the
+    model entropy are theirs, ``info["n_groups"]`` counts the groups, and
+    ``loo_exact_fraction`` is the share of rows whose group's output is provably exact
+    (:func:`svmtune.loo.rbsvm_groups.lgo_exact_mask`).  Groups need ``nonsupport="model"``.
     """
 
     name = "rbsvm"
     kernels = ("rbf",)
-    held_out = "rows"  # leave-one-out closed forms and bounds
+    held_out = "groups"  # single rows, or whole groups with the block closed form
 
     def __init__(
         self,
@@ -137,8 +148,14 @@ class RBSVM(Selector):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         self.check_kernel(kernel)
+        if groups is not None and self.nonsupport != "model":
+            raise ValueError(
+                "groups need nonsupport='model' (a row of a group that holds support vectors "
+                "gets the reduced model's output whether or not it is a support vector)"
+            )
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -164,6 +181,7 @@ class RBSVM(Selector):
                 init_support=init,
                 loss=self.loss,
                 nonsupport=self.nonsupport,
+                groups=groups,
             )
             new_state = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj}
             return obj.value / total_w, obj.grad / total_w, new_state
@@ -182,16 +200,21 @@ class RBSVM(Selector):
         )
         obj = res.state["obj"]
         sigma, C = (float(v) for v in np.exp(res.theta))
-        K = rbf_columns(D2, sigma)  # loo_exact_mask reads the support columns only
         # obj.loo: the closed-form LOO outputs (eq. (27)), whatever J took at non-SVs
         entropy = float(
             np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, obj.loo)])
         )
-        exact = float(np.mean([loo_exact_mask(sol, K).mean() for sol in obj.solutions]))
+        K = rbf_columns(D2, sigma)  # the certificates read the support columns only
+        if groups is None:
+            masks = [loo_exact_mask(sol, K) for sol in obj.solutions]
+        else:
+            masks = [lgo_exact_mask(sol, K, groups) for sol in obj.solutions]
+        exact = float(np.mean([mask.mean() for mask in masks]))
         info = {
             "model_entropy": entropy,
             "n_support": obj.n_support,
             "loo_exact_fraction": exact,
+            **({} if groups is None else {"n_groups": int(np.unique(groups).size)}),
             **res.diagnostics(),
         }
         return Selection(

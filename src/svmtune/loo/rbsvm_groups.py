@@ -1,0 +1,342 @@
+"""Leave-one-group-out outputs of the L2-SVM in closed form, and their exact gradient.
+
+Beyond the RBSVM paper: the block version of its eq. (27), so that RBSVM can hold out whole
+groups (the rows of one subject, patient or stretch of a series) instead of single rows.
+
+Notation as in :mod:`svmtune.loo.rbsvm`: on the support set ``S`` (``m`` points) the L2-SVM
+solves ``M x = [y_S; 0]`` with ``x = [beta; b]``, ``M = [[H_SS, 1], [1^T, 0]]``,
+``H = K + diag(1/(C w))``, and ``P = M^{-1}``.  For a group ``G`` write ``g`` for the positions
+of its support vectors in ``S`` and ``R`` for the other rows of the system (the remaining support
+vectors and ``b``).
+
+**Outputs.**  If removing the group leaves the other points' support status unchanged, the
+reduced model solves ``M_RR x'_R = [y_{S-G}; 0]``.  From ``M_RR x_R + M_Rg beta_g = r_R`` and the
+block inverse ``M_RR^{-1} M_Rg = -P_Rg P_gg^{-1}``,
+
+    x^(-G) = x - P[:, g] P_gg^{-1} beta_g        (zero at ``g``: the padded reduced solution)
+
+and every row ``j`` of the group, support vector or not, gets the reduced model's output
+
+    r_j = [K_jS, 1] x^(-G).
+
+For a support vector this equals ``y_g - P_gg^{-1} beta_g``, which for a group of one is
+RBSVM eq. (27), ``y_i - beta_i / P_ii``.  A group without support vectors leaves the model
+unchanged (``x^(-G) = x``): its rows get the full model's outputs, as single non-support
+vectors do in :func:`svmtune.loo.rbsvm.closed_form_loo`.
+
+**Gradient.**  ``x^(-G)`` solves the reduced system, so for a fixed support set
+``dx^(-G) = -Q_G dM x^(-G)`` with ``Q_G = P - P[:, g] P_gg^{-1} P[g, :]`` (``M_RR^{-1}``
+padded with zeros).  With ``c_j = dJ/dr_j``, ``a_G = sum_{j in G} c_j [K_jS; 1]`` and
+``z_G = Q_G a_G``,
+
+    dJ = sum_j c_j dK_jS x^(-G_j)_S  -  <dH_SS, sum_G z_G,S x^(-G)_S^T>.
+
+The first sum costs ``O(n m)`` per hyperparameter; the matrix of the second is built once per
+step (``O(m^2)`` per group with support vectors, all groups without support vectors sharing one
+term), after which each hyperparameter costs ``O(m^2)``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from svmtune._warnings import user_stacklevel
+from svmtune.kernels import KernelColumns, kernel_columns
+from svmtune.loo.rbsvm import _check_l2, _support_system, check_derivative
+from svmtune.loo.sphere import _check_kernel
+from svmtune.svm import DualSolution
+
+__all__ = ["closed_form_lgo", "group_codes", "lgo_exact_mask", "lgo_gradient"]
+
+
+def group_codes(groups, n: int) -> np.ndarray:
+    """Integer codes ``0..G-1`` of ``n`` group labels (any sortable labels).
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` does not hold one label per point.
+    """
+    groups = np.asarray(groups)
+    if groups.shape != (n,):
+        raise ValueError(f"groups has shape {groups.shape}; expected ({n},), one label per point")
+    return np.unique(groups, return_inverse=True)[1].ravel()
+
+
+@dataclass
+class _Reduced:
+    """The reduced solutions ``x^(-G)`` of the groups that hold support vectors."""
+
+    x: np.ndarray  # (m+1,) full solution [beta; b]
+    groups: np.ndarray  # (k,) codes of the groups with support vectors
+    loc: list[np.ndarray]  # per such group: positions of its support vectors in S
+    X: np.ndarray  # (m+1, k): x^(-G) per such group (zero column for a degenerate group)
+    chol: list  # per such group: Cholesky factor of P_gg (None if degenerate)
+
+
+def _cho(A: np.ndarray):
+    """Cholesky factor of a small symmetric block of ``P``, or None if it is not positive
+    definite in floating point."""
+    try:
+        return sla.cho_factor(A, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def _reduced(sol: DualSolution, codes: np.ndarray, P: np.ndarray) -> _Reduced:
+    S, beta, b = _support_system(sol)
+    m = S.size
+    x = np.append(beta, b)
+    sv_codes = codes[S]
+    order = np.argsort(sv_codes, kind="stable")
+    groups, starts = np.unique(sv_codes[order], return_index=True)
+    loc = np.split(order, starts[1:]) if groups.size else []
+    X = np.empty((m + 1, groups.size))
+    chol, degenerate = [], []
+    for k, g in enumerate(loc):
+        fac = None if g.size == m else _cho(P[np.ix_(g, g)])
+        if fac is None:  # removing the group removes every support vector (or round-off)
+            degenerate.append(int(groups[k]))
+            X[:, k] = 0.0
+        else:
+            X[:, k] = x - P[:, g] @ sla.cho_solve(fac, beta[g], check_finite=False)
+        chol.append(fac)
+    if degenerate:
+        warnings.warn(
+            f"removing group(s) {degenerate[:5]} removes every support vector of the model (or "
+            "leaves a numerically singular system), so the closed form cannot predict their "
+            "rows; their leave-one-group-out outputs are set to 0 (no information). Use more, "
+            "smaller groups",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return _Reduced(x=x, groups=groups, loc=loc, X=X, chol=chol)
+
+
+def _rows_by_group(codes: np.ndarray, groups: np.ndarray) -> list[np.ndarray]:
+    """Row indices of each group in ``groups``."""
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    lo = np.searchsorted(sorted_codes, groups, side="left")
+    hi = np.searchsorted(sorted_codes, groups, side="right")
+    return [order[a:z] for a, z in zip(lo, hi)]
+
+
+def _lgo_outputs(
+    KS: np.ndarray, codes: np.ndarray, red: _Reduced
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    m = red.x.size - 1
+    r = KS @ red.x[:m] + red.x[m]
+    rows = _rows_by_group(codes, red.groups)
+    for k, idx in enumerate(rows):
+        if red.chol[k] is None:
+            r[idx] = 0.0
+        else:
+            r[idx] = KS[idx] @ red.X[:m, k] + red.X[m, k]
+    return r, rows
+
+
+def _prepare(sol, K, groups, inverse):
+    _check_l2(sol)
+    n = sol.y.shape[0]
+    K = _check_kernel(K, n)
+    codes = group_codes(groups, n)
+    P = sol.factor.inverse() if inverse is None else np.asarray(inverse, dtype=float)
+    return K, codes, P
+
+
+def closed_form_lgo(
+    sol: DualSolution,
+    K: np.ndarray | KernelColumns,
+    groups,
+    *,
+    inverse: np.ndarray | None = None,
+) -> np.ndarray:
+    """Leave-one-group-out decision values of an L2-SVM without retraining.
+
+    The block version of RBSVM eq. (27) (module docstring): every row of a group gets the
+    output of the model trained without the group, exact when removing the group leaves the
+    other points' support status unchanged.
+
+    Parameters
+    ----------
+    sol : DualSolution
+        From :func:`svmtune.svm.fit_l2_svm` (its ``factor`` is reused).
+    K : ndarray (n, n) or KernelColumns
+        The kernel matrix the SVM was trained on (read at the support columns only).
+    groups : array-like (n,)
+        A group label per point.  Groups of one point give
+        :func:`svmtune.loo.rbsvm.closed_form_loo`.
+    inverse : ndarray (m+1, m+1), optional
+        ``M^{-1}`` if already computed.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Rows of a group whose removal leaves no support vector get 0, with a warning.
+
+    Raises
+    ------
+    ValueError
+        If ``sol`` is not an L2-SVM solution, ``K`` not its ``(n, n)`` finite kernel matrix
+        or ``groups`` not one label per point.
+    """
+    K, codes, P = _prepare(sol, K, groups, inverse)
+    S = np.flatnonzero(sol.support)
+    return _lgo_outputs(kernel_columns(K, S), codes, _reduced(sol, codes, P))[0]
+
+
+def lgo_exact_mask(
+    sol: DualSolution,
+    K: np.ndarray | KernelColumns,
+    groups,
+    *,
+    tol: float = 1e-8,
+    inverse: np.ndarray | None = None,
+) -> np.ndarray:
+    """Rows whose closed-form leave-one-group-out output is provably the exact one.
+
+    The reduced solution ``x^(-G)`` (module docstring) is the L2-SVM trained without the
+    group iff it satisfies the KKT conditions of that problem: ``y_j beta'_j >= 0`` at the
+    remaining support vectors and ``y_j f'(x_j) >= 1`` at the non-support vectors outside the
+    group (:func:`svmtune.loo.rbsvm.loo_exact_mask` for groups of one).  Checking every group
+    costs ``O(n m)`` per group that holds support vectors; no retraining.  A group without
+    support vectors is always exact; one whose removal leaves no support vector never is.
+
+    Parameters
+    ----------
+    sol, K, groups, inverse
+        As in :func:`closed_form_lgo`.
+    tol : float
+        KKT tolerance (that of the solver).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True at every row of a certified group.
+    """
+    K, codes, P = _prepare(sol, K, groups, inverse)
+    y = sol.y
+    S = np.flatnonzero(sol.support)
+    m = S.size
+    red = _reduced(sol, codes, P)
+    rows = _rows_by_group(codes, red.groups)
+    N = np.flatnonzero(~sol.support & np.isfinite(sol.H_diag))
+    KNS = kernel_columns(K, S)[N] if N.size else np.empty((0, m))
+    exact = np.ones(y.shape[0], dtype=bool)
+    for k, idx in enumerate(rows):
+        if red.chol[k] is None:
+            exact[idx] = False
+            continue
+        xk = red.X[:, k]
+        ok = bool(np.all(y[S] * xk[:m] >= -tol))  # zero at the group's own support vectors
+        if ok and N.size:
+            outside = codes[N] != red.groups[k]
+            f = KNS[outside] @ xk[:m] + xk[m]
+            ok = bool(np.all(y[N][outside] * f >= 1.0 - tol))
+        exact[idx] = ok
+    return exact
+
+
+def lgo_gradient(
+    sol: DualSolution,
+    K: np.ndarray | KernelColumns,
+    dH: Sequence[np.ndarray],
+    dLdr: np.ndarray,
+    groups,
+    *,
+    inverse: np.ndarray | None = None,
+) -> np.ndarray:
+    """Exact gradient of ``sum_j c_j r_j`` over the leave-one-group-out outputs, support set
+    fixed (module docstring).
+
+    Parameters
+    ----------
+    sol, K, inverse
+        As in :func:`closed_form_lgo`.
+    dH : sequence of arrays
+        One derivative per hyperparameter, as in :func:`svmtune.loo.rbsvm.loo_gradient`: the
+        ``(n, m)`` support columns of ``dK`` (whose rows at ``S`` are ``dH_SS``) or an ``(m,)``
+        derivative of the diagonal of ``H_SS`` alone (``d/dlog C``).
+    dLdr : array (n,)
+        ``c_j = dJ/dr_j``.
+    groups : array-like (n,)
+
+    Returns
+    -------
+    ndarray of shape (len(dH),)
+    """
+    K, codes, P = _prepare(sol, K, groups, inverse)
+    n = sol.y.shape[0]
+    c = np.asarray(dLdr, dtype=float)
+    if c.shape != (n,):
+        raise ValueError(f"dLdr has shape {c.shape}; expected ({n},), one derivative per point")
+    return _lgo_gradient(sol, K, dH, c, codes, P)
+
+
+def _lgo_gradient(
+    sol: DualSolution,
+    K: np.ndarray | KernelColumns,
+    dH: Sequence[np.ndarray],
+    c: np.ndarray,
+    codes: np.ndarray,
+    P: np.ndarray,
+    red: _Reduced | None = None,
+    rows: list[np.ndarray] | None = None,
+) -> np.ndarray:
+    """:func:`lgo_gradient` on checked inputs (``red``/``rows`` reused from the outputs)."""
+    n = sol.y.shape[0]
+    S = np.flatnonzero(sol.support)
+    m = S.size
+    KS = kernel_columns(K, S)
+    if red is None:
+        red = _reduced(sol, codes, P)
+    if rows is None:
+        rows = _rows_by_group(codes, red.groups)
+    live = [k for k in range(red.groups.size) if red.chol[k] is not None]
+    # rows whose group keeps the full solution (no support vector in it)
+    plain = np.ones(n, dtype=bool)
+    for idx in rows:
+        plain[idx] = False
+    cp = np.where(plain, c, 0.0)
+    a0 = np.append(KS.T @ cp, cp.sum())  # sum of a_G over the groups without support vectors
+    W = np.outer((P @ a0)[:m], red.x[:m])
+    if live:
+        A = np.empty((m + 1, len(live)))
+        for j, k in enumerate(live):
+            idx = rows[k]
+            A[:m, j] = KS[idx].T @ c[idx]
+            A[m, j] = c[idx].sum()
+        Z = P @ A
+        for j, k in enumerate(live):
+            g = red.loc[k]
+            Z[:, j] -= P[:, g] @ sla.cho_solve(red.chol[k], Z[g, j], check_finite=False)
+        W += Z[:m] @ red.X[:m, live].T
+    out = np.empty(len(dH))
+    for h, D in enumerate(dH):
+        D = check_derivative(D, n, m)
+        if D.ndim == 1:
+            out[h] = -float(D @ np.diag(W))
+            continue
+        val = float(cp @ (D @ red.x[:m])) - float(np.sum(D[S] * W))
+        for k in live:
+            idx = rows[k]
+            val += float(c[idx] @ (D[idx] @ red.X[:m, k]))
+        out[h] = val
+    return out
+
+
+def _lgo_terms(
+    sol: DualSolution, K: np.ndarray | KernelColumns, codes: np.ndarray, P: np.ndarray
+) -> tuple[np.ndarray, _Reduced, list[np.ndarray]]:
+    """Outputs and the by-products :func:`_lgo_gradient` reuses (for
+    :func:`svmtune.loo.rbsvm.rbsvm_objective`)."""
+    S = np.flatnonzero(sol.support)
+    red = _reduced(sol, codes, P)
+    r, rows = _lgo_outputs(kernel_columns(K, S), codes, red)
+    return r, red, rows
