@@ -647,3 +647,15 @@ def test_select_groups(tmp_path):
     args = ["--method", "rbsvm", "--groups", "patient", "--json"]
     doc = json.loads(run("select", path, *args).output)
     assert doc["data"]["groups"] == "patient"
+
+
+def test_select_groups_of_a_bundled_data_set_from_its_side_file():
+    from svmtune.datasets import load_dataset
+
+    X, _, _ = load_dataset("parkinson_speech_train")
+    args = ["--method", "rbsvm", "--groups", "subject_id", "--json"]
+    doc = json.loads(run("select", "parkinson_speech_train", *args).output)
+    assert doc["data"]["groups"] == "subject_id" and doc["data"]["d"] == X.shape[1]
+    assert doc["estimate"] > 0.3  # one subject out at a time: new subjects are hard to call
+    r = run("select", "parkinson_speech_train", "--method", "grid", "--groups", "UPDRS_x", ok=False)
+    assert r.exit_code == 2 and "no column 'UPDRS_x'" in r.output

@@ -181,10 +181,11 @@ def _bundled_name(source: str) -> str:
         ) from None
 
 
-def _load(source: str, target: str | None, fmt: str | None):
+def _load(source: str, target: str | None, fmt: str | None, groups: str | None = None):
     """``source`` is a path or a bundled data-set name -> (X DataFrame, y, description); an
     svmlight/LIBSVM file's description says where its feature indices start
-    (``"index_base"``: 0 or 1)."""
+    (``"index_base"``: 0 or 1).  A bundled data set's ``groups`` side array named ``groups``
+    becomes a column of ``X`` (:meth:`~svmtune.datasets.DatasetInfo.add_group_column`)."""
     from svmtune.datasets import load_dataset, load_table
     from svmtune.datasets.loaders import split_table
 
@@ -205,6 +206,8 @@ def _load(source: str, target: str | None, fmt: str | None):
             f"bundled data set {key!r} has its labels in 'target'; --target does not apply"
         )
     X, y, info = load_dataset(key)
+    if groups is not None:
+        X = info.add_group_column(X, groups)
     return X, y, {"dataset": key, "version": info.version}
 
 
@@ -641,7 +644,7 @@ def select_cmd(
     """
     _check_method(method, opts.method_params)
     _check_out(out)
-    X, y, source = _load(file, target, fmt)
+    X, y, source = _load(file, target, fmt, group_column)
     if drop_columns:
         X = _drop(X, drop_columns)
         source["dropped"] = list(drop_columns)

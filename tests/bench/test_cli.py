@@ -299,6 +299,25 @@ def test_bench_data_with_groups(tmp_path, monkeypatch):
     assert "has 20" in r.output
 
 
+def test_bench_on_a_bundled_data_set_with_side_file_groups(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import bench
+
+    out = tmp_path / "res"
+    args = ["--suite", "quick", "--data", "parkinson_speech_train", "--groups", "subject_id"]
+    args += ["--methods", "default", "--out", str(out), "--no-progress"]
+    r = CliRunner().invoke(bench, args)
+    assert "2 run (2 ok" in r.output, r.output
+    rows = [json.loads(x) for x in (out / "quick+data" / "results.jsonl").read_text().splitlines()]
+    cells = [x for x in rows if x.get("kind") == "cell"]
+    assert [x["data_read"] for x in cells] == [{"groups": "subject_id"}] * 2
+    # 30 % of the 40 subjects are tested, each with all 26 of its recordings
+    assert {x["n_test"] % 26 for x in cells} == {0} and {x["n_features"] for x in cells} == {26}
+
+
 def test_bench_data_errors_are_clear(tmp_path):
     from click.testing import CliRunner
 

@@ -66,6 +66,18 @@ def test_side_files():
     assert load_dataset("pima")[2].side_files == {}
 
 
+def test_a_side_groups_array_becomes_a_column_on_request():
+    X, _, info = load_dataset("parkinson_speech_train")
+    got = info.add_group_column(X, "subject_id")
+    assert list(got.columns) == [*X.columns, "subject_id"]
+    np.testing.assert_array_equal(got["subject_id"], info.load_side("groups")["subject_id"])
+    assert got["subject_id"].nunique() == 40
+    assert info.add_group_column(X, "no such array") is X
+    assert info.add_group_column(got, "subject_id") is got  # already a column
+    Xp, _, pima = load_dataset("pima")
+    assert pima.add_group_column(Xp, "subject_id") is Xp  # no side file
+
+
 def test_categorical_columns_and_missing_kept():
     X, y, info = load_dataset("crx")
     assert info.categorical and set(info.categorical) <= set(X.columns)

@@ -250,7 +250,7 @@ def _on_data(suite, sources, target, fmt, drop, groups=None):
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     for task in derived.tasks:
-        X, _, _ = _load(task.dataset, target, fmt)
+        X, _, _ = _load(task.dataset, target, fmt, groups)
         if drop:
             X = _drop(X, drop)
         # the split sizes count rows, or with --groups groups (GroupShuffleSplit)

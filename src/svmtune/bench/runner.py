@@ -162,11 +162,14 @@ def prepare_task(task: Task, loader: Loader, seed: int) -> TaskData:
 
     The subsample (``task.subsample`` rows of the training data, stratified) is drawn with
     ``seed`` (the suite's seed); the row order of the subsample follows the file.  The
-    ``task.groups`` column leaves the features and becomes ``TaskData.groups``.
+    ``task.groups`` column (of the data, or of a bundled data set's ``groups`` side file)
+    leaves the features and becomes ``TaskData.groups``.
     """
     from sklearn.model_selection import train_test_split
 
     X, y, info = loader(task.dataset)
+    if task.groups is not None and hasattr(info, "add_group_column"):  # a bundled side file
+        X = info.add_group_column(X, task.groups)
     X, y = _apply_task(X, y, task)
     if task.subsample is not None and int(task.subsample) < len(y):
         idx, _ = train_test_split(

@@ -161,6 +161,17 @@ class DatasetInfo:
         with np.load(self.side_files[kind], allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
 
+    def add_group_column(self, X, column: str):
+        """``X`` (this data set's features, in file order) with the array ``column`` of its
+        ``groups`` side file as a last column, so that ``--groups COLUMN`` finds it; ``X``
+        itself when it already has that column or the side file has no such array."""
+        if column in X.columns or "groups" not in self.side_files:
+            return X
+        side = self.load_side("groups")
+        if column not in side or len(side[column]) != len(X):
+            return X
+        return X.assign(**{column: side[column]})
+
 
 def _py(value: Any) -> Any:
     """numpy scalar -> Python scalar (for readable reprs and JSON)."""

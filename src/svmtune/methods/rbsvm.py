@@ -151,11 +151,6 @@ class RBSVM(Selector):
         groups=None,
     ):
         self.check_kernel(kernel)
-        if groups is not None and self.nonsupport != "model":
-            raise ValueError(
-                "groups need nonsupport='model' (a row of a group that holds support vectors "
-                "gets the reduced model's output whether or not it is a support vector)"
-            )
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
