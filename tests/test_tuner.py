@@ -370,18 +370,25 @@ def test_groups_make_the_cv_estimate_honest():
     assert grouped.estimate_ > 0.25
 
 
-def test_rbsvm_leaves_whole_groups_out_in_closed_form():
+@pytest.mark.parametrize("method", ["rbsvm", "rbsvm_lowrank"])
+def test_rbsvm_leaves_whole_groups_out_in_closed_form(method):
     X, y, groups = _near_duplicate_groups()
-    plain = SVMTuner(method="rbsvm", random_state=0).fit(X, y)
-    grouped = SVMTuner(method="rbsvm", random_state=0).fit(X, y, groups=groups)
+    plain = SVMTuner(method=method, random_state=0).fit(X, y)
+    grouped = SVMTuner(method=method, random_state=0).fit(X, y, groups=groups)
     assert plain.estimate_ < 0.05  # leave-one-out: every row's twins stay in the training part
     assert grouped.estimate_ > 0.25  # leave-one-patient-out: the coin flips show
     assert grouped.selection_.info["n_groups"] == 30
-    assert 0 < grouped.selection_.info["loo_exact_fraction"] <= 1
-    assert 0 < plain.selection_.info["loo_exact_fraction"] <= 1
+    if method == "rbsvm":
+        assert 0 < grouped.selection_.info["loo_exact_fraction"] <= 1
+        assert 0 < plain.selection_.info["loo_exact_fraction"] <= 1
     with pytest.raises(ValueError, match="groups need nonsupport='model'"):
         params = {"nonsupport": "label"}
-        SVMTuner(method="rbsvm", method_params=params).fit(X, y, groups=groups)
+        SVMTuner(method=method, method_params=params).fit(X, y, groups=groups)
+    # rows of weight 0 leave the low-rank search with their groups
+    w = np.ones(len(y))
+    w[groups == groups[0]] = 0.0
+    got = SVMTuner(method=method, random_state=0).fit(X, y, sample_weight=w, groups=groups)
+    assert got.selection_.info["n_groups"] == 29 or method == "rbsvm"
 
 
 @pytest.mark.parametrize(
@@ -425,7 +432,6 @@ def test_cross_validated_methods_keep_groups_whole(monkeypatch, method, module, 
 @pytest.mark.parametrize(
     "method, params",
     [
-        ("rbsvm_lowrank", None),
         ("span", None),
         ("span_lowrank", None),
         ("radius_margin", None),

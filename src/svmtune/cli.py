@@ -616,7 +616,7 @@ def datasets_cmd(as_json: bool) -> None:
     metavar="COLUMN",
     help="Column of FILE naming each row's group (patient, recording, stretch of a series; "
     "removed from the features): cross-validated methods keep each group on one side of "
-    "every split, and rbsvm leaves one whole group out at a time.",
+    "every split, and rbsvm and rbsvm_lowrank leave one whole group out at a time.",
 )
 @_common_selection_options
 @click.option(

@@ -690,6 +690,7 @@ def lowrank_rbsvm_objective(
     gradient: bool = True,
     jitter: float = 1e-8,
     tol: float = 1e-8,
+    groups: np.ndarray | None = None,
 ) -> LowRankObjective:
     """RBSVM objective (eq. (33)) of the Nystroem L2-SVM and its exact gradient.
 
@@ -704,6 +705,9 @@ def lowrank_rbsvm_objective(
         As :func:`svmtune.loo.rbsvm.rbsvm_objective`.
     jitter : float
         Added to ``K_mm`` before its Cholesky factorisation.
+    groups : array (n,), optional
+        A group label per point: ``J`` sums the leave-one-group-out outputs instead
+        (:func:`svmtune.loo.rbsvm_groups.lowrank_lgo`); needs ``nonsupport="model"``.
 
     Returns
     -------
@@ -712,6 +716,15 @@ def lowrank_rbsvm_objective(
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     check_nonsupport(nonsupport)
+    if groups is not None:
+        from svmtune.loo import rbsvm_groups  # it builds on this module
+
+        if nonsupport != "model":
+            raise ValueError(
+                "groups need nonsupport='model': a row of a group that holds support vectors "
+                "gets the reduced model's output whether or not it is a support vector itself"
+            )
+        codes = rbsvm_groups.group_codes(groups, np.shape(D2_nm)[0])
     theta, nf, sols = fit_tasks_lowrank(
         D2_nm,
         D2_mm,
@@ -727,11 +740,16 @@ def lowrank_rbsvm_objective(
     value, grad = 0.0, (np.zeros(2) if gradient else None)
     loo = []
     for sol in sols:
-        r = lowrank_loo(sol, nf.Z)
+        if groups is None:
+            r = lowrank_loo(sol, nf.Z)
+        else:
+            r, red, rows = rbsvm_groups._lowrank_lgo_terms(sol, nf.Z, codes)
         L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(w @ L)
-        if gradient:
+        if gradient and groups is None:
             grad += lowrank_loo_gradient(sol, nf, w * dL)
+        elif gradient:
+            grad += rbsvm_groups._lowrank_lgo_gradient(sol, nf, w * dL, codes, red, rows)
         loo.append(r)
     return LowRankObjective(
         value=value,

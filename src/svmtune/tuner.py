@@ -240,12 +240,12 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             ``cv_cv``, the C search of ``esdr``, ``dbtc``, ``j4`` and ``ld``, and
             ``span_rule`` with ``criterion="cv"``) then keep every group on one side of each
             split, as scikit-learn's ``StratifiedGroupKFold`` does, so that no candidate is
-            judged on rows whose close relatives it was trained on.  ``rbsvm`` holds out each
-            whole group in closed form (leave-one-group-out, :mod:`svmtune.loo.rbsvm_groups`).
-            The other leave-one-out methods (``span``, ``radius_margin``, the low-rank
-            versions and ``span_rule``'s closed-form criteria) hold out single rows and
-            raise a ``ValueError``; methods that hold out nothing (``default``, ``ss``,
-            ``ld_c1``) warn that groups change nothing.
+            judged on rows whose close relatives it was trained on.  ``rbsvm`` and
+            ``rbsvm_lowrank`` hold out each whole group in closed form (leave-one-group-out,
+            :mod:`svmtune.loo.rbsvm_groups`).  The other leave-one-out methods (``span``,
+            ``radius_margin``, their low-rank versions and ``span_rule``'s closed-form
+            criteria) hold out single rows and raise a ``ValueError``; methods that hold out
+            nothing (``default``, ``ss``, ``ld_c1``) warn that groups change nothing.
 
         Returns
         -------
@@ -258,8 +258,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         if groups is not None and holdout == "rows":
             raise ValueError(
                 f"method {self.method!r} judges candidates by leave-one-out estimates of single "
-                "rows, which cannot keep the groups together; for grouped data use rbsvm "
-                "(leave-one-group-out in closed form) or a cross-validated method (grid, "
+                "rows, which cannot keep the groups together; for grouped data use rbsvm or "
+                "rbsvm_lowrank (leave-one-group-out in closed form) or a cross-validated "
+                "method (grid, "
                 "random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, ld, or span_rule with "
                 "criterion='cv'), or leave groups out"
             )

@@ -271,6 +271,11 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
     point = {"sigma": 3.32, "C": 1.0, "cv_shuffled": 0.981, "cv_blocked": 0.9677}
     shift["points"] = [{**point, "test_accuracy": 0.9873}]
     (sc / "shift_ijcnn1_n5000.json").write_text(json.dumps(shift))
+    rbsvm = {"log2_sigma": 2.58, "log2_C": 8.0, "estimate": 0.0196, "selection_s": 57.6}
+    blocked = {"n": 5000, "n_test": 900, "block": 1000, "n_groups": 5}
+    blocked.update(rows={**rbsvm, "test_accuracy": 0.9828}, svc={"test_accuracy": 0.9873})
+    blocked["blocks"] = {**rbsvm, "estimate": 0.0305, "test_accuracy": 0.9829}
+    (sc / "ijcnn1_blocked.json").write_text(json.dumps(blocked))
     build_report(tmp_path / "res", md=tmp_path / "r.md")
     text = (tmp_path / "r.md").read_text()
     assert "## Scaling (issue #10)" in text
@@ -286,5 +291,9 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
     shift_row = "| ijcnn1 | 5000 | 900 | 0.0970 / 0.0950 | 0.980 ± 0.001 (900) | — | — |"
     assert shift_row + " 11: 0.817 (+0.21 sd) |" in text
     assert "| ijcnn1 | 5000 | 3.320 | 1.000 | 0.9810 | 0.9677 | 0.9873 |" in text
+    # benchmarks/ijcnn1_blocked.py's single rows vs blocks (not a scaling cell)
+    assert "| rbsvm_lowrank, leave-one-row-out | 2.580 | 8.000 | 0.0196 | 57.600 | 0.9828 |" in text
+    assert "| rbsvm_lowrank, leave-one-block-out | 2.580 | 8.000 | 0.0305 |" in text
+    assert "blocks of 1,000 consecutive rows (5 groups)" in text
     # no cell file: no section
     assert scaling_section(tmp_path / "nothing") is None

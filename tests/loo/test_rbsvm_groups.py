@@ -21,7 +21,10 @@ from svmtune.loo.rbsvm_groups import (
     group_codes,
     lgo_exact_mask,
     lgo_gradient,
+    lowrank_lgo,
+    lowrank_lgo_gradient,
 )
+from svmtune.lowrank import fit_l2_svm_lowrank, lowrank_rbsvm_objective, nystroem_factor
 from svmtune.methods.base import ovr_tasks
 from svmtune.svm import fit_l2_svm
 
@@ -219,3 +222,59 @@ def test_bad_groups_are_refused():
     with pytest.raises(ValueError, match=r"groups has shape"):
         brute_force_lgo(K, y, 1.0, np.arange(3))
     np.testing.assert_array_equal(group_codes(["b", "a", "b"], 3), [1, 0, 1])
+
+
+# ---------------------------------------------------------------------------------------------
+# low rank: the same closed form through the Woodbury factor
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sigma, C", [(1.0, 1.0), (0.7, 5.0), (2.0, 0.3)])
+def test_lowrank_at_full_rank_is_the_exact_closed_form(sigma, C):
+    X, y = make_problem(40, 2, 1)
+    D2 = squared_distances(X)
+    groups = np.random.default_rng(0).integers(0, 8, 40)
+    nf = nystroem_factor(D2, D2, sigma, jitter=0.0)  # every point a landmark: Z Z^T = K
+    K = rbf_from_sqdist(D2, sigma)
+    low, exact = fit_l2_svm_lowrank(nf.Z, y, C), fit_l2_svm(K, y, C)
+    assert np.array_equal(low.support, exact.support)
+    np.testing.assert_allclose(
+        lowrank_lgo(low, nf.Z, groups), closed_form_lgo(exact, K, groups), atol=1e-8
+    )
+    c = np.random.default_rng(1).normal(size=40)
+    want = lgo_gradient(exact, K, rbf_l2_derivatives(K, D2, sigma, exact), c, groups)
+    np.testing.assert_allclose(lowrank_lgo_gradient(low, nf, c, groups), want, rtol=1e-7)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lowrank_gradient_matches_central_differences(weighted):
+    X, y = make_problem(60, 3, 2)
+    landmarks = np.arange(0, 60, 4)  # rank 15
+    D2_nm, D2_mm = squared_distances(X, X[landmarks]), squared_distances(X[landmarks])
+    w = None
+    if weighted:
+        w = np.random.default_rng(0).uniform(0.5, 2.0, 60)
+        w[:3] = 0.0
+    groups = np.random.default_rng(1).integers(0, 10, 60)
+    kw = {"groups": groups, "sample_weight": w}
+    for theta in (np.log([1.0, 2.0]), np.log([0.7, 8.0])):
+        obj = lowrank_rbsvm_objective(D2_nm, D2_mm, [y], theta, **kw)
+        fd = np.empty(2)
+        for k in range(2):
+            e = np.zeros(2)
+            e[k] = 1e-5
+            vals = []
+            for sgn in (1.0, -1.0):
+                o = lowrank_rbsvm_objective(
+                    D2_nm,
+                    D2_mm,
+                    [y],
+                    theta + sgn * e,
+                    init_support=obj.supports,
+                    gradient=False,
+                    **kw,
+                )
+                assert np.array_equal(o.supports[0], obj.supports[0])
+                vals.append(o.value)
+            fd[k] = (vals[0] - vals[1]) / 2e-5
+        np.testing.assert_allclose(obj.grad, fd, rtol=1e-5, atol=1e-9)
+    with pytest.raises(ValueError, match="groups need nonsupport='model'"):
+        lowrank_rbsvm_objective(D2_nm, D2_mm, [y], theta, nonsupport="label", **kw)

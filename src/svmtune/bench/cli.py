@@ -121,7 +121,8 @@ def _split_list(value: str | None, option: str = "--tasks") -> list[str] | None:
     default=None,
     metavar="COLUMN",
     help="Column of the --data files naming each row's group (a subject, a recording; not a "
-    "feature): the splits keep groups whole, and cross-validated methods and rbsvm get them.",
+    "feature): the splits keep groups whole, and cross-validated methods and rbsvm(_lowrank) "
+    "get them.",
 )
 @click.option("--progress/--no-progress", default=True, show_default=True)
 def bench(

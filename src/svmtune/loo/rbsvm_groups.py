@@ -88,24 +88,20 @@ def _cho(A: np.ndarray):
         return None
 
 
-def _reduced(sol: DualSolution, codes: np.ndarray, P: np.ndarray) -> _Reduced:
-    S, beta, b = _support_system(sol)
-    m = S.size
-    x = np.append(beta, b)
+def _sv_groups(codes: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The codes of the groups that hold support vectors, and for each the positions of its
+    support vectors in ``S``."""
     sv_codes = codes[S]
     order = np.argsort(sv_codes, kind="stable")
     groups, starts = np.unique(sv_codes[order], return_index=True)
-    loc = np.split(order, starts[1:]) if groups.size else []
-    X = np.empty((m + 1, groups.size))
-    chol, degenerate = [], []
-    for k, g in enumerate(loc):
-        fac = None if g.size == m else _cho(P[np.ix_(g, g)])
-        if fac is None:  # removing the group removes every support vector (or round-off)
-            degenerate.append(int(groups[k]))
-            X[:, k] = 0.0
-        else:
-            X[:, k] = x - P[:, g] @ sla.cho_solve(fac, beta[g], check_finite=False)
-        chol.append(fac)
+    return groups, (np.split(order, starts[1:]) if groups.size else [])
+
+
+def _block_factors(groups: np.ndarray, loc: list[np.ndarray], m: int, block) -> list[tuple | None]:
+    """Cholesky factors of the blocks ``P_gg = block(g)`` (None for a group whose removal
+    leaves no support vector, or a block not positive definite in floating point; warned)."""
+    chol = [None if g.size == m else _cho(block(g)) for g in loc]
+    degenerate = [int(c) for c, f in zip(groups, chol) if f is None]
     if degenerate:
         warnings.warn(
             f"removing group(s) {degenerate[:5]} removes every support vector of the model (or "
@@ -115,6 +111,19 @@ def _reduced(sol: DualSolution, codes: np.ndarray, P: np.ndarray) -> _Reduced:
             RuntimeWarning,
             stacklevel=user_stacklevel(),
         )
+    return chol
+
+
+def _reduced(sol: DualSolution, codes: np.ndarray, P: np.ndarray) -> _Reduced:
+    S, beta, b = _support_system(sol)
+    m = S.size
+    x = np.append(beta, b)
+    groups, loc = _sv_groups(codes, S)
+    chol = _block_factors(groups, loc, m, lambda g: P[np.ix_(g, g)])
+    X = np.zeros((m + 1, groups.size))
+    for k, (g, fac) in enumerate(zip(loc, chol)):
+        if fac is not None:
+            X[:, k] = x - P[:, g] @ sla.cho_solve(fac, beta[g], check_finite=False)
     return _Reduced(x=x, groups=groups, loc=loc, X=X, chol=chol)
 
 
@@ -340,3 +349,131 @@ def _lgo_terms(
     red = _reduced(sol, codes, P)
     r, rows = _lgo_outputs(kernel_columns(K, S), codes, red)
     return r, red, rows
+
+
+# ---------------------------------------------------------------------------------------------
+# The same on a Nystroem kernel K~ = Z Z^T (svmtune.lowrank): O(|S| m) per group, no S x S matrix
+# ---------------------------------------------------------------------------------------------
+def _reduced_lowrank(sol: DualSolution, codes: np.ndarray) -> _Reduced:
+    """:func:`_reduced` through the Woodbury factor: ``P_gg = B_gg = diag(1/d_g) - E_g E_g^T``
+    and ``P[:, g] u = M^{-1} [E_g u; 0]``, one batched solve for all groups."""
+    from svmtune.lowrank import _system
+
+    S, beta, b = _system(sol)
+    fac = sol.factor
+    m = S.size
+    x = np.append(beta, b)
+    groups, loc = _sv_groups(codes, S)
+    chol = _block_factors(
+        groups, loc, m, lambda g: np.diag(1.0 / fac.dS[g]) - fac.E[g] @ fac.E[g].T
+    )
+    U = np.zeros((m, groups.size))
+    for k, (g, f) in enumerate(zip(loc, chol)):
+        if f is not None:
+            U[g, k] = sla.cho_solve(f, beta[g], check_finite=False)
+    top, last = fac.solve(U, np.zeros(groups.size))
+    X = x[:, None] - np.vstack([top, last])
+    X[:, [f is None for f in chol]] = 0.0
+    return _Reduced(x=x, groups=groups, loc=loc, X=X, chol=chol)
+
+
+def _lowrank_outputs(
+    Z: np.ndarray, S: np.ndarray, codes: np.ndarray, red: _Reduced
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    m = S.size
+    ZS = Z[S]
+    r = Z @ (ZS.T @ red.x[:m]) + red.x[m]
+    V = ZS.T @ red.X[:m]  # Z_S^T x^(-G) per group
+    rows = _rows_by_group(codes, red.groups)
+    for k, idx in enumerate(rows):
+        r[idx] = 0.0 if red.chol[k] is None else Z[idx] @ V[:, k] + red.X[m, k]
+    return r, rows
+
+
+def lowrank_lgo(sol: DualSolution, Z: np.ndarray, groups) -> np.ndarray:
+    """Leave-one-group-out outputs of the L2-SVM on ``K~ = Z Z^T`` (:func:`closed_form_lgo`
+    through the Woodbury factor of :func:`svmtune.lowrank.fit_l2_svm_lowrank`).
+
+    ``O(n m)`` plus ``O(|g|^2 m)`` per group that holds support vectors ``g`` (``m`` the rank).
+    """
+    Z = np.asarray(Z, dtype=float)
+    codes = group_codes(groups, Z.shape[0])
+    return _lowrank_outputs(Z, np.flatnonzero(sol.support), codes, _reduced_lowrank(sol, codes))[0]
+
+
+def _lowrank_lgo_terms(sol: DualSolution, Z: np.ndarray, codes: np.ndarray):
+    """Outputs and the by-products :func:`_lowrank_lgo_gradient` reuses."""
+    red = _reduced_lowrank(sol, codes)
+    r, rows = _lowrank_outputs(Z, np.flatnonzero(sol.support), codes, red)
+    return r, red, rows
+
+
+def lowrank_lgo_gradient(sol: DualSolution, nf, dLdr: np.ndarray, groups) -> np.ndarray:
+    """Exact ``dJ / d(log sigma, log C)`` over the low-rank leave-one-group-out outputs, for a
+    fixed support set and fixed landmarks (:func:`lgo_gradient` on ``K~``; the contraction
+    with ``dK~`` as in :func:`svmtune.lowrank.lowrank_loo_gradient`).
+
+    Parameters
+    ----------
+    sol : DualSolution
+        From :func:`svmtune.lowrank.fit_l2_svm_lowrank` on ``nf.Z``.
+    nf : NystroemFactor
+    dLdr : array (n,)
+    groups : array-like (n,)
+
+    Returns
+    -------
+    ndarray (2,)
+    """
+    n = nf.Z.shape[0]
+    codes = group_codes(groups, n)
+    c = np.asarray(dLdr, dtype=float)
+    if c.shape != (n,):
+        raise ValueError(f"dLdr has shape {c.shape}; expected ({n},), one derivative per point")
+    red = _reduced_lowrank(sol, codes)
+    return _lowrank_lgo_gradient(sol, nf, c, codes, red, _rows_by_group(codes, red.groups))
+
+
+def _lowrank_lgo_gradient(sol, nf, c, codes, red: _Reduced, rows) -> np.ndarray:
+    """``dJ = <dK~, Gamma> + d_C`` with ``Gamma_{j,S} = c_j x^(-G_j)_S^T - [j in S] W_j``,
+    ``W = sum_G z_G,S x^(-G)_S^T`` (module docstring), formed only through ``Gamma G^T``
+    and ``Gamma^T G^T`` (``n x m``)."""
+    Z, GT = nf.Z, nf.G_T
+    S = np.flatnonzero(sol.support)
+    m = S.size
+    fac = sol.factor
+    ZS, GS = Z[S], GT[S]
+    live = [k for k in range(red.groups.size) if red.chol[k] is not None]
+    plain = np.ones(Z.shape[0], dtype=bool)
+    for idx in rows:
+        plain[idx] = False
+    cp = np.where(plain, c, 0.0)
+    # states: the full solution (rows of groups without support vectors) and x^(-G) per group
+    Xs = np.column_stack([red.x, red.X[:, live]])  # (m+1, 1+L)
+    # a_G = [Z_S Z_G^T c_G; sum c_G]; z_G = Q_G a_G
+    ZC = np.column_stack([Z.T @ cp] + [Z[rows[k]].T @ c[rows[k]] for k in live])
+    csum = np.array([cp.sum()] + [c[rows[k]].sum() for k in live])
+    Ytop, _ = fac.solve(ZS @ ZC, csum)
+    corr = np.zeros((m, len(live)))
+    for j, k in enumerate(live):
+        g = red.loc[k]
+        corr[g, j] = sla.cho_solve(red.chol[k], Ytop[g, j + 1], check_finite=False)
+    if live:
+        ctop, _ = fac.solve(corr, np.zeros(len(live)))
+        Ytop[:, 1:] -= ctop
+    Zm = Ytop  # z_G restricted to S, one column per state
+    # Gamma G^T: rows j get c_j G_S^T x^(-G_j); rows in S lose (W G_S)
+    GX = GS.T @ Xs[:m]  # (rank, 1+L)
+    ZW = np.zeros_like(GT)
+    ZW += cp[:, None] * GX[:, 0][None, :]
+    CG = np.column_stack([GT.T @ cp] + [GT[rows[k]].T @ c[rows[k]] for k in live])
+    for j, k in enumerate(live):
+        idx = rows[k]
+        ZW[idx] += c[idx][:, None] * GX[:, j + 1][None, :]
+    ZW[S] -= Zm @ GX.T
+    # Gamma^T G^T: only rows in S
+    WT = Xs[:m] @ CG.T - Xs[:m] @ (Zm.T @ GS)
+    P, Q = nf.dlogsigma()
+    d_sigma = float(np.sum(P * ZW)) + float(np.sum(P[S] * WT)) - float(np.sum(Q * (GT.T @ ZW)))
+    d_C = float(np.sum(sol.H_diag[S] * np.einsum("ij,ij->i", Zm, Xs[:m])))
+    return np.array([d_sigma, d_C])

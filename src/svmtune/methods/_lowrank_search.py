@@ -342,7 +342,8 @@ class LowRankSearch(Selector):
         """``(value, grad, obj, extra)`` on the landmarks ``D2_nm``, ``D2_mm``, warm-started
         from ``state`` (``state["supports"]``: the previous support set of every task; None
         on a first call).  ``obj`` is the criterion's result (``supports``, ``n_support``,
-        ``rank_residual``); ``extra`` holds further state entries of the method."""
+        ``rank_residual``); ``extra`` holds further state entries of the method.  A method
+        whose :meth:`holdout` is ``"groups"`` also takes a keyword ``groups``."""
         raise NotImplementedError
 
     def _summary(self, y, tasks, state, sample_weight) -> tuple[float | None, float, dict]:
@@ -359,8 +360,11 @@ class LowRankSearch(Selector):
         random_state=None,
         n_jobs=None,
         multiclass="ovr",
+        groups=None,
     ):
         self.check_kernel(kernel)
+        if groups is not None and self.holdout() != "groups":
+            raise ValueError(f"method {self.name!r} holds out single rows and takes no groups")
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -373,12 +377,16 @@ class LowRankSearch(Selector):
             keep = sw > 0
             X, y, sw = X[keep], y[keep], sw[keep]
             tasks = [t[keep] for t in tasks]
+            groups = None if groups is None else np.asarray(groups)[keep]
+        by_group = {} if groups is None else {"groups": groups}
         rng = check_random_state(random_state)
         theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng, sw)
 
         def make_objective(D2_nm, D2_mm, m):
             def fun(theta, state):
-                value, grad, obj, extra = self._evaluate(D2_nm, D2_mm, tasks, theta, sw, state)
+                value, grad, obj, extra = self._evaluate(
+                    D2_nm, D2_mm, tasks, theta, sw, state, **by_group
+                )
                 new_state = {
                     "obj": obj,
                     "supports": obj.supports,

@@ -9,7 +9,9 @@ the exact method (and from the paper, beyond those listed in :mod:`svmtune.metho
   gradient differentiates ``K~`` exactly with the landmarks held fixed;
 * landmarks, rank rule, refresh and start: :mod:`svmtune.methods._lowrank_search`;
 * the default final model is libsvm's SVC (``final_model="l1"``): refitting the exact L2-SVM
-  needs the ``n x n`` kernel matrix.
+  needs the ``n x n`` kernel matrix;
+* with ``groups``, leave-one-group-out outputs as in :class:`svmtune.methods.rbsvm.RBSVM`,
+  through the Woodbury factor (:func:`svmtune.loo.rbsvm_groups.lowrank_lgo`).
 """
 
 from __future__ import annotations
@@ -43,10 +45,13 @@ class RBSVMLowRank(LowRankSearch):
     -----
     ``criterion`` is ``J / n`` of the low-rank L2-SVM at the optimum and ``estimate`` its
     closed-form LOO error rate; ``info`` adds ``model_entropy``, ``rank``, ``rank_residual``
-    (trace residual / n), ``landmark_sigma`` and ``n_refresh``.
+    (trace residual / n), ``landmark_sigma`` and ``n_refresh``.  With ``groups`` the LOO
+    outputs are the low-rank leave-one-group-out outputs
+    (:func:`svmtune.loo.rbsvm_groups.lowrank_lgo`) and ``info["n_groups"]`` counts the groups.
     """
 
     name = "rbsvm_lowrank"
+    held_out = "groups"  # single rows, or whole groups with the block closed form
 
     def __init__(self, *, loss: str = "cross_entropy", nonsupport: str = "model", **options):
         super().__init__(**options)
@@ -56,8 +61,9 @@ class RBSVMLowRank(LowRankSearch):
         check_nonsupport(nonsupport)
         self.nonsupport = nonsupport
 
-    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state):
-        """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`)."""
+    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, groups=None):
+        """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`),
+        of the leave-one-group-out outputs with ``groups``."""
         obj = lowrank_rbsvm_objective(
             D2_nm,
             D2_mm,
@@ -68,10 +74,12 @@ class RBSVMLowRank(LowRankSearch):
             loss=self.loss,
             nonsupport=self.nonsupport,
             jitter=self.jitter,
+            groups=groups,
         )
         n = len(tasks[0])
         total_w = float(n) if sample_weight is None else float(sample_weight.sum())
-        return obj.value / total_w, obj.grad / total_w, obj, {}
+        extra = {} if groups is None else {"n_groups": int(np.unique(groups).size)}
+        return obj.value / total_w, obj.grad / total_w, obj, extra
 
     def _summary(self, y, tasks, state, sample_weight):
         obj = state["obj"]
@@ -82,8 +90,7 @@ class RBSVMLowRank(LowRankSearch):
         )
         n = len(y)
         total_w = float(n) if sample_weight is None else float(sample_weight.sum())
-        return (
-            loo_error_rate(y, obj.loo, sample_weight),
-            obj.value / total_w,
-            {"model_entropy": entropy},
-        )
+        info = {"model_entropy": entropy}
+        if "n_groups" in state:
+            info["n_groups"] = state["n_groups"]
+        return loo_error_rate(y, obj.loo, sample_weight), obj.value / total_w, info
