@@ -609,6 +609,8 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
                 if get_selector(m.method, dict(m.params)).holdout() in ("folds", "groups"):
                     fit_groups = data.groups[train]
                 row["groups"] = cell.task.groups
+                # whether the method's selection saw the groups (by K-fold CV or by the
+                # leave-one-group-out closed form)
                 row["cv_groups"] = fit_groups is not None
             sel_time, final_time, repeats = _timed_tuner_fit(tuner, Xtr, ytr, fit_groups)
             row["selection_time"] = sel_time
