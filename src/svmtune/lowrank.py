@@ -58,7 +58,7 @@ import scipy.linalg as sla
 
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import _check_points, rbf_dlogsigma, rbf_from_sqdist, squared_distances
-from svmtune.loo.rbsvm import LOSSES, check_nonsupport, objective_terms
+from svmtune.loo.rbsvm import LOSSES, check_group_nonsupport, check_nonsupport, objective_terms
 from svmtune.svm import ConvergenceWarning, DualSolution, _support_mask, l2_diagonal
 
 __all__ = [
@@ -719,11 +719,7 @@ def lowrank_rbsvm_objective(
     if groups is not None:
         from svmtune.loo import rbsvm_groups  # it builds on this module
 
-        if nonsupport != "model":
-            raise ValueError(
-                "groups need nonsupport='model': a row of a group that holds support vectors "
-                "gets the reduced model's output whether or not it is a support vector itself"
-            )
+        check_group_nonsupport(nonsupport)
         codes = rbsvm_groups.group_codes(groups, np.shape(D2_nm)[0])
     theta, nf, sols = fit_tasks_lowrank(
         D2_nm,

@@ -104,6 +104,7 @@ __all__ = [
     "loo_loss",
     "objective_terms",
     "check_derivative",
+    "check_group_nonsupport",
     "check_nonsupport",
     "loo_gradient",
     "rbf_l2_derivatives",
@@ -475,6 +476,16 @@ def check_nonsupport(nonsupport: str) -> None:
         raise ValueError(f"nonsupport must be one of {NONSUPPORT}, got {nonsupport!r}")
 
 
+def check_group_nonsupport(nonsupport: str) -> None:
+    """Raise ``ValueError`` unless ``nonsupport`` is ``"model"``, the only reading that
+    leave-one-group-out outputs have (:mod:`svmtune.loo.rbsvm_groups`)."""
+    if nonsupport != "model":
+        raise ValueError(
+            "groups need nonsupport='model': a row of a group that holds support vectors gets "
+            "the reduced model's output whether or not it is a support vector itself"
+        )
+
+
 def objective_terms(
     sol: DualSolution, r: np.ndarray, loss: str = "cross_entropy", nonsupport: str = "model"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -744,11 +755,8 @@ def rbsvm_objective(
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     check_nonsupport(nonsupport)
     D2 = np.asarray(D2, dtype=float)
-    if groups is not None and nonsupport != "model":
-        raise ValueError(
-            "groups need nonsupport='model': a row of a group that holds support vectors gets "
-            "the reduced model's output whether or not it is a support vector itself"
-        )
+    if groups is not None:
+        check_group_nonsupport(nonsupport)
     if D2.ndim != 2 or D2.shape[0] != D2.shape[1]:
         raise ValueError(f"D2 must be the square (n, n) squared-distance matrix, got {D2.shape}")
     n = D2.shape[0]
