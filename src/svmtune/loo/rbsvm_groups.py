@@ -237,18 +237,16 @@ def lgo_exact_mask(
     rows = _rows_by_group(codes, red.groups)
     N = np.flatnonzero(~sol.support & np.isfinite(sol.H_diag))
     KNS = kernel_columns(K, S)[N] if N.size else np.empty((0, m))
+    # y_j beta'_j >= 0 at the remaining support vectors (zero at the group's own)
+    ok = np.all(y[S][:, None] * red.X[:m] >= -tol, axis=0)
+    for lo in range(0, red.groups.size, 256):  # y_j f'(x_j) >= 1 off S, 256 groups at a time
+        cols = slice(lo, lo + 256)
+        margin = y[N][:, None] * (KNS @ red.X[:m, cols] + red.X[m, cols])
+        margin[codes[N][:, None] == red.groups[None, cols]] = np.inf  # the group's own rows
+        ok[cols] &= np.all(margin >= 1.0 - tol, axis=0)
     exact = np.ones(y.shape[0], dtype=bool)
     for k, idx in enumerate(rows):
-        if red.chol[k] is None:
-            exact[idx] = False
-            continue
-        xk = red.X[:, k]
-        ok = bool(np.all(y[S] * xk[:m] >= -tol))  # zero at the group's own support vectors
-        if ok and N.size:
-            outside = codes[N] != red.groups[k]
-            f = KNS[outside] @ xk[:m] + xk[m]
-            ok = bool(np.all(y[N][outside] * f >= 1.0 - tol))
-        exact[idx] = ok
+        exact[idx] = bool(ok[k]) and red.chol[k] is not None
     return exact
 
 
