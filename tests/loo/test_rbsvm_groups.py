@@ -213,15 +213,19 @@ def test_bad_groups_are_refused():
     D2 = squared_distances(X)
     K = rbf_from_sqdist(D2, 1.0)
     sol = fit_l2_svm(K, y, 1.0)
-    with pytest.raises(ValueError, match=r"groups has shape \(19,\); expected \(20,\)"):
+    with pytest.raises(ValueError, match=r"groups has shape \(19,\), expected \(20,\)"):
         closed_form_lgo(sol, K, np.arange(19))
+    with pytest.raises(ValueError, match="groups has 1 missing value"):
+        closed_form_lgo(sol, K, [None] + list(range(19)))
+    with pytest.raises(ValueError, match="groups is None"):
+        closed_form_lgo(sol, K, None)
     with pytest.raises(ValueError, match="groups need nonsupport='model'"):
         rbsvm_objective(D2, [y], [0.0, 0.0], groups=np.arange(20), nonsupport="label")
     with pytest.raises(ValueError, match="dLdr has shape"):
         lgo_gradient(sol, K, [], np.ones(3), np.arange(20))
-    with pytest.raises(ValueError, match=r"groups has shape"):
+    with pytest.raises(ValueError, match=r"groups has shape \(3,\), expected \(20,\)"):
         brute_force_lgo(K, y, 1.0, np.arange(3))
-    np.testing.assert_array_equal(group_codes(["b", "a", "b"], 3), [1, 0, 1])
+    np.testing.assert_array_equal(group_codes(["b", "a", "b"], 3), [0, 1, 0])  # first seen
 
 
 # ---------------------------------------------------------------------------------------------

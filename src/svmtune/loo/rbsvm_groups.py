@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
+from svmtune._validation import validate_groups
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import KernelColumns, kernel_columns
 from svmtune.loo.rbsvm import _check_l2, _support_system, check_derivative
@@ -55,17 +56,18 @@ __all__ = ["closed_form_lgo", "group_codes", "lgo_exact_mask", "lgo_gradient"]
 
 
 def group_codes(groups, n: int) -> np.ndarray:
-    """Integer codes ``0..G-1`` of ``n`` group labels (any sortable labels).
+    """Integer codes ``0..G-1`` of ``n`` group labels
+    (:func:`svmtune._validation.validate_groups`).
 
     Raises
     ------
     ValueError
-        If ``groups`` does not hold one label per point.
+        If ``groups`` is None, does not hold one label per point or misses a label.
     """
-    groups = np.asarray(groups)
-    if groups.shape != (n,):
-        raise ValueError(f"groups has shape {groups.shape}; expected ({n},), one label per point")
-    return np.unique(groups, return_inverse=True)[1].ravel()
+    codes = validate_groups(groups, n)
+    if codes is None:
+        raise ValueError("groups is None: pass one group label per point")
+    return codes
 
 
 @dataclass
@@ -91,10 +93,8 @@ def _cho(A: np.ndarray):
 def _sv_groups(codes: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """The codes of the groups that hold support vectors, and for each the positions of its
     support vectors in ``S``."""
-    sv_codes = codes[S]
-    order = np.argsort(sv_codes, kind="stable")
-    groups, starts = np.unique(sv_codes[order], return_index=True)
-    return groups, (np.split(order, starts[1:]) if groups.size else [])
+    groups = np.unique(codes[S])
+    return groups, _rows_by_group(codes[S], groups)
 
 
 def _block_factors(groups: np.ndarray, loc: list[np.ndarray], m: int, block) -> list[tuple | None]:
@@ -136,18 +136,36 @@ def _rows_by_group(codes: np.ndarray, groups: np.ndarray) -> list[np.ndarray]:
     return [order[a:z] for a, z in zip(lo, hi)]
 
 
-def _lgo_outputs(
-    KS: np.ndarray, codes: np.ndarray, red: _Reduced
+def _outputs(
+    F: np.ndarray, A: np.ndarray, codes: np.ndarray, red: _Reduced
 ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Outputs ``F_j a + b`` of every row under its group's model, and the rows of the groups
+    with support vectors.  ``F`` (n x p) and ``A`` (p x (1 + groups)) factor ``K_NS x``:
+    ``F = K[:, S]``, ``A = [x; x^(-G)...]_S`` exactly, or ``F = Z``, ``A = Z_S^T [...]_S``
+    on a Nystroem kernel; the first column is the full model."""
     m = red.x.size - 1
-    r = KS @ red.x[:m] + red.x[m]
+    r = F @ A[:, 0] + red.x[m]
     rows = _rows_by_group(codes, red.groups)
     for k, idx in enumerate(rows):
-        if red.chol[k] is None:
-            r[idx] = 0.0
-        else:
-            r[idx] = KS[idx] @ red.X[:m, k] + red.X[m, k]
+        r[idx] = 0.0 if red.chol[k] is None else F[idx] @ A[:, k + 1] + red.X[m, k]
     return r, rows
+
+
+def _states(red: _Reduced) -> np.ndarray:
+    """``[x, x^(-G)...]`` restricted to ``S``: the full and the reduced solutions' ``beta``."""
+    m = red.x.size - 1
+    return np.column_stack([red.x[:m], red.X[:m]])
+
+
+def _plain_and_live(
+    c: np.ndarray, red: _Reduced, rows: list[np.ndarray]
+) -> tuple[np.ndarray, list[int]]:
+    """``c`` at the rows whose group holds no support vector (0 elsewhere: they keep the full
+    model) and the indices of the groups with a reduced model (not degenerate)."""
+    cp = c.copy()
+    for idx in rows:
+        cp[idx] = 0.0
+    return cp, [k for k in range(red.groups.size) if red.chol[k] is not None]
 
 
 def _prepare(sol, K, groups, inverse):
@@ -196,8 +214,7 @@ def closed_form_lgo(
         or ``groups`` not one label per point.
     """
     K, codes, P = _prepare(sol, K, groups, inverse)
-    S = np.flatnonzero(sol.support)
-    return _lgo_outputs(kernel_columns(K, S), codes, _reduced(sol, codes, P))[0]
+    return _lgo_terms(sol, K, codes, P)[0]
 
 
 def lgo_exact_mask(
@@ -305,12 +322,7 @@ def _lgo_gradient(
         red = _reduced(sol, codes, P)
     if rows is None:
         rows = _rows_by_group(codes, red.groups)
-    live = [k for k in range(red.groups.size) if red.chol[k] is not None]
-    # rows whose group keeps the full solution (no support vector in it)
-    plain = np.ones(n, dtype=bool)
-    for idx in rows:
-        plain[idx] = False
-    cp = np.where(plain, c, 0.0)
+    cp, live = _plain_and_live(c, red, rows)
     a0 = np.append(KS.T @ cp, cp.sum())  # sum of a_G over the groups without support vectors
     W = np.outer((P @ a0)[:m], red.x[:m])
     if live:
@@ -345,7 +357,7 @@ def _lgo_terms(
     :func:`svmtune.loo.rbsvm.rbsvm_objective`)."""
     S = np.flatnonzero(sol.support)
     red = _reduced(sol, codes, P)
-    r, rows = _lgo_outputs(kernel_columns(K, S), codes, red)
+    r, rows = _outputs(kernel_columns(K, S), _states(red), codes, red)
     return r, red, rows
 
 
@@ -375,19 +387,6 @@ def _reduced_lowrank(sol: DualSolution, codes: np.ndarray) -> _Reduced:
     return _Reduced(x=x, groups=groups, loc=loc, X=X, chol=chol)
 
 
-def _lowrank_outputs(
-    Z: np.ndarray, S: np.ndarray, codes: np.ndarray, red: _Reduced
-) -> tuple[np.ndarray, list[np.ndarray]]:
-    m = S.size
-    ZS = Z[S]
-    r = Z @ (ZS.T @ red.x[:m]) + red.x[m]
-    V = ZS.T @ red.X[:m]  # Z_S^T x^(-G) per group
-    rows = _rows_by_group(codes, red.groups)
-    for k, idx in enumerate(rows):
-        r[idx] = 0.0 if red.chol[k] is None else Z[idx] @ V[:, k] + red.X[m, k]
-    return r, rows
-
-
 def lowrank_lgo(sol: DualSolution, Z: np.ndarray, groups) -> np.ndarray:
     """Leave-one-group-out outputs of the L2-SVM on ``K~ = Z Z^T`` (:func:`closed_form_lgo`
     through the Woodbury factor of :func:`svmtune.lowrank.fit_l2_svm_lowrank`).
@@ -395,14 +394,13 @@ def lowrank_lgo(sol: DualSolution, Z: np.ndarray, groups) -> np.ndarray:
     ``O(n m)`` plus ``O(|g|^2 m)`` per group that holds support vectors ``g`` (``m`` the rank).
     """
     Z = np.asarray(Z, dtype=float)
-    codes = group_codes(groups, Z.shape[0])
-    return _lowrank_outputs(Z, np.flatnonzero(sol.support), codes, _reduced_lowrank(sol, codes))[0]
+    return _lowrank_lgo_terms(sol, Z, group_codes(groups, Z.shape[0]))[0]
 
 
 def _lowrank_lgo_terms(sol: DualSolution, Z: np.ndarray, codes: np.ndarray):
     """Outputs and the by-products :func:`_lowrank_lgo_gradient` reuses."""
     red = _reduced_lowrank(sol, codes)
-    r, rows = _lowrank_outputs(Z, np.flatnonzero(sol.support), codes, red)
+    r, rows = _outputs(Z, Z[sol.support].T @ _states(red), codes, red)
     return r, red, rows
 
 
@@ -441,11 +439,7 @@ def _lowrank_lgo_gradient(sol, nf, c, codes, red: _Reduced, rows) -> np.ndarray:
     m = S.size
     fac = sol.factor
     ZS, GS = Z[S], GT[S]
-    live = [k for k in range(red.groups.size) if red.chol[k] is not None]
-    plain = np.ones(Z.shape[0], dtype=bool)
-    for idx in rows:
-        plain[idx] = False
-    cp = np.where(plain, c, 0.0)
+    cp, live = _plain_and_live(c, red, rows)
     # states: the full solution (rows of groups without support vectors) and x^(-G) per group
     Xs = np.column_stack([red.x, red.X[:, live]])  # (m+1, 1+L)
     # a_G = [Z_S Z_G^T c_G; sum c_G]; z_G = Q_G a_G
@@ -462,8 +456,7 @@ def _lowrank_lgo_gradient(sol, nf, c, codes, red: _Reduced, rows) -> np.ndarray:
     Zm = Ytop  # z_G restricted to S, one column per state
     # Gamma G^T: rows j get c_j G_S^T x^(-G_j); rows in S lose (W G_S)
     GX = GS.T @ Xs[:m]  # (rank, 1+L)
-    ZW = np.zeros_like(GT)
-    ZW += cp[:, None] * GX[:, 0][None, :]
+    ZW = cp[:, None] * GX[:, 0][None, :]
     CG = np.column_stack([GT.T @ cp] + [GT[rows[k]].T @ c[rows[k]] for k in live])
     for j, k in enumerate(live):
         idx = rows[k]
