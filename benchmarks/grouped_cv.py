@@ -23,12 +23,11 @@ killed run resumes; the markdown table is regenerated from the stored units.  Th
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
-from joblib import Parallel, delayed
+from _units import run_units, units_environment
 from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.svm import SVC
 
@@ -80,9 +79,7 @@ def _outer(y, subjects):
 
 
 def _table(rows: dict, versions) -> str:
-    envs = {json.dumps({k: r[k] for k in ("machine", "versions")}) for r in rows.values()}
-    env = json.loads(min(envs)) if envs else environment()
-    ran_on = "" if len(envs) <= 1 else f" (units ran on {len(envs)} machines; the first:)"
+    env, ran_on = units_environment(list(rows.values()))
     out = [
         "# Selection with and without groups: Parkinson speech, recordings grouped by subject",
         "",
@@ -151,14 +148,7 @@ def main(argv=None) -> None:
         versions=versions,
     )
     units = [(f, m, p, g) for f in range(OUTER_FOLDS) for m, p in METHODS for g in (False, True)]
-    todo = [u for u in units if list(u[:2]) + [u[3]] not in ck]
-    for u, value in zip(
-        todo,
-        Parallel(n_jobs=args.n_jobs, return_as="generator")(delayed(_unit)(*u) for u in todo),
-    ):
-        ck.put([u[0], u[1], u[3]], value)
-        print(u[0], u[1], "groups" if u[3] else "shuffled", value, flush=True)
-    rows = {(f, m, g): ck.get([f, m, g]) for f, m, _, g in units if [f, m, g] in ck}
+    rows = run_units(ck, units, _unit, args.n_jobs, key=lambda u: (u[0], u[1], u[3]))
     text = _table(rows, versions)
     args.md.write_text(text, encoding="utf-8")
     print(text)

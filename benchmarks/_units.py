@@ -1,0 +1,36 @@
+"""Shared by the benchmark scripts that run checkpointed units of work in parallel."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from joblib import Parallel, delayed
+
+from svmtune.bench.checkpoint import Checkpoint
+from svmtune.bench.runner import environment
+
+
+def run_units(
+    ck: Checkpoint,
+    units: Sequence[tuple],
+    run: Callable[..., dict],
+    n_jobs: int,
+    key: Callable[[tuple], tuple] = tuple,
+) -> dict[tuple, dict]:
+    """Run ``run(*unit)`` for the units ``ck`` does not hold yet, ``n_jobs`` at a time, and
+    store each result under ``key(unit)`` as it finishes; return every stored result by key."""
+    todo = [u for u in units if list(key(u)) not in ck]
+    jobs = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(run)(*u) for u in todo)
+    for u, value in zip(todo, jobs):
+        ck.put(list(key(u)), value)
+        print(*key(u), "done", flush=True)
+    return {key(u): ck.get(list(key(u))) for u in units if list(key(u)) in ck}
+
+
+def units_environment(rows: Sequence[dict]) -> tuple[dict, str]:
+    """The machine and versions the units ran with (each unit records
+    :func:`svmtune.bench.runner.environment`), and a remark when they ran on several."""
+    envs = {json.dumps({k: r[k] for k in ("machine", "versions")}) for r in rows}
+    env = json.loads(min(envs)) if envs else environment()
+    return env, ("" if len(envs) <= 1 else f" (units ran on {len(envs)} machines; the first:)")
