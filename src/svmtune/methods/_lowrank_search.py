@@ -287,7 +287,8 @@ class LowRankSearch(Selector):
     search state on given landmarks) and ``_summary`` (estimate, criterion and method-specific
     info at the chosen point); ``info`` adds ``rank``, ``rank_residual`` (trace residual / n),
     ``landmark_sigma``, ``n_refresh``, ``rank_residual_at_choice`` (trace residual / n of the
-    final landmarks at the chosen width), the start and the optimiser's diagnostics.
+    final landmarks at the chosen width), the start and the optimiser's diagnostics, and with
+    ``groups`` (methods whose :meth:`holdout` is ``"groups"``) ``n_groups``.
     """
 
     kernels = ("rbf",)
@@ -417,6 +418,7 @@ class LowRankSearch(Selector):
         estimate, criterion, info = self._summary(y, tasks, res.state, sw)
         info.update(
             {
+                **({} if groups is None else {"n_groups": int(np.unique(groups).size)}),
                 **extra,
                 "rank_residual_at_choice": float(res.state["rank_residual"]),
                 "n_support": int(res.state["n_sv"]),

@@ -78,8 +78,7 @@ class RBSVMLowRank(LowRankSearch):
         )
         n = len(tasks[0])
         total_w = float(n) if sample_weight is None else float(sample_weight.sum())
-        extra = {} if groups is None else {"n_groups": int(np.unique(groups).size)}
-        return obj.value / total_w, obj.grad / total_w, obj, extra
+        return obj.value / total_w, obj.grad / total_w, obj, {}
 
     def _summary(self, y, tasks, state, sample_weight):
         obj = state["obj"]
@@ -90,7 +89,8 @@ class RBSVMLowRank(LowRankSearch):
         )
         n = len(y)
         total_w = float(n) if sample_weight is None else float(sample_weight.sum())
-        info = {"model_entropy": entropy}
-        if "n_groups" in state:
-            info["n_groups"] = state["n_groups"]
-        return loo_error_rate(y, obj.loo, sample_weight), obj.value / total_w, info
+        return (
+            loo_error_rate(y, obj.loo, sample_weight),
+            obj.value / total_w,
+            {"model_entropy": entropy},
+        )
