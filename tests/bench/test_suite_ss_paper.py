@@ -32,6 +32,9 @@ def test_suite_is_registered_and_consistent():
     assert labels["CV (F1)"].params["scoring"] == "f1"
     assert labels["CV (Hinge)"].params["scoring"] == "hinge"
     assert labels["CV (F1)"].params["n_splits"] == labels["CV (Hinge)"].params["n_splits"] == 5
+    # the macro-F1 search is CV (F1) but for its scoring
+    macro = labels[sp.MACRO_LABEL]
+    assert macro.params == {**labels["CV (F1)"].params, "scoring": "f1_macro"}
     assert labels["S&S-RB"].method == "ss" and labels["S&S-RB"].params == {}
     # every task is a Table 2 row; the Table 2 row without a task is the documented one
     tasks = {t.name for t in suite.tasks}
@@ -260,3 +263,67 @@ def test_acceptance_gives_the_variants_their_own_lines(tmp_path):
     # without variant rows the summary is S&S-RB's alone
     md, _ = sp.time_ratio_table(df, tmp_path)
     assert "The same for" not in md.read_text()
+
+
+def test_macro_f1_from_confusion_is_sklearns():
+    from sklearn.metrics import confusion_matrix, f1_score
+
+    rng = np.random.default_rng(0)
+    for k in (2, 3, 4):
+        for _ in range(20):
+            y = rng.integers(0, k, 30)
+            pred = np.where(rng.random(30) < 0.6, y, rng.integers(0, k, 30))
+            if rng.random() < 0.3:
+                pred[:] = 0  # classes never predicted
+            labels = np.arange(k)
+            c = confusion_matrix(y, pred, labels=labels)
+            ref = f1_score(y, pred, labels=labels, average="macro", zero_division=0.0)
+            assert sp.macro_f1_from_confusion(c) == pytest.approx(ref)
+    assert sp.macro_f1_from_confusion([[5, 0], [0, 0]]) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="square matrix"):
+        sp.macro_f1_from_confusion([[1, 2, 3]])
+
+
+def test_acceptance_in_macro_f1(tmp_path):
+    """Binary tasks: macro-F1 from the confusion matrices, against "CV (macro F1)"; multiclass
+    tasks: the stored (macro) F1, against "CV (F1)"; rows without a confusion matrix and
+    unshared folds are left out."""
+    rows = []
+    conf = {
+        "S&S-RB": [[8, 2], [6, 4]],  # macro (16/24 + 8/16) / 2
+        "CV (F1)": [[7, 3], [3, 7]],  # 0.7
+        sp.MACRO_LABEL: [[9, 1], [2, 8]],  # (18/21 + 16/19) / 2
+    }
+    for split in range(2):
+        for m, c in conf.items():
+            rows.append(dict(task="heart", split=split, method=m, n_classes=2, f1=0.1, confusion=c))
+        for m, f1 in (("S&S-RB", 0.9), ("CV (F1)", 0.8), (sp.MACRO_LABEL, 0.1)):
+            rows.append(dict(task="iris", split=split, method=m, n_classes=3, f1=f1))
+    # a binary row written before confusion matrices were stored, and an unshared fold
+    rows.append(dict(task="heart", split=2, method="S&S-RB", n_classes=2, f1=0.5))
+    rows.append(
+        dict(
+            task="heart",
+            split=3,
+            method=sp.MACRO_LABEL,
+            n_classes=2,
+            f1=0.5,
+            confusion=[[0, 10], [0, 10]],
+        )
+    )
+    common = dict(status="ok", selection_time=0.01, final_fit_time=0.01, default_fit_time=0.01)
+    df = pd.DataFrame([{**common, **r} for r in rows])
+    md, acc = sp.time_ratio_table(df, tmp_path)
+    t = pd.read_csv(acc, index_col=0)
+    ss_heart, cv_heart = 100 * (16 / 24 + 8 / 16) / 2, 100 * (18 / 21 + 16 / 19) / 2
+    assert t.loc["heart", "macro F1 S&S-RB"] == pytest.approx(ss_heart)
+    assert t.loc["heart", f"macro F1 {sp.MACRO_LABEL}"] == pytest.approx(cv_heart)
+    assert t.loc["heart", f"S&S-RB - {sp.MACRO_LABEL} (macro F1)"] == pytest.approx(
+        ss_heart - cv_heart
+    )
+    assert t.loc["heart", f"folds S&S-RB & {sp.MACRO_LABEL}"] == 2
+    assert t.loc["iris", f"S&S-RB - {sp.MACRO_LABEL} (macro F1)"] == pytest.approx(10.0)
+    mean = (ss_heart - cv_heart + 10.0) / 2
+    text = md.read_text()
+    assert f"{sp.MACRO_LABEL}, mean over the 2 tasks where both ran (4 shared folds" in text
+    assert f"{mean:+.2f} points (at least −2: {'yes' if mean >= -2 else 'NO'})" in text

@@ -151,6 +151,43 @@ def test_every_search_scores_on_the_grid_searchs_folds(method):
     assert sel.estimate == pytest.approx(ref.estimate, abs=1e-12)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: RandomSearch(n_iter=2, log2_sigma=(0.5, 0.5), log2_C=(1, 1), **kw),
+        lambda **kw: HyperoptTPE(
+            max_evals=2, n_startup=1, log2_sigma=(0.5, 0.5), log2_C=(1, 1), **kw
+        ),
+        lambda **kw: OptunaTPE(n_trials=2, n_startup=1, log2_sigma=(0.5, 0.5), log2_C=(1, 1), **kw),
+        lambda **kw: HalvingSearch(
+            candidates="random",
+            n_candidates=1,
+            log2_sigma=(0.5, 0.5, 1),
+            log2_C=(1, 1, 1),
+            min_resources=60,
+            **kw,
+        ),
+    ],
+    ids=["random", "tpe", "optuna", "halving"],
+)
+def test_f1_scorings_are_the_grid_searchs(make):
+    """On a one-point box every search scores "f1" and "f1_macro" as the grid search does
+    (halving through scikit-learn's scorers "f1" and "f1_macro"), and on an unbalanced
+    binary task the two F1s differ."""
+    X, y = _data(n=60, seed=3)
+    y = np.where(np.arange(60) % 3 == 0, 1, 0)
+    X[y == 1] += 0.8
+    losses = {}
+    for scoring in ("f1", "f1_macro"):
+        kw = {"n_splits": 5, "scoring": scoring}
+        ref = GridSearch(sigmas=[2**0.5], Cs=[2.0], **kw).select(X, y, random_state=11)
+        sel = make(**kw).select(X, y, random_state=11)
+        assert sel.criterion == pytest.approx(ref.criterion, abs=1e-12)
+        assert sel.estimate is None
+        losses[scoring] = sel.criterion
+    assert losses["f1"] != pytest.approx(losses["f1_macro"])
+
+
 _ONE_POINT = {"log2_sigma": (0.5, 0.5), "log2_C": (1, 1), "n_splits": 5, "final_model": "l2"}
 
 

@@ -196,3 +196,29 @@ def test_cv_errors_with_groups(iris):
     assert got == pytest.approx(cv_errors(X, y, [PARAMS], folds=folds))
     with pytest.raises(ValueError, match="groups or folds, not both"):
         cv_errors(X, y, [PARAMS], folds=folds, groups=groups)
+
+
+def test_f1_scorings_binary_and_multiclass(iris):
+    """ "f1" scores the F1 of class code 1 on binary tasks, "f1_macro" the mean F1 of both
+    classes; on multiclass tasks both are macro-F1 (the same loss)."""
+    from sklearn.metrics import f1_score
+
+    X, y = iris
+    yb = (y == 2).astype(int)
+    folds = make_folds(yb, 3, random_state=0)
+    pred = [(te, SVC(gamma=0.5).fit(X[tr], yb[tr]).predict(X[te])) for tr, te in folds]
+    got = cv_errors(X, yb, [PARAMS], folds=folds, scoring="f1")[0]
+    assert got == pytest.approx(np.mean([1 - f1_score(yb[te], p) for te, p in pred]))
+    got = cv_errors(X, yb, [PARAMS], folds=folds, scoring="f1_macro")[0]
+    ref = np.mean([1 - f1_score(yb[te], p, average="macro") for te, p in pred])
+    assert got == pytest.approx(ref)
+    assert got != pytest.approx(cv_errors(X, yb, [PARAMS], folds=folds, scoring="f1")[0])
+    folds = make_folds(y, 3, random_state=0)
+    for multiclass in ("ovr", "ovo"):
+        f1, macro = (
+            cv_errors(X, y, [PARAMS], folds=folds, scoring=s, multiclass=multiclass)[0]
+            for s in ("f1", "f1_macro")
+        )
+        assert f1 == macro
+    with pytest.raises(ValueError, match="'f1_macro'"):
+        cv_errors(X, y, [PARAMS], folds=folds, scoring="auc")

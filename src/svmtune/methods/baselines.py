@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 DISTRIBUTIONS = ("loguniform", "uniform")
-SCORINGS = ("error", "hinge", "f1")
+SCORINGS = ("error", "hinge", "f1", "f1_macro")
 #: the SVM a CV search trains for each candidate, and fits at the end: libsvm's hinge-loss
 #: SVC ("l1") or the exact squared-hinge L2-SVM ("l2", :class:`svmtune.estimators.L2SVC`)
 FINAL_MODELS = ("l1", "l2")
@@ -275,7 +275,10 @@ class GridSearch(_CVSearch):
     sigmas, Cs : sequences, optional
         Explicit grids (override the log2 ranges).
     n_splits : int
-    scoring : {"error", "hinge", "f1"}
+    scoring : {"error", "hinge", "f1", "f1_macro"}
+        The validation loss: error rate, mean hinge loss, 1 - F1 (binary tasks: of the
+        second class in sorted order; multiclass: macro-F1) or 1 - macro-F1 (the mean F1 of
+        every class, binary tasks included, so no class is singled out as positive).
     final_model : {"l1", "l2"}, default="l1"
         See :class:`RandomSearch`.
     """
@@ -327,7 +330,7 @@ class RandomSearch(_CVSearch):
     distribution : {"loguniform", "uniform"}, default="loguniform"
         See :func:`sample_log2_box`; ``"uniform"`` is the RBSVM paper's setting.
     n_splits : int, default=10
-    scoring : {"error", "hinge", "f1"}, default="error"
+    scoring : {"error", "hinge", "f1", "f1_macro"}, default="error"
     final_model : {"l1", "l2"}, default="l1"
         The SVM each candidate trains in the cross-validation, and the one the tuner fits
         at the end (``SVMTuner(final_model="auto")``): libsvm's hinge-loss ``SVC`` or the
@@ -416,7 +419,7 @@ class HyperoptTPE(_SequentialSearch):
     n_startup : int, default=20
         Random draws before TPE takes over (hyperopt's ``n_startup_jobs``).
     n_splits : int, default=10
-    scoring : {"error", "hinge", "f1"}, default="error"
+    scoring : {"error", "hinge", "f1", "f1_macro"}, default="error"
     final_model : {"l1", "l2"}, default="l1"
         See :class:`RandomSearch`.
     """
@@ -517,7 +520,7 @@ class OptunaTPE(_SequentialSearch):
     multivariate : bool, default=False
         Optuna's multivariate TPE (joint density over sigma and C).
     n_splits : int, default=10
-    scoring : {"error", "hinge", "f1"}, default="error"
+    scoring : {"error", "hinge", "f1", "f1_macro"}, default="error"
     final_model : {"l1", "l2"}, default="l1"
         See :class:`RandomSearch`.
     """
@@ -612,13 +615,13 @@ class HalvingSearch(_CVSearch):
         single round (a grid search, with a warning).
     aggressive_elimination : bool, default=False
     n_splits : int, default=10
-    scoring : {"error", "f1"}, default="error"
+    scoring : {"error", "f1", "f1_macro"}, default="error"
     final_model : {"l1", "l2"}, default="l1"
         See :class:`RandomSearch`.
     """
 
     name = "halving"
-    scorings = ("error", "f1")
+    scorings = ("error", "f1", "f1_macro")
 
     def __init__(
         self,
@@ -740,7 +743,9 @@ class HalvingSearch(_CVSearch):
                 {prefix + width: [rbf_params(s, c)[width]], prefix + "C": [float(c)]}
                 for s, c in zip(sigmas, Cs)
             ]
-            name = "accuracy" if self.scoring == "error" else "f1" if n_classes == 2 else "f1_macro"
+            name = {"error": "accuracy", "f1_macro": "f1_macro"}.get(
+                self.scoring, "f1" if n_classes == 2 else "f1_macro"
+            )
             # validation scores are unweighted, as in svmtune.search.cv.fold_error
             scoring = get_scorer(name)
             if sample_weight is not None:

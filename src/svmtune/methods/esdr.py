@@ -66,7 +66,7 @@ __all__ = ["WidthIndexSelector", "ESDRCV", "DBTCCV", "J4CV"]
 
 PLATEAU_RULES = ("argmax", "fraction", "auto")
 C_SEARCHES = ("golden", "grid", "fixed")
-SCORINGS = ("error", "hinge", "f1")
+SCORINGS = ("error", "hinge", "f1", "f1_macro")
 
 #: tolerance under which scan values count as equal to the scan maximum (for the scan-edge
 #: warning only; the choice is unchanged): ``v`` ties with ``vmax`` when
@@ -179,7 +179,7 @@ class WidthIndexSelector(Selector):
         Coarse grid step and final bracket length (log2 units) of ``c_search="golden"``.
     n_splits : int
         CV folds (stratified; the same folds for every C candidate).
-    scoring : {"error", "hinge", "f1"}
+    scoring : {"error", "hinge", "f1", "f1_macro"}
         CV loss; the estimate is reported for "error" only.
     multiclass : {"min", "mean"}
         Reduction over class pairs (ESDR family) or one-vs-rest tasks (LD).

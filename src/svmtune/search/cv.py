@@ -177,12 +177,14 @@ def fold_error(
         else:
             t = np.where(yt[:, None] == np.arange(f.shape[1])[None, :], 1.0, -1.0)
         return float(np.mean(np.maximum(0.0, 1.0 - t * f)))
-    if scoring == "f1":
+    if scoring in ("f1", "f1_macro"):
         from sklearn.metrics import f1_score
 
-        avg = "binary" if y.max() == 1 else "macro"
+        # "f1": binary tasks the F1 of class code 1, multiclass tasks macro-F1;
+        # "f1_macro": the mean F1 of every class, binary tasks included (no positive class)
+        avg = "binary" if scoring == "f1" and y.max() == 1 else "macro"
         return 1.0 - float(f1_score(y[test], est.predict(X[test]), average=avg))
-    raise ValueError(f"unknown scoring {scoring!r}; use 'error', 'hinge' or 'f1'")
+    raise ValueError(f"unknown scoring {scoring!r}; use 'error', 'hinge', 'f1' or 'f1_macro'")
 
 
 def cv_errors(

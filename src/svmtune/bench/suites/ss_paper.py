@@ -47,7 +47,14 @@ Differences from the paper (deliberate, documented):
   scored hinge loss for several classes.
 * F1 is the runner's: binary tasks the F1 of the second label in sorted order (e.g. the
   minority class of appendicitis), multiclass tasks macro-F1.  The paper does not say which
-  F1 it prints; its values are closer to accuracy on several sets.
+  F1 it prints; its values are closer to accuracy on several sets, and no one choice of
+  positive class comes near all its binary sets (ilpd's 86-88 are nearest the F1 of the
+  majority class, 77-83 here; spambase's and banana's are the second label's).  Because the
+  choice of positive class decides issue #8's F1 line on ilpd, the suite also runs "CV
+  (macro F1)" (beyond the paper): the grid search of "CV (F1)" scoring macro-F1, which
+  singles out no class, on the binary tasks (on multiclass tasks it is "CV (F1)"); the
+  acceptance table also compares the macro-F1 of S&S-RB and its variants (from the stored
+  confusion matrices) with it.
 * "time" is our ``selection_time`` (seconds; S&S-RB: the S&S computation only, the final SVM
   fit is in ``final_fit_time``); the paper's run time includes the final fit.
 * Table 1 as printed has ``d`` equal to the S&S column for balance, banana, bands and
@@ -179,6 +186,10 @@ TASKS: list[Task] = [
 
 #: beyond the paper: S&S-RB with classes weighted n / (k n_c) (SVMTuner's class_weight)
 BALANCED_LABEL = "S&S-RB balanced"
+#: beyond the paper: the grid search of "CV (F1)" scoring macro-F1 (the mean F1 of every
+#: class) on binary tasks too; on multiclass tasks it is "CV (F1)" (the same scoring, folds
+#: and seeds), so it runs on the binary tasks only
+MACRO_LABEL = "CV (macro F1)"
 
 METHODS: list[MethodSpec] = [
     MethodSpec("default", "default"),
@@ -193,6 +204,7 @@ METHODS: list[MethodSpec] = [
     MethodSpec("CV (F1)", "grid", {**_GRID, "n_splits": 5, "scoring": "f1"}),
     MethodSpec("CV (Hinge)", "grid", {**_GRID, "n_splits": 5, "scoring": "hinge"}),
     MethodSpec("grid-10fold", "grid", {**_GRID, "n_splits": 10}),
+    MethodSpec(MACRO_LABEL, "grid", {**_GRID, "n_splits": 5, "scoring": "f1_macro"}),
 ]
 
 _LABELS = ("CV (F1)", "CV (Hinge)", "S&S-RB")
@@ -273,6 +285,38 @@ F1_MARGIN = 2.0
 MAX_SVC_FITS = 5.0
 
 
+def macro_f1_from_confusion(confusion) -> float:
+    """Macro-F1 of a confusion matrix (rows: true class, columns: predicted): the mean over
+    classes of ``2 TP / (2 TP + FP + FN)``, 0 for a class never true nor predicted (as
+    scikit-learn's ``f1_score(average="macro", zero_division=0)`` over the same labels)."""
+    c = np.asarray(confusion, dtype=float)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] < 2:
+        raise ValueError(f"confusion must be a square matrix of >= 2 classes, got {c.shape}")
+    tp = np.diag(c)
+    denom = c.sum(axis=0) + c.sum(axis=1)  # 2 TP + FP + FN
+    return float(np.mean(np.divide(2.0 * tp, denom, out=np.zeros_like(tp), where=denom > 0)))
+
+
+def _macro_f1_column(ok: pd.DataFrame) -> pd.Series:
+    """Each row's macro-F1: binary tasks from the stored confusion matrix (NaN for rows
+    written before it was stored), multiclass tasks the stored ``f1`` (macro already)."""
+    binary = ok["n_classes"] == 2
+    out = ok["f1"].where(~binary)
+    if "confusion" in ok:
+        conf = ok.loc[binary, "confusion"]
+        has = conf.map(lambda c: isinstance(c, list))
+        out.loc[has[has].index] = conf[has].map(macro_f1_from_confusion)
+    return out.astype(float)
+
+
+def _macro_cv_rows(ok: pd.DataFrame) -> pd.DataFrame:
+    """The macro-F1 grid search's rows: ``MACRO_LABEL`` on binary tasks, "CV (F1)" on
+    multiclass tasks (the same scoring, folds and seeds there, see ``MACRO_LABEL``)."""
+    binary = ok["n_classes"] == 2
+    macro = ok["method"] == MACRO_LABEL
+    return ok[(macro & binary) | ((ok["method"] == "CV (F1)") & ~binary)]
+
+
 def time_ratio_table(results: pd.DataFrame, outdir: Path) -> list[Path]:
     """Issue #8 acceptance per task, and its summary.
 
@@ -316,6 +360,8 @@ def time_ratio_table(results: pd.DataFrame, outdir: Path) -> list[Path]:
             table[f"{label} - {m}"] = 100.0 * (g["f1_ss"].mean() - g["f1_cv"].mean())
             table[f"folds {label} & {m}"] = g.size()
             table[f"time {m} / {label}"] = g["total_time_cv"].mean() / g["total_time_ss"].mean()
+        if "n_classes" in ok:
+            _macro_columns(table, ok, label)
         fits = ok[ok["method"] == label].groupby("task")["time_in_svc_fits"]
         table[f"{label} time / SVC fit (max over splits)"] = fits.max()
         table[f"{label} time / SVC fit (mean)"] = fits.mean()
@@ -325,6 +371,25 @@ def time_ratio_table(results: pd.DataFrame, outdir: Path) -> list[Path]:
     md = outdir / "ss_acceptance.md"
     md.write_text("\n".join(_acceptance_lines(table)) + "\n")
     return [md, path]
+
+
+def _macro_columns(table: pd.DataFrame, ok: pd.DataFrame, label: str) -> None:
+    """Add ``label``'s macro-F1 and its difference to the macro-F1 grid search (same folds)
+    to ``table`` (the F1 of the issue's line, with no class singled out as positive)."""
+    ok = ok.assign(f1_macro=_macro_f1_column(ok)).dropna(subset=["f1_macro"])
+    cols = ["task", "split", "f1_macro"]
+    ss_rows = ok[ok["method"] == label][cols]
+    pair = ss_rows.merge(_macro_cv_rows(ok)[cols], on=["task", "split"], suffixes=("_ss", "_cv"))
+    if pair.empty:
+        return
+    g = pair.groupby("task")
+    table[f"macro F1 {label}"] = 100.0 * g["f1_macro_ss"].mean()
+    if f"macro F1 {MACRO_LABEL}" not in table:
+        table[f"macro F1 {MACRO_LABEL}"] = 100.0 * g["f1_macro_cv"].mean()
+    table[f"{label} - {MACRO_LABEL} (macro F1)"] = table[f"macro F1 {label}"] - (
+        100.0 * g["f1_macro_cv"].mean()
+    )
+    table[f"folds {label} & {MACRO_LABEL}"] = g.size()
 
 
 def _acceptance_lines(table: pd.DataFrame) -> list[str]:
@@ -343,6 +408,21 @@ def _acceptance_lines(table: pd.DataFrame) -> list[str]:
     return lines + [""]
 
 
+def _difference_line(table: pd.DataFrame, what: str, diff: str, folds: str, note: str = "") -> str:
+    """One line of the F1 criterion: the mean over tasks of ``table[diff]`` (S&S-RB minus a
+    grid search, in points) with its fold count, verdict, median and three lowest tasks."""
+    d = table[diff].dropna()
+    n_folds = int(table[folds].dropna().astype(int).sum())
+    worst = d.sort_values().head(3)
+    return (
+        f"- {what}, mean over the {len(d)} tasks where both ran ({n_folds} shared folds"
+        f"{note}): {d.mean():+.2f} points (at least −{F1_MARGIN:g}: "
+        f"{'yes' if d.mean() >= -F1_MARGIN else 'NO'}); median {d.median():+.2f}; lowest: "
+        + ", ".join(f"{t} {v:+.2f}" for t, v in worst.items())
+        + "."
+    )
+
+
 def _criteria_lines(table: pd.DataFrame, label: str) -> list[str]:
     lines = []
     for m in _CV_LABELS:
@@ -350,17 +430,15 @@ def _criteria_lines(table: pd.DataFrame, label: str) -> list[str]:
         if col not in table:
             lines.append(f"- F1 against {m}: no task where both ran.")
             continue
-        d = table[col].dropna()
-        n_folds = table[f"folds {label} & {m}"].dropna().astype(int)
-        worst = d.sort_values().head(3)
-        lines.append(
-            f"- F1 of {label} − {m}, mean over the {len(d)} tasks where both ran "
-            f"({int(n_folds.sum())} shared folds): {d.mean():+.2f} points (at least "
-            f"−{F1_MARGIN:g}: {'yes' if d.mean() >= -F1_MARGIN else 'NO'}); median "
-            f"{d.median():+.2f}; lowest: "
-            + ", ".join(f"{t} {v:+.2f}" for t, v in worst.items())
-            + "."
+        lines.append(_difference_line(table, f"F1 of {label} − {m}", col, f"folds {label} & {m}"))
+    col = f"{label} - {MACRO_LABEL} (macro F1)"
+    if col in table:
+        what = (
+            f"Macro-F1 (every class, none singled out as positive; beyond the paper) of "
+            f"{label} − {MACRO_LABEL}"
         )
+        note = f"; on multiclass tasks {MACRO_LABEL} is CV (F1)"
+        lines.append(_difference_line(table, what, col, f"folds {label} & {MACRO_LABEL}", note))
     mean_fits = table[f"{label} time / SVC fit (mean)"].dropna()
     max_fits = table[f"{label} time / SVC fit (max over splits)"].dropna()
     over_mean = mean_fits[mean_fits > MAX_SVC_FITS]
