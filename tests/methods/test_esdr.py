@@ -72,6 +72,23 @@ def test_paper_procedure_grid_argmax_then_c_grid():
     assert sel.n_svm_fits == 35 * 4
 
 
+@pytest.mark.parametrize("scoring", ["f1", "f1_macro"])
+def test_c_grid_scores_through_the_shared_cv_path(scoring):
+    """The C search's losses are cv_errors' with the same scoring (no error estimate)."""
+    X, y = ring(seed=2)
+    y[np.flatnonzero(y == 1)[::2]] = 0  # unbalanced: the two F1s differ
+    sel = ESDRCV(refine="none", c_search="grid", n_splits=4, scoring=scoring).select(
+        X, y, random_state=0
+    )
+    Cs = 2.0 ** np.arange(-1, 16.01, 0.5)
+    cands = [rbf_params(sel.params["sigma"], c) for c in Cs]
+    losses = cv_errors(X, y, cands, folds=make_folds(y, 4, 0), scoring=scoring)
+    assert [h["cv_loss"] for h in sel.history if h["stage"] == "C"] == pytest.approx(losses)
+    assert sel.params["C"] == Cs[np.argmin(losses)] and sel.estimate is None
+    other = cv_errors(X, y, cands, folds=make_folds(y, 4, 0), scoring="error")
+    assert not np.allclose(losses, other)
+
+
 def test_plateau_rules():
     X, y = blobs()
     grid = 2.0 ** np.arange(-8, 9.01, 0.5)
