@@ -49,12 +49,12 @@ Differences from the paper (deliberate, documented):
   minority class of appendicitis), multiclass tasks macro-F1.  The paper does not say which
   F1 it prints; its values are closer to accuracy on several sets, and no one choice of
   positive class comes near all its binary sets (ilpd's 86-88 are nearest the F1 of the
-  majority class, 77-83 here; spambase's and banana's are the second label's).  Because the
-  choice of positive class decides issue #8's F1 line on ilpd, the suite also runs "CV
-  (macro F1)" (beyond the paper): the grid search of "CV (F1)" scoring macro-F1, which
-  singles out no class, on the binary tasks (on multiclass tasks it is "CV (F1)"); the
-  acceptance table also compares the macro-F1 of S&S-RB and its variants (from the stored
-  confusion matrices) with it.
+  majority class, 77-83 here; spambase's and banana's are the second label's; see
+  ``benchmarks/ss_f1_definitions.md``).  Because the choice of positive class decides issue
+  #8's F1 line on ilpd, the suite also runs "CV (macro F1)" (beyond the paper): the grid
+  search of "CV (F1)" scoring macro-F1, which singles out no class, on the binary tasks (on
+  multiclass tasks it is "CV (F1)"); the acceptance table also compares the macro-F1 of
+  S&S-RB and its variants (from the stored confusion matrices) with it.
 * "time" is our ``selection_time`` (seconds; S&S-RB: the S&S computation only, the final SVM
   fit is in ``final_fit_time``); the paper's run time includes the final fit.
 * Table 1 as printed has ``d`` equal to the S&S column for balance, banana, bands and
