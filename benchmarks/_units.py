@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from joblib import Parallel, delayed
 
@@ -34,3 +36,18 @@ def units_environment(rows: Sequence[dict]) -> tuple[dict, str]:
     envs = {json.dumps({k: r[k] for k in ("machine", "versions")}) for r in rows}
     env = json.loads(min(envs)) if envs else environment()
     return env, ("" if len(envs) <= 1 else f" (units ran on {len(envs)} machines; the first:)")
+
+
+def script_args(doc: str, md_name: str, argv=None) -> argparse.Namespace:
+    """The command line these scripts share: ``--md`` (the table's file, default ``md_name``)
+    and ``--n-jobs`` (units run at once); ``doc``'s first line is the description."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--md", type=Path, default=Path(md_name))
+    ap.add_argument("--n-jobs", type=int, default=1, help="units run at once")
+    return ap.parse_args(argv)
+
+
+def publish(md: Path, text: str) -> None:
+    """Write the table to ``md`` and print it."""
+    md.write_text(text, encoding="utf-8")
+    print(text)

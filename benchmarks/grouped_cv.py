@@ -22,12 +22,10 @@ killed run resumes; the markdown table is regenerated from the stored units.  Th
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
 import numpy as np
-from _units import run_units, units_environment
+from _units import publish, run_units, script_args, units_environment
 from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.svm import SVC
 
@@ -134,10 +132,7 @@ def _table(rows: dict, versions) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--md", type=Path, default=Path("grouped_cv.md"))
-    ap.add_argument("--n-jobs", type=int, default=1, help="units run at once")
-    args = ap.parse_args(argv)
+    args = script_args(__doc__, "grouped_cv.md", argv)
     versions = _data()[-1]
     ck = Checkpoint.for_experiment(
         args.md.parent,
@@ -149,9 +144,7 @@ def main(argv=None) -> None:
     )
     units = [(f, m, p, g) for f in range(OUTER_FOLDS) for m, p in METHODS for g in (False, True)]
     rows = run_units(ck, units, _unit, args.n_jobs, key=lambda u: (u[0], u[1], u[3]))
-    text = _table(rows, versions)
-    args.md.write_text(text, encoding="utf-8")
-    print(text)
+    publish(args.md, _table(rows, versions))
 
 
 if __name__ == "__main__":

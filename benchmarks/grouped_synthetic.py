@@ -21,12 +21,10 @@ units.  The committed ``benchmarks/grouped_synthetic.md`` came from::
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
 import numpy as np
-from _units import run_units, units_environment
+from _units import publish, run_units, script_args, units_environment
 from sklearn.svm import SVC
 
 from svmtune import SVMTuner
@@ -128,10 +126,7 @@ def _table(rows: dict) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--md", type=Path, default=Path("grouped_synthetic.md"))
-    ap.add_argument("--n-jobs", type=int, default=1, help="units run at once")
-    args = ap.parse_args(argv)
+    args = script_args(__doc__, "grouped_synthetic.md", argv)
     spec = {"groups": GROUPS, "size": SIZE, "d": D, "spread": SPREAD, "flip": FLIP}
     ck = Checkpoint.for_experiment(
         args.md.parent,
@@ -143,9 +138,7 @@ def main(argv=None) -> None:
     )
     units = [(s, m, g) for s in SEEDS for m in METHODS for g in (False, True)]
     rows = run_units(ck, units, _unit, args.n_jobs)
-    text = _table(rows)
-    args.md.write_text(text, encoding="utf-8")
-    print(text)
+    publish(args.md, _table(rows))
 
 
 if __name__ == "__main__":
