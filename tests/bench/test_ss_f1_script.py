@@ -40,35 +40,18 @@ def test_tables_on_stored_like_rows(script, tmp_path):
     """A synthetic store of two tasks (one binary, one multiclass) through the script."""
     import json
 
-    rows = []
-    for split in range(2):
-        for method, acc, f1 in (("S&S-RB", 0.7, 0.1), ("CV (F1)", 0.68, 0.45)):
-            rows.append(
-                dict(
-                    key=f"ilpd{split}{method}",
-                    kind="cell",
-                    status="ok",
-                    task="ilpd",
-                    method=method,
-                    split=split,
-                    accuracy=acc,
-                    f1=f1,
-                    n_test=100,
-                )
-            )
-            rows.append(
-                dict(
-                    key=f"iris{split}{method}",
-                    kind="cell",
-                    status="ok",
-                    task="iris",
-                    method=method,
-                    split=split,
-                    accuracy=0.9,
-                    f1=0.9,
-                    n_test=30,
-                )
-            )
+    cells = {  # (task, method): (accuracy, F1, test size)
+        ("ilpd", "S&S-RB"): (0.7, 0.1, 100),
+        ("ilpd", "CV (F1)"): (0.68, 0.45, 100),
+        ("iris", "S&S-RB"): (0.9, 0.9, 30),
+        ("iris", "CV (F1)"): (0.9, 0.9, 30),
+    }
+    rows = [
+        dict(key=f"{task}{split}{method}", kind="cell", status="ok", task=task,
+             method=method, split=split, accuracy=acc, f1=f1, n_test=n)
+        for split in range(2)
+        for (task, method), (acc, f1, n) in cells.items()
+    ]  # fmt: skip
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     md = tmp_path / "out.md"

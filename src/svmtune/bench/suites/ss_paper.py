@@ -340,6 +340,8 @@ def time_ratio_table(results: pd.DataFrame, outdir: Path) -> list[Path]:
         return []
     ok["total_time"] = ok["selection_time"] + ok["final_fit_time"]
     ok["time_in_svc_fits"] = ok["total_time"] / ok["default_fit_time"]
+    if "n_classes" in ok:
+        ok["f1_macro"] = _macro_f1_column(ok)
     f1 = 100.0 * ok.pivot_table(index="task", columns="method", values="f1", aggfunc="mean")
     table = pd.DataFrame(index=f1.index)
     for m in ("S&S-RB", "CV (F1)", "CV (Hinge)", "grid-10fold", "default"):
@@ -360,8 +362,8 @@ def time_ratio_table(results: pd.DataFrame, outdir: Path) -> list[Path]:
             table[f"{label} - {m}"] = 100.0 * (g["f1_ss"].mean() - g["f1_cv"].mean())
             table[f"folds {label} & {m}"] = g.size()
             table[f"time {m} / {label}"] = g["total_time_cv"].mean() / g["total_time_ss"].mean()
-        if "n_classes" in ok:
-            _macro_columns(table, ok, label)
+        if "f1_macro" in ok:
+            _macro_columns(table, ok.dropna(subset=["f1_macro"]), label)
         fits = ok[ok["method"] == label].groupby("task")["time_in_svc_fits"]
         table[f"{label} time / SVC fit (max over splits)"] = fits.max()
         table[f"{label} time / SVC fit (mean)"] = fits.mean()
@@ -374,21 +376,20 @@ def time_ratio_table(results: pd.DataFrame, outdir: Path) -> list[Path]:
 
 
 def _macro_columns(table: pd.DataFrame, ok: pd.DataFrame, label: str) -> None:
-    """Add ``label``'s macro-F1 and its difference to the macro-F1 grid search (same folds)
-    to ``table``: issue #8's F1 line with no class singled out as positive."""
-    ok = ok.assign(f1_macro=_macro_f1_column(ok)).dropna(subset=["f1_macro"])
+    """From the rows ``ok`` that have a macro-F1 (``f1_macro``), add to ``table`` ``label``'s
+    macro-F1 and its difference to the macro-F1 grid search on the same folds: issue #8's F1
+    line with no class singled out as positive."""
     cols = ["task", "split", "f1_macro"]
     ss_rows = ok[ok["method"] == label][cols]
     pair = ss_rows.merge(_macro_cv_rows(ok)[cols], on=["task", "split"], suffixes=("_ss", "_cv"))
     if pair.empty:
         return
     g = pair.groupby("task")
-    table[f"macro F1 {label}"] = 100.0 * g["f1_macro_ss"].mean()
+    ss, cv = 100.0 * g["f1_macro_ss"].mean(), 100.0 * g["f1_macro_cv"].mean()
+    table[f"macro F1 {label}"] = ss
     if f"macro F1 {MACRO_LABEL}" not in table:
-        table[f"macro F1 {MACRO_LABEL}"] = 100.0 * g["f1_macro_cv"].mean()
-    table[f"{label} - {MACRO_LABEL} (macro F1)"] = table[f"macro F1 {label}"] - (
-        100.0 * g["f1_macro_cv"].mean()
-    )
+        table[f"macro F1 {MACRO_LABEL}"] = cv
+    table[f"{label} - {MACRO_LABEL} (macro F1)"] = ss - cv
     table[f"folds {label} & {MACRO_LABEL}"] = g.size()
 
 
