@@ -478,6 +478,9 @@ def test_a_class_in_one_group_is_named_by_its_label():
     grid = SVMTuner(method="grid", method_params=_GROUP_GRID)
     with pytest.raises(ValueError, match="class 'sick' has all its samples in one group"):
         grid.fit(X, labels, groups=one_ward)
+    # leaving that group out leaves no 'sick' row to train on: rbsvm refuses as well
+    with pytest.raises(ValueError, match="'sick' .* in one group.*leave-one-group-out"):
+        SVMTuner(method="rbsvm").fit(X, labels, groups=one_ward)
     well = labels == "well"
     w = np.where(well & (groups != groups[well][0]), 0.0, 1.0)  # one group of well rows counts
     with pytest.raises(ValueError, match="'well' has all its samples of positive weight in one"):

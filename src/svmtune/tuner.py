@@ -260,9 +260,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 f"method {self.method!r} judges candidates by leave-one-out estimates of single "
                 "rows, which cannot keep the groups together; for grouped data use rbsvm or "
                 "rbsvm_lowrank (leave-one-group-out in closed form) or a cross-validated "
-                "method (grid, "
-                "random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, ld, or span_rule with "
-                "criterion='cv'), or leave groups out"
+                "method (grid, random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, ld, or "
+                "span_rule with criterion='cv'), or leave groups out"
             )
         if self.preprocess == "auto":
             X = X_named = self._validate_X(X, reset=True)

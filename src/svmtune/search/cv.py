@@ -113,7 +113,8 @@ def check_class_groups(
 ) -> np.ndarray:
     """The number of distinct groups holding samples (of positive weight) of each class
     present in the encoded labels ``y``; raises when a class lies in a single group, since
-    cross-validation that keeps groups whole can then never train and validate on it.
+    holding out whole groups (cross-validation or leave-one-group-out) can then never train
+    and validate on it.
     ``classes`` (the original labels, in the order of the codes) names the class in the
     error; without it the encoded label is named."""
     keep = np.ones(len(y), dtype=bool) if sample_weight is None else sample_weight > 0
@@ -129,9 +130,10 @@ def check_class_groups(
         )
         weighted = "" if sample_weight is None else " of positive weight"
         raise ValueError(
-            f"class {name} has all its samples{weighted} in one group, so cross-validation "
-            "that keeps groups whole cannot train on it and validate on it; merge groups "
-            "differently or leave groups out"
+            f"class {name} has all its samples{weighted} in one group, so holding out whole "
+            "groups (cross-validation that keeps groups whole, or rbsvm's leave-one-group-out) "
+            "cannot train on it and validate on it; merge groups differently or leave groups "
+            "out"
         )
     return n_groups
 
