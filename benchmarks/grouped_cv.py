@@ -22,16 +22,12 @@ killed run resumes; the markdown table is regenerated from the stored units.  Th
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from _units import publish, run_units, script_args, units_environment
+from _units import fit_with_default, publish, run_units, script_args, units_environment
 from sklearn.model_selection import StratifiedGroupKFold
-from sklearn.svm import SVC
 
 from svmtune import SVMTuner
 from svmtune.bench.checkpoint import Checkpoint
-from svmtune.bench.runner import environment
 from svmtune.datasets import load_dataset
 
 #: (method, method_params): the 10-fold grid of the RBSVM paper, ESDR (C by 10-fold CV),
@@ -52,22 +48,14 @@ def _unit(fold: int, method: str, params, grouped: bool) -> dict:
     X, y, subjects, Xt, yt, _ = _data()
     tr, te = _outer(y, subjects)[fold]
     tuner = SVMTuner(method=method, method_params=params, random_state=SEED)
-    tuner.fit(X[tr], y[tr], groups=subjects[tr] if grouped else None)
-    t0 = time.perf_counter()
-    default = SVC().fit(tuner.preprocessor_.transform(X[tr]), y[tr])
-    svc_time = time.perf_counter() - t0
+    record, default = fit_with_default(tuner, X[tr], y[tr], subjects[tr] if grouped else None)
     Xp_te, Xp_t = tuner.preprocessor_.transform(X[te]), tuner.preprocessor_.transform(Xt)
     return {
-        "estimate": tuner.estimate_,
-        "sigma": tuner.best_params_["sigma"],
-        "C": tuner.best_params_["C"],
-        "selection_time": tuner.selection_time_,
-        "svc_fit_time": svc_time,
+        **record,
         "held_out_subjects": float(tuner.score(X[te], y[te])),
         "test_file": float(tuner.score(Xt, yt)),
         "svc_held_out_subjects": float(np.mean(default.predict(Xp_te) == y[te])),
         "svc_test_file": float(np.mean(default.predict(Xp_t) == yt)),
-        **environment(),  # the machine and package versions the unit ran with
     }
 
 

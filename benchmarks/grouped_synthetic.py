@@ -21,15 +21,11 @@ units.  The committed ``benchmarks/grouped_synthetic.md`` came from::
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from _units import publish, run_units, script_args, units_environment
-from sklearn.svm import SVC
+from _units import fit_with_default, publish, run_units, script_args, units_environment
 
 from svmtune import SVMTuner
 from svmtune.bench.checkpoint import Checkpoint
-from svmtune.bench.runner import environment
 
 GROUPS, SIZE, D, SPREAD, FLIP, TEST_GROUPS = 40, 10, 5, 0.05, 0.2, 400
 SEEDS = tuple(range(20))
@@ -51,19 +47,11 @@ def _unit(seed: int, method: str, grouped: bool) -> dict:
     X, y, g = make_groups(GROUPS, SIZE, seed)
     Xt, yt, _ = make_groups(TEST_GROUPS, 1, 10_000 + seed)
     tuner = SVMTuner(method=method, random_state=seed)
-    tuner.fit(X, y, groups=g if grouped else None)
-    t0 = time.perf_counter()
-    svc = SVC().fit(tuner.preprocessor_.transform(X), y)
-    svc_time = time.perf_counter() - t0
+    record, svc = fit_with_default(tuner, X, y, g if grouped else None)
     return {
-        "estimate": tuner.estimate_,
-        "sigma": tuner.best_params_["sigma"],
-        "C": tuner.best_params_["C"],
-        "selection_time": tuner.selection_time_,
-        "svc_fit_time": svc_time,
+        **record,
         "test_accuracy": float(tuner.score(Xt, yt)),
         "svc_test_accuracy": float(svc.score(tuner.preprocessor_.transform(Xt), yt)),
-        **environment(),
     }
 
 
