@@ -31,6 +31,8 @@ Methods:
                  starts (``svmtune.criteria._pairloops.warm_up``).
   ss             S&S-RB (:mod:`svmtune.methods.ss_ratio`): width and C from the S&S ratio
                  (random Fourier features above its exact-path size).
+  auto           svmtune's default method (:mod:`svmtune.methods.auto`): above its
+                 ``max_dense`` rows, the low-rank path (rank cap ``--rank``) and libsvm's SVC.
   grid           the paper's 10-fold grid search (17 x 17 log2 grid, 2,890 SVC fits); run in
                  full for n <= --max-grid-n, otherwise **extrapolated**: ``--grid-sample``
                  random grid points are cross-validated (10 folds each) and the time is scaled
@@ -150,8 +152,10 @@ def run_cell(dataset: str, n: int, method: str, args) -> dict:
     if method == "default":
         rec["selection_time_s"] = 0.0
         svc_params = {}
-    elif method == "rbsvm" or method in LOWRANK or method in CRITERIA:
-        if method == "rbsvm":
+    elif method in ("rbsvm", "auto") or method in LOWRANK or method in CRITERIA:
+        if method == "auto":
+            sel = get_selector("auto", {"rank": args.rank})
+        elif method == "rbsvm":
             sel = RBSVM(log2_C=args.log2_C, max_iter=args.max_iter, nonsupport=args.nonsupport)
         elif method in LOWRANK:
             opts = {"log2_C": args.log2_C, "max_iter": args.max_iter}

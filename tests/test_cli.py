@@ -340,8 +340,8 @@ def test_select_class_weight(tmp_path, csv_file):
         assert doc["class_weight"] == given
         got = joblib.load(out)
         assert got.class_weight == as_dict
-        want = SVMTuner(class_weight=as_dict).fit(df[["a", "b", "c"]], y)
-        plain = SVMTuner().fit(df[["a", "b", "c"]], y)
+        want = SVMTuner(method="default", class_weight=as_dict).fit(df[["a", "b", "c"]], y)
+        plain = SVMTuner(method="default").fit(df[["a", "b", "c"]], y)
         np.testing.assert_allclose(got.estimator_.dual_coef_, want.estimator_.dual_coef_)
         assert got.estimator_.dual_coef_.shape != plain.estimator_.dual_coef_.shape or not (
             np.allclose(got.estimator_.dual_coef_, plain.estimator_.dual_coef_)
@@ -448,15 +448,28 @@ def test_debug_shows_the_exception(tmp_path):
 
 # ---------------------------------------------------------------------------- demo
 def test_demo_json_with_a_cheap_method():
-    doc = json.loads(run("demo", "--method", "default", "--json").output)
-    assert doc["data"]["dataset"] == "banknote"
-    assert doc["data"]["n_train"] + doc["data"]["n_test"] == 1372
-    assert doc["data"]["n_test"] == 412  # 30 % held out, stratified
+    doc = json.loads(run("demo", "--method", "default", "--no-grid", "--json").output)
+    assert doc["data"]["dataset"] == "parkinsons"
+    assert doc["data"]["n_train"] + doc["data"]["n_test"] == 195
+    assert doc["data"]["n_test"] == 59  # 30 % held out, stratified
     assert 0.5 <= doc["test_accuracy"] <= 1.0
     assert 0.5 <= doc["default_svc"]["test_accuracy"] <= 1.0
     assert doc["default_svc"]["fit_time"] > 0
     # the default method IS the default SVC: same test accuracy
     assert doc["test_accuracy"] == pytest.approx(doc["default_svc"]["test_accuracy"])
+    assert set(doc["comparison"]) == {"default", "SVC()"}
+
+
+def test_demo_compares_auto_with_svc_and_the_grid():
+    doc = json.loads(run("demo", "--json").output)
+    assert doc["method"] == "auto"
+    rows = doc["comparison"]
+    assert set(rows) == {"auto", "SVC()", "grid (10-fold)"}
+    assert rows["SVC()"]["test accuracy"] == doc["default_svc"]["test_accuracy"]
+    assert rows["auto"]["test accuracy"] == doc["test_accuracy"]
+    assert rows["grid (10-fold)"]["cost (SVC() fits)"] > rows["auto"]["cost (SVC() fits)"] > 1
+    origins = [c["origin"] for c in doc["candidates"]]
+    assert origins[0] == "default" and sum(c["chosen"] for c in doc["candidates"]) == 1
 
 
 def test_demo_table_with_tiny_grid_on_mixed_data():
@@ -464,8 +477,8 @@ def test_demo_table_with_tiny_grid_on_mixed_data():
     for key in (
         "tic_tac_toe",
         "auto",
-        "test accuracy, tuned",
-        "test accuracy, default SVC",
+        "test accuracy",
+        "cost (SVC() fits)",
         "default SVC fit time",
         "selection_time",
         "sigma",

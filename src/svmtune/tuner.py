@@ -88,8 +88,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : str, default="default"
-        Selection method; see :func:`svmtune.available_methods`.
+    method : str, default="auto"
+        Selection method; see :func:`svmtune.available_methods`.  ``"auto"``
+        (:class:`svmtune.methods.auto.Auto`) composes data-only starts, a short RBSVM
+        gradient refinement and a closed-form leave-one-out referee that also picks the final
+        model; ``"default"`` is scikit-learn's ``SVC()`` without any tuning.
     kernel : str, default="rbf"
         Kernel whose parameters are selected (methods state which kernels they support).
     method_params : dict, optional
@@ -157,7 +160,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        method: str = "default",
+        method: str = "auto",
         kernel: str = "rbf",
         method_params: dict[str, Any] | None = None,
         preprocess: str = "standard",

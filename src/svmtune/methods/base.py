@@ -159,6 +159,7 @@ def ovr_tasks(y: np.ndarray) -> list[np.ndarray]:
 
 # Method name -> "module:Class".  Modules are imported on first use.
 METHODS: dict[str, str] = {
+    "auto": "svmtune.methods.auto:Auto",
     "default": "svmtune.methods.baselines:DefaultSVC",
     "grid": "svmtune.methods.baselines:GridSearch",
     "random": "svmtune.methods.baselines:RandomSearch",

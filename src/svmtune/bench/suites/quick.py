@@ -72,6 +72,7 @@ SUITE = Suite(
     ],
     methods=[
         MethodSpec("default", "default"),
+        MethodSpec("auto", "auto"),
         MethodSpec("grid-10fold", "grid", dict(_GRID)),
         MethodSpec("random", "random", {"n_iter": 30, **_BOX}),
         MethodSpec("tpe", "tpe", {"max_evals": 30, "n_startup": 10, **_BOX}),

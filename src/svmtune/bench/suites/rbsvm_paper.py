@@ -231,6 +231,8 @@ METHODS: list[MethodSpec] = [
     MethodSpec(LOWRANK_LABEL, "rbsvm_lowrank"),
     MethodSpec(LOWRANK_SPAN_LABEL, "span_lowrank"),
     MethodSpec(LOWRANK_RM_LABEL, "radius_margin_lowrank"),
+    # svmtune's default method (beyond the paper): starts, an RBSVM refinement, a referee
+    MethodSpec("auto", "auto"),
 ]
 
 #: Fig. 4 points run on this machine: label -> largest n (the paper goes to 10000).  The

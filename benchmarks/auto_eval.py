@@ -1,0 +1,173 @@
+"""``method="auto"`` against the grid, ``SVC()``, a TPE search and the best single method.
+
+Reads the benchmark's result files -- the quick suite run on the bundled data sets
+(``benchmarks/results/quick+data/``, 2 stratified 70/30 splits) and the rbsvm-paper suite's
+tasks with at most 5,000 training rows (``benchmarks/results/rbsvm-paper/``, 10 folds) -- and
+the ijcnn1 run of ``benchmarks/scaling.py`` at n = 20,000 (official test file), and writes
+``benchmarks/auto_eval.md``: per data set the test accuracy and the cost (selection and final
+fit over one ``SVC()`` fit measured in the same cell) of auto and of the yardsticks, the
+means, and auto's wins / ties / losses.  The TPE search is Optuna's on quick+data and
+hyperopt's ("BayesSearch", the paper's) on rbsvm-paper; the 10-fold grid is 9 x 9 (step 2)
+on quick+data and 17 x 17 on rbsvm-paper.  The best single method is the svmtune method of
+highest mean accuracy over all these sets.
+
+The cells come from (both resumable)::
+
+    svmtune bench --suite quick --data <the 26 data sets> --methods auto
+    svmtune bench --suite rbsvm-paper --methods auto --tasks <the 17 tasks up to n = 1,325>
+    OMP_NUM_THREADS=1 python benchmarks/scaling.py --dataset ijcnn1 --sizes 20000 \\
+        --methods default,auto
+
+    python benchmarks/auto_eval.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).parent
+RESULTS = HERE / "results"
+#: yardstick -> method label per suite
+YARDSTICKS = {
+    "quick+data": {"grid": "grid-10fold", "SVC()": "default", "TPE": "optuna"},
+    "rbsvm-paper": {"grid": "GridSearch", "SVC()": "default", "TPE": "BayesSearch"},
+}
+#: svmtune's single methods per suite (label -> method), the candidates for "best single"
+BASELINES = {"grid", "random", "tpe", "optuna", "halving", "default", "auto"}
+MAX_N = 5000
+#: a tie: within half a test row of accuracy on average (set per data set below)
+
+
+def load(suite: str) -> pd.DataFrame:
+    rows = [json.loads(line) for line in (RESULTS / suite / "results.jsonl").open()]
+    df = pd.DataFrame([r for r in rows if r.get("kind") == "cell"])
+    df = df[(df["status"] == "ok") & (df["n_train"] <= MAX_N)].copy()
+    # the latest row of each cell (a rerun supersedes)
+    df = df.sort_values("timestamp").drop_duplicates("key", keep="last")
+    df["cost"] = (df["selection_time"] + df["final_fit_time"]) / df["default_fit_time"]
+    df["set"] = suite + ":" + df["task"]
+    return df
+
+
+def frames() -> pd.DataFrame:
+    out = []
+    for suite in YARDSTICKS:
+        df = load(suite)
+        sets = set(df.loc[df["method"] == "auto", "set"])
+        out.append(df[df["set"].isin(sets)])
+    return pd.concat(out, ignore_index=True)
+
+
+def single_methods(df: pd.DataFrame) -> pd.Series:
+    """Mean accuracy (%) of each svmtune method over the sets where every one ran."""
+    single = df[~df["method_name"].isin(BASELINES)]
+    acc = single.groupby(["set", "method"])["accuracy"].mean().unstack() * 100
+    return acc.dropna(axis=1, how="any").mean().sort_values(ascending=False)
+
+
+def table(df: pd.DataFrame, best: str) -> pd.DataFrame:
+    rows = []
+    for s, g in df.groupby("set", sort=True):
+        suite = s.split(":")[0]
+        labels = {"auto": "auto", **YARDSTICKS[suite], "best single": best}
+        rec = {"set": s, "n_train": int(g["n_train"].median()), "splits": g["split"].nunique()}
+        for name, label in labels.items():
+            m = g[g["method"] == label]
+            rec[f"{name} acc"] = 100 * m["accuracy"].mean() if len(m) else np.nan
+            rec[f"{name} cost"] = m["cost"].median() if len(m) else np.nan
+        rec["test rows"] = g["n_test"].median()
+        rows.append(rec)
+    return pd.DataFrame(rows).set_index("set")
+
+
+def wins(t: pd.DataFrame, other: str) -> tuple[int, int, int]:
+    """auto's wins / ties / losses against ``other``; a tie is a difference below half a
+    test row (per split, in accuracy points)."""
+    d = t["auto acc"] - t[f"{other} acc"]
+    tie = 50.0 / t["test rows"]
+    d = d[t[f"{other} acc"].notna()]
+    return int((d > tie).sum()), int((d.abs() <= tie).sum()), int((d < -tie).sum())
+
+
+def ijcnn1() -> str:
+    path = RESULTS / "scaling"
+    try:
+        auto = json.loads((path / "ijcnn1_n20000_auto.json").read_text())
+        default = json.loads((path / "ijcnn1_n20000_default.json").read_text())
+    except FileNotFoundError:
+        return "ijcnn1 (n = 20,000): not run.\n"
+    total = auto["selection_time_s"] + auto.get("final_fit_time_s", 0.0)
+    return (
+        f"ijcnn1, 20,000 training rows, official test file (`benchmarks/scaling.py`): auto "
+        f"{100 * auto['test_accuracy']:.2f} % in {total:.0f} s (selection "
+        f"{auto['selection_time_s']:.0f} s, path `{auto['info'].get('path')}`, chose "
+        f"`{auto['info'].get('chosen')}` sigma {auto['params']['sigma']:.3g}, C "
+        f"{auto['params']['C']:.3g}); `SVC()` {100 * default['test_accuracy']:.2f} % "
+        f"(fit {default['final_fit_time_s']:.0f} s, a separate process): cost "
+        f"{total / default['final_fit_time_s']:.1f} `SVC()` fits.\n"
+    )
+
+
+def main() -> None:
+    df = frames()
+    singles = single_methods(df)
+    best = singles.index[0]
+    t = table(df, best)
+    names = ["auto", "grid", "SVC()", "TPE", "best single"]
+    mean = {n: t[f"{n} acc"].mean() for n in names}
+    lines = [
+        '# `method="auto"` on the bundled data sets',
+        "",
+        "Generated by `python benchmarks/auto_eval.py` from the result files (see its "
+        f"docstring for the commands). {len(t)} data sets: quick+data (2 splits of 70/30) and "
+        "rbsvm-paper tasks with at most 5,000 training rows (10 folds). Accuracy: mean test "
+        "accuracy (%) over the splits; cost: median over the splits of (selection + final fit) "
+        "/ one `SVC()` fit in the same cell.",
+        "",
+        "| | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+        "| mean accuracy | " + " | ".join(f"{mean[n]:.2f}" for n in names) + " |",
+        "| median cost | " + " | ".join(f"{t[f'{n} cost'].median():.1f}" for n in names) + " |",
+        "| largest cost | " + " | ".join(f"{t[f'{n} cost'].max():.1f}" for n in names) + " |",
+        "| auto wins / ties / losses | | "
+        + " | ".join("{} / {} / {}".format(*wins(t, n)) for n in names[1:])
+        + " |",
+        "",
+        f"Best single method: `{best}` ({singles.iloc[0]:.2f} % over the same sets); the "
+        "next: "
+        + ", ".join(f"`{k}` {v:.2f}" for k, v in singles.iloc[1:6].items())
+        + ". A tie is a difference below half a test row.",
+        "",
+        ijcnn1(),
+        "Sets where auto is more than 2 points below the grid: "
+        + (
+            ", ".join(
+                f"{s} ({r['auto acc'] - r['grid acc']:+.2f})"
+                for s, r in t.iterrows()
+                if r["auto acc"] < r["grid acc"] - 2
+            )
+            or "none"
+        )
+        + ".",
+        "",
+        "| set | n | auto | cost | grid | cost | SVC() | TPE | cost | best single | cost |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s, r in t.iterrows():
+        lines.append(
+            f"| {s} | {r['n_train']} | {r['auto acc']:.2f} | {r['auto cost']:.1f} | "
+            f"{r['grid acc']:.2f} | {r['grid cost']:.0f} | {r['SVC() acc']:.2f} | "
+            f"{r['TPE acc']:.2f} | {r['TPE cost']:.0f} | {r['best single acc']:.2f} | "
+            f"{r['best single cost']:.1f} |"
+        )
+    text = "\n".join(lines) + "\n"
+    (HERE / "auto_eval.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

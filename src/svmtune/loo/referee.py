@@ -1,0 +1,173 @@
+"""Closed-form leave-one-out outputs of the model a tuner would return, from one kernel matrix.
+
+The referee of :class:`svmtune.methods.auto.Auto` scores a candidate ``(sigma, C)`` by the
+leave-one-out error of the final model it would become, for the cost of fitting that model
+once on all the training data:
+
+* libsvm's hinge-loss SVC (``"l1"``): the span-rule leave-one-out decision values of the
+  weighted L1-SVM (Weighted span Theorem 2, eq. (35); Corollary 1, eq. (37)), through
+  :func:`svmtune.loo.span_rule.span_rule_loo_decision`.  One-vs-rest models combine the
+  tasks' values by arg-max; one-vs-one models (libsvm's ``SVC`` on ``k > 2`` classes) by the
+  pairwise votes libsvm casts, where a row is held out only of the pairs it was trained in;
+* the squared-hinge L2-SVM (``"l2"``): RBSVM eq. (27)
+  (:func:`svmtune.loo.rbsvm.closed_form_loo`), or with ``groups`` its block form, the
+  leave-one-group-out outputs (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`).
+
+Both are exact when leaving a row (group) out leaves the other points' support status
+unchanged and estimates otherwise; ``tests/loo/test_referee.py`` checks them against
+retraining without each row.  Functions here take the kernel matrix and return numbers; the
+orchestration is the method's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from svmtune.estimators import ovo_pairs
+from svmtune.loo.rbsvm import closed_form_loo, loo_predictions
+from svmtune.loo.rbsvm_groups import closed_form_lgo
+from svmtune.loo.span_rule import span_rule_loo_decision
+from svmtune.svm import fit_l1_svm, fit_l2_svm
+
+__all__ = [
+    "FAMILIES",
+    "l1_loo_outputs",
+    "l2_loo_outputs",
+    "ovo_loo_predictions",
+    "referee_error",
+]
+
+#: final model families the referee can score
+FAMILIES = ("l1", "l2")
+
+
+def _task_labels(y: np.ndarray) -> list[np.ndarray]:
+    k = int(np.max(y)) + 1
+    if k <= 2:
+        return [np.where(y == 1, 1.0, -1.0)]
+    return [np.where(y == c, 1.0, -1.0) for c in range(k)]
+
+
+def l1_loo_outputs(
+    K: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    sample_weight: np.ndarray | None = None,
+    *,
+    multiclass: str = "ovr",
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Span-rule leave-one-out decision values of the hinge-loss SVC(s) at ``C``.
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Kernel matrix of the training points.
+    y : ndarray (n,)
+        Encoded labels ``0..k-1``.
+    C : float
+        Penalty; per-sample bounds ``C * sample_weight`` (Weighted span eq. (2)).
+    multiclass : {"ovr", "ovo"}
+        For ``k > 2``: one SVC per class against the rest, or one per pair of classes.
+
+    Returns
+    -------
+    (outputs, supports)
+        ``outputs``: one array of ``n`` leave-one-out decision values per one-vs-rest task
+        (binary: one array, positive for class 1) -- or, for ``"ovo"`` with ``k > 2``, one
+        array per pair ``(a, b)`` of :func:`svmtune.estimators.ovo_pairs`, positive for
+        ``a``, holding the held-out value for the pair's rows and the model's value for
+        the others.  ``supports``: the support vectors of each libsvm fit made, as masks of
+        the ``n`` rows (one fit per array of ``outputs``).
+    """
+    y = np.asarray(y)
+    k = int(np.max(y)) + 1
+    if k > 2 and multiclass == "ovo":
+        return _ovo_loo_outputs(K, y, C, sample_weight)
+    outs, supports = [], []
+    for t in _task_labels(y):
+        sol = fit_l1_svm(t, C, K=K, sample_weight=sample_weight)
+        outs.append(span_rule_loo_decision(sol, K))
+        supports.append(sol.support)
+    return outs, supports
+
+
+def _ovo_loo_outputs(K, y, C, sample_weight) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    first, second = ovo_pairs(int(np.max(y)) + 1)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    outs, supports = [], []
+    for a, b in zip(first, second):
+        rows = np.flatnonzero((y == a) | (y == b))
+        Kp = K[np.ix_(rows, rows)]
+        t = np.where(y[rows] == a, 1.0, -1.0)
+        sol = fit_l1_svm(t, C, K=Kp, sample_weight=None if w is None else w[rows])
+        f = K[:, rows] @ sol.dual_coef + sol.b
+        f[rows] = span_rule_loo_decision(sol, Kp)
+        outs.append(f)
+        mask = np.zeros(y.size, dtype=bool)
+        mask[rows[sol.support]] = True
+        supports.append(mask)
+    return outs, supports
+
+
+def ovo_loo_predictions(outputs: Sequence[np.ndarray], n_classes: int) -> np.ndarray:
+    """Encoded predictions from one-vs-one pairwise values by libsvm's vote: pair ``(a, b)``
+    votes ``a`` when its value is positive, else ``b``; the most votes win, ties going to the
+    lower class (libsvm's ``svm_predict``)."""
+    first, second = ovo_pairs(n_classes)
+    votes = np.zeros((np.shape(outputs[0])[0], n_classes))
+    for a, b, f in zip(first, second, outputs):
+        pos = np.asarray(f) > 0
+        votes[pos, a] += 1
+        votes[~pos, b] += 1
+    return np.argmax(votes, axis=1)
+
+
+def l2_loo_outputs(
+    K: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    sample_weight: np.ndarray | None = None,
+    *,
+    groups: np.ndarray | None = None,
+    init_supports: Sequence[np.ndarray] | None = None,
+) -> tuple[list[np.ndarray], int]:
+    """Closed-form leave-one-out (or leave-one-group-out) outputs of the one-vs-rest L2-SVM
+    at ``C`` (RBSVM eq. (27); its block form with ``groups``); returns ``(outputs, n_fits)``,
+    one array of outputs per one-vs-rest task (one for a binary task).
+
+    ``init_supports`` (one mask per task, e.g. the hinge-loss SVC's support vectors of
+    :func:`l1_loo_outputs` at the same ``C``) warm-starts the solver; the solution is unique,
+    so the start changes the cost only (:func:`svmtune.svm.fit_l2_svm`).
+    """
+    tasks = _task_labels(np.asarray(y))
+    inits = [None] * len(tasks) if init_supports is None else list(init_supports)
+    outs = []
+    for t, init in zip(tasks, inits):
+        sol = fit_l2_svm(K, t, C, sample_weight=sample_weight, init_support=init)
+        outs.append(closed_form_loo(sol, K) if groups is None else closed_form_lgo(sol, K, groups))
+    return outs, len(outs)
+
+
+def referee_error(
+    y: np.ndarray,
+    outputs: Sequence[np.ndarray],
+    sample_weight: np.ndarray | None = None,
+    *,
+    pairwise: bool = False,
+) -> float:
+    """Leave-one-out error rate from :func:`l1_loo_outputs` / :func:`l2_loo_outputs`.
+
+    Weighted by ``sample_weight`` (a weight counts as repeated rows, so a class weight
+    ``"balanced"`` gives the balanced error); ``pairwise`` for one-vs-one outputs.
+    """
+    y = np.asarray(y)
+    pred = (
+        ovo_loo_predictions(outputs, int(np.max(y)) + 1) if pairwise else loo_predictions(outputs)
+    )
+    wrong = pred != y
+    if sample_weight is None:
+        return float(np.mean(wrong))
+    w = np.asarray(sample_weight, dtype=float)
+    return float(w @ wrong / w.sum())

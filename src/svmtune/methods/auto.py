@@ -1,0 +1,357 @@
+"""``method="auto"``: data-only starts, a short exact-gradient refinement, a closed-form referee.
+
+The published methods are complementary, and this method composes them:
+
+1. **Starts** -- data-only candidates, each at about one SVM fit or less: scikit-learn's
+   ``SVC()`` point (``gamma="scale"``, ``C = 1``; always a candidate), the median heuristic
+   width with ``C = 1`` (RBSVM's start), LD's width with ``C = 1`` (Menezes et al. 2019,
+   ``ld_c1``) and the S&S ratio's ``(sigma, C)`` (Shamsi & Beheshti, ``ss``).
+2. **Referee** -- every candidate is scored by a closed-form leave-one-out estimate of each
+   model it could become (:mod:`svmtune.loo.referee`): the span-rule for libsvm's hinge-loss
+   SVC (Weighted span Corollary 1, eq. (37)) and RBSVM eq. (27) for the L2-SVM.  The
+   candidate and final model family with the lowest estimate win; the estimate becomes
+   ``estimate``.
+3. **Refinement** -- from the start the referee ranks first, a short exact-gradient descent of
+   a leave-one-out criterion (RBSVM's cross-entropy, ``refine="rbsvm"``, or the smoothed
+   span, ``"span"``; :func:`svmtune.search.gradient.minimize_log_params`) within
+   ``max_eval`` SVM trainings; its end point joins the candidates before the referee decides.
+
+Ties of the referee (leave-one-out errors are counts) go to the earlier candidate in the
+order above (``SVC()``'s point first: a move away from it has to show fewer leave-one-out
+errors), and for one candidate to the family listed first in ``families``.
+
+The defaults -- the median start besides ``SVC()``'s point, one RBSVM refinement, both
+families with ties to the L2-SVM -- were chosen on 43 bundled data sets by comparing every
+combination of starts, refinements, families and tie order offline
+(``benchmarks/auto_study.py`` records every candidate's estimates and test accuracy,
+``benchmarks/auto_rules.py`` compares the rules and picks one by leave-one-data-set-out
+cross-validation; ``benchmarks/auto_rules.md``) among the rules within the cost budget of one
+refinement; LD's start, which the cross-validation also picks, is left out by its cost (its
+pair statistics cost more SVM fits than it gains).
+
+**Size.**  Above ``max_dense`` training rows (default 5,000), or when the exact path's
+dense ``n x n`` matrices do not fit in memory (:func:`svmtune._validation.check_dense_memory`),
+the low-rank path runs instead: the same starts but LD (its pair statistics are ``O(n^2)``),
+the referee is RBSVM eq. (27) of the L2-SVM on a Nystroem kernel
+(:class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`, ``O(n m^2)``), the refinement RBSVM on
+that kernel, and the final model libsvm's SVC (refitting the exact L2-SVM needs the ``n x n``
+kernel).
+
+**Groups.**  With ``groups`` the referee and the refinement hold out whole groups: the
+leave-one-group-out outputs of the L2-SVM (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`)
+and RBSVM with groups; the span-rule holds out single rows, so the family is the L2-SVM.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from svmtune._validation import available_memory
+from svmtune.kernels import rbf_from_sqdist, squared_distances
+from svmtune.loo.referee import FAMILIES, l1_loo_outputs, l2_loo_outputs, referee_error
+from svmtune.methods.base import Selection, Selector, get_selector
+from svmtune.methods.baselines import check_log2_range, rbf_params
+from svmtune.search.gradient import EXACT_DENSE_MATRICES, initial_sigma
+
+__all__ = ["Auto", "START_NAMES", "REFINERS"]
+
+#: the data-only starts, in the referee's tie order
+START_NAMES = ("default", "median", "ld", "ss")
+#: refinement criteria: method names of the exact and low-rank gradient searches
+REFINERS = {"rbsvm": ("rbsvm", "rbsvm_lowrank"), "span": ("span", "span_lowrank")}
+
+
+def _check_names(name: str, value, allowed, *, empty_ok: bool) -> tuple[str, ...]:
+    vals = (value,) if isinstance(value, str) else value
+    try:
+        vals = tuple(vals)
+    except TypeError:
+        vals = (value,)
+    bad = [v for v in vals if not isinstance(v, str) or v not in allowed]
+    if bad or (not vals and not empty_ok) or len(set(vals)) != len(vals):
+        raise ValueError(
+            f"{name} must be {'a possibly empty' if empty_ok else 'a non-empty'} list of "
+            f"distinct names among {tuple(allowed)}, got {value!r}"
+        )
+    return vals
+
+
+def _check_count(name: str, value, minimum: int) -> int:
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
+    if not ok:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+class Auto(Selector):
+    """The default method: data-only starts, a short gradient refinement, a closed-form referee.
+
+    Parameters
+    ----------
+    starts : sequence of {"default", "median", "ld", "ss"}
+        Data-only starting candidates besides ``SVC()``'s point, which is always one.
+    refine : sequence of {"rbsvm", "span"}
+        Gradient refinements run from the best start (each adds one candidate); empty for
+        none.  ``"span"`` holds out single rows and is skipped with ``groups``.
+    max_eval : int
+        SVM trainings per refinement (the gradient search's ``max_eval``; default 10).
+    families : sequence of {"l1", "l2"}
+        Final models the referee may choose: libsvm's hinge-loss SVC, the L2-SVM; equal
+        estimates go to the one listed first (default ``("l2", "l1")``).
+    log2_sigma, log2_C : (lo, hi)
+        Box of the refinement in log2 units (default ``(-8, 8)``, the grid baselines').
+    max_dense : int
+        Largest number of training rows for the exact path (default 5,000: its ``n x n``
+        matrices then take ``EXACT_DENSE_MATRICES * 8 n^2`` = 1.2 GB and more rows make its
+        ``O(n_sv^3)`` steps the cost); above it the low-rank path runs.
+    rank : int
+        Nystroem rank of the low-rank path
+        (as :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`).
+
+    Notes
+    -----
+    ``history`` holds one entry per candidate: ``origin``, ``sigma``, ``C``, the referee's
+    ``estimate_l1`` / ``estimate_l2`` (None where not scored), ``n_svm_fits`` and ``time``
+    (seconds) it cost.  ``info`` holds ``path`` ("exact" or "lowrank"), ``chosen`` (origin)
+    and ``family``.
+    """
+
+    name = "auto"
+    kernels = ("rbf",)
+    held_out = "groups"
+
+    def __init__(
+        self,
+        *,
+        starts=("median",),
+        refine=("rbsvm",),
+        max_eval: int = 10,
+        families=("l2", "l1"),
+        log2_sigma=(-8.0, 8.0),
+        log2_C=(-8.0, 8.0),
+        max_dense: int = 5000,
+        rank: int = 500,
+    ):
+        self.starts = _check_names("starts", starts, START_NAMES[1:], empty_ok=True)
+        self.refine = _check_names("refine", refine, tuple(REFINERS), empty_ok=True)
+        self.max_eval = _check_count("max_eval", max_eval, 1)
+        self.families = _check_names("families", families, FAMILIES, empty_ok=False)
+        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
+        self.log2_C = check_log2_range("log2_C", log2_C)
+        self.max_dense = _check_count("max_dense", max_dense, 2)
+        self.rank = _check_count("rank", rank, 1)
+
+    # ------------------------------------------------------------------ starts
+    def _start_points(self, X, y, sw, D2, multiclass, random_state) -> list[dict[str, Any]]:
+        """The data-only candidates ``{"origin", "sigma", "C", "n_svm_fits", "time"}``."""
+        out = []
+        for origin in ("default", *self.starts):
+            if origin == "ld" and D2 is None:
+                continue  # O(n^2) pair statistics: exact path only
+            t0 = time.perf_counter()
+            if origin == "median":
+                sigma, C, fits = self._median_sigma(X, sw, D2, random_state), 1.0, 0
+            else:
+                name = {"default": "default", "ld": "ld_c1", "ss": "ss"}[origin]
+                with warnings.catch_warnings():  # a start's own advice is not the user's
+                    warnings.simplefilter("ignore")
+                    sel = get_selector(name).select(
+                        X, y, sw, random_state=random_state, multiclass=multiclass
+                    )
+                sigma, C, fits = sel.params["sigma"], sel.params["C"], sel.n_svm_fits
+            out.append(
+                {
+                    "origin": origin,
+                    "sigma": float(sigma),
+                    "C": float(C),
+                    "n_svm_fits": fits,
+                    "time": time.perf_counter() - t0,
+                }
+            )
+        return out
+
+    @staticmethod
+    def _median_sigma(X, sw, D2, random_state) -> float:
+        keep = np.ones(len(X), dtype=bool) if sw is None else sw > 0
+        if D2 is not None:
+            return initial_sigma(D2[np.ix_(keep, keep)], rule="median")
+        rng = np.random.RandomState(random_state)
+        idx = np.flatnonzero(keep)
+        sub = rng.choice(idx, size=min(idx.size, 2000), replace=False)
+        return initial_sigma(squared_distances(X[sub]), rule="median")
+
+    # ------------------------------------------------------------------ referee
+    def _referee_exact(self, cand, D2, y, sw, multiclass, groups) -> None:
+        """Closed-form LOO error of each family at ``cand`` (added to ``cand`` in place; a
+        family whose estimate the refinement already gave is kept)."""
+        t0 = time.perf_counter()
+        K = rbf_from_sqdist(D2, cand["sigma"])
+        fits, supports = 0, None
+        for fam in FAMILIES:  # "l1" first: its support vectors start the L2-SVM's solver
+            if f"estimate_{fam}" in cand:
+                continue
+            err = None
+            if fam in self.families and not (fam == "l1" and groups is not None):
+                pairwise = fam == "l1" and multiclass == "ovo" and int(np.max(y)) > 1
+                if fam == "l1":
+                    outs, sups = l1_loo_outputs(K, y, cand["C"], sw, multiclass=multiclass)
+                    supports, k = (None if pairwise else sups), len(sups)
+                else:
+                    outs, k = l2_loo_outputs(
+                        K, y, cand["C"], sw, groups=groups, init_supports=supports
+                    )
+                err, fits = referee_error(y, outs, sw, pairwise=pairwise), fits + k
+            cand[f"estimate_{fam}"] = err
+        cand["n_svm_fits"] += fits
+        cand["time"] += time.perf_counter() - t0
+
+    def _referee_lowrank(self, cand, X, y, sw, groups, random_state) -> None:
+        """Low-rank closed-form LOO error of the L2-SVM at ``cand`` (one objective evaluation
+        of RBSVM on a Nystroem kernel, :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`)."""
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():  # one evaluation: the search's budget warning
+            warnings.simplefilter("ignore")
+            sel = self._lowrank_search((cand["sigma"], cand["C"]), 1).select(
+                X,
+                y,
+                sw,
+                random_state=random_state,
+                **({} if groups is None else {"groups": groups}),
+            )
+        cand["estimate_l1"] = None
+        cand.setdefault("estimate_l2", sel.estimate)
+        cand["n_svm_fits"] += sel.n_svm_fits
+        cand["time"] += time.perf_counter() - t0
+
+    def _lowrank_search(self, start, max_eval: int):
+        return get_selector(
+            "rbsvm_lowrank",
+            {
+                "start": start,
+                "max_eval": max_eval,
+                "rank": self.rank,
+                "jump_restarts": 0,
+                "log2_sigma": self.log2_sigma,
+                "log2_C": self.log2_C,
+            },
+        )
+
+    # ------------------------------------------------------------------ refinement
+    def _refine(self, refiner, best, X, y, sw, exact, multiclass, groups, random_state):
+        t0 = time.perf_counter()
+        start = (best["sigma"], best["C"])
+        if exact:
+            opts = {
+                "start": start,
+                "max_eval": self.max_eval,
+                "jump_restarts": 0,
+                "log2_sigma": self.log2_sigma,
+                "log2_C": self.log2_C,
+            }
+            search = get_selector(REFINERS[refiner][0], opts)
+        else:
+            search = self._lowrank_search(start, self.max_eval)
+        kw = {} if groups is None else {"groups": groups}
+        with warnings.catch_warnings():  # bound and budget warnings of an inner search
+            warnings.simplefilter("ignore")
+            sel = search.select(X, y, sw, random_state=random_state, multiclass=multiclass, **kw)
+        cand = {
+            "origin": refiner,
+            "sigma": float(sel.params["sigma"]),
+            "C": float(sel.params["C"]),
+            "n_svm_fits": int(sel.n_svm_fits),
+            "time": time.perf_counter() - t0,
+        }
+        if refiner == "rbsvm":  # its estimate is the referee's: eq. (27) at its end point
+            cand["estimate_l2"] = sel.estimate
+        return cand
+
+    # ------------------------------------------------------------------ select
+    def _exact_fits(self, n: int) -> bool:
+        if n > self.max_dense:
+            return False
+        avail = available_memory()
+        return avail is None or EXACT_DENSE_MATRICES * 8.0 * n * n <= avail
+
+    def select(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        kernel="rbf",
+        random_state=None,
+        n_jobs=None,
+        multiclass="ovr",
+        groups=None,
+    ):
+        self.check_kernel(kernel)
+        if groups is not None and "l2" not in self.families:
+            raise ValueError(
+                f"families={self.families!r} cannot hold out groups: the span-rule of libsvm's "
+                "SVC holds out single rows; include 'l2' (leave-one-group-out of the L2-SVM)"
+            )
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        exact = self._exact_fits(len(y))
+        D2 = squared_distances(X) if exact else None
+        cands = self._start_points(X, y, sw, D2, multiclass, random_state)
+        cands = [c for i, c in enumerate(cands) if not _same_point(c, cands[:i])]
+
+        def referee(c):
+            if exact:
+                self._referee_exact(c, D2, y, sw, multiclass, groups)
+            else:
+                self._referee_lowrank(c, X, y, sw, groups, random_state)
+
+        for c in cands:
+            referee(c)
+        refiners = [r for r in self.refine if not (r == "span" and groups is not None)]
+        if not exact:  # the low-rank path refines with RBSVM on the Nystroem kernel
+            refiners = refiners[:1]
+        fams = list(self.families) if exact else ["l2"]  # low rank: the L2-SVM's estimate
+        best = min(cands, key=lambda c: _best(c, fams))
+        for r in refiners:
+            c = self._refine(r, best, X, y, sw, exact, multiclass, groups, random_state)
+            if exact or "estimate_l2" not in c:
+                referee(c)
+            c.setdefault("estimate_l1", None)
+            cands.append(c)
+        chosen = min(cands, key=lambda c: _best(c, fams))
+        family = _best(chosen, fams)[1]
+        for c in cands:
+            c["chosen"] = c is chosen
+        return Selection(
+            params=rbf_params(chosen["sigma"], chosen["C"]),
+            estimate=chosen[f"estimate_{family}"],
+            criterion=chosen[f"estimate_{family}"],
+            n_svm_fits=int(sum(c["n_svm_fits"] for c in cands)),
+            history=cands,
+            final_model=family if exact else "l1",
+            info={
+                "path": "exact" if exact else "lowrank",
+                "chosen": chosen["origin"],
+                "family": family if exact else "l1",
+                "referee": "span-rule / eq. (27)" if exact else "eq. (27), Nystroem",
+                **({} if groups is None else {"n_groups": int(np.unique(groups).size)}),
+            },
+        )
+
+
+def _best(c: dict[str, Any], families: list[str]) -> tuple[float, str]:
+    """``c``'s lowest estimate and its family; equal estimates go to the family listed first
+    (``min`` keeps the first of equal keys, and so does the ``min`` over candidates)."""
+    scores = [(c[f"estimate_{f}"], f) for f in families if c.get(f"estimate_{f}") is not None]
+    return min(scores, key=lambda s: s[0])
+
+
+def _same_point(c: dict[str, Any], others: list[dict[str, Any]]) -> bool:
+    return any(
+        np.isclose(c["sigma"], o["sigma"], rtol=1e-9) and np.isclose(c["C"], o["C"], rtol=1e-9)
+        for o in others
+    )
