@@ -61,8 +61,8 @@ __all__ = ["Auto", "START_NAMES", "REFINERS"]
 
 #: the data-only starts, in the referee's tie order
 START_NAMES = ("default", "median", "ld", "ss")
-#: refinement criteria: method names of the exact and low-rank gradient searches
-REFINERS = {"rbsvm": ("rbsvm", "rbsvm_lowrank"), "span": ("span", "span_lowrank")}
+#: refinements: the exact gradient searches (the low-rank path refines with rbsvm_lowrank)
+REFINERS = ("rbsvm", "span")
 
 
 def _check_names(name: str, value, allowed, *, empty_ok: bool) -> tuple[str, ...]:
@@ -137,7 +137,7 @@ class Auto(Selector):
         rank: int = 500,
     ):
         self.starts = _check_names("starts", starts, START_NAMES[1:], empty_ok=True)
-        self.refine = _check_names("refine", refine, tuple(REFINERS), empty_ok=True)
+        self.refine = _check_names("refine", refine, REFINERS, empty_ok=True)
         self.max_eval = _check_count("max_eval", max_eval, 1)
         self.families = _check_names("families", families, FAMILIES, empty_ok=False)
         self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
@@ -252,7 +252,7 @@ class Auto(Selector):
                 "log2_sigma": self.log2_sigma,
                 "log2_C": self.log2_C,
             }
-            search = get_selector(REFINERS[refiner][0], opts)
+            search = get_selector(refiner, opts)
         else:
             search = self._lowrank_search(start, self.max_eval)
         kw = {} if groups is None else {"groups": groups}
