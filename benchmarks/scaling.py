@@ -62,7 +62,7 @@ import numpy as np
 DATASETS = {"ijcnn1": ("ijcnn1_train", "ijcnn1_test"), "skin_nonskin": ("skin_nonskin", None)}
 LOWRANK = ("rbsvm_lowrank", "span_lowrank", "radius_margin_lowrank")
 CRITERIA = ("esdr", "dbtc", "j4", "ld", "ss")
-METHODS = ("default", "rbsvm", *LOWRANK, *CRITERIA, "grid")
+METHODS = ("default", "rbsvm", *LOWRANK, *CRITERIA, "grid", "auto")
 
 
 def _blas_threads() -> int | None:
