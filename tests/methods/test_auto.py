@@ -90,19 +90,26 @@ def test_multiclass(multiclass):
     assert default["estimate_l1"] == pytest.approx(referee_error(y, outs, pairwise=pairwise))
 
 
-def test_weights_are_repeated_rows_for_the_referee():
+def test_weights_reach_the_fits_and_weigh_the_referees_error():
     X, y = _binary(n=40, seed=4)
     w = np.ones(len(y))
     w[:10] = 2.0
-    rep = np.r_[np.arange(len(y)), np.arange(10)]
-    opts = {"starts": (), "refine": ()}  # the referee alone: no search path to differ
-    a = Auto(**opts).select(X, y, w, random_state=0)
-    b = Auto(**opts).select(X[rep], y[rep], random_state=0)
-    # a weight acts as a repeated row in the fit; leave-one-out holds out all copies of a
-    # weighted row but one copy of a repeated one, so the estimates agree on the fit only
-    assert a.history[0]["sigma"] == pytest.approx(b.history[0]["sigma"])
+    w[-3:] = 0.0  # rows of weight 0 enter no fit and no count
+    sel = Auto(starts=(), refine=()).select(X, y, w, random_state=0)
+    (c,) = sel.history
+    K = Kernel("rbf", sigma=c["sigma"])(X)
+    l2, _ = l2_loo_outputs(K, y, c["C"], w)
+    l1, _ = l1_loo_outputs(K, y, c["C"], w)
+    assert c["estimate_l2"] == pytest.approx(referee_error(y, l2, w))
+    assert c["estimate_l1"] == pytest.approx(referee_error(y, l1, w))
+    # and the weights matter: without them the fits and counts differ
+    unweighted = Auto(starts=(), refine=()).select(X, y, random_state=0).history[0]
+    assert (unweighted["estimate_l1"], unweighted["estimate_l2"]) != (
+        c["estimate_l1"],
+        c["estimate_l2"],
+    )
     tuner = SVMTuner(method="auto", class_weight="balanced", random_state=0).fit(X, y)
-    assert tuner.estimate_ is not None
+    assert 0.0 <= tuner.estimate_ <= 1.0
 
 
 def test_groups_use_leave_one_group_out_and_the_l2_family():
