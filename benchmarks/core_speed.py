@@ -302,7 +302,8 @@ def table(out: Path) -> str:
                 same = all(
                     np.isclose(a["params"][k], b["params"][k], rtol=1e-6) for k in ("sigma", "C")
                 )
-                summary[part].append((b["ratio"], a["ratio"], speed, same, a["accuracy"] - b["accuracy"]))
+                dacc = a["accuracy"] - b["accuracy"]
+                summary[part].append((b["ratio"], a["ratio"], speed, same, dacc))
             gf = (
                 "—"
                 if a is None or a["factor_gflops"] is None
@@ -323,7 +324,8 @@ def table(out: Path) -> str:
             br, ar, sp, same, dacc = (np.array(v, dtype=float) for v in zip(*vals))
             lines.append(
                 f"- {part}: {len(vals)} selections; median ratio before {np.median(br):.1f}, "
-                f"after {np.median(ar):.1f} (median of the ratios {np.median(ar) / np.median(br):.3f}); "
+                f"after {np.median(ar):.1f} (after / before "
+                f"{np.median(ar) / np.median(br):.3f}); "
                 f"after/before per selection: median {np.median(sp):.3f}, max {np.max(sp):.3f}; "
                 f"same choice {int(same.sum())} of {len(vals)}; test accuracy after - before: "
                 f"mean {100 * np.mean(dacc):+.2f} points."
