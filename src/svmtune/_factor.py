@@ -72,12 +72,16 @@ def mirror_lower(A: np.ndarray) -> np.ndarray:
 def sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
     """``B diag(g) B`` for a symmetric ``B``: two symmetric rank-k updates (BLAS ``syrk``) on
     the columns with ``g > 0`` and ``g < 0``, half the flops of a general product."""
-    out = np.zeros((B.shape[0], B.shape[0]), order="F")
+    m = B.shape[0]
+    out = np.zeros((m, m), order="F")
     for sign in (1.0, -1.0):
         cols = np.flatnonzero(sign * g > 0)
         if cols.size:
-            A = np.asfortranarray(B[:, cols] * np.sqrt(sign * g[cols]))
-            out = blas.dsyrk(sign, A, beta=1.0, c=out, lower=1, overwrite_c=1)
+            Bc = B if cols.size == m else B[:, cols]
+            # A^T of the C-ordered A = B_c diag(sqrt|g_c|) is Fortran-ordered: A A^T by syrk's
+            # trans=1 form without a copy
+            A = np.ascontiguousarray(Bc * np.sqrt(sign * g[cols]))
+            out = blas.dsyrk(sign, A.T, beta=1.0, c=out, trans=1, lower=1, overwrite_c=1)
     return mirror_lower(out)  # syrk wrote the lower triangle only
 
 
@@ -139,7 +143,7 @@ class ExtendedFactor:
     ----------
     chol : (L, True)
         Lower Cholesky factor of ``H`` with its rows and columns in the factor's order
-        (``cho_factor`` format).
+        (``cho_factor`` format; Fortran order, the strict upper triangle zero).
     u : ndarray
         ``H^{-1} 1`` in sorted order.
     s : float
@@ -230,19 +234,27 @@ class ExtendedFactor:
         return self._from_factor_order(Lnew, fidx)
 
     def remove(self, points: np.ndarray) -> ExtendedFactor:
-        """The factor of the support set without ``points`` (a subset of :attr:`index`), by a
-        Givens rank-one update of the trailing block per removed point."""
-        L = np.array(self.chol[0], order="F", copy=True)
+        """The factor of the support set without ``points`` (a subset of :attr:`index`).
+
+        With ``keep`` the remaining factor positions, ``H[keep, keep] = L[keep, keep]
+        L[keep, keep]^T + sum_p L[keep, p] L[keep, p]^T`` over the removed positions ``p``,
+        and ``L[keep, keep]`` is lower triangular: one compaction, then one Givens rank-one
+        update of the trailing block per removed point (each column ``L[keep, p]`` is zero
+        above the first kept position after ``p``).
+        """
+        L = self.chol[0]
         fidx = self.factor_index
-        pos = np.sort(np.flatnonzero(np.isin(fidx, points)))[::-1]
-        for p in pos:  # from the last: the earlier positions stay valid
-            x = L[:, p].copy()
-            keep = np.r_[0:p, p + 1 : L.shape[0]]
-            L = np.asfortranarray(L[np.ix_(keep, keep)])
-            x = x[keep]
-            _rank_one_update(L, x, p)
-        fidx = np.delete(fidx, pos)
-        return self._from_factor_order(L, fidx)
+        gone = np.isin(fidx, points)
+        keep = np.flatnonzero(~gone)
+        pos = np.flatnonzero(gone)
+        Lt = L.T  # C-ordered view of the Fortran-ordered factor
+        Lk = Lt[np.ix_(keep, keep)].T  # one copy, Fortran order
+        X = L[np.ix_(keep, pos)]
+        starts = np.searchsorted(keep, pos)
+        for j, q in enumerate(starts):
+            if q < keep.size:
+                _rank_one_update(Lk, np.ascontiguousarray(X[:, j]), q)
+        return self._from_factor_order(Lk, fidx[keep])
 
     @classmethod
     def _from_factor_order(cls, L: np.ndarray, fidx: np.ndarray) -> ExtendedFactor:
@@ -280,7 +292,7 @@ class ExtendedFactor:
             Hinv, info = lapack.dpotri(self.chol[0], lower=1)
             if info != 0:  # pragma: no cover - the factor is non-singular
                 raise np.linalg.LinAlgError(f"LAPACK dpotri failed (info={info})")
-            Hinv = mirror_lower(np.tril(Hinv))  # potri's upper triangle may hold garbage
+            Hinv = mirror_lower(Hinv)  # the factor's upper triangle is zero
             if self.order is not None:
                 Hinv = Hinv[np.ix_(self.order, self.order)]
             Hinv -= np.outer(self.u, self.u) / self.s
@@ -300,7 +312,6 @@ class ExtendedFactor:
         Linv, info = lapack.dtrtri(self.chol[0], lower=1)
         if info != 0:  # pragma: no cover - the factor is non-singular
             raise np.linalg.LinAlgError(f"LAPACK dtrtri failed (info={info})")
-        Linv = np.tril(Linv)
         dg = np.einsum("ij,ij->j", Linv, Linv)
         if self.order is not None:
             dg = dg[self.order]

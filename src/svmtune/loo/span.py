@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._factor import sandwich
 from svmtune._validation import validate_sample_weight
 from svmtune.loo.rbsvm import (
     _check_encoded_labels,
@@ -342,7 +343,7 @@ def smoothed_span(
 
     c = wP * A * psi * (1.0 - psi)
     w = c * aP / g**2
-    Bm = (G * w) @ G
+    Bm = sandwich(G, w)  # G diag(w) G
     r = c / g
     if eta > 0:
         r = r - eta * np.diag(Bm) / aP**2
