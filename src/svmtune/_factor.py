@@ -64,9 +64,33 @@ def mirror_lower(A: np.ndarray) -> np.ndarray:
     """
     if np.ndim(A) != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"mirror_lower needs a square 2-D array, got shape {np.shape(A)}")
-    A += A.T  # numpy buffers the overlapping operands
-    A.flat[:: A.shape[0] + 1] *= 0.5
+    if A.flags.f_contiguous:
+        _copy_triangle(A, True)
+    elif A.flags.c_contiguous:
+        _copy_triangle(A.T, False)  # A^T is Fortran-ordered; A's lower triangle is its upper
+    else:
+        A += A.T  # numpy buffers the overlapping operands
+        A.flat[:: A.shape[0] + 1] *= 0.5
     return A
+
+
+_BLOCK = 64
+
+
+@_njit(nogil=True)
+def _copy_triangle(A, lower_to_upper):  # pragma: no cover - compiled
+    """Copy the strict lower triangle of a Fortran-ordered square ``A`` to the upper one
+    (``A[j, i] = A[i, j]``, ``i > j``), or the upper to the lower, in cache-sized blocks: the
+    transposing copy that numpy does element by element."""
+    m = A.shape[0]
+    for jb in range(0, m, _BLOCK):
+        for ib in range(jb, m, _BLOCK):
+            for j in range(jb, min(jb + _BLOCK, m)):
+                for i in range(max(ib, j + 1), min(ib + _BLOCK, m)):
+                    if lower_to_upper:
+                        A[j, i] = A[i, j]
+                    else:
+                        A[i, j] = A[j, i]
 
 
 def sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -294,8 +318,9 @@ class ExtendedFactor:
                 raise np.linalg.LinAlgError(f"LAPACK dpotri failed (info={info})")
             Hinv = mirror_lower(Hinv)  # the factor's upper triangle is zero
             if self.order is not None:
-                Hinv = Hinv[np.ix_(self.order, self.order)]
-            Hinv -= np.outer(self.u, self.u) / self.s
+                Hinv = Hinv[np.ix_(self.order, self.order)].T  # symmetric: Fortran order
+            # H^{-1} - u u^T / s in place (BLAS ger)
+            Hinv = blas.dger(-1.0 / self.s, self.u, self.u, a=Hinv, overwrite_a=1)
             out[:m, :m] = Hinv
         out[:m, m] = out[m, :m] = self.u / self.s
         out[m, m] = -1.0 / self.s
@@ -322,3 +347,4 @@ def warm_up() -> None:
     """Compile (or load from numba's disk cache) the factor update once, on a tiny matrix."""
     L = np.eye(3, order="F")
     _rank_one_update(L, np.array([0.0, 1.0, 0.5]), 1)
+    _copy_triangle(L, True)
