@@ -126,13 +126,27 @@ def _rank_one_update(L, x, start):  # pragma: no cover - compiled
             x[i] = c * x[i] - s * L[i, k]
 
 
+def _potrs(L: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``(L L^T)^{-1} rhs`` by LAPACK ``potrs`` (``scipy.linalg.cho_solve`` without its
+    argument checks, which cost more than the solve for small systems)."""
+    rhs = np.asarray(rhs, dtype=float)
+    if rhs.shape[0] == 0:
+        return rhs.copy()
+    x, info = lapack.dpotrs(L, rhs, lower=1)
+    if info != 0:  # pragma: no cover - arguments are valid
+        raise ValueError(f"LAPACK dpotrs failed (info={info})")
+    return x
+
+
 def _cholesky(H: np.ndarray) -> np.ndarray:
     """Lower Cholesky factor of a symmetric positive definite ``H`` (Fortran order, zero upper
     triangle), with diagonal jitter as a last resort (warned)."""
     m = H.shape[0]
     jitter = 0.0
+    # a C-ordered symmetric H is its own transpose, a Fortran-ordered array: copied as is
+    src = H.T if H.flags.c_contiguous else H
     for _ in range(8):
-        A = np.array(H, dtype=float, order="F", copy=True)
+        A = np.array(src, dtype=float, order="F", copy=True)
         if jitter:
             A.flat[:: m + 1] += jitter
         L, info = lapack.dpotrf(A, lower=1, clean=1, overwrite_a=1)
@@ -203,7 +217,7 @@ class ExtendedFactor:
     @classmethod
     def _finish(cls, L, order, index) -> ExtendedFactor:
         m = L.shape[0]
-        uf = sla.cho_solve((L, True), np.ones(m), check_finite=False)
+        uf = _potrs(L, np.ones(m))
         u = uf if order is None else uf[order]
         return cls(chol=(L, True), u=u, s=float(uf.sum()), order=order, index=index)
 
@@ -290,9 +304,9 @@ class ExtendedFactor:
     def solve_H(self, rhs: np.ndarray) -> np.ndarray:
         """``H^{-1} rhs`` (rows of ``rhs`` in sorted order)."""
         if self.order is None:
-            return sla.cho_solve(self.chol, rhs, check_finite=False)
+            return _potrs(self.chol[0], rhs)
         inv = np.argsort(self.order)
-        return sla.cho_solve(self.chol, np.asarray(rhs)[inv], check_finite=False)[self.order]
+        return _potrs(self.chol[0], np.asarray(rhs)[inv])[self.order]
 
     def solve(self, rhs_top: np.ndarray, rhs_last: float | np.ndarray = 0.0):
         """Solve ``M [x; z] = [rhs_top; rhs_last]``; returns ``(x, z)``."""

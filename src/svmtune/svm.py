@@ -302,6 +302,13 @@ UPDATE_MAX_SHARE = 8
 UPDATE_RESIDUAL_TOL = 1e-10
 
 
+def _support_block(K, d, S: np.ndarray) -> np.ndarray:
+    """``H_SS = K_SS + diag(d_S)`` as one new array (the diagonal added in place)."""
+    H = kernel_block(K, S, S)  # indexing makes a new array
+    H.flat[:: S.size + 1] += d[S]
+    return H
+
+
 def _support_factor(K, d, S, prev: ExtendedFactor | None) -> tuple[ExtendedFactor, bool]:
     """The factor of ``H_SS`` for the sorted support set ``S``: ``prev`` (the factor of the
     previous support set) updated by :meth:`ExtendedFactor.remove` and
@@ -317,11 +324,11 @@ def _support_factor(K, d, S, prev: ExtendedFactor | None) -> tuple[ExtendedFacto
             fac = prev.remove(removed) if removed.size else prev
             if added.size:
                 H_cols = kernel_block(K, fac.index, added)
-                H_new = kernel_block(K, added, added) + np.diag(d[added])
+                H_new = _support_block(K, d, added)
                 fac = fac.add(added, H_cols, H_new)
             if fac is not None:
                 return fac, changes > 0
-    return ExtendedFactor.from_block(kernel_block(K, S, S) + np.diag(d[S]), S), False
+    return ExtendedFactor.from_block(_support_block(K, d, S), S), False
 
 
 def _solve_support(K, y, d, S, prev: ExtendedFactor | None = None):

@@ -582,17 +582,18 @@ def _loo_gradient(
     h[:m] = -cS / diag + KNS.T @ cN
     h[m] = cN.sum()
     v = (Minv @ h)[:m]
+    # -v^T dH_SS beta + c_N^T dK_NS beta = z^T (dK[:, S] beta), z = -v on S and c_N on N:
+    # one product with the derivative's columns, no copies of its rows
+    z = np.zeros(n)
+    z[S] = -v
+    z[N] = cN
     out = np.empty(len(dH))
     for k, D in enumerate(dH):
         D = check_derivative(D, n, m)
         if D.ndim == 1:
             out[k] = -float(np.sum(D * (np.diag(W) + v * beta)))
         else:
-            DSS = D[S]
-            val = -float(np.sum(DSS * W)) - float(v @ (DSS @ beta))
-            if N.size:
-                val += float(cN @ (D[N] @ beta))
-            out[k] = val
+            out[k] = -float(np.sum(D[S] * W)) + float(z @ (D @ beta))
     return out
 
 

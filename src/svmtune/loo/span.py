@@ -330,7 +330,9 @@ def smoothed_span(
     if eta == 0 and np.array_equal(P, S):
         fac = sol.factor  # the SVM's own factor: M itself
     else:
-        fac = ExtendedFactor.from_H(K[np.ix_(P, P)] + np.diag(sol.H_diag[P] + Dp))
+        HP = K[np.ix_(P, P)]  # a new array
+        HP.flat[:: m + 1] += sol.H_diag[P] + Dp
+        fac = ExtendedFactor.from_H(HP)
     G = fac.inverse()[:m, :m]
     g = np.diag(G).copy()
     u = aP / g - eta  # alpha_p S~_p^2
