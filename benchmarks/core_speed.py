@@ -21,10 +21,19 @@ factorisations' achieved GFLOP/s (``m^3 / 3`` flops each, over the time spent in
 against a plain ``numpy.linalg.cholesky`` of the largest size met, timed in the same process
 with the same single BLAS thread.
 
-``--table`` writes ``benchmarks/core_speed.md`` from the result file (never typed)::
+``--table`` writes ``benchmarks/core_speed.md`` from the result file (never typed).  One
+label per process (``PYTHONPATH`` chooses the code)::
 
     PYTHONPATH=/work/wt46-before/src python benchmarks/core_speed.py --label before
     PYTHONPATH=src python benchmarks/core_speed.py --label after
+    python benchmarks/core_speed.py --table
+
+or both, back to back set by set (``--pair BEFORE_SRC,AFTER_SRC``: for each data set, and then
+each ijcnn1 size, a process on the old code and then one on the new), as the committed
+table was made::
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/core_speed.py \
+        --pair /work/wt46-before/src,/work/wt46/src --ijcnn1 1000,2000,5000
     python benchmarks/core_speed.py --table
 """
 
@@ -32,7 +41,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -334,6 +345,24 @@ def table(out: Path) -> str:
     return "\n".join(lines)
 
 
+def run_pair(args: argparse.Namespace) -> None:
+    """Each quick+data set, then each ijcnn1 size: one process on the old code (``before``),
+    then one on the new (``after``), so that the two are measured back to back."""
+    srcs = dict(zip(("before", "after"), args.pair.split(",")))
+    common = ["--out", str(args.out), "--methods", args.methods, "--splits", args.splits]
+    units = (
+        []
+        if args.no_quick
+        else [["--tasks", t] for t in (args.tasks.split(",") if args.tasks else quick_data_tasks())]
+    )
+    units += [["--no-quick", "--ijcnn1", n] for n in args.ijcnn1.split(",") if n]
+    for unit in units:
+        for label, src in srcs.items():
+            env = {**os.environ, "PYTHONPATH": str(Path(src).resolve())}
+            cmd = [sys.executable, __file__, "--label", label, *common, *unit]
+            subprocess.run(cmd, env=env, check=True)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--label", choices=("before", "after"))
@@ -345,11 +374,15 @@ def main(argv=None) -> None:
     ap.add_argument("--ijcnn1", default="", help="comma-separated subsample sizes")
     ap.add_argument("--no-quick", action="store_true")
     ap.add_argument("--table", action="store_true")
+    ap.add_argument("--pair", default=None, help="BEFORE_SRC,AFTER_SRC: run both, set by set")
     args = ap.parse_args(argv)
     if args.table:
         text = table(args.out)
         args.md.write_text(text + "\n", encoding="utf-8")
         print(text)
+        return
+    if args.pair:
+        run_pair(args)
         return
     if args.label is None:
         ap.error("--label is needed to run")
