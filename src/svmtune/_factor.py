@@ -120,10 +120,12 @@ def _rank_one_update(L, x, start):  # pragma: no cover - compiled
         r = np.hypot(lkk, x[k])
         c = r / lkk
         s = x[k] / lkk
+        ic = 1.0 / c
         L[k, k] = r
         for i in range(k + 1, n):
-            L[i, k] = (L[i, k] + s * x[i]) / c
-            x[i] = c * x[i] - s * L[i, k]
+            lik = (L[i, k] + s * x[i]) * ic
+            L[i, k] = lik
+            x[i] = c * x[i] - s * lik
 
 
 def _potrs(L: np.ndarray, rhs: np.ndarray) -> np.ndarray:

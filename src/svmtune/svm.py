@@ -291,10 +291,26 @@ def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np
         return 1.0 / (C * w)
 
 
-#: a support set that differs from the previous one in more than ``1 / UPDATE_MAX_SHARE`` of
-#: its points is factored afresh rather than updated (an update of ``k`` points costs about
-#: ``k m^2`` flops against ``m^3 / 3``, and each update is a Python-level step)
-UPDATE_MAX_SHARE = 8
+#: cost of one compiled Givens rank-one update of a trailing block of size ``t``, in units of
+#: the flops of a BLAS-3 Cholesky factorisation: ``GIVENS_COST * t^2`` (measured with one
+#: BLAS thread: a full update costs 1/10 to 1/23 of a fresh factorisation at m = 700 to
+#: 1500, i.e. 21-24 ``m^2``; the scalar loop runs at 1.5-3 GFLOP/s, LAPACK's at 8-28)
+GIVENS_COST = 24.0
+
+
+def _update_is_cheaper(m_old: int, m_new: int, removed_pos: np.ndarray, n_added: int) -> bool:
+    """Whether updating the factor of ``m_old`` points (removing those at factor positions
+    ``removed_pos``, then appending ``n_added``) is estimated cheaper than factoring the
+    ``m_new`` points afresh (``m_new^3 / 3`` flops, plus gathering ``H_SS``).
+
+    Removals cost :data:`GIVENS_COST` ``(m_old - p)^2`` each plus a compaction of the
+    factor; additions a triangular solve (``m^2`` flops per point) plus a copy of the factor.
+    """
+    cost = float(np.sum(GIVENS_COST * (m_old - removed_pos.astype(float)) ** 2))
+    cost += 5.0 * m_old**2 if removed_pos.size else 0.0
+    cost += (n_added + 3.0) * m_new**2 if n_added else 0.0
+    return cost < m_new**3 / 3.0 + 3.0 * m_new**2
+
 
 #: an updated factor whose KKT residual ``max |H_SS beta + b - y_S|`` exceeds this multiple of
 #: ``||beta||_1 + max |d_S beta| + |b| + 1`` (about ``m * eps`` times it after a fresh,
@@ -312,15 +328,18 @@ def _support_block(K, d, S: np.ndarray) -> np.ndarray:
 def _support_factor(K, d, S, prev: ExtendedFactor | None) -> tuple[ExtendedFactor, bool]:
     """The factor of ``H_SS`` for the sorted support set ``S``: ``prev`` (the factor of the
     previous support set) updated by :meth:`ExtendedFactor.remove` and
-    :meth:`ExtendedFactor.add` when ``S`` differs from its set in few points
-    (:data:`UPDATE_MAX_SHARE`), else a fresh factorisation.  Returns ``(factor, updated)``;
+    :meth:`ExtendedFactor.add` when that is estimated cheaper (:func:`_update_is_cheaper`),
+    else a fresh factorisation.  Returns ``(factor, updated)``;
     an addition the factor refuses (:data:`svmtune._factor.UPDATE_PIVOT_TOL`) is factored
     afresh."""
     if prev is not None and prev.index is not None:
         removed = np.setdiff1d(prev.index, S, assume_unique=True)
         added = np.setdiff1d(S, prev.index, assume_unique=True)
         changes = removed.size + added.size
-        if prev.index.size - removed.size >= 1 and UPDATE_MAX_SHARE * changes <= S.size:
+        pos = np.flatnonzero(np.isin(prev.factor_index, removed))
+        if prev.index.size - removed.size >= 1 and _update_is_cheaper(
+            prev.index.size, S.size, pos, added.size
+        ):
             fac = prev.remove(removed) if removed.size else prev
             if added.size:
                 H_cols = kernel_block(K, fac.index, added)
