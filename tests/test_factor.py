@@ -244,3 +244,35 @@ def test_update_cost_estimate():
     assert _update_is_cheaper(700, 699, np.array([400]), 0)
     assert not _update_is_cheaper(700, 620, np.arange(0, 80), 0)
     assert not _update_is_cheaper(10, 12, np.arange(0, 5), 7)
+
+
+def test_solver_replaces_an_inaccurate_update_by_a_fresh_factorisation(monkeypatch):
+    """An update whose factor is off (simulated: the factor scaled by 1 + 1e-6) fails
+    the solver's KKT-residual test and is replaced by a fresh factorisation: same solution."""
+    X, y = make_problem(120, 3, 6, imbalance=0.4)
+    K = Kernel("rbf", sigma=1.0)(X)
+    cold = fit_l2_svm(K, y, 4.0)
+    init = cold.support.copy()
+    init[np.flatnonzero(init)[:3]] = False
+    monkeypatch.setattr("svmtune.svm.GIVENS_COST", 0.0)
+    orig = ExtendedFactor._from_factor_order.__func__  # the end of every add and remove
+    bad = []
+
+    def bad_update(cls, L, fidx):
+        bad.append(1)
+        return orig(cls, L * (1.0 + 1e-6), fidx)
+
+    monkeypatch.setattr(ExtendedFactor, "_from_factor_order", classmethod(bad_update))
+    fresh = []
+    orig_block = ExtendedFactor.from_block.__func__
+    monkeypatch.setattr(
+        ExtendedFactor,
+        "from_block",
+        classmethod(lambda cls, H, idx: fresh.append(1) or orig_block(cls, H, idx)),
+    )
+    sol = fit_l2_svm(K, y, 4.0, init_support=init)
+    assert bad  # the iteration updated the factor ...
+    assert len(fresh) >= 2  # ... and replaced the bad update by a fresh factorisation
+    assert np.array_equal(sol.support, cold.support)
+    assert np.allclose(sol.alpha, cold.alpha, atol=1e-9 * max(1.0, cold.alpha.max()))
+    assert_equals_fresh(sol.factor, K + np.diag(sol.H_diag))
