@@ -420,7 +420,9 @@ def rbf_dlogsigma(K: np.ndarray, D2: np.ndarray, sigma: float) -> np.ndarray:
         If ``sigma`` is not positive and finite.
     """
     _check_sigma(sigma)
-    return K * (D2 / float(sigma) ** 2)
+    out = np.divide(D2, float(sigma) ** 2, dtype=float)  # the one new array
+    out *= K
+    return out
 
 
 def kernel_dlogparams(X: np.ndarray, kernel: Kernel) -> dict[str, np.ndarray]:

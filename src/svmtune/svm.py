@@ -22,10 +22,9 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg as sla
-from scipy.linalg import lapack
 from sklearn.svm import SVC
 
+from svmtune._factor import ExtendedFactor, mirror_lower
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import Kernel, KernelColumns, as_kernel, kernel_block, kernel_columns
 
@@ -51,118 +50,6 @@ LIBSVM_MAX_ITER = 10_000_000
 
 class ConvergenceWarning(UserWarning):
     """An SVM solver or hyperparameter search stopped before reaching its tolerance."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Extended matrix factorisation
-# ---------------------------------------------------------------------------------------------
-def mirror_lower(A: np.ndarray) -> np.ndarray:
-    """Make a square matrix whose strict upper triangle is zero symmetric, in place, by
-    copying its lower triangle up (the diagonal is doubled and halved, both exact); returns
-    ``A``.  For the one-triangle output of LAPACK / BLAS (``potri``, ``syrk``).
-
-    Raises
-    ------
-    ValueError
-        If ``A`` is not a square 2-D array.
-    """
-    if np.ndim(A) != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"mirror_lower needs a square 2-D array, got shape {np.shape(A)}")
-    A += A.T  # numpy buffers the overlapping operands
-    A.flat[:: A.shape[0] + 1] *= 0.5
-    return A
-
-
-@dataclass
-class ExtendedFactor:
-    """Factorisation of the extended matrix ``M = [[H, 1], [1^T, 0]]`` of a support set.
-
-    ``H`` is symmetric positive definite, so ``M`` is factored through the Cholesky factor of
-    ``H`` and the scalar Schur complement ``s = 1^T H^{-1} 1``:
-
-        M^{-1} = [[H^-1 - u u^T / s,  u / s],
-                  [u^T / s,          -1 / s]],   u = H^{-1} 1.
-    """
-
-    chol: tuple[np.ndarray, bool]
-    u: np.ndarray
-    s: float
-
-    @classmethod
-    def from_H(cls, H: np.ndarray) -> ExtendedFactor:
-        m = H.shape[0]
-        jitter = 0.0
-        for _ in range(8):
-            try:
-                chol = sla.cho_factor(H + jitter * np.eye(m), lower=True, check_finite=False)
-                break
-            except np.linalg.LinAlgError:
-                jitter = max(jitter * 10.0, 1e-12 * max(1.0, float(np.max(np.diag(H)))))
-        else:  # H = K + D, D > 0, is positive definite for a positive semi-definite K
-            raise np.linalg.LinAlgError(
-                "support-set matrix H = K_SS + diag(1/(C w)) is not positive definite: the "
-                "kernel matrix K must be symmetric positive semi-definite"
-            )
-        if jitter:
-            warnings.warn(
-                f"support-set matrix nearly singular; added {jitter:.1e} to its diagonal",
-                RuntimeWarning,
-                stacklevel=user_stacklevel(),
-            )
-        u = sla.cho_solve(chol, np.ones(m), check_finite=False)
-        return cls(chol=chol, u=u, s=float(u.sum()))
-
-    @property
-    def size(self) -> int:
-        return self.u.shape[0]
-
-    def solve_H(self, rhs: np.ndarray) -> np.ndarray:
-        """``H^{-1} rhs``."""
-        return sla.cho_solve(self.chol, rhs, check_finite=False)
-
-    def solve(self, rhs_top: np.ndarray, rhs_last: float | np.ndarray = 0.0):
-        """Solve ``M [x; z] = [rhs_top; rhs_last]``; returns ``(x, z)``."""
-        h = self.solve_H(rhs_top)
-        z = (np.ones(self.size) @ h - rhs_last) / self.s
-        if np.ndim(h) == 2:
-            x = h - np.outer(self.u, z)
-        else:
-            x = h - self.u * z
-        return x, z
-
-    def inverse(self) -> np.ndarray:
-        """The full ``(m+1) x (m+1)`` inverse of ``M``.
-
-        ``H^{-1}`` from the lower Cholesky factor by LAPACK ``potri`` (``2/3 m^3`` flops, a
-        third of solving against the identity; ``cho_factor`` leaves ``H`` in the other
-        triangle, which ``potri`` / ``trtri`` with ``lower=1`` never read).
-        """
-        m = self.size
-        out = np.empty((m + 1, m + 1))
-        if m:
-            Hinv, info = lapack.dpotri(self.chol[0], lower=1)
-            if info != 0:  # pragma: no cover - the factor is non-singular
-                raise np.linalg.LinAlgError(f"LAPACK dpotri failed (info={info})")
-            Hinv = mirror_lower(np.tril(Hinv))  # potri's upper triangle still holds H
-            Hinv -= np.outer(self.u, self.u) / self.s
-            out[:m, :m] = Hinv
-        out[:m, m] = out[m, :m] = self.u / self.s
-        out[m, m] = -1.0 / self.s
-        return out
-
-    def inverse_diagonal(self) -> np.ndarray:
-        """``(M^{-1})_ii`` for the ``m`` support vectors (not the bias entry).
-
-        ``(H^{-1})_ii = ||L^{-1} e_i||^2`` with ``L^{-1}`` from LAPACK ``trtri`` (``m^3 / 3``
-        flops).
-        """
-        if self.size == 0:
-            return np.zeros(0)
-        Linv, info = lapack.dtrtri(self.chol[0], lower=1)
-        if info != 0:  # pragma: no cover - the factor is non-singular
-            raise np.linalg.LinAlgError(f"LAPACK dtrtri failed (info={info})")
-        Linv = np.tril(Linv)
-        return np.einsum("ij,ij->j", Linv, Linv) - self.u**2 / self.s
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,11 +291,92 @@ def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np
         return 1.0 / (C * w)
 
 
-def _solve_support(K, y, d, S):
-    Hs = kernel_block(K, S, S) + np.diag(d[S])
-    fac = ExtendedFactor.from_H(Hs)
-    beta, b = fac.solve(y[S], 0.0)
-    return fac, beta, float(b)
+#: cost of one compiled Givens rank-one update of a trailing block of size ``t``, in units of
+#: the flops of a BLAS-3 Cholesky factorisation: ``GIVENS_COST * t^2`` (measured with one
+#: BLAS thread: a full update costs 1/10 to 1/23 of a fresh factorisation at m = 700 to
+#: 1500, i.e. 21-24 ``m^2``; the scalar loop runs at 1.5-3 GFLOP/s, LAPACK's at 8-28)
+GIVENS_COST = 24.0
+
+
+def _update_is_cheaper(m_old: int, m_new: int, removed_pos: np.ndarray, n_added: int) -> bool:
+    """Whether updating the factor of ``m_old`` points (removing those at factor positions
+    ``removed_pos``, then appending ``n_added``) is estimated cheaper than factoring the
+    ``m_new`` points afresh (``m_new^3 / 3`` flops, plus gathering ``H_SS``).
+
+    Removals cost :data:`GIVENS_COST` ``(m_old - p)^2`` each plus a compaction of the
+    factor; additions a triangular solve (``m^2`` flops per point) plus a copy of the factor.
+    """
+    cost = float(np.sum(GIVENS_COST * (m_old - removed_pos.astype(float)) ** 2))
+    cost += 5.0 * m_old**2 if removed_pos.size else 0.0
+    cost += (n_added + 3.0) * m_new**2 if n_added else 0.0
+    return cost < m_new**3 / 3.0 + 3.0 * m_new**2
+
+
+#: an updated factor whose KKT residual ``max |H_SS beta + b - y_S|`` exceeds this multiple of
+#: ``||beta||_1 + max |d_S beta| + |b| + 1`` (about ``m * eps`` times it after a fresh,
+#: backward-stable factorisation) is replaced by a fresh factorisation
+UPDATE_RESIDUAL_TOL = 1e-10
+
+
+def _support_block(K, d, S: np.ndarray) -> np.ndarray:
+    """``H_SS = K_SS + diag(d_S)`` as one new array (the diagonal added in place)."""
+    H = kernel_block(K, S, S)  # indexing makes a new array
+    H.flat[:: S.size + 1] += d[S]
+    return H
+
+
+def _support_factor(K, d, S, prev: ExtendedFactor | None) -> tuple[ExtendedFactor, bool]:
+    """The factor of ``H_SS`` for the sorted support set ``S``: ``prev`` (the factor of the
+    previous support set) updated by :meth:`ExtendedFactor.remove` and
+    :meth:`ExtendedFactor.add` when that is estimated cheaper (:func:`_update_is_cheaper`),
+    else a fresh factorisation.  Returns ``(factor, updated)``;
+    an addition the factor refuses (:data:`svmtune._factor.UPDATE_PIVOT_TOL`) is factored
+    afresh."""
+    if prev is not None and prev.index is not None:
+        removed = np.setdiff1d(prev.index, S, assume_unique=True)
+        added = np.setdiff1d(S, prev.index, assume_unique=True)
+        changes = removed.size + added.size
+        pos = np.flatnonzero(np.isin(prev.factor_index, removed))
+        if prev.index.size - removed.size >= 1 and _update_is_cheaper(
+            prev.index.size, S.size, pos, added.size
+        ):
+            fac = prev.remove(removed) if removed.size else prev
+            if added.size:
+                H_cols = kernel_block(K, fac.index, added)
+                H_new = _support_block(K, d, added)
+                fac = fac.add(added, H_cols, H_new)
+            if fac is not None:
+                return fac, changes > 0
+    return ExtendedFactor.from_block(_support_block(K, d, S), S), False
+
+
+def _solve_support(K, y, d, S, prev: ExtendedFactor | None = None):
+    """Solve the KKT system ``M [beta; b] = [y_S; 0]`` of the support set ``S`` (RBSVM eq.
+    (22)) with the factor of :func:`_support_factor`; returns ``(factor, beta, b, f)`` with
+    ``f = K[:, S] beta + b`` the kernel model's outputs.  A solution from an updated factor
+    whose KKT residual fails :data:`UPDATE_RESIDUAL_TOL` is recomputed from a fresh
+    factorisation."""
+    fac, updated = _support_factor(K, d, S, prev)
+    # K[:, S] beta = K beta_n (beta_n = beta on S, 0 elsewhere): the product with the whole
+    # matrix copies no columns, cheaper once S holds a quarter of the points
+    whole = isinstance(K, np.ndarray) and 4 * S.size >= y.size
+    KS = K if whole else kernel_columns(K, S)
+    beta_n = np.zeros(y.size)
+    while True:
+        beta, b = fac.solve(y[S], 0.0)
+        b = float(b)
+        if whole:
+            beta_n[S] = beta
+            f = KS @ beta_n + b
+        else:
+            f = KS @ beta + b
+        if not updated:
+            return fac, beta, b, f
+        res = np.max(np.abs(f[S] + d[S] * beta - y[S]), initial=0.0)
+        scale = np.sum(np.abs(beta)) + np.max(np.abs(d[S] * beta), initial=0.0) + abs(b) + 1.0
+        if res <= UPDATE_RESIDUAL_TOL * scale:
+            return fac, beta, b, f
+        fac, updated = _support_factor(K, d, S, None)
 
 
 def _hinge_start(K, y, C, sample_weight, active) -> np.ndarray:
@@ -518,12 +486,12 @@ def fit_l2_svm(
     seen: set[bytes] = set()
     n_iter = 0
     converged = False
+    fac = None
     for n_iter in range(1, max_iter + 1):  # noqa: B007
         S = np.flatnonzero(S_mask)
-        fac, beta, b = _solve_support(K, y, d, S)
+        fac, beta, b, f = _solve_support(K, y, d, S, fac)
         alpha_S = y[S] * beta
         neg = alpha_S < -tol
-        f = kernel_columns(K, S) @ beta + b
         margin = y * f  # for non-support points H_ij = K_ij (i not in S)
         viol = active & ~S_mask & (margin < 1.0 - tol)
         if not neg.any() and not viol.any():
@@ -580,17 +548,16 @@ def _primal_active_set(K, y, d, active, tol, max_iter):
     S_mask = np.zeros(n, dtype=bool)
     S_mask[[i, j]] = True
     alpha = np.zeros(n)
-    fac, beta, b = _solve_support(K, y, d, np.flatnonzero(S_mask))
+    fac, beta, b, _ = _solve_support(K, y, d, np.flatnonzero(S_mask))
     alpha[S_mask] = y[S_mask] * beta
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007
         S = np.flatnonzero(S_mask)
-        fac, beta, b = _solve_support(K, y, d, S)
+        fac, beta, b, f = _solve_support(K, y, d, S, fac)
         target = y[S] * beta
         if np.all(target >= -tol):
             alpha[:] = 0.0
             alpha[S] = np.maximum(target, 0.0)
-            f = K[:, S] @ beta + b
             margin = y * f
             cand = active & ~S_mask & (margin < 1.0 - tol)
             if not cand.any():
@@ -617,5 +584,5 @@ def _primal_active_set(K, y, d, active, tol, max_iter):
         stacklevel=user_stacklevel(),
     )
     S = np.flatnonzero(S_mask)
-    fac, beta, b = _solve_support(K, y, d, S)
+    fac, beta, b, _ = _solve_support(K, y, d, S, fac)
     return S_mask, fac, beta, b, it

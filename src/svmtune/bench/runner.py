@@ -526,12 +526,15 @@ _WARMED_UP = False
 def _warm_up_compiled() -> None:
     """Compile (or load from the disk cache) svmtune's numba loops once per process, before
     any clock starts: the first use otherwise adds a one-time second or more to whichever
-    cell comes first (:func:`svmtune.criteria._pairloops.warm_up`)."""
+    cell comes first (:func:`svmtune.criteria._pairloops.warm_up`, and the L2-SVM's factor
+    update, :func:`svmtune._factor.warm_up`)."""
     global _WARMED_UP
     if not _WARMED_UP:
+        from svmtune._factor import warm_up as warm_up_factor
         from svmtune.criteria._pairloops import warm_up
 
         warm_up()
+        warm_up_factor()
         _WARMED_UP = True
 
 

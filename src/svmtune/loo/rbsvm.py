@@ -78,8 +78,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import blas
 
+from svmtune._factor import sandwich
 from svmtune._validation import validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import (
@@ -92,7 +92,7 @@ from svmtune.kernels import (
     rbf_from_sqdist,
 )
 from svmtune.loo.sphere import _check_kernel
-from svmtune.svm import DualSolution, fit_l2_svm, mirror_lower
+from svmtune.svm import DualSolution, fit_l2_svm
 
 __all__ = [
     "LOSSES",
@@ -508,18 +508,6 @@ def objective_terms(
 # ---------------------------------------------------------------------------------------------
 # Exact gradient
 # ---------------------------------------------------------------------------------------------
-def _sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """``B diag(g) B`` for a symmetric ``B``: two symmetric rank-k updates (BLAS ``syrk``) on
-    the columns with ``g > 0`` and ``g < 0``, half the flops of a general product."""
-    out = np.zeros((B.shape[0], B.shape[0]), order="F")
-    for sign in (1.0, -1.0):
-        cols = np.flatnonzero(sign * g > 0)
-        if cols.size:
-            A = np.asfortranarray(B[:, cols] * np.sqrt(sign * g[cols]))
-            out = blas.dsyrk(sign, A, beta=1.0, c=out, lower=1, overwrite_c=1)
-    return mirror_lower(out)  # syrk wrote the lower triangle only
-
-
 def loo_gradient(
     sol: DualSolution,
     K: np.ndarray | KernelColumns,
@@ -588,23 +576,24 @@ def _loo_gradient(
     diag = _safe_diag(np.diag(B).copy())
     cS, cN = c[S], c[N]
     g = cS * beta / diag**2
-    W = _sandwich(B, g)  # B diag(g) B
+    W = sandwich(B, g)  # B diag(g) B
     h = np.empty(m + 1)
     KNS = kernel_block(K, N, S)
     h[:m] = -cS / diag + KNS.T @ cN
     h[m] = cN.sum()
     v = (Minv @ h)[:m]
+    # -v^T dH_SS beta + c_N^T dK_NS beta = z^T (dK[:, S] beta), z = -v on S and c_N on N:
+    # one product with the derivative's columns, no copies of its rows
+    z = np.zeros(n)
+    z[S] = -v
+    z[N] = cN
     out = np.empty(len(dH))
     for k, D in enumerate(dH):
         D = check_derivative(D, n, m)
         if D.ndim == 1:
             out[k] = -float(np.sum(D * (np.diag(W) + v * beta)))
         else:
-            DSS = D[S]
-            val = -float(np.sum(DSS * W)) - float(v @ (DSS @ beta))
-            if N.size:
-                val += float(cN @ (D[N] @ beta))
-            out[k] = val
+            out[k] = -float(np.sum(D[S] * W)) + float(z @ (D @ beta))
     return out
 
 

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._factor import sandwich
 from svmtune._validation import validate_sample_weight
 from svmtune.loo.rbsvm import (
     _check_encoded_labels,
@@ -329,7 +330,9 @@ def smoothed_span(
     if eta == 0 and np.array_equal(P, S):
         fac = sol.factor  # the SVM's own factor: M itself
     else:
-        fac = ExtendedFactor.from_H(K[np.ix_(P, P)] + np.diag(sol.H_diag[P] + Dp))
+        HP = K[np.ix_(P, P)]  # a new array
+        HP.flat[:: m + 1] += sol.H_diag[P] + Dp
+        fac = ExtendedFactor.from_H(HP)
     G = fac.inverse()[:m, :m]
     g = np.diag(G).copy()
     u = aP / g - eta  # alpha_p S~_p^2
@@ -342,7 +345,7 @@ def smoothed_span(
 
     c = wP * A * psi * (1.0 - psi)
     w = c * aP / g**2
-    Bm = (G * w) @ G
+    Bm = sandwich(G, w)  # G diag(w) G
     r = c / g
     if eta > 0:
         r = r - eta * np.diag(Bm) / aP**2

@@ -1,0 +1,366 @@
+"""The factorisation of the L2-SVM's extended support-set matrix, and its updates.
+
+The exact L2-SVM (:func:`svmtune.svm.fit_l2_svm`) solves, on its support set ``S``, the KKT
+system ``M [beta; b] = [y_S; 0]`` with
+
+    M = [[H_SS, 1], [1^T, 0]],   H = K + diag(1 / (C w))          (RBSVM eq. (22))
+
+and the closed-form leave-one-out outputs, the smoothed span and the radius-margin terms read
+``M^{-1}`` from the same factorisation.  :class:`ExtendedFactor` factors ``M`` through the
+Cholesky factor ``L`` of ``H_SS`` and the scalar Schur complement ``s = 1^T H_SS^{-1} 1``.
+
+When the active-set iteration moves points in or out of ``S``, the factor is updated instead of
+recomputed (:meth:`ExtendedFactor.add`, :meth:`ExtendedFactor.remove`):
+
+* **adding** ``k`` points appends them to the factor by block bordering: with ``H_SA`` the new
+  columns, ``L_21 = (L^{-1} H_SA)^T`` (one triangular solve) and ``L_22 = chol(H_AA - L_21
+  L_21^T)``, ``O(k m^2)`` flops (Golub & Van Loan, *Matrix Computations*, 4th ed., §4.2.9);
+* **removing** the point at factor position ``p`` deletes row and column ``p`` of ``L``; the
+  trailing block then satisfies ``L_33' L_33'^T = L_33 L_33^T + l l^T`` with ``l`` the removed
+  column below the diagonal, a rank-one *update* (never a downdate) done by Givens rotations,
+  ``O((m - p)^2)`` flops and backward stable (Golub & Van Loan §6.5.4; LINPACK ``dchud``).
+
+Appended points go to the end of the factor, so the factor's order (:attr:`ExtendedFactor.order`)
+need not be the sorted order of ``S``; every method takes and returns vectors and matrices in
+the sorted order (ascending point index) that the rest of svmtune uses.
+
+**When an update is refused.**  An addition whose new pivot ``L_22[j, j]^2`` (the Schur
+complement of the new point given the others) is below ``UPDATE_PIVOT_TOL * H_jj`` has lost
+about ``-log10(UPDATE_PIVOT_TOL)`` digits to cancellation (the point is nearly a combination of
+the support set, e.g. a duplicated row with a huge ``C``), and :meth:`ExtendedFactor.add`
+returns ``None``: the caller factors the new matrix afresh.  The solver also checks the
+residual of its KKT system after every solve with an updated factor and refactorises when it
+exceeds a fresh factorisation's (:func:`svmtune.svm.fit_l2_svm`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.linalg import blas, lapack
+
+from svmtune._warnings import user_stacklevel
+from svmtune.criteria._pairloops import _njit
+
+__all__ = ["ExtendedFactor", "mirror_lower", "sandwich", "UPDATE_PIVOT_TOL"]
+
+#: an added point whose squared pivot falls below this fraction of its diagonal entry of ``H``
+#: is refused by :meth:`ExtendedFactor.add` (a fresh factorisation is made instead)
+UPDATE_PIVOT_TOL = 1e-6
+
+
+def mirror_lower(A: np.ndarray) -> np.ndarray:
+    """Make a square matrix whose strict upper triangle is zero symmetric, in place, by
+    copying its lower triangle up (the diagonal is doubled and halved, both exact); returns
+    ``A``.  For the one-triangle output of LAPACK / BLAS (``potri``, ``syrk``).
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not a square 2-D array.
+    """
+    if np.ndim(A) != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"mirror_lower needs a square 2-D array, got shape {np.shape(A)}")
+    if A.flags.f_contiguous:
+        _copy_triangle(A, True)
+    elif A.flags.c_contiguous:
+        _copy_triangle(A.T, False)  # A^T is Fortran-ordered; A's lower triangle is its upper
+    else:
+        A += A.T  # numpy buffers the overlapping operands
+        A.flat[:: A.shape[0] + 1] *= 0.5
+    return A
+
+
+_BLOCK = 64
+
+
+@_njit(nogil=True)
+def _copy_triangle(A, lower_to_upper):  # pragma: no cover - compiled
+    """Copy the strict lower triangle of a Fortran-ordered square ``A`` to the upper one
+    (``A[j, i] = A[i, j]``, ``i > j``), or the upper to the lower, in cache-sized blocks: the
+    transposing copy that numpy does element by element."""
+    m = A.shape[0]
+    for jb in range(0, m, _BLOCK):
+        for ib in range(jb, m, _BLOCK):
+            for j in range(jb, min(jb + _BLOCK, m)):
+                for i in range(max(ib, j + 1), min(ib + _BLOCK, m)):
+                    if lower_to_upper:
+                        A[j, i] = A[i, j]
+                    else:
+                        A[i, j] = A[j, i]
+
+
+def sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``B diag(g) B`` for a symmetric ``B``: two symmetric rank-k updates (BLAS ``syrk``) on
+    the columns with ``g > 0`` and ``g < 0``, half the flops of a general product."""
+    m = B.shape[0]
+    out = np.zeros((m, m), order="F")
+    for sign in (1.0, -1.0):
+        cols = np.flatnonzero(sign * g > 0)
+        if cols.size:
+            Bc = B if cols.size == m else B[:, cols]
+            # A^T of the C-ordered A = B_c diag(sqrt|g_c|) is Fortran-ordered: A A^T by syrk's
+            # trans=1 form without a copy
+            A = np.ascontiguousarray(Bc * np.sqrt(sign * g[cols]))
+            out = blas.dsyrk(sign, A.T, beta=1.0, c=out, trans=1, lower=1, overwrite_c=1)
+    return mirror_lower(out)  # syrk wrote the lower triangle only
+
+
+@_njit(nogil=True)
+def _rank_one_update(L, x, start):  # pragma: no cover - compiled
+    """``L[start:, start:] <- chol(L L^T + x x^T)`` in place for the lower-triangular trailing
+    block (``x`` indexed like the rows of ``L``, read from ``start``; overwritten), by Givens
+    rotations (LINPACK ``dchud``)."""
+    n = L.shape[0]
+    for k in range(start, n):
+        lkk = L[k, k]
+        r = np.hypot(lkk, x[k])
+        c = r / lkk
+        s = x[k] / lkk
+        ic = 1.0 / c
+        L[k, k] = r
+        for i in range(k + 1, n):
+            lik = (L[i, k] + s * x[i]) * ic
+            L[i, k] = lik
+            x[i] = c * x[i] - s * lik
+
+
+def _potrs(L: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``(L L^T)^{-1} rhs`` by LAPACK ``potrs`` (``scipy.linalg.cho_solve`` without its
+    argument checks, which cost more than the solve for small systems)."""
+    rhs = np.asarray(rhs, dtype=float)
+    if rhs.shape[0] == 0:
+        return rhs.copy()
+    x, info = lapack.dpotrs(L, rhs, lower=1)
+    if info != 0:  # pragma: no cover - arguments are valid
+        raise ValueError(f"LAPACK dpotrs failed (info={info})")
+    return x
+
+
+def _cholesky(H: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor of a symmetric positive definite ``H`` (Fortran order, zero upper
+    triangle), with diagonal jitter as a last resort (warned)."""
+    m = H.shape[0]
+    jitter = 0.0
+    # a C-ordered symmetric H is its own transpose, a Fortran-ordered array: copied as is
+    src = H.T if H.flags.c_contiguous else H
+    for _ in range(8):
+        A = np.array(src, dtype=float, order="F", copy=True)
+        if jitter:
+            A.flat[:: m + 1] += jitter
+        L, info = lapack.dpotrf(A, lower=1, clean=1, overwrite_a=1)
+        if info == 0:
+            break
+        jitter = max(jitter * 10.0, 1e-12 * max(1.0, float(np.max(np.diag(H)))))
+    else:  # H = K + D, D > 0, is positive definite for a positive semi-definite K
+        raise np.linalg.LinAlgError(
+            "support-set matrix H = K_SS + diag(1/(C w)) is not positive definite: the "
+            "kernel matrix K must be symmetric positive semi-definite"
+        )
+    if jitter:
+        warnings.warn(
+            f"support-set matrix nearly singular; added {jitter:.1e} to its diagonal",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return L
+
+
+@dataclass
+class ExtendedFactor:
+    """Factorisation of the extended matrix ``M = [[H, 1], [1^T, 0]]`` of a support set.
+
+    ``H`` is symmetric positive definite, so ``M`` is factored through the Cholesky factor of
+    ``H`` and the scalar Schur complement ``s = 1^T H^{-1} 1``:
+
+        M^{-1} = [[H^-1 - u u^T / s,  u / s],
+                  [u^T / s,          -1 / s]],   u = H^{-1} 1.
+
+    Attributes
+    ----------
+    chol : (L, True)
+        Lower Cholesky factor of ``H`` with its rows and columns in the factor's order
+        (``cho_factor`` format; Fortran order, the strict upper triangle zero).
+    u : ndarray
+        ``H^{-1} 1`` in sorted order.
+    s : float
+        ``1^T H^{-1} 1``.
+    order : ndarray of int or None
+        ``order[i]`` is the factor position of the ``i``-th point in sorted order; ``None``
+        when the two orders agree (a fresh factorisation).
+    index : ndarray of int or None
+        The points (sorted) when the factor was made by :meth:`from_block` and can be updated.
+    """
+
+    chol: tuple[np.ndarray, bool]
+    u: np.ndarray
+    s: float
+    order: np.ndarray | None = None
+    index: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_H(cls, H: np.ndarray) -> ExtendedFactor:
+        """Fresh factorisation of ``H`` (rows and columns in sorted order)."""
+        L = _cholesky(H)
+        return cls._finish(L, None, None)
+
+    @classmethod
+    def from_block(cls, H: np.ndarray, index: np.ndarray) -> ExtendedFactor:
+        """Fresh factorisation of ``H = H_full[index, index]`` that remembers ``index`` (sorted
+        point indices), so that :meth:`add` and :meth:`remove` can update it."""
+        fac = cls.from_H(H)
+        fac.index = np.asarray(index).copy()
+        return fac
+
+    @classmethod
+    def _finish(cls, L, order, index) -> ExtendedFactor:
+        m = L.shape[0]
+        uf = _potrs(L, np.ones(m))
+        u = uf if order is None else uf[order]
+        return cls(chol=(L, True), u=u, s=float(uf.sum()), order=order, index=index)
+
+    @property
+    def size(self) -> int:
+        return self.u.shape[0]
+
+    @property
+    def factor_index(self) -> np.ndarray:
+        """The points in the factor's order."""
+        if self.order is None:
+            return self.index
+        out = np.empty_like(self.index)
+        out[self.order] = self.index
+        return out
+
+    # ------------------------------------------------------------------ updates
+    def add(self, new: np.ndarray, H_cols: np.ndarray, H_new: np.ndarray) -> ExtendedFactor | None:
+        """The factor of the support set with the points ``new`` added, by block bordering.
+
+        Parameters
+        ----------
+        new : ndarray of int
+            Points not in :attr:`index`.
+        H_cols : ndarray (m, k)
+            ``H[index, new]`` (rows in sorted order).
+        H_new : ndarray (k, k)
+            ``H[new, new]``.
+
+        Returns
+        -------
+        ExtendedFactor or None
+            None when a new pivot fails the test of the module docstring
+            (:data:`UPDATE_PIVOT_TOL`); the caller factors afresh.
+        """
+        L = self.chol[0]
+        m, k = L.shape[0], len(new)
+        rows = H_cols if self.order is None else H_cols[np.argsort(self.order)]
+        L21t = sla.solve_triangular(L, rows, lower=True, check_finite=False)  # (m, k)
+        schur = H_new - L21t.T @ L21t
+        d = np.diag(H_new)
+        if np.any(np.diag(schur) <= UPDATE_PIVOT_TOL * d):
+            return None
+        L22, info = lapack.dpotrf(np.asfortranarray(schur), lower=1, clean=1)
+        if info != 0 or np.any(np.diag(L22) ** 2 <= UPDATE_PIVOT_TOL * d):
+            return None
+        Lnew = np.zeros((m + k, m + k), order="F")
+        Lnew[:m, :m] = L
+        Lnew[m:, :m] = L21t.T
+        Lnew[m:, m:] = L22
+        fidx = np.concatenate([self.factor_index, np.asarray(new)])
+        return self._from_factor_order(Lnew, fidx)
+
+    def remove(self, points: np.ndarray) -> ExtendedFactor:
+        """The factor of the support set without ``points`` (a subset of :attr:`index`).
+
+        With ``keep`` the remaining factor positions, ``H[keep, keep] = L[keep, keep]
+        L[keep, keep]^T + sum_p L[keep, p] L[keep, p]^T`` over the removed positions ``p``,
+        and ``L[keep, keep]`` is lower triangular: one compaction, then one Givens rank-one
+        update of the trailing block per removed point (each column ``L[keep, p]`` is zero
+        above the first kept position after ``p``).
+        """
+        L = self.chol[0]
+        fidx = self.factor_index
+        gone = np.isin(fidx, points)
+        keep = np.flatnonzero(~gone)
+        pos = np.flatnonzero(gone)
+        Lt = L.T  # C-ordered view of the Fortran-ordered factor
+        Lk = Lt[np.ix_(keep, keep)].T  # one copy, Fortran order
+        X = L[np.ix_(keep, pos)]
+        starts = np.searchsorted(keep, pos)
+        for j, q in enumerate(starts):
+            if q < keep.size:
+                _rank_one_update(Lk, np.ascontiguousarray(X[:, j]), q)
+        return self._from_factor_order(Lk, fidx[keep])
+
+    @classmethod
+    def _from_factor_order(cls, L: np.ndarray, fidx: np.ndarray) -> ExtendedFactor:
+        order = np.argsort(fidx, kind="stable")  # factor position of each sorted point
+        sorted_already = bool(np.all(order == np.arange(order.size)))
+        return cls._finish(L, None if sorted_already else order, fidx[order])
+
+    # ------------------------------------------------------------------ solves and inverses
+    def solve_H(self, rhs: np.ndarray) -> np.ndarray:
+        """``H^{-1} rhs`` (rows of ``rhs`` in sorted order)."""
+        if self.order is None:
+            return _potrs(self.chol[0], rhs)
+        inv = np.argsort(self.order)
+        return _potrs(self.chol[0], np.asarray(rhs)[inv])[self.order]
+
+    def solve(self, rhs_top: np.ndarray, rhs_last: float | np.ndarray = 0.0):
+        """Solve ``M [x; z] = [rhs_top; rhs_last]``; returns ``(x, z)``."""
+        h = self.solve_H(rhs_top)
+        z = (np.ones(self.size) @ h - rhs_last) / self.s
+        if np.ndim(h) == 2:
+            x = h - np.outer(self.u, z)
+        else:
+            x = h - self.u * z
+        return x, z
+
+    def inverse(self) -> np.ndarray:
+        """The full ``(m+1) x (m+1)`` inverse of ``M`` (sorted order).
+
+        ``H^{-1}`` from the lower Cholesky factor by LAPACK ``potri`` (``2/3 m^3`` flops, a
+        third of solving against the identity), which writes the lower triangle only.
+        """
+        m = self.size
+        out = np.empty((m + 1, m + 1))
+        if m:
+            Hinv, info = lapack.dpotri(self.chol[0], lower=1)
+            if info != 0:  # pragma: no cover - the factor is non-singular
+                raise np.linalg.LinAlgError(f"LAPACK dpotri failed (info={info})")
+            Hinv = mirror_lower(Hinv)  # the factor's upper triangle is zero
+            if self.order is not None:
+                Hinv = Hinv[np.ix_(self.order, self.order)].T  # symmetric: Fortran order
+            # H^{-1} - u u^T / s in place (BLAS ger)
+            Hinv = blas.dger(-1.0 / self.s, self.u, self.u, a=Hinv, overwrite_a=1)
+            out[:m, :m] = Hinv
+        out[:m, m] = out[m, :m] = self.u / self.s
+        out[m, m] = -1.0 / self.s
+        return out
+
+    def inverse_diagonal(self) -> np.ndarray:
+        """``(M^{-1})_ii`` for the ``m`` support vectors (not the bias entry), sorted order.
+
+        ``(H^{-1})_ii = ||L^{-1} e_i||^2`` with ``L^{-1}`` from LAPACK ``trtri`` (``m^3 / 3``
+        flops).
+        """
+        if self.size == 0:
+            return np.zeros(0)
+        Linv, info = lapack.dtrtri(self.chol[0], lower=1)
+        if info != 0:  # pragma: no cover - the factor is non-singular
+            raise np.linalg.LinAlgError(f"LAPACK dtrtri failed (info={info})")
+        dg = np.einsum("ij,ij->j", Linv, Linv)
+        if self.order is not None:
+            dg = dg[self.order]
+        return dg - self.u**2 / self.s
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's disk cache) the factor update once, on a tiny matrix."""
+    L = np.eye(3, order="F")
+    _rank_one_update(L, np.array([0.0, 1.0, 0.5]), 1)
+    _copy_triangle(L, True)
