@@ -42,8 +42,8 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg import blas, lapack
 
+from svmtune._jit import _njit
 from svmtune._warnings import user_stacklevel
-from svmtune.criteria._pairloops import _njit
 
 __all__ = ["ExtendedFactor", "mirror_lower", "sandwich", "UPDATE_PIVOT_TOL"]
 

@@ -245,7 +245,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             split, as scikit-learn's ``StratifiedGroupKFold`` does, so that no candidate is
             judged on rows whose close relatives it was trained on.  ``rbsvm``,
             ``rbsvm_lowrank`` and ``auto`` hold out each whole group in closed form
-            (leave-one-group-out, :mod:`svmtune.loo.rbsvm_groups`).  The other leave-one-out methods (``span``,
+            (leave-one-group-out, :mod:`svmtune.loo.rbsvm_groups`).  The other leave-one-out
+            methods (``span``,
             ``radius_margin``, their low-rank versions and ``span_rule``'s closed-form
             criteria) hold out single rows and raise a ``ValueError``; methods that hold out
             nothing (``default``, ``ss``, ``ld_c1``) warn that groups change nothing.

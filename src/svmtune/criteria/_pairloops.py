@@ -22,39 +22,11 @@ import it only when they need it.
 
 from __future__ import annotations
 
-import warnings
-
-import numba
 import numpy as np
 
-from svmtune._warnings import user_stacklevel
+from svmtune._jit import _njit
 
 __all__ = ["coarsen_bins", "pair_bin_counts", "rbf_class_sums_multi", "warm_up"]
-
-_cache_warned = False
-
-
-def _njit(**options):
-    """``numba.njit(cache=True, **options)``, or without the on-disk cache when numba has
-    no writable place for it (it raises at decoration time then)."""
-
-    def decorate(func):
-        global _cache_warned
-        try:
-            return numba.njit(cache=True, **options)(func)
-        except RuntimeError as exc:  # "cannot cache function ...: no locator available"
-            if not _cache_warned:
-                warnings.warn(
-                    f"numba cannot cache svmtune's compiled pair loops ({exc}); they are "
-                    "compiled in every process (a few seconds). Set NUMBA_CACHE_DIR to a "
-                    "writable directory to keep them.",
-                    RuntimeWarning,
-                    stacklevel=user_stacklevel(),
-                )
-                _cache_warned = True
-            return numba.njit(cache=False, **options)(func)
-
-    return decorate
 
 
 @_njit(nogil=True, inline="always")
