@@ -46,7 +46,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
-from svmtune._validation import check_dense_memory
+from svmtune._validation import check_dense_memory, check_int_option
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, sigma_from_gamma, squared_distances
 from svmtune.loo.span_rule import (
@@ -364,8 +364,7 @@ class SpanRule(Selector):
             raise ValueError(f"unit_gamma must be positive and finite, got {unit_gamma}")
         if not (np.isfinite(floor) and floor >= 0):
             raise ValueError(f"floor must be a non-negative number, got {floor}")
-        if int(n_splits) != n_splits or n_splits < 2:
-            raise ValueError(f"n_splits must be an integer >= 2, got {n_splits}")
+        n_splits = check_int_option("n_splits", n_splits, minimum=2)
         if not (np.isfinite(tol) and tol > 0):
             raise ValueError(f"tol must be positive, got {tol}")
         self.search = search
