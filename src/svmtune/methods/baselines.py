@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._validation import check_bool_option
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.kernels import gamma_from_sigma, sigma_from_gamma
@@ -545,9 +546,7 @@ class OptunaTPE(_SequentialSearch):
         self.log2_C = check_log2_range("log2_C", log2_C)
         self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
         self.n_startup = _check_budget("n_startup", n_startup)
-        if not isinstance(multivariate, bool):
-            raise ValueError(f"multivariate must be True or False, got {multivariate!r}")
-        self.multivariate = multivariate
+        self.multivariate = check_bool_option("multivariate", multivariate)
         self._init_cv(n_splits, scoring, final_model)
 
     def select(
@@ -665,11 +664,9 @@ class HalvingSearch(_CVSearch):
                 f"samples, got {min_resources!r}"
             )
         self.min_resources = min_resources
-        if not isinstance(aggressive_elimination, bool):
-            raise ValueError(
-                f"aggressive_elimination must be True or False, got {aggressive_elimination!r}"
-            )
-        self.aggressive_elimination = aggressive_elimination
+        self.aggressive_elimination = check_bool_option(
+            "aggressive_elimination", aggressive_elimination
+        )
         self._init_cv(n_splits, scoring, final_model)
 
     def _candidates(self, rng) -> tuple[np.ndarray, np.ndarray]:

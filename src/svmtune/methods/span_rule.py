@@ -380,6 +380,8 @@ class SpanRule(Selector):
         self.C_pos = grid_values("C_pos", None, "log2_C_pos", log2_C_pos)
         self.C_neg = grid_values("C_neg", None, "log2_C_neg", log2_C_neg)
         self.scores = None if scores is None else check_scores(scores)
+        if self.scores is not None and self.scores.size == 0:
+            raise ValueError("scores must hold one importance score per sample, got none")
         self.weight_fn = weight_fn
         self.A_values = _values("A_values", A_values)
         self.B_values = _values("B_values", B_values)
