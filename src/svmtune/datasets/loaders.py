@@ -155,16 +155,25 @@ def _read_bytes(path: Path, limit: int | None = None) -> bytes:
         with opener(path, "rb") as fh:
             if limit is not None:
                 return fh.read(limit)
-            data = fh.read(MAX_TEXT_BYTES + 1)
+            if opener is open:
+                size = path.stat().st_size
+                if size <= MAX_TEXT_BYTES:
+                    return fh.read()
+            else:  # in pieces: the expanded size is known only by expanding
+                chunks, size = [], 0
+                while size <= MAX_TEXT_BYTES:
+                    chunk = fh.read(1 << 20)
+                    if not chunk:
+                        return b"".join(chunks)
+                    chunks.append(chunk)
+                    size += len(chunk)
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise DataFileError(f"cannot read {path}: {exc}") from None
-    if len(data) > MAX_TEXT_BYTES:
-        raise DataFileError(
-            f"cannot read {path}: it holds more than {MAX_TEXT_BYTES / 2**30:g} GiB of text"
-            f"{' after decompression' if _compression(path) else ''}, more than svmtune "
-            "reads from one data file; select the rows and columns you need first"
-        )
-    return data
+    raise DataFileError(
+        f"cannot read {path}: it holds more than {MAX_TEXT_BYTES / 2**30:g} GiB of text"
+        f"{' after decompression' if _compression(path) else ''}, more than svmtune "
+        "reads from one data file; select the rows and columns you need first"
+    )
 
 
 # byte-order marks of the UTF-16/32 text some tools write (e.g. a spreadsheet's "Unicode
