@@ -160,9 +160,15 @@ def validate_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         return None
     if isinstance(sample_weight, numbers.Real):
         sample_weight = np.full(n, sample_weight, dtype=float)
-    w = check_array(
-        sample_weight, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="w"
-    )
+    try:
+        w = check_array(
+            sample_weight, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="w"
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"sample_weight must be numbers, one weight per sample (or one number for all), "
+            f"got {type(sample_weight).__name__} {str(sample_weight)[:40]!r} ({exc})"
+        ) from None
     if w.ndim != 1 or w.shape[0] != n:
         raise ValueError(
             f"sample_weight has shape {w.shape}, expected ({n},): one weight per sample"

@@ -189,15 +189,18 @@ def datasets(draw, *, max_n: int = 24, max_d: int = 3):
 def csv_texts(draw):
     """Text that is, or is nearly, a CSV/TSV file: a header or none, delimiters mixed,
     quotes, missing cells, ragged rows, long fields, decimal commas, junk."""
-    delim = draw(st.sampled_from([",", ";", "\t", "|", " ", "  "]))
+    delim = draw(st.sampled_from([",", ",", ";", "\t", "|", " ", "  "]))
     n_cols = draw(st.integers(1, 5))
     n_rows = draw(st.integers(0, 12))
-    cell = st.one_of(
+    tidy = draw(st.booleans())  # numbers and a few categories: mostly a readable file
+    number = st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: f"{v:.6g}")
+    odd = st.one_of(
         st.floats(allow_nan=True, allow_infinity=True).map(repr),
         st.integers(-(10**20), 10**20).map(str),
         st.sampled_from(["", "?", "NA", "a", "b", "yes", "no", '"q,uoted"', '"', "1,5", "ä", "#"]),
         st.text(max_size=6),
     )
+    cell = st.one_of(number, number, st.sampled_from(["a", "b", ""])) if tidy else odd
     rows = []
     if draw(st.booleans()):
         header = [f"c{j}" for j in range(n_cols - 1)] + [
@@ -205,7 +208,7 @@ def csv_texts(draw):
         ]
         rows.append(delim.join(header))
     for _ in range(n_rows):
-        width = n_cols if draw(st.integers(0, 9)) else draw(st.integers(1, n_cols + 2))
+        width = n_cols if tidy or draw(st.integers(0, 9)) else draw(st.integers(1, n_cols + 2))
         rows.append(delim.join(draw(cell) for _ in range(width)))
     if draw(st.integers(0, 19)) == 0 and rows:
         rows[draw(st.integers(0, len(rows) - 1))] += "x" * draw(st.sampled_from([1000, 140_000]))
@@ -218,18 +221,22 @@ def svmlight_texts(draw):
     unsorted, repeated), values, comments and qid fields."""
     lines = []
     for _ in range(draw(st.integers(0, 10))):
-        label = draw(st.sampled_from(["0", "1", "-1", "+1", "2", "1.5", "nan", "x", "1e400"]))
+        label = draw(
+            st.sampled_from(["0", "1", "-1", "+1", "2"] * 3 + ["1.5", "nan", "x", "1e400"])
+        )
         feats = []
         for _ in range(draw(st.integers(0, 4))):
             idx = draw(
                 st.one_of(
                     st.integers(0, 12),
+                    st.integers(1, 12),
+                    st.integers(1, 12),
                     st.sampled_from([10**6, 2 * 10**6, 10**7, 2 * 10**9, 10**20, -1]),
                 )
             )
-            val = draw(st.sampled_from(["1", "0.5", "-2e3", "nan", "inf", "1e400", "x", ""]))
+            val = draw(st.sampled_from(["1", "0.5", "-2e3"] * 4 + ["nan", "inf", "1e400", "x", ""]))
             feats.append(f"{idx}:{val}")
-        extra = draw(st.sampled_from(["", "", " # comment", " qid:3", " 3", ":"]))
+        extra = draw(st.sampled_from([""] * 6 + [" # comment", " qid:3", " 3", ":"]))
         lines.append(" ".join([label, *feats]) + extra)
     return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
 
