@@ -108,7 +108,7 @@ def datasets(draw, *, max_n: int = 24, max_d: int = 3):
     """``(X, y, sample_weight)``: tiny classification data with odd corners (duplicate rows,
     constant or huge or tiny columns, NaN or infinity cells, string labels, 2-3 classes,
     rare classes, zero or extreme weights, a 1-D or 3-D X now and then)."""
-    n = draw(st.integers(2, max_n))
+    n = draw(st.one_of(st.integers(2, 6), st.integers(8, max_n), st.integers(8, max_n)))
     d = draw(st.integers(1, max_d))
     seed = draw(st.integers(0, 2**16))
     rng = np.random.default_rng(seed)
@@ -119,7 +119,7 @@ def datasets(draw, *, max_n: int = 24, max_d: int = 3):
             [np.arange(k), np.array(["no", "yes", "maybe"][:k]), np.array([-1.0, 1.0, 7.5][:k])]
         )
     )
-    kind = draw(st.sampled_from(["balanced", "rare", "one_class", "random"]))
+    kind = draw(st.sampled_from(["balanced"] * 4 + ["rare", "one_class", "random"]))
     if kind == "balanced":
         y = labels[np.arange(n) % k]
     elif kind == "rare":
@@ -164,7 +164,7 @@ def datasets(draw, *, max_n: int = 24, max_d: int = 3):
         X = X[:, 0]
     elif shape == "3d":
         X = X[:, :, None]
-    wkind = draw(st.sampled_from(["none", "none", "uniform", "random", "zeros", "extreme", "bad"]))
+    wkind = draw(st.sampled_from(["none"] * 4 + ["uniform", "random", "zeros", "extreme", "bad"]))
     if wkind == "none":
         w = None
     elif wkind == "uniform":
@@ -190,9 +190,9 @@ def csv_texts(draw):
     """Text that is, or is nearly, a CSV/TSV file: a header or none, delimiters mixed,
     quotes, missing cells, ragged rows, long fields, decimal commas, junk."""
     delim = draw(st.sampled_from([",", ",", ";", "\t", "|", " ", "  "]))
-    n_cols = draw(st.integers(1, 5))
-    n_rows = draw(st.integers(0, 12))
     tidy = draw(st.booleans())  # numbers and a few categories: mostly a readable file
+    n_cols = draw(st.integers(2 if tidy else 1, 5))
+    n_rows = draw(st.integers(0, 12))
     number = st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: f"{v:.6g}")
     odd = st.one_of(
         st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -202,9 +202,9 @@ def csv_texts(draw):
     )
     cell = st.one_of(number, number, st.sampled_from(["a", "b", ""])) if tidy else odd
     rows = []
-    if draw(st.booleans()):
+    if tidy or draw(st.booleans()):
         header = [f"c{j}" for j in range(n_cols - 1)] + [
-            draw(st.sampled_from(["label", "class", "target", "y"]))
+            draw(st.sampled_from(["label", "class", "target"] * 3 + ["y"]))
         ]
         rows.append(delim.join(header))
     for _ in range(n_rows):
@@ -236,6 +236,8 @@ def svmlight_texts(draw):
             )
             val = draw(st.sampled_from(["1", "0.5", "-2e3"] * 4 + ["nan", "inf", "1e400", "x", ""]))
             feats.append(f"{idx}:{val}")
+        if draw(st.integers(0, 3)):  # mostly increasing, as the format requires
+            feats = sorted(set(feats), key=lambda f: int(f.split(":")[0]))
         extra = draw(st.sampled_from([""] * 6 + [" # comment", " qid:3", " 3", ":"]))
         lines.append(" ".join([label, *feats]) + extra)
     return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))

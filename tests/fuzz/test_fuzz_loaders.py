@@ -47,7 +47,7 @@ def _load(content: bytes, suffix: str, target, fmt):
 
 
 _TARGETS = st.sampled_from([None, None, None, "label", "class", -1, 0, 99, "nope"])
-_FMTS = st.sampled_from([None, None, None, "csv", "tsv", "svmlight", "arff", "libsvm"])
+_FMTS = st.sampled_from([None] * 12 + ["csv", "tsv", "svmlight", "arff", "libsvm"])
 
 
 @pytest.mark.parametrize("kind", ["csv", "svmlight", "arff", "bytes"])
@@ -60,7 +60,12 @@ def test_loader_reads_or_names_the_file(kind, data):
     else:
         encoding = data.draw(st.sampled_from(["utf-8", "utf-8", "latin-1", "utf-16", "cp1252"]))
         content = data.draw(text()).encode(encoding, "replace")
-    suffix = data.draw(st.sampled_from(SUFFIXES))
+    own = {"csv": [".csv", ".txt", ".csv.gz", ".tsv"], "svmlight": [".svm", ".libsvm", ".txt"]}
+    own["arff"] = [".arff", ".dat"]
+    if kind in own and data.draw(st.integers(0, 3)):
+        suffix = data.draw(st.sampled_from(own[kind]))
+    else:
+        suffix = data.draw(st.sampled_from(SUFFIXES))
     fmt = data.draw(_FMTS)
     target = None if kind == "svmlight" and fmt in (None, "svmlight") else data.draw(_TARGETS)
     _load(content, suffix, target, fmt)
