@@ -45,6 +45,8 @@ class Outcome:
         self.nonfinite = False
         #: an infinite criterion where the method defines one (S&S = +-inf dB)
         self.criterion_inf = False
+        #: which output was not finite
+        self.what = ""
 
 
 def _alarm(signum, frame):
@@ -94,10 +96,12 @@ def case(suite: str, names: Iterable[str], *, expected: tuple[type, ...] = EXPEC
                 "seconds": round(time.perf_counter() - t0, 4),
                 "nonfinite": out.nonfinite,
                 "criterion_inf": out.criterion_inf,
+                "test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
+                "what": out.what,
                 "message": None if error is None else str(error)[:200],
             }
         )
-    assert not out.nonfinite, "a non-finite output"
+    assert not out.nonfinite, f"a non-finite output: {out.what}"
     if error is not None:
         msg = str(error)
         assert names_argument(msg, names), (
@@ -106,13 +110,14 @@ def case(suite: str, names: Iterable[str], *, expected: tuple[type, ...] = EXPEC
         )
 
 
-def finite(out: Outcome, *arrays) -> bool:
-    """Whether every array is finite; records a non-finite one in ``out``."""
-    for a in arrays:
-        a = np.asarray(a, dtype=float)
-        if not np.all(np.isfinite(a)):
-            out.nonfinite = True
-            return False
+def finite(out: Outcome, value, what: str) -> bool:
+    """Whether ``value`` (an array or a number) is finite; records ``what`` was not in
+    ``out``."""
+    a = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(a)):
+        out.nonfinite = True
+        out.what = out.what or f"{what} = {np.array2string(a.ravel()[:6], precision=3)}"
+        return False
     return True
 
 

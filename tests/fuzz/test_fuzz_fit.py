@@ -25,7 +25,7 @@ def _check_fitted(t: SVMTuner, X, out) -> None:
     params = t.best_params_
     for key in ("sigma", "gamma", "C", "coef0"):
         if params.get(key) is not None:
-            assert finite(out, params[key]), (key, params[key])
+            assert finite(out, params[key], f"best_params_[{key!r}]"), (key, params[key])
             if key != "coef0":
                 assert params[key] > 0, (key, params[key])
     if t.estimate_ is not None:
@@ -36,12 +36,12 @@ def _check_fitted(t: SVMTuner, X, out) -> None:
         if t.method == "ss" and np.isinf(t.criterion_):
             out.criterion_inf = True
         else:
-            finite(out, t.criterion_)
+            finite(out, t.criterion_, "criterion_")
     Xa = X if isinstance(X, np.ndarray) else np.asarray(X)
     F = t.decision_function(Xa)
-    finite(out, F)
+    finite(out, F, "decision_function")
     P = t.predict_proba(Xa)
-    if finite(out, P):
+    if finite(out, P, "predict_proba"):
         np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-6)
         assert np.all((P >= -1e-12) & (P <= 1 + 1e-12))
     assert set(np.unique(t.predict(Xa))) <= set(t.classes_)

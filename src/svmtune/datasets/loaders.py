@@ -61,6 +61,7 @@ import csv
 import gzip
 import io
 import lzma
+import numbers
 import re
 import warnings
 import zlib
@@ -525,12 +526,28 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
             stacklevel=user_stacklevel(),
         )
         df = df.iloc[:, 1:]
-    for c in df.columns:  # strip blanks around category strings
-        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
-            df[c] = df[c].str.strip()
-            if decimal_comma:
-                df[c] = _decimal_comma_numbers(df[c], str(path))
+    for j, c in enumerate(df.columns):  # strip blanks around category strings
+        col = df.iloc[:, j]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            col = _text_or_numbers(col)
+            if col.dtype == object or pd.api.types.is_string_dtype(col):
+                col = col.str.strip()
+                if decimal_comma:
+                    col = _decimal_comma_numbers(col, str(path))
+            df[c] = col
     return df
+
+
+def _text_or_numbers(col: pd.Series) -> pd.Series:
+    """An ``object`` column as pandas parsed it: numbers beyond int64 (which pandas keeps as
+    Python integers) as floats when the column holds only numbers, else every value as text
+    (missing values kept)."""
+    values = col.dropna()
+    if values.map(lambda v: isinstance(v, str)).all():
+        return col
+    if values.map(lambda v: isinstance(v, numbers.Number)).all():
+        return col.astype(float)
+    return col.map(lambda v: v if isinstance(v, str) or pd.isna(v) else str(v))
 
 
 def _parse_csv(path: Path, text: str, kw: dict[str, Any]) -> pd.DataFrame:
