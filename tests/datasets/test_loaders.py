@@ -561,7 +561,7 @@ def test_csv_integers_beyond_int64_are_numbers_or_text(tmp_path):
     """pandas keeps integers past int64 as Python ints in an object column, where
     ``.str.strip()`` failed with an AttributeError (found by the fuzz suite)."""
     X, y = load_file(_write(tmp_path / "a.csv", "0.0,-9223372036854775809\n"), target=-1)
-    assert X.dtypes.tolist() == [np.float64] and y[0] == pytest.approx(-2.0**63)
+    assert X.dtypes.tolist() == [np.float64] and y[0] == pytest.approx(-(2.0**63))
     X, _ = load_file(_write(tmp_path / "b.csv", "a,b,label\n1,99999999999999999999999,0\n2,3,1\n"))
     assert X["b"].tolist() == [1e23, 3.0]
     X, _ = load_file(_write(tmp_path / "c.csv", "a,b,label\n1,99999999999999999999999,0\n2,x,1\n"))
