@@ -386,3 +386,13 @@ def test_auto_preprocess_names_a_dict_in_an_object_column():
     arr[0, 0] = ["a"]
     with pytest.raises(TypeError, match=r"argument must be a string or a number"):
         SVMTuner(preprocess="auto").fit(arr, y)
+
+
+def test_raw_features_whose_squared_distances_overflow_are_refused():
+    """preprocess='none' hands X to the kernels as it is: values near 1e160 made squared
+    distances infinite ("D2 holds NaN ..." or libsvm's "dual coefficients ... not finite",
+    found by the fuzz suite); now X and preprocess are named."""
+    X, y = _data(8)
+    with pytest.raises(ValueError, match=r"X has values up to .* preprocess='none'"):
+        SVMTuner(method="radius_margin", preprocess="none").fit(X * 1e160, y)
+    SVMTuner(preprocess="none").fit(X * 1e100, y)  # squares up to 1e200: fine

@@ -23,6 +23,7 @@ __all__ = [
     "check_bool_option",
     "check_feature_values",
     "check_feature_scale",
+    "check_distance_range",
     "check_numeric_features",
     "check_time_columns",
     "available_memory",
@@ -395,6 +396,24 @@ def check_feature_scale(X) -> None:
             f"X has columns too large or too small to standardise in float64: "
             f"{', '.join(cols[:6])}{', ...' if len(cols) > 6 else ''}; rescale them (e.g. by "
             "a power of ten) so that their magnitudes lie between 1e-150 and 1e150"
+        )
+
+
+def check_distance_range(X) -> None:
+    """Raise a ``ValueError`` when the squared distances of the rows of ``X`` (features used
+    as they are, ``preprocess="none"``) can overflow float64: when
+    ``2 * max|x| * sqrt(n_features)`` exceeds ``sqrt(float64 max) ~ 1.3e154``."""
+    values = np.asarray(X, dtype=float)
+    if values.size == 0:
+        return
+    peak = float(np.max(np.abs(values)))
+    limit = math.sqrt(np.finfo(float).max) / (2.0 * math.sqrt(values.shape[1]))
+    if peak > limit:
+        raise ValueError(
+            f"X has values up to {peak:.2e}: with preprocess='none' the kernels take squared "
+            f"distances of the features as they are, which overflow float64 above |x| = "
+            f"{limit:.1e} for {values.shape[1]} features; rescale X (e.g. by a power of ten) "
+            "or use preprocess='standard'"
         )
 
 

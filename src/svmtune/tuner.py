@@ -18,6 +18,7 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from svmtune._validation import (
+    check_distance_range,
     check_feature_scale,
     check_feature_values,
     check_labels,
@@ -322,6 +323,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
         if self.preprocess != "none":
             check_feature_scale(X_named)
+        else:
+            check_distance_range(X)
         # every statistic of the preprocessing counts a row w times: rows of weight 0 are
         # left out (also of the categories and of which columns are categorical)
         X_fit, w_fit = X, w
