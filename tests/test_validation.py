@@ -396,3 +396,7 @@ def test_raw_features_whose_squared_distances_overflow_are_refused():
     with pytest.raises(ValueError, match=r"X has values up to .* preprocess='none'"):
         SVMTuner(method="radius_margin", preprocess="none").fit(X * 1e160, y)
     SVMTuner(preprocess="none").fit(X * 1e100, y)  # squares up to 1e200: fine
+    # squares below float64's smallest normal number are 0: "gamma ... got inf" before
+    with pytest.raises(ValueError, match=r"X has values no larger than .* underflow to 0"):
+        SVMTuner(preprocess="none").fit(X * 1e-160, y)
+    SVMTuner(preprocess="none").fit(X * 1e-100, y)

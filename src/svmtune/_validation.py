@@ -399,15 +399,28 @@ def check_feature_scale(X) -> None:
         )
 
 
+#: smallest largest-magnitude feature value ``preprocess="none"`` accepts: squares of
+#: values below ``sqrt(float64 tiny) ~ 1.5e-154`` underflow
+DISTANCE_FLOOR = 1e-150
+
+
 def check_distance_range(X) -> None:
     """Raise a ``ValueError`` when the squared distances of the rows of ``X`` (features used
-    as they are, ``preprocess="none"``) can overflow float64: when
-    ``2 * max|x| * sqrt(n_features)`` exceeds ``sqrt(float64 max) ~ 1.3e154``."""
+    as they are, ``preprocess="none"``) can overflow float64 (``2 * max|x| *
+    sqrt(n_features)`` above ``sqrt(float64 max) ~ 1.3e154``) or underflow to 0 (a nonzero
+    ``max|x|`` below :data:`DISTANCE_FLOOR`: every point would coincide)."""
     values = np.asarray(X, dtype=float)
     if values.size == 0:
         return
     peak = float(np.max(np.abs(values)))
     limit = math.sqrt(np.finfo(float).max) / (2.0 * math.sqrt(values.shape[1]))
+    if 0.0 < peak < DISTANCE_FLOOR:
+        raise ValueError(
+            f"X has values no larger than {peak:.2e}: with preprocess='none' the kernels take "
+            "squared distances of the features as they are, which underflow to 0 below "
+            f"|x| = {DISTANCE_FLOOR:g}; rescale X (e.g. by a power of ten) or use "
+            "preprocess='standard'"
+        )
     if peak > limit:
         raise ValueError(
             f"X has values up to {peak:.2e}: with preprocess='none' the kernels take squared "
