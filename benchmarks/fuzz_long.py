@@ -125,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         "workers": args.workers,
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "command": "SVMTUNE_FUZZ_PROFILE=long SVMTUNE_FUZZ_SCALE="
-        f"{args.scale:g} python benchmarks/fuzz_long.py "
-        + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
+        "command": "python benchmarks/fuzz_long.py "
+        + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+        + f" (runs: SVMTUNE_FUZZ_PROFILE=long SVMTUNE_FUZZ_SCALE={args.scale:g} "
+        + " ".join(shlex.quote(c) for c in cmd[1:])
+        + ")",
         "returncode": proc.returncode,
         "pytest_tail": out_lines[-1] if out_lines else "(no output)",
         "failures": [ln for ln in out_lines if ln.startswith("FAILED")],
