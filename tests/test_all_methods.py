@@ -10,6 +10,7 @@ model, not what they choose.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -155,15 +156,53 @@ def test_same_random_state_same_selection(method):
     np.testing.assert_array_equal(a.decision_function(X), c.decision_function(X))
 
 
+#: values no option of any method accepts
+_NEVER_VALID = ("x", float("nan"), float("inf"), [], {"a": 1})
+
+
 @pytest.mark.parametrize("method", available_methods())
 def test_every_invalid_option_value_is_named(method):
     """A wrong type or value for any option is a ValueError that names the option (not,
-    e.g., numpy's "could not convert string to float")."""
+    e.g., numpy's "could not convert string to float", nor a bare OverflowError for
+    infinity); a value no option accepts is never taken silently."""
     from svmtune.methods.base import get_selector, method_options
 
     for option in method_options(method):
-        for value in ("x", float("nan"), [], {"a": 1}, (1, 2, 3, 4)):
-            try:
+        for value in _NEVER_VALID:
+            with pytest.raises(ValueError) as info:
                 get_selector(method, {option: value})
-            except ValueError as exc:
-                assert option in str(exc), (option, value, str(exc))
+            assert re.search(rf"\b{option}\b", str(info.value)), (option, value, str(info.value))
+
+
+def _boolean_options(method: str) -> list[str]:
+    """The options of ``method`` whose default is True or False."""
+    import importlib
+    import inspect
+
+    from svmtune.methods.base import METHODS, method_options
+
+    module, cls = METHODS[method].split(":")
+    klass = getattr(importlib.import_module(module), cls)
+    defaults = {}
+    for k in reversed(klass.__mro__):
+        if "__init__" in vars(k):
+            for p in inspect.signature(vars(k)["__init__"]).parameters.values():
+                defaults[p.name] = p.default
+    return [o for o in method_options(method) if isinstance(defaults.get(o), bool)]
+
+
+def test_boolean_options_accept_only_booleans():
+    """``bool(value)`` would read "false", NaN or 1 as a setting: every boolean option of
+    every method refuses them, naming the option, and takes True and False."""
+    from svmtune.methods.base import get_selector
+
+    found = {m: _boolean_options(m) for m in available_methods()}
+    assert found["ss"] == ["rescale"] and found["halving"] == ["aggressive_elimination"]
+    assert found["optuna"] == ["multivariate"]
+    for method, options in found.items():
+        for option in options:
+            for value in ("false", "True", 0, 1, float("nan"), None, [True]):
+                with pytest.raises(ValueError, match=rf"{option} must be True or False"):
+                    get_selector(method, {option: value})
+            for value in (True, False, np.bool_(False)):
+                assert bool(getattr(get_selector(method, {option: value}), option)) is bool(value)

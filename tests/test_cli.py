@@ -672,3 +672,31 @@ def test_select_groups_of_a_bundled_data_set_from_its_side_file():
     assert doc["estimate"] > 0.3  # one subject out at a time: new subjects are hard to call
     r = run("select", "parkinson_speech_train", "--method", "grid", "--groups", "UPDRS_x", ok=False)
     assert r.exit_code == 2 and "no column 'UPDRS_x'" in r.output
+
+
+# ---------------------------------------------------------------------------- issue #50
+def test_param_infinity_for_an_integer_option_is_a_one_line_error(csv_file):
+    path, _ = csv_file
+    for method, option in (
+        ("rbsvm", "max_iter"),
+        ("ss", "n_components"),
+        ("span_rule", "n_splits"),
+    ):
+        r = run("select", path, "--method", method, "--param", f"{option}=1e999", ok=False)
+        assert_one_line_error(r, f"{option} must be an integer >= ")
+
+
+def test_param_booleans_are_parsed(csv_file):
+    path, df = csv_file
+    assert parse_param("rescale=false") == ("rescale", False)
+    assert parse_param("rescale=True") == ("rescale", True)
+    assert parse_param("max_samples=none") == ("max_samples", None)
+    r = run("select", path, "--method", "ss", "--param", "rescale=false", "--json")
+    got = json.loads(r.output)["best_params"]["C"]
+    X, y = df[["a", "b", "c"]], df["label"].to_numpy()
+    want = SVMTuner(method="ss", method_params={"rescale": False}).fit(X, y).best_params_["C"]
+    assert got == pytest.approx(want)
+    on = SVMTuner(method="ss", method_params={"rescale": True}).fit(X, y).best_params_["C"]
+    assert got != pytest.approx(on)
+    r = run("select", path, "--method", "ss", "--param", "rescale=yes", ok=False)
+    assert_one_line_error(r, "rescale must be True or False")

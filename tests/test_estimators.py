@@ -247,3 +247,25 @@ def test_balanced_class_weights_count_samples_by_their_weight():
     np.testing.assert_allclose(
         class_weight_vector(y, classes, "balanced"), len(y) / (3 * np.bincount(y)[y])
     )
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("C", [1.0, 10.0])
+def test_ovr_svc_weight_acts_as_repeated_rows(n_classes, C):
+    """An integer sample weight k fits the model of the row repeated k times, for the binary
+    and the one-vs-rest path of OvRSVC (the final model of every libsvm multiclass task).
+    libsvm stops at a KKT violation of 1e-3 (SVC's tol), which moves decision values by
+    about that much; 1e-2 is ten times it, and passing e.g. sqrt(w) instead of w moves them
+    by 0.2 or more here."""
+    X, y = load_iris(return_X_y=True)
+    keep = y > 0 if n_classes == 2 else y >= 0  # binary: the two overlapping species
+    X, y = X[keep], y[keep]
+    w = np.random.default_rng(0).integers(1, 4, size=y.size)
+    repeated = OvRSVC(C=C, gamma=0.5).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    weighted = OvRSVC(C=C, gamma=0.5).fit(X, y, sample_weight=w)
+    F_rep, F_w = repeated.decision_function(X), weighted.decision_function(X)
+    np.testing.assert_allclose(F_w, F_rep, atol=1e-2, rtol=0)
+    np.testing.assert_array_equal(weighted.predict(X), repeated.predict(X))
+    # the weights are not spread over the tasks some other way (sqrt(w) is far off)
+    other = OvRSVC(C=C, gamma=0.5).fit(X, y, sample_weight=np.sqrt(w)).decision_function(X)
+    assert np.abs(other - F_rep).max() > 10 * np.abs(F_w - F_rep).max()

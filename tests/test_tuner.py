@@ -30,10 +30,6 @@ def _expected_failures(estimator):
         # libsvm's one-vs-one prediction is a vote; the coupled pairwise probabilities can
         # rank a near-tie differently (as for SVC(probability=True))
         failures["check_classifiers_train"] = "one-vs-one vote vs coupled probabilities"
-    if estimator.preprocess == "auto":
-        # object columns are categorical there: a dict in one is refused, not as "argument
-        # must be a string or a number"
-        failures["check_dtype_object"] = "auto one-hot encodes object columns"
     return failures
 
 

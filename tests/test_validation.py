@@ -268,3 +268,135 @@ def test_bad_class_weight_is_a_clear_error(class_weight, match):
     y = np.where(y == "neg", "a", "b")
     with pytest.raises(ValueError, match=re.escape(match)):
         SVMTuner(class_weight=class_weight).fit(X, y)
+
+
+# ------------------------------------------------------------------ issue #50 regressions
+_INTEGER_OPTIONS = [
+    (method, option)
+    for method, options in {
+        "rbsvm": ["max_iter", "restarts", "jump_restarts", "max_eval"],
+        "span": ["max_iter", "restarts", "jump_restarts", "max_eval"],
+        "radius_margin": ["max_iter", "restarts", "jump_restarts", "max_eval"],
+        "rbsvm_lowrank": ["rank", "refresh", "start_sample", "max_iter", "max_eval"],
+        "span_lowrank": ["rank", "refresh", "start_sample", "restarts", "jump_restarts"],
+        "radius_margin_lowrank": ["rank", "refresh", "start_sample", "max_iter"],
+        "span_rule": ["n_splits"],
+        "ss": ["n_components", "max_exact", "max_samples"],
+    }.items()
+    for option in options
+]
+
+
+@pytest.mark.parametrize("method, option", _INTEGER_OPTIONS)
+def test_integer_option_given_infinity_names_the_option(method, option):
+    from svmtune.methods.base import get_selector
+
+    for value in (float("inf"), -float("inf"), 1e999, np.float64("inf"), 2.5, True):
+        with pytest.raises(ValueError, match=rf"^{option}\b.* must be an integer >= "):
+            get_selector(method, {option: value})
+    get_selector(method, {option: 100.0})  # an integral float (JSON, CLI) is an integer
+
+
+def test_check_int_and_bool_option():
+    from svmtune._validation import check_bool_option, check_int_option
+
+    assert check_int_option("k", np.int64(3), minimum=1) == 3
+    assert check_int_option("k", 3.0, minimum=1) == 3
+    assert check_int_option("k", None, minimum=1, allow_none=True) is None
+    for bad in (None, "3", float("nan"), float("inf"), 0, 0.5, np.bool_(True), [3]):
+        with pytest.raises(ValueError, match="k must be an integer >= 1"):
+            check_int_option("k", bad, minimum=1)
+    assert check_bool_option("b", np.bool_(True)) is True
+    for bad in ("false", "", 0, 1, float("nan"), None, []):
+        with pytest.raises(ValueError, match="b must be True or False"):
+            check_bool_option("b", bad)
+
+
+def test_ss_rescale_accepts_only_booleans():
+    X, y = _data(40)
+    for bad in ("x", "false", float("nan"), [], 0):
+        with pytest.raises(ValueError, match="rescale must be True or False"):
+            SVMTuner(method="ss", method_params={"rescale": bad}).fit(X, y)
+    on = SVMTuner(method="ss", method_params={"rescale": True}).fit(X, y)
+    off = SVMTuner(method="ss", method_params={"rescale": False}).fit(X, y)
+    assert on.best_params_["C"] != off.best_params_["C"]
+
+
+@pytest.mark.parametrize("min_resources", [1, 2, 10])
+def test_halving_small_min_resources_says_what_it_must_be(min_resources):
+    X, y = _data(60)
+    grid = {"log2_sigma": (-1, 1, 1), "log2_C": (-1, 1, 1), "min_resources": min_resources}
+    with pytest.raises(ValueError, match=r"min_resources=\d+ .* must lie between 40 and 60"):
+        SVMTuner(method="halving", method_params=grid).fit(X, y)
+    with pytest.raises(ValueError, match="min_resources must be 'exhaust', 'smallest' or a"):
+        SVMTuner(method="halving", method_params={**grid, "min_resources": True}).fit(X, y)
+    with pytest.raises(ValueError, match=r"must lie between 40 and 60"):
+        SVMTuner(method="halving", method_params={**grid, "min_resources": 61}).fit(X, y)
+    t = SVMTuner(method="halving", method_params={**grid, "min_resources": 40}).fit(X, y)
+    assert t.selection_.info["n_resources_per_iter"][0] == 40
+
+
+def test_lowrank_search_with_huge_uniform_weights_names_sample_weight():
+    from .conftest import make_problem
+
+    X, y = make_problem(60, 3, 0)
+    with pytest.raises(ValueError, match=r"sample_weight up to 1e\+12 .* divide sample_weight"):
+        SVMTuner(method="radius_margin_lowrank").fit(X, y, sample_weight=np.full(60, 1e12))
+    # the same weights divided by their mean: a search
+    t = SVMTuner(method="radius_margin_lowrank").fit(X, y, sample_weight=np.ones(60))
+    assert np.isfinite(t.best_params_["C"])
+
+
+@pytest.mark.parametrize("scale", [1e101, 1e-101])
+def test_sample_weights_beyond_float_range_of_c_times_w_are_refused(scale):
+    X, y = _data(20)
+    w = np.ones(20)
+    w[3] = scale
+    with pytest.raises(ValueError, match="sample_weight has positive values from .* must lie"):
+        SVMTuner().fit(X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("method", ["rbsvm", "span"])
+def test_tiny_uniform_weights_keep_the_estimate_an_error_rate(method):
+    """sum(w * wrong) / sum(w) rounds past 1 by an ulp for some tiny weights: the estimate
+    stays in [0, 1] instead of failing Selection's check."""
+    from .conftest import make_problem
+
+    X, y = make_problem(60, 3, 0)
+    t = SVMTuner(method=method).fit(X, y, sample_weight=np.full(60, 1e-12))
+    assert 0.0 <= t.estimate_ <= 1.0
+
+
+def test_three_dimensional_X_gets_scikit_learns_message():
+    X, y = _data(12)
+    with pytest.raises(ValueError, match="Found array with dim 3"):
+        SVMTuner().fit(X.reshape(12, 3, 1), y)
+    with pytest.raises(ValueError, match="Found array with dim 3"):
+        SVMTuner(preprocess="auto").fit(X.reshape(12, 3, 1), y)
+
+
+def test_auto_preprocess_names_a_dict_in_an_object_column():
+    X, y = _data(12)
+    colour = ["red", "blue"] * 6
+    colour[4] = {"foo": "bar"}
+    frame = pd.DataFrame({"a": X[:, 0], "colour": pd.Series(colour, dtype=object)})
+    with pytest.raises(TypeError, match=r"X column 'colour', row 4 holds a dict"):
+        SVMTuner(preprocess="auto").fit(frame, y)
+    arr = X.astype(object)
+    arr[0, 0] = ["a"]
+    with pytest.raises(TypeError, match=r"argument must be a string or a number"):
+        SVMTuner(preprocess="auto").fit(arr, y)
+
+
+def test_raw_features_whose_squared_distances_overflow_are_refused():
+    """preprocess='none' hands X to the kernels as it is: values near 1e160 made squared
+    distances infinite ("D2 holds NaN ..." or libsvm's "dual coefficients ... not finite",
+    found by the fuzz suite); now X and preprocess are named."""
+    X, y = _data(8)
+    with pytest.raises(ValueError, match=r"X has values up to .* preprocess='none'"):
+        SVMTuner(method="radius_margin", preprocess="none").fit(X * 1e160, y)
+    SVMTuner(preprocess="none").fit(X * 1e100, y)  # squares up to 1e200: fine
+    # squares below float64's smallest normal number are 0: "gamma ... got inf" before
+    with pytest.raises(ValueError, match=r"X has values no larger than .* underflow to 0"):
+        SVMTuner(preprocess="none").fit(X * 1e-160, y)
+    SVMTuner(preprocess="none").fit(X * 1e-100, y)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -13,11 +14,16 @@ __all__ = [
     "check_label_kind",
     "check_labels",
     "validate_sample_weight",
+    "check_weight_range",
+    "WEIGHT_LIMIT",
     "validate_groups",
     "check_min_class_count",
     "check_positive",
+    "check_int_option",
+    "check_bool_option",
     "check_feature_values",
     "check_feature_scale",
+    "check_distance_range",
     "check_numeric_features",
     "check_time_columns",
     "available_memory",
@@ -155,9 +161,15 @@ def validate_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         return None
     if isinstance(sample_weight, numbers.Real):
         sample_weight = np.full(n, sample_weight, dtype=float)
-    w = check_array(
-        sample_weight, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="w"
-    )
+    try:
+        w = check_array(
+            sample_weight, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="w"
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"sample_weight must be numbers, one weight per sample (or one number for all), "
+            f"got {type(sample_weight).__name__} {str(sample_weight)[:40]!r} ({exc})"
+        ) from None
     if w.ndim != 1 or w.shape[0] != n:
         raise ValueError(
             f"sample_weight has shape {w.shape}, expected ({n},): one weight per sample"
@@ -169,6 +181,33 @@ def validate_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if not np.any(w > 0):
         raise ValueError("sample_weight is all zero; at least some samples need weight > 0")
     return w
+
+
+#: largest positive sample weight (and inverse of the smallest) the SVMs are given: every
+#: fit multiplies C by the weights (C up to 2^30 in any search range used) and the L2-SVM's
+#: ridge is 1 / (C w); with weights within [1e-100, 1e100] both and their squares stay
+#: finite in float64
+WEIGHT_LIMIT = 1e100
+
+
+def check_weight_range(w: np.ndarray | None, name: str = "sample_weight") -> None:
+    """Raise a ``ValueError`` naming ``name`` when a positive weight of ``w`` lies outside
+    ``[1 / WEIGHT_LIMIT, WEIGHT_LIMIT]``, where ``C * w`` or ``1 / (C w)`` overflow in
+    float64 (the SVMs then meet infinities and NaN).  Only the product ``C * w`` matters,
+    so dividing (or multiplying) every weight by one constant is the fix."""
+    if w is None:
+        return
+    pos = w[w > 0]
+    if pos.size == 0:
+        return
+    lo, hi = float(pos.min()), float(pos.max())
+    if hi > WEIGHT_LIMIT or lo < 1.0 / WEIGHT_LIMIT:
+        raise ValueError(
+            f"{name} has positive values from {lo:.3g} to {hi:.3g}; they must lie between "
+            f"{1.0 / WEIGHT_LIMIT:g} and {WEIGHT_LIMIT:g}, where C * weight and its inverse "
+            "stay finite. Only C * weight matters: divide all weights by their mean (and "
+            "set weights that should not count to 0)"
+        )
 
 
 def validate_groups(groups, n: int) -> np.ndarray | None:
@@ -215,6 +254,64 @@ def check_positive(name: str, value, *, allow_none: bool = False) -> None:
         ok = False
     if not ok:
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+
+
+def check_int_option(name: str, value, *, minimum: int, allow_none: bool = False) -> int | None:
+    """An integer option as ``int``, or a ``ValueError`` naming ``name``.
+
+    Accepts Python and numpy integers and floats with an integral finite value (``100.0``,
+    as a command line or a JSON file may give them); refuses ``bool`` (``True`` is no
+    count), infinity, NaN, fractions, strings and values below ``minimum``.
+
+    Parameters
+    ----------
+    name : str
+        The option's name, for the message.
+    value : object
+        The value given.
+    minimum : int
+        Smallest allowed value.
+    allow_none : bool, default=False
+        Whether None is allowed (returned as None).
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValueError
+        Unless ``value`` is an integer >= ``minimum`` (or None with ``allow_none``).
+    """
+    if value is None and allow_none:
+        return None
+    ok = False
+    if not isinstance(value, (bool, np.bool_)):
+        if isinstance(value, numbers.Integral):
+            ok = True
+        elif isinstance(value, numbers.Real):
+            f = float(value)
+            ok = math.isfinite(f) and f.is_integer()
+    if not ok or value < minimum:
+        none = " or None" if allow_none else ""
+        raise ValueError(f"{name} must be an integer >= {minimum}{none}, got {value!r}")
+    return int(value)
+
+
+def check_bool_option(name: str, value) -> bool:
+    """A boolean option as ``bool``, or a ``ValueError`` naming ``name``.
+
+    Only ``True`` and ``False`` (also numpy's) are booleans: ``"false"``, ``0``, NaN or
+    ``[]`` are refused rather than read by their truth value (``bool("false")`` is True).
+
+    Raises
+    ------
+    ValueError
+        Unless ``value`` is a boolean.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def _numeric_part(X) -> tuple[np.ndarray, list]:
@@ -299,6 +396,37 @@ def check_feature_scale(X) -> None:
             f"X has columns too large or too small to standardise in float64: "
             f"{', '.join(cols[:6])}{', ...' if len(cols) > 6 else ''}; rescale them (e.g. by "
             "a power of ten) so that their magnitudes lie between 1e-150 and 1e150"
+        )
+
+
+#: smallest largest-magnitude feature value ``preprocess="none"`` accepts: squares of
+#: values below ``sqrt(float64 tiny) ~ 1.5e-154`` underflow
+DISTANCE_FLOOR = 1e-150
+
+
+def check_distance_range(X) -> None:
+    """Raise a ``ValueError`` when the squared distances of the rows of ``X`` (features used
+    as they are, ``preprocess="none"``) can overflow float64 (``2 * max|x| *
+    sqrt(n_features)`` above ``sqrt(float64 max) ~ 1.3e154``) or underflow to 0 (a nonzero
+    ``max|x|`` below :data:`DISTANCE_FLOOR`: every point would coincide)."""
+    values = np.asarray(X, dtype=float)
+    if values.size == 0:
+        return
+    peak = float(np.max(np.abs(values)))
+    limit = math.sqrt(np.finfo(float).max) / (2.0 * math.sqrt(values.shape[1]))
+    if 0.0 < peak < DISTANCE_FLOOR:
+        raise ValueError(
+            f"X has values no larger than {peak:.2e}: with preprocess='none' the kernels take "
+            "squared distances of the features as they are, which underflow to 0 below "
+            f"|x| = {DISTANCE_FLOOR:g}; rescale X (e.g. by a power of ten) or use "
+            "preprocess='standard'"
+        )
+    if peak > limit:
+        raise ValueError(
+            f"X has values up to {peak:.2e}: with preprocess='none' the kernels take squared "
+            f"distances of the features as they are, which overflow float64 above |x| = "
+            f"{limit:.1e} for {values.shape[1]} features; rescale X (e.g. by a power of ten) "
+            "or use preprocess='standard'"
         )
 
 

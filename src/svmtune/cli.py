@@ -42,8 +42,16 @@ _METHOD_LIST = ", ".join(available_methods())
 
 
 # ---------------------------------------------------------------------------- helpers
+#: words a shell user writes for Python's True, False and None (any case)
+_WORDS = {"true": True, "false": False, "none": None, "null": None}
+
+
 def parse_param(text: str) -> tuple[str, Any]:
     """``"key=value"`` -> ``(key, value)``; the value through ``ast.literal_eval``, else a str.
+
+    ``true``/``false`` and ``none``/``null`` (any case) are ``True``/``False`` and ``None``,
+    so that ``rescale=false`` turns an option off rather than passing the string
+    ``'false'``.
 
     ``log2_C="(-2,2,1)"`` gives ``("log2_C", (-2, 2, 1))``; ``scoring=f1`` gives
     ``("scoring", "f1")``.  A value that opens a tuple, list, dict or string literal but is
@@ -54,6 +62,8 @@ def parse_param(text: str) -> tuple[str, Any]:
     if not sep or not key.isidentifier():
         raise click.BadParameter(f"expected key=value, got {text!r}", param_hint="'--param'")
     raw = raw.strip()
+    if raw.lower() in _WORDS:  # rescale=false: a boolean, not the (true) string 'false'
+        return key, _WORDS[raw.lower()]
     try:
         value = ast.literal_eval(raw)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Hashable
 from decimal import Decimal
 
 import numpy as np
@@ -164,9 +165,30 @@ def _as_float(X) -> np.ndarray:
     return values
 
 
+def _check_category_cells(frame: pd.DataFrame, names=None) -> None:
+    """Raise a ``TypeError`` naming the column and row of the first cell of ``frame`` that
+    is a container (dict, list, set, array: unhashable, so no category) rather than a
+    string, a number or a missing value.  ``names``: the columns' names in ``X`` (default
+    ``frame``'s own)."""
+    names = list(frame.columns) if names is None else list(names)
+    for j in range(frame.shape[1]):
+        column = frame.iloc[:, j]
+        if column.dtype != object:
+            continue
+        for i, v in enumerate(column.to_numpy()):
+            if isinstance(v, Hashable) and not isinstance(v, (tuple, frozenset)):
+                continue
+            raise TypeError(
+                f"X column {names[j]!r}, row {i} holds a {type(v).__name__}: a categorical "
+                f"cell must be a string or a number (argument must be a string or a number, "
+                f"not {type(v).__name__!r}); convert it to text, or remove it"
+            )
+
+
 def _as_categories(X) -> np.ndarray:
     """First step of the categorical branch: object array of strings, NaN for missing."""
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+    _check_category_cells(frame)
     missing = frame.isna().to_numpy()
     values = frame.astype(object).to_numpy()
     out = np.empty(values.shape, dtype=object)
@@ -369,6 +391,8 @@ def make_preprocessor(mode: str, X=None):
         cats = _categorical_positions(X) if X is not None else []
         if not cats:
             return num_pipe
+        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+        _check_category_cells(frame.iloc[:, cats], [frame.columns[j] for j in cats])
         _warn_many_categories(X, cats)
         nums = [j for j in range(X.shape[1]) if j not in set(cats)]
         cat_pipe = make_pipeline(

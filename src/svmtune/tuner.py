@@ -18,12 +18,14 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from svmtune._validation import (
+    check_distance_range,
     check_feature_scale,
     check_feature_values,
     check_labels,
     check_min_class_count,
     check_numeric_features,
     check_time_columns,
+    check_weight_range,
     validate_groups,
     validate_sample_weight,
     validate_Xy,
@@ -52,7 +54,7 @@ def _explained(X):
     try:
         yield
     except ValueError:
-        if not sp.issparse(X):
+        if not sp.issparse(X) and _is_table(X):
             try:
                 check_numeric_features(X)
                 check_feature_values(X)
@@ -62,11 +64,22 @@ def _explained(X):
     except TypeError:  # numpy's DTypePromotionError (date/time columns) is a TypeError,
         try:  # and so is pd.NA in an object column of numbers
             check_time_columns(X)
-            if not sp.issparse(X):
+            if not sp.issparse(X) and _is_table(X):
                 check_feature_values(X)
         except ValueError as clearer:
             raise clearer from None
         raise
+
+
+def _is_table(X) -> bool:
+    """Whether ``X`` is a DataFrame or an array-like numpy reads as 2-D (the column checks
+    apply; anything else keeps scikit-learn's message, e.g. "Found array with dim 3")."""
+    if isinstance(X, pd.DataFrame):
+        return True
+    try:
+        return np.ndim(X) == 2
+    except ValueError:  # ragged nested lists
+        return False
 
 
 def _as_table(X):
@@ -282,6 +295,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         y_enc = enc.transform(y)
         check_min_class_count(y_enc, self.classes_, minimum=2)
         w = validate_sample_weight(sample_weight, len(y_enc))
+        check_weight_range(w)
         groups = validate_groups(groups, len(y_enc))
         if groups is not None and holdout == "none":
             warnings.warn(
@@ -294,6 +308,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         if self.class_weight is not None:
             cw = class_weight_vector(y_enc, self.classes_, self.class_weight, w)
             w = cw if w is None else w * cw
+            check_weight_range(w, "sample_weight * class_weight")
         if w is not None:
             # a class of weight 0 is absent from every fit (one sample of weight 2 stands
             # for two samples, as the scikit-learn checks require)
@@ -312,6 +327,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
         if self.preprocess != "none":
             check_feature_scale(X_named)
+        else:
+            check_distance_range(X)
         # every statistic of the preprocessing counts a row w times: rows of weight 0 are
         # left out (also of the categories and of which columns are categorical)
         X_fit, w_fit = X, w

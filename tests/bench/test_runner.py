@@ -582,3 +582,22 @@ def test_rerun_before_reruns_older_rows_and_resumes(tmp_path):
     assert early.n_run == 0  # every row is newer
     with pytest.raises(ValueError, match="ISO 8601"):
         run_suite(tiny_suite(), tmp_path, loader=loader, rerun_before="yesterday")
+
+
+def test_a_damaged_results_line_is_quarantined_once_and_the_run_resumes(tmp_path):
+    """Non-UTF-8 bytes and a cut line followed by a newline in a results file: the run
+    names file and lines once, moves them aside, and resumes from the rows that remain."""
+    import warnings
+
+    first = run_suite(tiny_suite(), tmp_path, loader=loader, max_cells=3, progress=False)
+    path = first.path
+    good = path.read_bytes()
+    path.write_bytes(good + b"\x80\x81\xfe garbage\n" + good.splitlines()[0][:25] + b"\n")
+    with pytest.warns(RuntimeWarning, match=r"moved 2 damaged line\(s\).*line 4 \(not UTF-8"):
+        rest = run_suite(tiny_suite(), tmp_path, loader=loader, progress=False)
+    assert (rest.n_skipped, rest.n_run, rest.n_remaining) == (3, 5, 0)
+    assert (path.parent / "results.jsonl.damaged").read_bytes().count(b"\n") == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once: the next run has nothing to say
+        again = run_suite(tiny_suite(), tmp_path, loader=loader, progress=False)
+    assert (again.n_skipped, again.n_run) == (8, 0)

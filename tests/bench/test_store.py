@@ -222,3 +222,54 @@ def test_keys_since_a_time_count_only_rows_written_then_or_later(tmp_path):
         assert parse_time("2026-01-01T23:00:00+00:00") == parse_time("2026-01-02T00:00+01:00")
     with pytest.raises(ValueError, match="rerun_before must be an ISO 8601 time"):
         parse_time("soon", "rerun_before")
+
+
+# ------------------------------------------------------------ damaged lines (#50)
+_DAMAGED = b'{"key": "a"}\n\x80\x81 not utf-8\n{"key": "b", "v": 1\n[1, 2]\n{"key": "c"}\n'
+
+
+def test_damaged_lines_are_named_by_file_line_and_cause(tmp_path):
+    p = tmp_path / "results.jsonl"
+    p.write_bytes(_DAMAGED)
+    with pytest.warns(RuntimeWarning) as rec:
+        rows = read_rows(p)
+    assert [r["key"] for r in rows] == ["a", "c"]
+    msgs = [str(w.message) for w in rec]
+    assert len(msgs) == 3 and all(str(p) in m for m in msgs)
+    assert "line 2: not UTF-8 text (byte 0x80" in msgs[0]
+    assert "line 3: not JSON" in msgs[1] and "line 4: not a JSON object" in msgs[2]
+    assert all("moves it to results.jsonl.damaged" in m for m in msgs)
+    with pytest.warns(RuntimeWarning, match="line 2: not UTF-8"):
+        assert [r["key"] for r in load_results(tmp_path)] == ["a", "c"]
+
+
+def test_a_store_quarantines_damaged_lines_once(tmp_path):
+    import warnings
+
+    from svmtune.bench.store import quarantine_path
+
+    p = tmp_path / "results.jsonl"
+    p.write_bytes(_DAMAGED)
+    with pytest.warns(RuntimeWarning, match=r"moved 3 damaged line\(s\) .* line 2 \(not UTF-8"):
+        with ResultStore(tmp_path) as store:
+            store.append({"key": "d"})
+    assert p.read_bytes() == b'{"key": "a"}\n{"key": "c"}\n{"key": "d"}\n'
+    assert quarantine_path(p).read_bytes() == b'\x80\x81 not utf-8\n{"key": "b", "v": 1\n[1, 2]\n'
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning again: the file is clean now
+        with ResultStore(tmp_path) as store:
+            assert [r["key"] for r in store.rows()] == ["a", "c", "d"]
+        assert [r["key"] for r in read_rows(p)] == ["a", "c", "d"]
+
+
+def test_report_on_a_damaged_results_file_is_no_traceback(tmp_path):
+    from click.testing import CliRunner
+
+    from svmtune.bench.cli import report
+
+    p = tmp_path / "s" / "results.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(b"\x80\n")
+    r = CliRunner().invoke(report, [str(tmp_path), "--md", str(tmp_path / "r.md")])
+    assert "Traceback" not in r.output and "codec can't decode" not in r.output
+    assert not isinstance(r.exception, UnicodeDecodeError)

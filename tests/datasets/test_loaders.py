@@ -497,3 +497,72 @@ def test_bom_crlf_and_latin1(tmp_path):
     g.write_bytes("a,city,target\n1,Málaga,x\n2,Zürich,y\n".encode("latin-1"))
     X, _ = load_file(g)
     assert list(X["city"]) == ["Málaga", "Zürich"]
+
+
+# ---------------------------------------------------------------------------- bounds (#50)
+def test_csv_field_over_the_csv_limit_names_the_line(tmp_path):
+    big = "x" * (loaders.MAX_CSV_FIELD + 10)
+    for name, text in [
+        ("field.csv", f"a,b,label\n1,2,0\n3,{big},1\n"),
+        ("line.csv", f"{big}\n1\n"),
+        ("blanks.txt", f"a b label\n1 2 0\n3 {big} 1\n"),
+    ]:
+        path = _write(tmp_path / name, text)
+        with pytest.raises(DataFileError, match=rf"{name}.* line \d+ holds a field of more than"):
+            load_file(path)
+
+
+def test_wide_csv_lines_longer_than_the_field_limit_are_read(tmp_path):
+    d = 30_000  # 120 KB of header and rows: longer than a field may be
+    header = ",".join(f"c{j}" for j in range(d)) + ",label\n"
+    rows = "".join(",".join(["1.5"] * d) + f",{i % 2}\n" for i in range(4))
+    assert len(header) > loaders.MAX_CSV_FIELD
+    X, y = load_file(_write(tmp_path / "wide.csv", header + rows))
+    assert X.shape == (4, d) and list(y) == [0, 1, 0, 1]
+
+
+def test_svmlight_index_bounds_name_the_line_and_allocate_nothing(tmp_path):
+    import tracemalloc
+
+    cases = [
+        ("overflow", "1 1:0.5 100000000000000000000:1\n0 2:1\n", "line 1: feature index 1"),
+        ("wide", "".join(f"{i % 2} 1:0.5 10000000:1\n" for i in range(200)), "line 1: .*1,048,576"),
+        ("huge", "0 1:1\n1 2000000000:1\n", "line 2: feature index 2000000000 exceeds"),
+        (
+            "dense",
+            "".join(f"{i % 2} 1:0.5 {500_000 if i == 7 else 3}:1\n" for i in range(400)),
+            r"line 8: feature index 500000 makes 400 rows x 500,001 columns = 1.5 GiB",
+        ),
+    ]
+    for name, text, match in cases:
+        path = _write(tmp_path / f"{name}.svm", text)
+        assert path.stat().st_size < 8_000
+        tracemalloc.start()
+        with pytest.raises(DataFileError, match=match):
+            load_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 50 * 2**20, (name, peak)  # MiB, not the GiB the indices ask for
+    # inside the bounds: read as before
+    X, y = load_file(_write(tmp_path / "ok.svm", "0 1:1 1000:2\n1 2:1\n"))
+    assert X.shape == (2, 1000) and X.loc[0, "f1000"] == 2.0
+
+
+def test_decompressed_text_is_bounded(tmp_path, monkeypatch):
+    path = tmp_path / "d.csv.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("a,b,label\n" + "1,2,0\n3,4,1\n" * 100)
+    monkeypatch.setattr(loaders, "MAX_TEXT_BYTES", 500)
+    with pytest.raises(DataFileError, match="more than .* GiB of text after decompression"):
+        load_file(path)
+
+
+def test_csv_integers_beyond_int64_are_numbers_or_text(tmp_path):
+    """pandas keeps integers past int64 as Python ints in an object column, where
+    ``.str.strip()`` failed with an AttributeError (found by the fuzz suite)."""
+    X, y = load_file(_write(tmp_path / "a.csv", "0.0,-9223372036854775809\n"), target=-1)
+    assert X.dtypes.tolist() == [np.float64] and y[0] == pytest.approx(-(2.0**63))
+    X, _ = load_file(_write(tmp_path / "b.csv", "a,b,label\n1,99999999999999999999999,0\n2,3,1\n"))
+    assert X["b"].tolist() == [1e23, 3.0]
+    X, _ = load_file(_write(tmp_path / "c.csv", "a,b,label\n1,99999999999999999999999,0\n2,x,1\n"))
+    assert X["b"].tolist() == ["99999999999999999999999", "x"]

@@ -48,9 +48,12 @@ __all__ = [
     "find_result_files",
     "load_results",
     "NotAResultsFile",
+    "quarantine_path",
 ]
 
 RESULTS_FILE = "results.jsonl"
+#: suffix of the file a store moves its damaged lines to (``results.jsonl.damaged``)
+DAMAGED_SUFFIX = ".damaged"
 
 
 def jsonable(obj: Any) -> Any:
@@ -94,25 +97,45 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     return _complete_rows(path.read_bytes(), path)[0]
 
 
+def quarantine_path(path: str | Path) -> Path:
+    """Where :class:`ResultStore` moves the damaged lines of results file ``path``:
+    ``<path>.damaged`` beside it."""
+    path = Path(path)
+    return path.with_name(path.name + DAMAGED_SUFFIX)
+
+
+def _parse_line(line: bytes) -> tuple[dict | None, str]:
+    """A results line as its row, or None and what is wrong with it."""
+    try:
+        row = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg} at column {exc.colno}: a line cut short?)"
+    if not isinstance(row, dict):
+        return None, f"not a JSON object (a {type(row).__name__})"
+    return row, ""
+
+
 def _complete_rows(data: bytes, path: Path) -> tuple[list[dict], int]:
     """The rows of the complete lines of ``data`` (a torn last line is left out) and the
-    number of bytes they span; warnings number the lines from the start of ``data``."""
+    number of bytes they span; warnings name the file and number the lines from the start
+    of ``data``."""
     end = data.rfind(b"\n") + 1
     rows = []
     for i, line in enumerate(data[:end].split(b"\n")[:-1]):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
+        row, problem = _parse_line(line)
+        if row is None:
             warnings.warn(
-                f"{path}: skipping unparsable line {i + 1}",
+                f"{path}: skipping damaged line {i + 1}: {problem}; the next 'svmtune bench' "
+                f"run on this store moves it to {quarantine_path(path).name}",
                 RuntimeWarning,
                 stacklevel=user_stacklevel(),
             )
             continue
-        if isinstance(row, dict):
-            rows.append(row)
+        rows.append(row)
     return rows, end
 
 
@@ -189,6 +212,7 @@ class ResultStore:
         try:
             with self._locked():
                 self._repair_tail()
+                self._quarantine()
                 os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
         except BaseException:
             self.close()  # no descriptor left open by a failed open
@@ -261,6 +285,38 @@ class ResultStore:
             fh.truncate(keep)
             fh.flush()
             os.fsync(fh.fileno())
+
+    def _quarantine(self) -> None:
+        """Move the damaged complete lines (not UTF-8, not JSON, not an object: a line cut
+        short and then followed by other rows, or bytes written over) to
+        :func:`quarantine_path`, once, with one warning naming them; the results file keeps
+        the other lines in their order (rewritten atomically: a new file moved over it)."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")[:-1]  # the tail is complete here (_repair_tail)
+        bad = [(i, ln) for i, ln in enumerate(lines) if ln.strip() and _parse_line(ln)[0] is None]
+        if not bad:
+            return
+        qpath = quarantine_path(self.path)
+        with open(qpath, "ab") as fh:  # kept first: a crash now loses nothing
+            fh.write(b"".join(ln + b"\n" for _, ln in bad))
+            fh.flush()
+            os.fsync(fh.fileno())
+        damaged = {i for i, _ in bad}
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(b"".join(ln + b"\n" for i, ln in enumerate(lines) if i not in damaged))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        shown = ", ".join(f"{i + 1} ({_parse_line(ln)[1]})" for i, ln in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        warnings.warn(
+            f"{self.path}: moved {len(bad)} damaged line(s) to {qpath}: line {shown}{more}",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     # -------------------------------------------------------------- rows
     def rows(self) -> list[dict[str, Any]]:

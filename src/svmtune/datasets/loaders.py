@@ -27,8 +27,12 @@ Formats
     and R's ``write.csv`` write: 0, 1, ... or 1, 2, ..., or in any order after rows were
     shuffled or filtered) is dropped with a warning.
 ``"svmlight"``
-    ``label index:value ...`` lines (:func:`sklearn.datasets.load_svmlight_file`), densified;
-    columns ``f1 ... fd``, ``f1`` the first feature.  Feature indices start at 1 (LIBSVM's
+    ``label index:value ...`` lines (:func:`sklearn.datasets.load_svmlight_file`, sparse),
+    densified; columns ``f1 ... fd``, ``f1`` the first feature.  The largest index bounds
+    what is built: at most :data:`MAX_SVMLIGHT_FEATURES` (2^20) columns and
+    :data:`MAX_DENSE_BYTES` (1 GiB) of dense features; a file past either bound is refused
+    naming the line of the offending index (so a small file cannot make the loader
+    allocate gigabytes).  Feature indices start at 1 (LIBSVM's
     numbering) unless index 0 occurs in the file (``zero_based="auto"``, as scikit-learn
     decides), so a 0-based file in which feature 0 is never given reads shifted by one:
     pass ``zero_based=True`` (or ``False``) when the numbering is known.  ``svmtune
@@ -41,9 +45,12 @@ Formats
     attribute, else the last attribute.  Numeric-looking nominal labels (``{0, 1}``) become
     numbers.
 
-Compressed files (``.gz``, ``.bz2``, ``.xz``) are read transparently.  Text is UTF-8 (with
-or without a byte-order mark), else Latin-1; UTF-16 and UTF-32 text is read when it starts
-with its byte-order mark (a spreadsheet's "Unicode text" export does).
+Compressed files (``.gz``, ``.bz2``, ``.xz``) are read transparently, up to
+:data:`MAX_TEXT_BYTES` (2 GiB) of text.  A CSV field may hold at most
+:data:`MAX_CSV_FIELD` characters (Python's ``csv`` limit, 128 KiB); lines may be longer.
+Text is UTF-8 (with or without a byte-order mark), else Latin-1; UTF-16 and UTF-32 text
+is read when it starts with its byte-order mark (a spreadsheet's "Unicode text" export
+does).
 """
 
 from __future__ import annotations
@@ -54,8 +61,10 @@ import csv
 import gzip
 import io
 import lzma
+import numbers
 import re
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +121,15 @@ _NA = ["", "?", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "<null>", "Non
 _ARFF_NA = {"?", "<null>"}
 _SVMLIGHT_LINE = re.compile(r"^\s*[-+]?[0-9.eE+-]+(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
 _SNIFF_BYTES = 1 << 16
+#: largest dense feature matrix (bytes of float64) an svmlight/LIBSVM file may make the loader
+#: build: ``rows x (largest feature index) x 8``; a larger one is refused with a message
+MAX_DENSE_BYTES = 1 << 30
+#: largest number of feature columns an svmlight/LIBSVM file may declare (its largest index)
+MAX_SVMLIGHT_FEATURES = 1 << 20
+#: largest text (after decompression) read from a data file
+MAX_TEXT_BYTES = 1 << 31
+#: longest CSV field (Python's ``csv`` module's default limit); lines may be longer
+MAX_CSV_FIELD = csv.field_size_limit()
 _DECIMAL_COMMA = r"[-+]?(\d+(,\d*)?|,\d+)([eE][-+]?\d+)?"
 
 
@@ -131,12 +149,32 @@ def _base_suffix(path: Path) -> str:
 
 
 def _read_bytes(path: Path, limit: int | None = None) -> bytes:
+    """The file's bytes (decompressed), its first ``limit`` only if given; more than
+    :data:`MAX_TEXT_BYTES` is refused (a small compressed file can expand to any size)."""
     opener = _COMPRESSION.get(_compression(path) or "", open)
     try:
         with opener(path, "rb") as fh:
-            return fh.read() if limit is None else fh.read(limit)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
+            if limit is not None:
+                return fh.read(limit)
+            if opener is open:
+                size = path.stat().st_size
+                if size <= MAX_TEXT_BYTES:
+                    return fh.read()
+            else:  # in pieces: the expanded size is known only by expanding
+                chunks, size = [], 0
+                while size <= MAX_TEXT_BYTES:
+                    chunk = fh.read(1 << 20)
+                    if not chunk:
+                        return b"".join(chunks)
+                    chunks.append(chunk)
+                    size += len(chunk)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise DataFileError(f"cannot read {path}: {exc}") from None
+    raise DataFileError(
+        f"cannot read {path}: it holds more than {MAX_TEXT_BYTES / 2**30:g} GiB of text"
+        f"{' after decompression' if _compression(path) else ''}, more than svmtune "
+        "reads from one data file; select the rows and columns you need first"
+    )
 
 
 # byte-order marks of the UTF-16/32 text some tools write (e.g. a spreadsheet's "Unicode
@@ -333,7 +371,10 @@ def _sniff_delimiter(lines: list[str]) -> str:
     ties go to comma, tab, semicolon, bar in that order."""
     found = []
     for delim in (",", "\t", ";", "|"):
-        rows = [next(csv.reader([ln], delimiter=delim)) for ln in lines]
+        try:
+            rows = [next(csv.reader([ln], delimiter=delim)) for ln in lines]
+        except csv.Error:  # a field over MAX_CSV_FIELD: this is not the delimiter
+            continue
         if len({len(r) for r in rows}) == 1 and len(rows[0]) > 1:
             found.append((delim, rows))
     if found:
@@ -362,6 +403,34 @@ def _sniff_delimiter(lines: list[str]) -> str:
         ) from None
 
 
+_FIELD_HINT = (
+    f" (a CSV field may hold at most {MAX_CSV_FIELD:,} characters: is the delimiter or a "
+    "closing quote missing?)"
+)
+
+
+def _line_number(text: str, line: str) -> int:
+    """The 1-based number of the first line of ``text`` equal to ``line`` (for messages)."""
+    for i, ln in enumerate(text.splitlines(), 1):
+        if ln == line:
+            return i
+    return 0
+
+
+def _long_field(path: Path, text: str, lines: list[str]) -> None:
+    """Raise a ``DataFileError`` naming the first of ``lines`` that holds a field longer
+    than :data:`MAX_CSV_FIELD` whatever the delimiter (a line of one such field)."""
+    for line in lines:
+        if len(line) > MAX_CSV_FIELD and max(map(len, re.split(r"[,;\t|\s]", line))) > (
+            MAX_CSV_FIELD
+        ):
+            raise DataFileError(
+                f"cannot parse {path} as CSV: line {_line_number(text, line)} holds a field "
+                f"of more than {MAX_CSV_FIELD:,} characters, the most a CSV field may hold; "
+                "is the delimiter or a closing quote missing?"
+            )
+
+
 def _is_number(cell: str, *, decimal_comma: bool = False) -> bool:
     """Whether ``cell`` is a number (also ``1,5`` with ``decimal_comma``)."""
     if decimal_comma and re.fullmatch(_DECIMAL_COMMA, cell):
@@ -377,6 +446,7 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
     lines = _first_lines(text, 50)
     if not lines:
         raise DataFileError(f"cannot parse {path}: the file is empty")
+    _long_field(path, text, lines)
     if delimiter is None:
         try:
             delimiter = _sniff_delimiter(lines)
@@ -386,7 +456,13 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
     def fields(line: str) -> list[str]:
         if delimiter == r"\s+":
             return line.split()
-        return next(csv.reader([line], delimiter=delimiter, skipinitialspace=True))
+        try:
+            return next(csv.reader([line], delimiter=delimiter, skipinitialspace=True))
+        except csv.Error as exc:
+            raise DataFileError(
+                f"cannot parse {path} as CSV: line {_line_number(text, line)}: {exc}"
+                + _FIELD_HINT * ("field larger" in str(exc))
+            ) from None
 
     first = fields(lines[0])
     decimal_comma = delimiter != ","  # possible unless the comma separates the fields
@@ -450,12 +526,28 @@ def _read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
             stacklevel=user_stacklevel(),
         )
         df = df.iloc[:, 1:]
-    for c in df.columns:  # strip blanks around category strings
-        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
-            df[c] = df[c].str.strip()
-            if decimal_comma:
-                df[c] = _decimal_comma_numbers(df[c], str(path))
+    for j, c in enumerate(df.columns):  # strip blanks around category strings
+        col = df.iloc[:, j]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            col = _text_or_numbers(col)
+            if col.dtype == object or pd.api.types.is_string_dtype(col):
+                col = col.str.strip()
+                if decimal_comma:
+                    col = _decimal_comma_numbers(col, str(path))
+            df[c] = col
     return df
+
+
+def _text_or_numbers(col: pd.Series) -> pd.Series:
+    """An ``object`` column as pandas parsed it: numbers beyond int64 (which pandas keeps as
+    Python integers) as floats when the column holds only numbers, else every value as text
+    (missing values kept)."""
+    values = col.dropna()
+    if values.map(lambda v: isinstance(v, str)).all():
+        return col
+    if values.map(lambda v: isinstance(v, numbers.Number)).all():
+        return col.astype(float)
+    return col.map(lambda v: v if isinstance(v, str) or pd.isna(v) else str(v))
 
 
 def _parse_csv(path: Path, text: str, kw: dict[str, Any]) -> pd.DataFrame:
@@ -562,12 +654,34 @@ def _read_svmlight(
         # scikit-learn's parser reads bytes as UTF-8/ASCII without a byte-order mark
         source = io.BytesIO(_decode(_read_bytes(path), path).encode("utf-8"))
     try:
+        # sparse (CSR): memory grows with the values the file holds, not with its indices
         Xs, y = load_svmlight_file(source, zero_based=True)  # column j: the file's index j
+    except OverflowError:  # an index past int64
+        _svmlight_bound_error(path, 2**63 - 1, "is too large for a 64-bit integer")
     except (ValueError, RuntimeError, OSError) as exc:
         msg = " ".join(str(exc).split())
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
     if Xs.shape[0] == 0:
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: no data rows")
+    # the loader densifies: bound the dense matrix before building it
+    width = Xs.shape[1]
+    if width > MAX_SVMLIGHT_FEATURES:
+        _svmlight_bound_error(
+            path,
+            MAX_SVMLIGHT_FEATURES - 1,
+            f"exceeds the {MAX_SVMLIGHT_FEATURES:,} feature columns svmtune reads from an "
+            "svmlight/LIBSVM file",
+        )
+    if Xs.shape[0] * width * 8 > MAX_DENSE_BYTES:
+        cap = MAX_DENSE_BYTES // (8 * Xs.shape[0])
+        _svmlight_bound_error(
+            path,
+            cap - 1,
+            f"makes {Xs.shape[0]:,} rows x {width:,} columns = "
+            f"{Xs.shape[0] * width * 8 / 2**30:.1f} GiB of dense features, more than the "
+            f"{MAX_DENSE_BYTES / 2**30:g} GiB svmtune builds from a file ({cap:,} columns at "
+            f"{Xs.shape[0]:,} rows)",
+        )
     has_zero = Xs.nnz == 0 or Xs.indices.min() == 0
     if zero_based == "auto":
         zero_based = has_zero
@@ -582,6 +696,31 @@ def _read_svmlight(
     if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
         y = y.astype(np.int64)
     return X, y, bool(zero_based)
+
+
+_SVMLIGHT_INDEX = re.compile(rb"(?:^|\s)(\d+):")
+
+
+def _svmlight_bound_error(path: Path, bound: int, why: str) -> None:
+    """Raise a ``DataFileError`` naming the first line of svmlight file ``path`` with a
+    feature index above ``bound`` (the largest index of the file when none is), and
+    ``why`` it is refused."""
+    where = ""
+    data = _read_bytes(path)
+    for i, line in enumerate(data.splitlines(), 1):
+        body = line.split(b"#", 1)[0]
+        for m in _SVMLIGHT_INDEX.finditer(body):
+            idx = int(m.group(1))
+            if idx > bound:
+                where = f"line {i}: feature index {idx}"
+                break
+        if where:
+            break
+    raise DataFileError(
+        f"cannot parse {path} as svmlight/LIBSVM: {where or 'its largest feature index'} "
+        f"{why}; renumber the features compactly (1, 2, ...), or read the file with "
+        "sklearn.datasets.load_svmlight_file (sparse) and select the columns you need"
+    )
 
 
 # ---------------------------------------------------------------------------- ARFF / KEEL

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
+from svmtune._validation import check_int_option
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods.base import Selection, Selector, ovr_tasks
@@ -53,6 +54,11 @@ _LOG2 = float(np.log(2.0))
 #: the factor keeps small moves of sigma from re-choosing them at every step)
 REFRESH_FACTOR = 2.0
 
+#: the smallest L2-SVM ridge ``1 / (C w)`` a low-rank search is taken to resolve when its
+#: ``jitter`` is 0 (the default jitter's order): below it, a search that finds no finite
+#: criterion is reported as caused by large sample weights
+LARGE_WEIGHT_RIDGE = 1e-8
+
 
 def check_lowrank_options(
     *, rank, rank_tol, jitter, refresh, start_sample, final_model
@@ -62,14 +68,7 @@ def check_lowrank_options(
     Raises ``ValueError`` naming the option and what it must be.
     """
 
-    def is_int(v) -> bool:
-        try:
-            return not isinstance(v, bool) and int(v) == v
-        except (TypeError, ValueError):
-            return False
-
-    if not is_int(rank) or rank < 2:
-        raise ValueError(f"rank must be an integer >= 2 (number of landmarks), got {rank!r}")
+    rank = check_int_option("rank (number of landmarks)", rank, minimum=2)
     try:
         ok = 0.0 < float(rank_tol) < 1.0
     except (TypeError, ValueError):
@@ -82,10 +81,8 @@ def check_lowrank_options(
         ok = False
     if not ok:
         raise ValueError(f"jitter must be a non-negative number, got {jitter!r}")
-    if not is_int(refresh) or refresh < 0:
-        raise ValueError(f"refresh must be a non-negative integer, got {refresh!r}")
-    if not is_int(start_sample) or start_sample < 2:
-        raise ValueError(f"start_sample must be an integer >= 2, got {start_sample!r}")
+    refresh = check_int_option("refresh", refresh, minimum=0)
+    start_sample = check_int_option("start_sample", start_sample, minimum=2)
     if final_model not in ("l1", "l2"):
         raise ValueError(f"final_model must be 'l1' or 'l2', got {final_model!r}")
     return {
@@ -351,6 +348,29 @@ class LowRankSearch(Selector):
         """``(estimate, criterion, method-specific info)`` from the chosen point's state."""
         raise NotImplementedError
 
+    def _explain_weight_breakdown(self, sw: np.ndarray | None, exc: BaseException) -> None:
+        """Raise a ``ValueError`` naming ``sample_weight`` when the search broke down
+        (``exc``: no finite criterion anywhere, or a failed factorisation) where large
+        weights are the likely cause: the L2-SVM's ridge ``1 / (C w)`` fell below the
+        Nystroem jitter (:data:`LARGE_WEIGHT_RIDGE` when the jitter is 0) somewhere in the C
+        range, so the low-rank system is singular to float64.  Returns otherwise."""
+        if sw is None:
+            return
+        c_max = 2.0 ** self.log2_C[1]
+        reach = float(np.max(sw)) * c_max
+        if reach * max(self.jitter, LARGE_WEIGHT_RIDGE) < 1.0:
+            return
+        raise ValueError(
+            f"method {self.name!r} found no finite criterion ({type(exc).__name__}): "
+            "sample_weight "
+            f"up to {float(np.max(sw)):.3g} times C up to {c_max:.3g} (log2_C upper bound "
+            f"{self.log2_C[1]:g}) gives C * sample_weight up to {reach:.3g}, whose ridge "
+            f"1 / (C w) is below the Nystroem kernel's resolution "
+            f"({max(self.jitter, LARGE_WEIGHT_RIDGE):g}), so the low-rank L2-SVM is singular. "
+            "Only C * sample_weight matters: divide sample_weight by its mean (or another "
+            "large constant), lower log2_C, or use the exact method (without '_lowrank')"
+        ) from None
+
     def select(
         self,
         X,
@@ -400,21 +420,25 @@ class LowRankSearch(Selector):
 
             return fun
 
-        res, extra = landmark_search(
-            X,
-            theta0,
-            make_objective,
-            rank=self.rank,
-            rank_tol=self.rank_tol,
-            refresh=self.refresh,
-            random_state=rng,
-            bounds=[self.log2_sigma, self.log2_C],
-            tol=self.tol,
-            max_iter=self.max_iter,
-            max_eval=self.max_eval,
-            restarts=self.restarts,
-            jump_restarts=self.jump_restarts,
-        )
+        try:
+            res, extra = landmark_search(
+                X,
+                theta0,
+                make_objective,
+                rank=self.rank,
+                rank_tol=self.rank_tol,
+                refresh=self.refresh,
+                random_state=rng,
+                bounds=[self.log2_sigma, self.log2_C],
+                tol=self.tol,
+                max_iter=self.max_iter,
+                max_eval=self.max_eval,
+                restarts=self.restarts,
+                jump_restarts=self.jump_restarts,
+            )
+        except (FloatingPointError, np.linalg.LinAlgError) as exc:
+            self._explain_weight_breakdown(sw, exc)
+            raise
         estimate, criterion, info = self._summary(y, tasks, res.state, sw)
         info.update(
             {

@@ -35,6 +35,10 @@ __all__ = [
 ]
 
 
+#: how far past [0, 1] an ``estimate`` may lie by rounding (and is clipped to it)
+ESTIMATE_ROUNDING = 1e-9
+
+
 @dataclass
 class Selection:
     """What a selector found.
@@ -74,8 +78,14 @@ class Selection:
     sample_weight: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        if self.estimate is not None and not (0.0 <= float(self.estimate) <= 1.0):
-            raise ValueError(f"estimate must be an error rate in [0, 1], got {self.estimate}")
+        if self.estimate is not None:
+            e = float(self.estimate)
+            # a weighted error rate sum(w * wrong) / sum(w) may round past 1 (or below 0)
+            # by a few ulps when the weights are tiny or huge: that is the bound itself
+            if -ESTIMATE_ROUNDING <= e < 0.0 or 1.0 < e <= 1.0 + ESTIMATE_ROUNDING:
+                self.estimate = min(max(e, 0.0), 1.0)
+            elif not (0.0 <= e <= 1.0):
+                raise ValueError(f"estimate must be an error rate in [0, 1], got {self.estimate}")
         if self.final_model not in ("l1", "l2"):
             raise ValueError(f"final_model must be 'l1' or 'l2', got {self.final_model!r}")
 

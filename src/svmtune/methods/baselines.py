@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._validation import check_bool_option
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.kernels import gamma_from_sigma, sigma_from_gamma
@@ -545,9 +546,7 @@ class OptunaTPE(_SequentialSearch):
         self.log2_C = check_log2_range("log2_C", log2_C)
         self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
         self.n_startup = _check_budget("n_startup", n_startup)
-        if not isinstance(multivariate, bool):
-            raise ValueError(f"multivariate must be True or False, got {multivariate!r}")
-        self.multivariate = multivariate
+        self.multivariate = check_bool_option("multivariate", multivariate)
         self._init_cv(n_splits, scoring, final_model)
 
     def select(
@@ -643,23 +642,31 @@ class HalvingSearch(_CVSearch):
         self.log2_C = check_log2_range("log2_C", log2_C, with_step=True)
         self.n_candidates = _check_budget("n_candidates", n_candidates)
         self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
-        if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not factor > 1:
-            raise ValueError(f"factor must be a number > 1 (elimination rate), got {factor!r}")
+        if (
+            isinstance(factor, bool)
+            or not isinstance(factor, numbers.Real)
+            or not 1 < factor < math.inf
+        ):
+            raise ValueError(
+                f"factor must be a number > 1 and finite (elimination rate), got {factor!r}"
+            )
         self.factor = factor
         if not (
-            min_resources in ("exhaust", "smallest")
-            or (isinstance(min_resources, numbers.Integral) and min_resources >= 1)
+            (isinstance(min_resources, str) and min_resources in ("exhaust", "smallest"))
+            or (
+                isinstance(min_resources, numbers.Integral)
+                and not isinstance(min_resources, (bool, np.bool_))
+                and min_resources >= 1
+            )
         ):
             raise ValueError(
                 "min_resources must be 'exhaust', 'smallest' or a positive integer number of "
                 f"samples, got {min_resources!r}"
             )
         self.min_resources = min_resources
-        if not isinstance(aggressive_elimination, bool):
-            raise ValueError(
-                f"aggressive_elimination must be True or False, got {aggressive_elimination!r}"
-            )
-        self.aggressive_elimination = aggressive_elimination
+        self.aggressive_elimination = check_bool_option(
+            "aggressive_elimination", aggressive_elimination
+        )
         self._init_cv(n_splits, scoring, final_model)
 
     def _candidates(self, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -673,14 +680,31 @@ class HalvingSearch(_CVSearch):
         )
 
     def _min_resources(self, y, sample_weight, n_folds: int, n_classes: int, n_candidates: int):
-        """The ``min_resources`` passed to scikit-learn (see the class docstring)."""
-        if not isinstance(self.min_resources, str):
-            return self.min_resources
+        """The ``min_resources`` passed to scikit-learn (see the class docstring).
+
+        An integer is checked against the same first round: it must lie between
+        ``max(2 * n_folds * n_classes, ceil(HALVING_RARE * n / (rarest * (1 - 1/n_folds))))``
+        (capped at ``n``) and ``n``; a smaller first round subsamples some fold's held-out
+        part to no sample or its training part to one class.
+        """
         n = y.shape[0]
         pos = np.ones(n, dtype=bool) if sample_weight is None else sample_weight > 0
         rarest = np.bincount(y[pos], minlength=n_classes).min()
         smallest = 2 * n_folds * n_classes  # scikit-learn's "smallest"
         floor = math.ceil(HALVING_RARE * n / (rarest * (1.0 - 1.0 / n_folds)))
+        if not isinstance(self.min_resources, str):
+            need = min(max(smallest, floor), n)
+            if not need <= self.min_resources <= n:
+                raise ValueError(
+                    f"min_resources={self.min_resources} cannot be the first round's number "
+                    f"of samples here: with {n} samples, {n_folds} folds and {n_classes} "
+                    f"classes (the rarest with {rarest} samples of positive weight) it must "
+                    f"lie between {need} and {n} ({need} = the larger of scikit-learn's "
+                    f"2 * n_folds * n_classes = {smallest} and {floor}, which gives every "
+                    f"training part about {HALVING_RARE} samples of the rarest class), or be "
+                    "'exhaust' or 'smallest'"
+                )
+            return int(self.min_resources)
         if max(smallest, floor) >= n:
             warnings.warn(
                 f"{n} samples are too few for successive halving with {n_folds} folds (the "

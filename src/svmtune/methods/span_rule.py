@@ -46,7 +46,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
-from svmtune._validation import check_dense_memory
+from svmtune._validation import check_dense_memory, check_int_option
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, sigma_from_gamma, squared_distances
 from svmtune.loo.span_rule import (
@@ -364,8 +364,7 @@ class SpanRule(Selector):
             raise ValueError(f"unit_gamma must be positive and finite, got {unit_gamma}")
         if not (np.isfinite(floor) and floor >= 0):
             raise ValueError(f"floor must be a non-negative number, got {floor}")
-        if int(n_splits) != n_splits or n_splits < 2:
-            raise ValueError(f"n_splits must be an integer >= 2, got {n_splits}")
+        n_splits = check_int_option("n_splits", n_splits, minimum=2)
         if not (np.isfinite(tol) and tol > 0):
             raise ValueError(f"tol must be positive, got {tol}")
         self.search = search
@@ -381,6 +380,8 @@ class SpanRule(Selector):
         self.C_pos = grid_values("C_pos", None, "log2_C_pos", log2_C_pos)
         self.C_neg = grid_values("C_neg", None, "log2_C_neg", log2_C_neg)
         self.scores = None if scores is None else check_scores(scores)
+        if self.scores is not None and self.scores.size == 0:
+            raise ValueError("scores must hold one importance score per sample, got none")
         self.weight_fn = weight_fn
         self.A_values = _values("A_values", A_values)
         self.B_values = _values("B_values", B_values)

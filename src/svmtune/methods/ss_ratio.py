@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._validation import check_bool_option, check_int_option
 from svmtune._warnings import user_stacklevel
 from svmtune.criteria.repeats import (
     SHARE_ROWS,
@@ -306,16 +307,14 @@ class SSRatio(Selector):
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
         if feature_map not in _FEATURE_MAPS:
             raise ValueError(f"feature_map must be one of {_FEATURE_MAPS}, got {feature_map!r}")
-        if int(n_components) < 2:
-            raise ValueError(f"n_components must be at least 2, got {n_components}")
-        if int(max_exact) < 0:
-            raise ValueError(f"max_exact must be non-negative, got {max_exact}")
+        n_components = check_int_option("n_components", n_components, minimum=2)
+        max_exact = check_int_option("max_exact", max_exact, minimum=0)
         if curve not in ("table", "paper"):
             raise ValueError(f"curve must be 'table' or 'paper', got {curve!r}")
         if not np.isfinite(threshold):
             raise ValueError("threshold must be a finite S&S value in dB")
-        if max_samples is not None and int(max_samples) < 4:
-            raise ValueError(f"max_samples must be at least 4 (or None), got {max_samples}")
+        max_samples = check_int_option("max_samples", max_samples, minimum=4, allow_none=True)
+        rescale = check_bool_option("rescale", rescale)
         if max_repeat_share is not None and not (
             isinstance(max_repeat_share, (int, float, np.integer, np.floating))
             and 0.0 < float(max_repeat_share) <= 1.0
@@ -329,7 +328,7 @@ class SSRatio(Selector):
         self.n_components = int(n_components)
         self.max_exact = int(max_exact)
         self.curve = curve
-        self.rescale = bool(rescale)
+        self.rescale = rescale
         self.threshold = float(threshold)
         self.max_samples = None if max_samples is None else int(max_samples)
         self.max_repeat_share = None if max_repeat_share is None else float(max_repeat_share)

@@ -129,13 +129,9 @@ def _check_positive(name: str, value) -> float:
 
 
 def _check_int(name: str, value, minimum: int) -> int:
-    try:
-        ok = not isinstance(value, bool) and int(value) == value and value >= minimum
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    from svmtune._validation import check_int_option
+
+    return check_int_option(name, value, minimum=minimum)
 
 
 def _check_start(start):
