@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._validation import available_memory
+from svmtune._validation import available_memory, check_int_option
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.referee import FAMILIES, l1_loo_outputs, l2_loo_outputs, referee_error
 from svmtune.methods.base import Selection, Selector, get_selector
@@ -78,13 +78,6 @@ def _check_names(name: str, value, allowed, *, empty_ok: bool) -> tuple[str, ...
             f"distinct names among {tuple(allowed)}, got {value!r}"
         )
     return vals
-
-
-def _check_count(name: str, value, minimum: int) -> int:
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
-    if not ok:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 class Auto(Selector):
@@ -138,12 +131,12 @@ class Auto(Selector):
     ):
         self.starts = _check_names("starts", starts, START_NAMES[1:], empty_ok=True)
         self.refine = _check_names("refine", refine, REFINERS, empty_ok=True)
-        self.max_eval = _check_count("max_eval", max_eval, 1)
+        self.max_eval = check_int_option("max_eval", max_eval, minimum=1)
         self.families = _check_names("families", families, FAMILIES, empty_ok=False)
         self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
         self.log2_C = check_log2_range("log2_C", log2_C)
-        self.max_dense = _check_count("max_dense", max_dense, 2)
-        self.rank = _check_count("rank", rank, 1)
+        self.max_dense = check_int_option("max_dense", max_dense, minimum=2)
+        self.rank = check_int_option("rank", rank, minimum=1)
 
     # ------------------------------------------------------------------ starts
     def _start_points(self, X, y, sw, D2, multiclass, random_state) -> list[dict[str, Any]]:
