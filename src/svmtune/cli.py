@@ -32,8 +32,9 @@ import click
 import numpy as np
 
 from svmtune import __version__
+from svmtune._factor import warm_up as warm_up_factor
 from svmtune.bench.cli import bench, report
-from svmtune.criteria._pairloops import warm_up
+from svmtune.criteria._pairloops import warm_up as warm_up_loops
 from svmtune.methods.base import available_methods
 
 __all__ = ["main", "parse_param", "parse_params", "to_jsonable"]
@@ -868,7 +869,8 @@ def demo_cmd(method, dataset, test_size, grid, opts: _SelectionOptions) -> None:
     except ValueError as exc:
         raise _fail(exc, f"cannot split {key!r}: ") from None
     mode = _choose_preprocess(X, opts.preprocess)
-    warm_up()  # the compiled loops' one-time load is not the method's cost
+    warm_up_loops()  # the compiled loops' one-time load is not the method's cost
+    warm_up_factor()
     tuner = _fit_tuner(X_tr, y_tr, method=method, opts=opts, preprocess=mode)
     pre = tuner.preprocessor_
     Xp_tr, Xp_te = transform_as_fitted(pre, X_tr), transform_as_fitted(pre, X_te)
