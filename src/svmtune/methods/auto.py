@@ -308,14 +308,14 @@ class Auto(Selector):
         if not exact:  # the low-rank path refines with RBSVM on the Nystroem kernel
             refiners = refiners[:1]
         fams = list(self.families) if exact else ["l2"]  # low rank: the L2-SVM's estimate
-        best = min(cands, key=lambda c: _best(c, fams))
+        best = min(cands, key=lambda c: _best(c, fams)[0])
         for r in refiners:
             c = self._refine(r, best, X, y, sw, exact, multiclass, groups, random_state)
             if exact or "estimate_l2" not in c:
                 referee(c)
             c.setdefault("estimate_l1", None)
             cands.append(c)
-        chosen = min(cands, key=lambda c: _best(c, fams))
+        chosen = min(cands, key=lambda c: _best(c, fams)[0])
         family = _best(chosen, fams)[1]
         for c in cands:
             c["chosen"] = c is chosen
