@@ -669,7 +669,16 @@ def datasets_cmd(as_json: bool) -> None:
     "--out",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Save the fitted SVMTuner (joblib).",
+    help="Save the fitted SVMTuner: a FILE.skops with skops (safe to load; pip install "
+    "'svmtune[skops]'), any other name with joblib (a pickle: loading it can run code).",
+)
+@click.option(
+    "--results",
+    "results_csv",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE.csv",
+    help="Write the evaluated candidates (the tuner's cv_results_, scikit-learn's layout) as CSV.",
 )
 def select_cmd(
     file,
@@ -681,6 +690,7 @@ def select_cmd(
     drop_columns,
     group_column,
     out,
+    results_csv,
     opts: _SelectionOptions,
 ) -> None:
     """Select SVM hyperparameters for FILE and fit the final model on all of it.
@@ -690,6 +700,9 @@ def select_cmd(
     """
     _check_method(method, opts.method_params)
     _check_out(out)
+    _check_out(results_csv, "--results")
+    if out is not None and Path(out).suffix.lower() == ".skops":
+        _check_skops()
     X, y, source = _load(file, target, fmt, group_column)
     if drop_columns:
         X = _drop(X, drop_columns)
@@ -722,38 +735,76 @@ def select_cmd(
         **opts.record(mode, tuner),
         **_selection_record(tuner),
     }
+    if opts.as_json:
+        record["cv_results"] = tuner.cv_results_
     save_error = None
     if out is not None:
-        import joblib
+        from svmtune.persist import save_model
 
         if "index_base" in source:  # predict reads svmlight files with the same numbering
             tuner.svmlight_zero_based_ = source["index_base"] == 0
         try:
-            joblib.dump(tuner, out)
+            record["saved_as"] = save_model(tuner, out)
             record["saved_to"] = str(out)
         except OSError as exc:  # the result is printed first: the selection is not lost
-            save_error = exc
+            save_error = ("--out", exc)
+    if results_csv is not None:
+        try:
+            results_frame(tuner.cv_results_).to_csv(results_csv, index=False)
+            record["results_to"] = str(results_csv)
+        except OSError as exc:
+            save_error = save_error or ("--results", exc)
     _print_selection(record, opts, tuner)
     if save_error is not None:
-        raise _fail(save_error, "cannot write --out (the result is above): ") from None
+        option, exc = save_error
+        raise _fail(exc, f"cannot write {option} (the result is above): ") from None
 
 
-def _check_out(out: str | None) -> None:
-    """A usage error unless ``select --out`` can be written, before the selection starts:
-    its directory exists and is writable, and it is no directory."""
+def results_frame(cv_results: dict[str, Any]):
+    """``cv_results_`` as a DataFrame for a CSV file: ``params`` as JSON text, masked
+    ``param_<name>`` entries (a parameter a row does not have) empty."""
+    import pandas as pd
+
+    columns = {}
+    for key, value in cv_results.items():
+        if key == "params":
+            value = [json.dumps(to_jsonable(p), sort_keys=True) for p in value]
+        elif isinstance(value, np.ma.MaskedArray):
+            value = [None if m else v for v, m in zip(value.data, np.ma.getmaskarray(value))]
+        columns[key] = value
+    return pd.DataFrame(columns)
+
+
+def _check_skops() -> None:
+    """A usage error before the selection starts when ``--out FILE.skops`` cannot be
+    written for want of skops."""
+    try:
+        import skops.io  # noqa: F401
+    except ImportError:
+        raise click.BadParameter(
+            "saving a .skops file needs skops: pip install 'svmtune[skops]' (or skops), or "
+            "give another file name to save with joblib",
+            param_hint="'--out'",
+        ) from None
+
+
+def _check_out(out: str | None, option: str = "--out") -> None:
+    """A usage error unless ``select --out`` (or ``option``) can be written, before the
+    selection starts: its directory exists and is writable, and it is no directory."""
     if out is None:
         return
     path = Path(out)
+    hint = f"'{option}'"
     if path.is_dir():
-        raise click.BadParameter(f"{out} is a directory; give a file name", param_hint="'--out'")
+        raise click.BadParameter(f"{out} is a directory; give a file name", param_hint=hint)
     if not path.parent.is_dir():
         raise click.BadParameter(
             f"cannot write {out}: directory {path.parent} does not exist; create it first",
-            param_hint="'--out'",
+            param_hint=hint,
         )
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise click.BadParameter(
-            f"cannot write {out}: permission denied; choose another file", param_hint="'--out'"
+            f"cannot write {out}: permission denied; choose another file", param_hint=hint
         )
 
 
@@ -792,7 +843,9 @@ def _print_selection(record: dict[str, Any], opts: _SelectionOptions, tuner) -> 
         "final_model": record["final_model"],
     }
     if "saved_to" in record:
-        result["saved to"] = record["saved_to"]
+        result["saved to"] = f"{record['saved_as']}: {record['saved_to']}"
+    if "results_to" in record:
+        result["results written to"] = record["results_to"]
     _print_table(
         f"svmtune select --method {method}",
         [("", head), ("", record["best_params"]), ("", result), ("info.", record["info"])],
@@ -935,14 +988,25 @@ def _print_comparison(rows: dict[str, dict[str, float]]) -> None:
     Console().print(table)
 
 
-def _load_model(path: str):
-    """The fitted ``SVMTuner`` that ``svmtune select --out`` saved at ``path``."""
-    import joblib
+class _Refused(click.ClickException):
+    """A model file ``predict`` does not load (exit status 2, as a usage error)."""
 
+    exit_code = 2
+
+
+def _load_model(path: str, trust_pickle: bool = False):
+    """The fitted ``SVMTuner`` that ``svmtune select --out`` saved at ``path``: a skops
+    file with svmtune's and scikit-learn's types only, or a joblib/pickle file the user
+    trusts (:func:`svmtune.persist.load_model`)."""
+    from svmtune.persist import UntrustedModelError, load_model
     from svmtune.tuner import SVMTuner
 
     try:
-        model = joblib.load(path)
+        model = load_model(path, trust_pickle=trust_pickle)
+    except UntrustedModelError as exc:
+        raise _Refused(str(exc)) from None
+    except ImportError as exc:
+        raise _fail(exc) from None
     except Exception as exc:  # not a joblib/pickle file, or a truncated one
         raise _fail(
             exc, f"cannot load {path} (not a model saved by `svmtune select --out`?): "
@@ -1010,7 +1074,13 @@ def _same_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
     default=None,
     help="Write the predictions to this CSV file (default: standard output).",
 )
-def predict_cmd(model, file, target, fmt, proba, out) -> None:
+@click.option(
+    "--trust-pickle",
+    is_flag=True,
+    help="Load a joblib/pickle MODEL (loading one can run any code it contains: only for "
+    "files you trust); .skops models need no such flag.",
+)
+def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
     """Predict the classes of FILE's rows with a MODEL saved by `svmtune select --out`.
 
     FILE is read as `select` reads it (or is a bundled data set's name); its columns are
@@ -1021,13 +1091,15 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
     probability (the model's predict_proba).  When FILE has labels, the accuracy goes to
     standard error.
 
-    MODEL is loaded with joblib, i.e. unpickled: load only files you trust.
+    A .skops MODEL is loaded if it names only svmtune's and scikit-learn's types (anything
+    else is refused); a joblib/pickle MODEL is unpickled, which can run code, so only with
+    --trust-pickle (without it: exit status 2).
     """
     import pandas as pd
 
     from svmtune.datasets import load_dataset, load_table
 
-    tuner = _load_model(model)
+    tuner = _load_model(model, trust_pickle)
     path = Path(file).expanduser()
     if path.exists():
         # an svmlight file as the training file was numbered (models saved before svmtune

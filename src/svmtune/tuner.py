@@ -17,6 +17,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from svmtune._results import search_results
 from svmtune._validation import (
     check_feature_scale,
     check_feature_values,
@@ -149,6 +150,22 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         preprocessing), with Platt scaling's calibration.
     n_svm_fits_ : int
     history_ : list of dict
+        The method's own record of its search (keys differ per method).
+    cv_results_ : dict of ndarrays
+        The evaluated candidates in scikit-learn's ``GridSearchCV.cv_results_`` layout
+        (``pandas.DataFrame(tuner.cv_results_)``): ``params``, ``param_sigma``,
+        ``param_C``, ``mean_test_score``, ``split<k>_test_score`` (CV methods),
+        ``rank_test_score``, ``mean_fit_time`` and the history's own fields; what
+        ``mean_test_score`` holds per method (a CV or closed-form leave-one-out accuracy,
+        or NaN with the criterion in its own column) is listed in :mod:`svmtune._results`.
+    best_index_ : int
+        The row of ``cv_results_`` the method chose.
+    best_score_ : float
+        ``cv_results_["mean_test_score"][best_index_]`` (NaN for methods without a score).
+    refit_time_ : float
+        Seconds of the final fit (``final_fit_time_``).
+    n_splits_ : int or None
+        Number of CV folds of the ``split<k>_test_score`` columns (None: no folds).
     selection_ : Selection
     classes_ : ndarray
     estimator_ : fitted final SVM
@@ -245,10 +262,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             split, as scikit-learn's ``StratifiedGroupKFold`` does, so that no candidate is
             judged on rows whose close relatives it was trained on.  ``rbsvm``,
             ``rbsvm_lowrank`` and ``auto`` hold out each whole group in closed form
-            (leave-one-group-out, :mod:`svmtune.loo.rbsvm_groups`).  The other leave-one-out methods (``span``,
-            ``radius_margin``, their low-rank versions and ``span_rule``'s closed-form
-            criteria) hold out single rows and raise a ``ValueError``; methods that hold out
-            nothing (``default``, ``ss``, ``ld_c1``) warn that groups change nothing.
+            (leave-one-group-out, :mod:`svmtune.loo.rbsvm_groups`).  The other leave-one-out
+            methods (``span``, ``radius_margin``, their low-rank versions and ``span_rule``'s
+            closed-form criteria) hold out single rows and raise a ``ValueError``; methods that
+            hold out nothing (``default``, ``ss``, ``ld_c1``) warn that groups change nothing.
 
         Returns
         -------
@@ -393,6 +410,14 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.criterion_ = sel.criterion
         self.n_svm_fits_ = int(sel.n_svm_fits)
         self.history_ = list(sel.history)
+        results, best, n_splits = search_results(
+            sel, self.method, getattr(selector, "scoring", "error")
+        )
+        self.cv_results_ = results
+        self.best_index_ = best
+        self.best_score_ = float(results["mean_test_score"][best])
+        self.refit_time_ = self.final_fit_time_
+        self.n_splits_ = n_splits
         return self
 
     # ------------------------------------------------------------------ predict

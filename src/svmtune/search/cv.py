@@ -7,6 +7,7 @@ fits and their fold splits are comparable.
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Any
 
@@ -203,7 +204,8 @@ def cv_errors(
     random_state=None,
     n_jobs: int | None = None,
     groups=None,
-) -> np.ndarray:
+    return_folds: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean K-fold validation loss of every candidate (one row per candidate).
 
     Without ``folds``, the folds are ``make_folds(y, n_splits, random_state, sample_weight,
@@ -211,6 +213,9 @@ def cv_errors(
 
     Returns an array of shape ``(len(candidates),)``; the number of SVM fits spent is
     ``len(candidates) * len(folds)``.  Parallel over (candidate, fold) cells with joblib.
+    With ``return_folds=True`` also the loss of every (candidate, fold) cell and the seconds
+    its fit and validation took, both of shape ``(len(candidates), len(folds))`` (what
+    scikit-learn's ``cv_results_`` reports as ``split<k>_test_score`` and fit times).
     """
     y = np.asarray(y)
     if np.shape(X)[0] != y.shape[0]:
@@ -230,7 +235,7 @@ def cv_errors(
         raise ValueError("folds is empty; give (train, test) index pairs, or folds=None")
     cells = [(i, tr, te) for i in range(len(candidates)) for tr, te in folds]
     out = Parallel(n_jobs=n_jobs)(
-        delayed(fold_error)(
+        delayed(_timed_fold_error)(
             X,
             y,
             candidates[i],
@@ -243,4 +248,15 @@ def cv_errors(
         )
         for i, tr, te in cells
     )
-    return np.asarray(out, dtype=float).reshape(len(candidates), len(folds)).mean(axis=1)
+    cells_out = np.asarray(out, dtype=float).reshape(len(candidates), len(folds), 2)
+    losses = cells_out[..., 0]
+    if return_folds:
+        return losses.mean(axis=1), losses, cells_out[..., 1]
+    return losses.mean(axis=1)
+
+
+def _timed_fold_error(*args, **kwargs) -> tuple[float, float]:
+    """:func:`fold_error` and the seconds it took (fit and validation of one cell)."""
+    t0 = time.perf_counter()
+    loss = fold_error(*args, **kwargs)
+    return loss, time.perf_counter() - t0
