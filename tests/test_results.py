@@ -112,10 +112,9 @@ def test_criterion_in_its_own_column(data):
     assert np.all(res["param_sigma"][~width] == e.best_params_["sigma"])
     a = _fit("auto", X, y)
     assert a.history_[a.best_index_]["chosen"]
-    fam = a.selection_.final_model
-    np.testing.assert_allclose(
-        a.cv_results_["mean_test_score"], 1 - a.cv_results_[f"estimate_{fam}"], atol=1e-12
-    )
+    best_family = np.fmin(a.cv_results_["estimate_l1"], a.cv_results_["estimate_l2"])
+    np.testing.assert_allclose(a.cv_results_["mean_test_score"], 1 - best_family, atol=1e-12)
+    assert a.best_score_ == pytest.approx(1 - a.estimate_)
 
 
 def test_history_kept_as_it_was(data):
@@ -207,3 +206,13 @@ def test_halving_best_index_in_last_round(data):
     res = t.cv_results_
     assert res["iter"][t.best_index_] == res["iter"].max()
     assert res["mean_test_score"][t.best_index_] == t.best_score_
+
+
+def test_auto_low_rank_path_scores_by_the_l2_estimate(data):
+    X, y = data
+    t = SVMTuner(method="auto", method_params={"max_dense": 20}, random_state=0).fit(X, y)
+    res = t.cv_results_
+    assert t.selection_.info["path"] == "lowrank"
+    assert all(v is None for v in res["estimate_l1"])  # no libsvm estimate on this path
+    np.testing.assert_allclose(res["mean_test_score"], 1 - res["estimate_l2"].astype(float))
+    assert res["rank_test_score"][t.best_index_] == 1 and t.history_[t.best_index_]["chosen"]

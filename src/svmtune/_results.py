@@ -19,8 +19,8 @@ What ``mean_test_score`` holds, per method (higher is better, as in scikit-learn
 * ``esdr``, ``dbtc``, ``j4``, ``ld``: the CV accuracy on the rows of the C stage (at the
   chosen width; their fold scores are not recorded); the width stage's rows have no C
   (``param_C`` masked), NaN there and their index in its own column (``esdr``, ...);
-* ``auto``: the closed-form leave-one-out accuracy (1 - ``estimate_l1`` or
-  1 - ``estimate_l2``, of the final model's family);
+* ``auto``: the closed-form leave-one-out accuracy the referee ranks the candidate by
+  (1 - the lower of ``estimate_l1`` and ``estimate_l2``, the estimates it has);
 * ``span_rule``: 1 - the span-rule leave-one-out estimate (``criterion="span_rule"``) or the
   CV accuracy (``criterion="cv"``); NaN for the bounds (``span_bound``, ``xi_alpha``);
 * gradient methods (``rbsvm``, ``span``, ``radius_margin`` and their low-rank versions),
@@ -62,8 +62,10 @@ def _score_of(row: dict, method: str, selection: Selection, scoring: str) -> flo
     """``mean_test_score`` of one history row (see the module docstring)."""
     if "cv_loss" in row:
         return _loss_to_score(row["cv_loss"], scoring)
-    if method == "auto":
-        return 1.0 - float(row[f"estimate_{selection.final_model}"])
+    if method == "auto":  # the referee ranks a candidate by its best family's estimate
+        errs = [row.get(f"estimate_{f}") for f in ("l1", "l2")]
+        errs = [float(e) for e in errs if e is not None and np.isfinite(e)]
+        return 1.0 - min(errs) if errs else float("nan")
     criterion = selection.info.get("criterion")
     if method == "span_rule" and criterion in ("span_rule", "cv") and criterion in row:
         return 1.0 - float(row[criterion])
