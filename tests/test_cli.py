@@ -760,3 +760,22 @@ def test_predict_refuses_a_skops_file_with_an_untrusted_type(csv_file, tmp_path)
     assert_one_line_error(r, f"neither svmtune's nor scikit-learn's: {system}", 2)
     # --trust-pickle concerns pickles only: it does not widen the skops allow-list
     assert run("predict", "--trust-pickle", crafted, path, ok=False).exit_code == 2
+
+
+# ---------------------------------------------------------------------------- progress
+def test_select_progress_bar_on_a_terminal_quiet_and_verbose(csv_file, monkeypatch):
+    import svmtune.cli as cli
+
+    path, _ = csv_file
+    args = ["select", path, "--method", "grid", *TINY_GRID, "--json"]
+    r = run(*args)  # standard error is no terminal here: no bar
+    assert "CV fits" not in r.stderr
+    json.loads(r.stdout)
+    monkeypatch.setattr(cli, "_stderr_is_terminal", lambda: True)
+    r = run(*args)
+    assert "12/12 CV fits" in r.stderr and "svmtune grid: selected" in r.stderr
+    assert json.loads(r.stdout)["n_svm_fits"] == 12  # the result on standard output, intact
+    assert "CV fits" not in run(*args, "--quiet").stderr
+    r = run(*args, "--verbose")
+    assert len([ln for ln in r.stderr.splitlines() if "over 3 folds" in ln]) == 4
+    assert_one_line_error(run(*args, "-q", "-v", ok=False), "exclude each other", code=2)

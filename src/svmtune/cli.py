@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -322,9 +323,10 @@ def _fit_tuner(
     class_weight=None,
     groups=None,
     method_params=None,
+    verbose: int = 0,
 ):
     """Fit an ``SVMTuner`` with the shared options ``opts`` (``preprocess`` resolved);
-    ``method_params`` replaces the options' ``--param``s."""
+    ``method_params`` replaces the options' ``--param``s; ``verbose`` is the tuner's."""
     from svmtune.tuner import SVMTuner
 
     tuner = SVMTuner(
@@ -338,6 +340,7 @@ def _fit_tuner(
         final_model=opts.final_model,
         probability=opts.probability,
         class_weight=class_weight,
+        verbose=verbose,
     )
     try:
         return tuner.fit(X, y, sample_weight=sample_weight, groups=groups)
@@ -680,6 +683,18 @@ def datasets_cmd(as_json: bool) -> None:
     metavar="FILE.csv",
     help="Write the evaluated candidates (the tuner's cv_results_, scikit-learn's layout) as CSV.",
 )
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="No progress bar (shown on standard error when that is a terminal).",
+)
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="A line per evaluated candidate with its score on standard error, instead of the bar.",
+)
 def select_cmd(
     file,
     target,
@@ -691,6 +706,8 @@ def select_cmd(
     group_column,
     out,
     results_csv,
+    quiet,
+    verbose,
     opts: _SelectionOptions,
 ) -> None:
     """Select SVM hyperparameters for FILE and fit the final model on all of it.
@@ -699,6 +716,7 @@ def select_cmd(
     (e.g. `svmtune select pima --method grid`).
     """
     _check_method(method, opts.method_params)
+    verbosity = _verbosity(quiet, verbose)
     _check_out(out)
     _check_out(results_csv, "--results")
     if out is not None and Path(out).suffix.lower() == ".skops":
@@ -727,6 +745,7 @@ def select_cmd(
         sample_weight=weights,
         class_weight=class_weights,
         groups=groups,
+        verbose=verbosity,
     )
     record = {
         "data": {**source, **_describe_data(X, y)},
@@ -758,6 +777,20 @@ def select_cmd(
     if save_error is not None:
         option, exc = save_error
         raise _fail(exc, f"cannot write {option} (the result is above): ") from None
+
+
+def _stderr_is_terminal() -> bool:
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def _verbosity(quiet: bool, verbose: bool) -> int:
+    """``SVMTuner(verbose=...)`` of ``select``: lines with --verbose, none with --quiet,
+    else the progress bar when standard error is a terminal."""
+    if verbose and quiet:
+        raise click.UsageError("--quiet and --verbose exclude each other")
+    if verbose:
+        return 2
+    return 0 if quiet else int(_stderr_is_terminal())
 
 
 def results_frame(cv_results: dict[str, Any]):

@@ -17,6 +17,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from svmtune._progress import describe, progress
 from svmtune._results import search_results
 from svmtune._validation import (
     check_feature_scale,
@@ -79,6 +80,15 @@ def _as_table(X):
     return check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
 
 
+def _announce(selector, reporter) -> None:
+    """The CV fits a sequential search (TPE, Optuna) will make, for the progress bar's
+    ETA (the searches that score all candidates at once announce them themselves)."""
+    budget = getattr(selector, "max_evals", None) or getattr(selector, "n_trials", None)
+    n_splits = getattr(selector, "n_splits", None)
+    if budget and n_splits:
+        reporter.expect(int(budget) * int(n_splits), "CV fits")
+
+
 def _rows(X, keep: np.ndarray):
     """The rows ``keep`` (a boolean mask) of a DataFrame or an array."""
     return X.iloc[keep] if isinstance(X, pd.DataFrame) else X[keep]
@@ -135,6 +145,13 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         around the selection): None keeps joblib's default (local processes); ``"dask"``
         runs the same cells on the workers of the running ``dask.distributed.Client``
         (use ``n_jobs=-1``).  Results are identical to the serial run.
+    verbose : {0, 1, 2}, default=0
+        Progress of the selection on standard error: 0 nothing; 1 a progress bar with the
+        time left where the work is known in advance (the CV fits of the cross-validated
+        searches, ``auto``'s candidates) and a count of the gradient steps of the gradient
+        searches; 2 a line per evaluated candidate (CV candidate, gradient step or ``auto``
+        candidate) with its score; both end with the chosen point (see
+        :mod:`svmtune._progress`).
 
     Attributes
     ----------
@@ -188,6 +205,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         random_state=None,
         n_jobs: int | None = None,
         backend: str | None = None,
+        verbose: int = 0,
     ):
         self.method = method
         self.kernel = kernel
@@ -200,6 +218,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.backend = backend
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self) -> None:
@@ -227,6 +246,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             )
         if self.probability not in ("tanh", "platt"):
             raise ValueError(f"probability must be 'tanh' or 'platt', got {self.probability!r}")
+        if isinstance(self.verbose, bool) or self.verbose not in (0, 1, 2):
+            raise ValueError(f"verbose must be 0, 1 or 2, got {self.verbose!r}")
 
     def _validate_X(self, X, reset: bool):
         if self.preprocess == "auto":
@@ -345,7 +366,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             if self.backend is not None
             else contextlib.nullcontext()
         )
-        with backend:
+        with backend, progress(self.verbose, label=f"svmtune {self.method}") as reporter:
+            if reporter is not None:
+                _announce(selector, reporter)
             sel = selector.select(
                 Xp,
                 y_enc,
@@ -356,7 +379,12 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 multiclass=self.multiclass,
                 **({} if groups is None else {"groups": groups}),
             )
-        self.selection_time_ = time.perf_counter() - t0
+            self.selection_time_ = time.perf_counter() - t0
+            if reporter is not None:
+                reporter.close(
+                    f"selected {describe(sel.params)} in {self.selection_time_:.2f} s "
+                    f"({int(sel.n_svm_fits)} SVM fits)"
+                )
 
         final = sel.final_model if self.final_model == "auto" else self.final_model
         n_classes = len(self.classes_)
