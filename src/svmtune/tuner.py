@@ -13,7 +13,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
-from sklearn.preprocessing import LabelEncoder
+from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
@@ -87,6 +87,41 @@ def _announce(selector, reporter) -> None:
     n_splits = getattr(selector, "n_splits", None)
     if budget and n_splits:
         reporter.expect(int(budget) * int(n_splits), "CV fits")
+
+
+#: the scipy sparse formats fit and predict take (as CSR)
+_SPARSE = ("csr", "csc")
+
+
+def _as_float(Xt):
+    """Preprocessed ``X`` as float64: a CSR matrix stays sparse, anything else an array."""
+    if sp.issparse(Xt):
+        return sp.csr_matrix(Xt, dtype=float)
+    return np.asarray(Xt, dtype=float)
+
+
+def _check_sparse_fit(tuner, selector) -> None:
+    """Refuse sparse ``X`` with a message saying why and what works, before any work."""
+    from svmtune.methods.base import METHODS, get_selector
+
+    if tuner.preprocess == "auto":
+        raise ValueError(
+            "preprocess='auto' imputes and one-hot encodes table columns and takes no sparse "
+            "X; use preprocess='standard' (scaling without centring, which keeps X sparse) "
+            "or 'none'"
+        )
+    if not selector.accepts_sparse:
+        ok = [m for m in sorted(METHODS) if get_selector(m).accepts_sparse]
+        raise ValueError(
+            f"method {tuner.method!r} computes dense kernel matrices or data statistics from "
+            f"X and takes no sparse X; the methods that do (libsvm on sparse rows): "
+            f"{', '.join(ok)}; or pass X.toarray() if it fits in memory"
+        )
+    if tuner.final_model == "l2" or getattr(selector, "final_model", "l1") == "l2":
+        raise ValueError(
+            "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; use "
+            "final_model='l1' or 'auto'"
+        )
 
 
 def _rows(X, keep: np.ndarray):
@@ -255,7 +290,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
         with _explained(X):
-            return validate_data(self, X, reset=reset)
+            return validate_data(self, X, reset=reset, accept_sparse=_SPARSE)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, groups=None):
@@ -263,10 +298,14 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Dense features (the kernel matrices are dense: convert a scipy sparse matrix
-            with ``.toarray()``); with ``preprocess="auto"`` categorical columns and missing
-            values too.
+        X : array-like, DataFrame or scipy sparse matrix of shape (n_samples, n_features)
+            Features; with ``preprocess="auto"`` categorical columns and missing values too.
+            A CSR/CSC matrix stays sparse (never densified): ``preprocess="standard"`` then
+            scales without centring (``StandardScaler(with_mean=False)``; an RBF kernel does
+            not see centring, so the selection is that of the dense matrix), and only the
+            methods that fit libsvm on sparse rows take it (``grid``, ``random``, ``tpe``,
+            ``optuna``, ``halving``, ``cv_cv``, ``default``; final model ``"l1"``); the
+            others, which compute dense kernel matrices, raise a ``ValueError`` saying so.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes, two samples each).
         sample_weight : array-like of shape (n_samples,) or float, optional
@@ -304,7 +343,13 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 "method (grid, random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, ld, or "
                 "span_rule with criterion='cv'), or leave groups out"
             )
-        if self.preprocess == "auto":
+        if sp.issparse(X):
+            _check_sparse_fit(self, selector)
+            X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
+            X = X.tocsr()  # rows are sliced: folds, weight-0 rows
+            _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
+            X_named = X
+        elif self.preprocess == "auto":
             X = X_named = self._validate_X(X, reset=True)
             _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
         else:
@@ -347,16 +392,23 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 f"{int(counts.min())}: use probability='tanh'"
             )
 
-        if self.preprocess != "none":
+        if self.preprocess != "none" and not sp.issparse(X):
             check_feature_scale(X_named)
         # every statistic of the preprocessing counts a row w times: rows of weight 0 are
         # left out (also of the categories and of which columns are categorical)
         X_fit, w_fit = X, w
         if w is not None and not (w > 0).all():
             X_fit, X_named, w_fit = _rows(X, w > 0), _rows(X_named, w > 0), w[w > 0]
-        self.preprocessor_ = make_preprocessor(self.preprocess, X_named)
+        if sp.issparse(X):  # scaled without centring, as StandardScaler(with_mean=False)
+            self.preprocessor_ = (
+                StandardScaler(with_mean=False)
+                if self.preprocess == "standard"
+                else make_preprocessor("none")
+            )
+        else:
+            self.preprocessor_ = make_preprocessor(self.preprocess, X_named)
         fit_preprocessor(self.preprocessor_, X_fit, w_fit)
-        Xp = np.asarray(self.preprocessor_.transform(X), dtype=float)
+        Xp = _as_float(self.preprocessor_.transform(X))
         rs = check_random_state(self.random_state)
         seed = int(rs.randint(np.iinfo(np.int32).max))
 
@@ -387,6 +439,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 )
 
         final = sel.final_model if self.final_model == "auto" else self.final_model
+        if final == "l2" and sp.issparse(Xp):
+            raise ValueError(
+                "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; "
+                "use final_model='l1' (libsvm's SVC takes sparse rows) or pass X.toarray()"
+            )
         n_classes = len(self.classes_)
         if final == "l2" and self.multiclass == "ovo" and n_classes > 2:
             warnings.warn(
@@ -463,7 +520,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 f"this SVMTuner was fitted on a DataFrame with categorical columns; pass a "
                 f"DataFrame with the same columns ({shown}), not a {type(X).__name__}"
             )
-        return np.asarray(self.preprocessor_.transform(X), dtype=float)
+        return _as_float(self.preprocessor_.transform(X))
 
     def _pairwise(self) -> bool:
         """The final SVM is libsvm's one-vs-one keeping pairwise decision values."""
@@ -497,4 +554,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self.preprocess == "auto"
+        try:
+            sparse_ok = get_selector(self.method, self.method_params).accepts_sparse
+        except ValueError:
+            sparse_ok = False
+        tags.input_tags.sparse = (
+            sparse_ok and self.preprocess != "auto" and self.final_model != "l2"
+        )
         return tags

@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from svmtune._warnings import user_stacklevel
@@ -219,6 +220,7 @@ class DefaultSVC(Selector):
 
     name = "default"
     kernels = ("rbf",)
+    accepts_sparse = True
 
     def select(
         self,
@@ -234,8 +236,15 @@ class DefaultSVC(Selector):
         self.check_kernel(kernel)
         # weighted like repeated rows, so sample_weight=2 equals a duplicated row
         w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
-        mean = float(np.average(X, axis=0, weights=w).mean())
-        var = float(np.average(((X - mean) ** 2).mean(axis=1), weights=w))
+        if sp.issparse(X):  # from the row sums of x and x^2: X stays sparse
+            d = X.shape[1]
+            s1 = np.asarray(X.sum(axis=1)).ravel()
+            s2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+            mean = float(np.average(s1 / d, weights=w))
+            var = float(np.average((s2 - 2.0 * mean * s1) / d + mean**2, weights=w))
+        else:
+            mean = float(np.average(X, axis=0, weights=w).mean())
+            var = float(np.average(((X - mean) ** 2).mean(axis=1), weights=w))
         gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         return Selection(params=rbf_params(sigma_from_gamma(gamma), 1.0), n_svm_fits=0)
 
@@ -246,6 +255,8 @@ class _CVSearch(Selector):
     kernels = ("rbf",)
     held_out = "folds"
     scorings: tuple[str, ...] = SCORINGS
+    # libsvm's SVC fits on sparse rows (the L2-SVM final model does not: refused by the tuner)
+    accepts_sparse = True
 
     def _init_cv(self, n_splits: Any, scoring: Any, final_model: Any) -> None:
         self.n_splits = _check_n_splits(n_splits)
