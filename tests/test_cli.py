@@ -779,3 +779,42 @@ def test_select_progress_bar_on_a_terminal_quiet_and_verbose(csv_file, monkeypat
     r = run(*args, "--verbose")
     assert len([ln for ln in r.stderr.splitlines() if "over 3 folds" in ln]) == 4
     assert_one_line_error(run(*args, "-q", "-v", ok=False), "exclude each other", code=2)
+
+
+# ---------------------------------------------------------------------------- sparse svmlight
+def test_svmlight_file_stays_sparse_through_select_and_predict(tmp_path, monkeypatch):
+    import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 40)) * (rng.random((60, 40)) < 0.2)
+    X[:, 0] = 0.0  # 1-based file: no index 0
+    y = (X[:, 1:6].sum(axis=1) > 0).astype(int)
+    train = tmp_path / "train.svm"
+    dump_svmlight_file(X[:, 1:], y, str(train), zero_based=False)
+    model = tmp_path / "m.skops"
+    args = ["select", train, "--method", "grid", *TINY_GRID, "--random-state", 3, "--json"]
+
+    def refuse(self, *a, **kw):
+        raise AssertionError("a sparse matrix was densified")
+
+    with monkeypatch.context() as m:
+        for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
+            m.setattr(cls, "toarray", refuse)
+            m.setattr(cls, "todense", refuse)
+        doc = json.loads(run(*args, "--out", model).stdout)
+        pred = run("predict", model, train).stdout.splitlines()[1:]
+    assert doc["data"]["sparse"] is True and doc["data"]["index_base"] == 1
+    assert doc["data"]["d"] == 39 and doc["data"]["nnz"] == int((X != 0).sum())
+    ref = SVMTuner(
+        method="grid",
+        method_params={"log2_sigma": (0, 1, 1), "log2_C": (-1, 0, 1), "n_splits": 3},
+        random_state=3,
+    ).fit(X[:, 1:], y)  # the same file read densely
+    assert doc["best_params"] == pytest.approx(ref.best_params_)
+    assert doc["criterion"] == pytest.approx(ref.criterion_, abs=1e-8)
+    assert [int(p) for p in pred] == list(ref.predict(X[:, 1:]))
+    # methods with dense kernels (and default's statistic) read the file densely, as before
+    for method in ("default", "rbsvm"):
+        doc = json.loads(run("select", train, "--method", method, "--json").stdout)
+        assert "sparse" not in doc["data"]

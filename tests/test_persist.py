@@ -122,6 +122,24 @@ def test_pickle_needs_trust(tmp_path):
 
 def test_trusted_types_by_top_level_module():
     ok, bad = trusted_types(["svmtune.tuner.SVMTuner", "sklearn.svm._classes.SVC",
-                             "sklearnx.Evil", "posix.system", "builtins.eval"])  # fmt: skip
-    assert ok == ["svmtune.tuner.SVMTuner", "sklearn.svm._classes.SVC"]
-    assert bad == ["sklearnx.Evil", "posix.system", "builtins.eval"]
+                             "scipy.sparse._csr.csr_matrix", "sklearnx.Evil", "posix.system",
+                             "builtins.eval", "scipy.sparse.load_npz"])  # fmt: skip
+    assert ok == [
+        "svmtune.tuner.SVMTuner",
+        "sklearn.svm._classes.SVC",
+        "scipy.sparse._csr.csr_matrix",
+    ]
+    assert bad == ["sklearnx.Evil", "posix.system", "builtins.eval", "scipy.sparse.load_npz"]
+
+
+def test_skops_round_trip_of_a_model_fitted_on_sparse_rows(tmp_path):
+    import scipy.sparse as sp
+
+    X, y2, _ = _data()
+    S = sp.csr_matrix(np.where(np.abs(X) > 0.8, X, 0.0))
+    grid = {"log2_sigma": (0, 1, 1), "log2_C": (0, 1, 1), "n_splits": 3}
+    tuner = SVMTuner(method="grid", method_params=grid, random_state=0).fit(S, y2)
+    assert sp.issparse(tuner.estimator_.support_vectors_)
+    save_model(tuner, tmp_path / "m.skops")
+    got = load_model(tmp_path / "m.skops")
+    np.testing.assert_array_equal(got.decision_function(S), tuner.decision_function(S))

@@ -31,6 +31,7 @@ from typing import Any
 
 import click
 import numpy as np
+import scipy.sparse as sp
 
 from svmtune import __version__
 from svmtune.bench.cli import bench, report
@@ -721,7 +722,10 @@ def select_cmd(
     _check_out(results_csv, "--results")
     if out is not None and Path(out).suffix.lower() == ".skops":
         _check_skops()
-    X, y, source = _load(file, target, fmt, group_column)
+    sparse = None
+    if not (drop_columns or weight_column or group_column or target):
+        sparse = _load_sparse_svmlight(file, fmt, method, opts)
+    X, y, source = sparse or _load(file, target, fmt, group_column)
     if drop_columns:
         X = _drop(X, drop_columns)
         source["dropped"] = list(drop_columns)
@@ -735,7 +739,10 @@ def select_cmd(
         groups = groups.to_numpy()
         source["groups"] = group_column
     class_weights = _class_weight(class_weight, y)
-    mode = _choose_preprocess(X, opts.preprocess)
+    if sp.issparse(X):  # scaling without centring keeps it sparse (or none)
+        mode = opts.preprocess or "standard"
+    else:
+        mode = _choose_preprocess(X, opts.preprocess)
     tuner = _fit_tuner(
         X,
         y,
@@ -762,6 +769,8 @@ def select_cmd(
 
         if "index_base" in source:  # predict reads svmlight files with the same numbering
             tuner.svmlight_zero_based_ = source["index_base"] == 0
+        if sp.issparse(X):  # and keeps them sparse
+            tuner.svmlight_sparse_ = True
         try:
             record["saved_as"] = save_model(tuner, out)
             record["saved_to"] = str(out)
@@ -777,6 +786,47 @@ def select_cmd(
     if save_error is not None:
         option, exc = save_error
         raise _fail(exc, f"cannot write {option} (the result is above): ") from None
+
+
+def _load_sparse_svmlight(file: str, fmt: str | None, method: str, opts: _SelectionOptions):
+    """``(CSR X, y, description)`` of an svmlight/LIBSVM ``file`` when the selection can
+    use it sparse (a cross-validated search, which fits libsvm on sparse rows, no
+    imputing/one-hot preprocessing, no L2-SVM final model), else None (the file is then read
+    densely, as before).  Feature
+    indices start at 1 unless index 0 occurs, as the dense reader decides."""
+    from sklearn.datasets import load_svmlight_file
+
+    from svmtune.datasets.loaders import detect_format
+    from svmtune.methods.base import get_selector
+
+    path = Path(file).expanduser()
+    if not path.is_file() or opts.preprocess == "auto" or opts.final_model == "l2":
+        return None
+    try:
+        kind = fmt or detect_format(path)
+        selector = get_selector(method, opts.method_params or None)
+    except ValueError:
+        return None  # the dense path reports it
+    # default's gamma='scale' is a statistic of the (there uncentred) matrix: it keeps the
+    # dense reading its results had; the CV searches select the same on either
+    if kind not in ("svmlight", "libsvm") or not selector.accepts_sparse or method == "default":
+        return None
+    if getattr(selector, "final_model", "l1") == "l2":
+        return None
+    try:
+        X, y = load_svmlight_file(str(path), zero_based=True)  # column j: the file's index j
+    except (ValueError, RuntimeError, OSError):
+        return None  # byte-order marks, odd text: the dense reader's messages
+    if X.shape[0] == 0:
+        return None
+    zero_based = X.nnz == 0 or int(X.indices.min()) == 0
+    if not zero_based:
+        X = X[:, 1:]
+    if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        y = y.astype(np.int64)
+    info = {"file": str(path), "index_base": 0 if zero_based else 1, "sparse": True}
+    info["nnz"] = int(X.nnz)
+    return X.tocsr(), y, info
 
 
 def _stderr_is_terminal() -> bool:
@@ -1134,6 +1184,11 @@ def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
 
     tuner = _load_model(model, trust_pickle)
     path = Path(file).expanduser()
+    sparse = _sparse_rows_for(tuner, path, fmt, target)
+    if sparse is not None:
+        X_sparse, y_sparse = sparse
+        _predict_sparse(tuner, X_sparse, y_sparse, model, proba, out)
+        return
     if path.exists():
         # an svmlight file as the training file was numbered (models saved before svmtune
         # recorded it: as the file's own indices say, "auto")
@@ -1213,6 +1268,65 @@ def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
             ):
                 classes = ", ".join(repr(str(c)) for c in tuner.classes_[:6])
                 note += f" (no label there is one of the model's classes: {classes})"
+    if out is not None:
+        note += f"; written to {out}"
+    click.echo(note, err=True)
+
+
+def _sparse_rows_for(tuner, path: Path, fmt: str | None, target: str | None):
+    """``(CSR X, y)`` of an svmlight ``path`` for a model ``select`` fitted on sparse rows
+    (read with its numbering, as many columns as the model has), else None."""
+    from sklearn.datasets import load_svmlight_file
+
+    from svmtune.datasets.loaders import detect_format
+
+    if not getattr(tuner, "svmlight_sparse_", False) or target is not None or not path.is_file():
+        return None
+    try:
+        if (fmt or detect_format(path)) not in ("svmlight", "libsvm"):
+            return None
+        X, y = load_svmlight_file(str(path), zero_based=True)
+    except (ValueError, RuntimeError, OSError):
+        return None
+    if not tuner.svmlight_zero_based_:
+        if X.nnz and int(X.indices.min()) == 0:
+            raise click.ClickException(
+                f"{path}: the model's training file numbered the features from 1, but this "
+                "file holds feature index 0"
+            )
+        X = X[:, 1:]
+    d = tuner.n_features_in_
+    if X.shape[1] > d and X[:, d:].nnz:
+        raise click.ClickException(
+            f"{path} has features beyond the model's {d} (index {X.indices.max() + 1})"
+        )
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+    return X, y
+
+
+def _predict_sparse(tuner, X, y, model: str, proba: bool, out: str | None) -> None:
+    """``predict``'s output for sparse rows ``X`` with labels ``y``."""
+    import pandas as pd
+
+    try:
+        pred = tuner.predict(X)
+        result = pd.DataFrame({"prediction": pred})
+        if proba:
+            P = tuner.predict_proba(X)
+            for k, c in enumerate(tuner.classes_):
+                result[f"p({c})"] = P[:, k]
+    except ValueError as exc:
+        raise _fail(exc) from None
+    if out is None:
+        click.echo(result.to_csv(index=False), nl=False)
+    else:
+        try:
+            result.to_csv(out, index=False)
+        except OSError as exc:
+            raise _fail(exc, "cannot write --out: ") from None
+    same = _same_labels(y, np.asarray(pred))
+    note = f"{len(result)} rows predicted with {model}; accuracy {float(np.mean(same)):.4f}"
+    note += f" on the {len(y)} rows labelled in 'target' (read sparse)"
     if out is not None:
         note += f"; written to {out}"
     click.echo(note, err=True)

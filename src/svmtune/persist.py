@@ -2,7 +2,8 @@
 
 ``svmtune select --out model.skops`` saves with :func:`save_model`; ``svmtune predict``
 loads with :func:`load_model`.  A skops file is loaded only if every type it names that skops
-does not trust by default is svmtune's or scikit-learn's own (:data:`TRUSTED_MODULES`);
+does not trust by default is svmtune's or scikit-learn's own (:data:`TRUSTED_MODULES`, and
+scipy's sparse matrices, :data:`TRUSTED_TYPES`);
 anything else is refused with :class:`UntrustedModelError` naming the types.  A joblib/pickle
 file is unpickled only when the caller says it trusts it (``trust_pickle=True``, the CLI's
 ``--trust-pickle``): unpickling runs whatever code the file names.
@@ -19,6 +20,7 @@ from typing import Any
 
 __all__ = [
     "TRUSTED_MODULES",
+    "TRUSTED_TYPES",
     "UntrustedModelError",
     "is_skops_file",
     "load_model",
@@ -28,6 +30,14 @@ __all__ = [
 
 #: top-level modules whose types a skops model file may name beyond skops' own defaults
 TRUSTED_MODULES = ("svmtune", "sklearn")
+#: scipy's sparse matrices, data containers an SVC fitted on sparse rows holds (its support
+#: vectors), trusted by exact name
+TRUSTED_TYPES = (
+    "scipy.sparse._csr.csr_matrix",
+    "scipy.sparse._csc.csc_matrix",
+    "scipy.sparse._csr.csr_array",
+    "scipy.sparse._csc.csc_array",
+)
 
 _SKOPS_HINT = 'skops is needed for .skops model files: pip install "svmtune[skops]" (or skops)'
 
@@ -55,11 +65,12 @@ def is_skops_file(path: str | Path) -> bool:
 
 
 def trusted_types(types: list[str]) -> tuple[list[str], list[str]]:
-    """Split type names (``module.Class``) into those of :data:`TRUSTED_MODULES` and the
-    others."""
+    """Split type names (``module.Class``) into those of :data:`TRUSTED_MODULES` and
+    :data:`TRUSTED_TYPES` and the others."""
     ok, bad = [], []
     for name in types:
-        (ok if name.split(".", 1)[0] in TRUSTED_MODULES else bad).append(name)
+        trusted = name.split(".", 1)[0] in TRUSTED_MODULES or name in TRUSTED_TYPES
+        (ok if trusted else bad).append(name)
     return ok, bad
 
 
