@@ -685,6 +685,15 @@ def datasets_cmd(as_json: bool) -> None:
     help="Write the evaluated candidates (the tuner's cv_results_, scikit-learn's layout) as CSV.",
 )
 @click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE.png",
+    help="Plot the criterion over (log2 sigma, log2 C) with the search's path and the chosen "
+    "point, beside the held-out error where computed (svmtune.plot_landscape).",
+)
+@click.option(
     "--quiet",
     "-q",
     is_flag=True,
@@ -707,6 +716,7 @@ def select_cmd(
     group_column,
     out,
     results_csv,
+    plot_file,
     quiet,
     verbose,
     opts: _SelectionOptions,
@@ -720,6 +730,7 @@ def select_cmd(
     verbosity = _verbosity(quiet, verbose)
     _check_out(out)
     _check_out(results_csv, "--results")
+    _check_out(plot_file, "--plot")
     if out is not None and Path(out).suffix.lower() == ".skops":
         _check_skops()
     sparse = None
@@ -782,6 +793,14 @@ def select_cmd(
             record["results_to"] = str(results_csv)
         except OSError as exc:
             save_error = save_error or ("--results", exc)
+    if plot_file is not None:
+        try:
+            from svmtune.plotting import plot_landscape
+
+            plot_landscape(tuner, path=plot_file)
+            record["plot_to"] = str(plot_file)
+        except (ValueError, OSError) as exc:
+            save_error = save_error or ("--plot", exc)
     _print_selection(record, opts, tuner)
     if save_error is not None:
         option, exc = save_error
@@ -929,6 +948,8 @@ def _print_selection(record: dict[str, Any], opts: _SelectionOptions, tuner) -> 
         result["saved to"] = f"{record['saved_as']}: {record['saved_to']}"
     if "results_to" in record:
         result["results written to"] = record["results_to"]
+    if "plot_to" in record:
+        result["plot written to"] = record["plot_to"]
     _print_table(
         f"svmtune select --method {method}",
         [("", head), ("", record["best_params"]), ("", result), ("info.", record["info"])],
