@@ -115,3 +115,14 @@ def test_counts_without_a_total_and_cover():
 def test_verbose_checked(data, bad):
     with pytest.raises(ValueError, match="verbose must be 0, 1 or 2"):
         SVMTuner(method="default", verbose=bad).fit(*data)
+
+
+def test_span_rule_candidates_reported(data, capsys):
+    grid = {"log2_sigma": (-1, 1, 1), "log2_C": (0, 1, 1)}
+    t = SVMTuner(method="span_rule", method_params=grid, random_state=0, verbose=2).fit(*data)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ": span_rule " in ln]
+    assert len(lines) == len(t.history_) == 6
+    for line, h in zip(lines, t.history_):
+        assert line == f"svmtune span_rule: sigma={h['sigma']:.4g} C={h['C']:.4g}: " + (
+            f"span_rule {h['span_rule']:.4f}"
+        )
