@@ -26,6 +26,8 @@ _SCORED = {"auto", "grid", "random", "tpe", "optuna", "halving", "cv_cv", "span_
 _SCORED |= {"esdr", "dbtc", "j4", "ld"}  # on the rows of their C stage
 #: K-fold searches: split<k>_test_score for every row
 _FOLDED = {"grid", "random", "tpe", "optuna", "halving", "cv_cv"}
+#: width by a data index, C by K-fold CV
+_C_BY_CV = {"esdr", "dbtc", "j4", "ld"}
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +93,15 @@ def test_cv_results_keys_and_shapes(method, data):
         assert ok.any()
         np.testing.assert_allclose(1 - res["mean_test_score"][ok], res["cv_loss"][ok], atol=1e-12)
         assert np.all(res["mean_fit_time"] > 0)
+    elif method in _C_BY_CV:  # the C stage's rows are cross-validated, the width's not
+        c_rows = res["stage"] == "C"
+        assert t.n_splits_ == t.selection_.info["n_folds"]
+        splits = np.column_stack([res[f"split{k}_test_score"] for k in range(t.n_splits_)])
+        assert np.isnan(splits[~c_rows]).all() and np.isfinite(splits[c_rows]).all()
+        np.testing.assert_allclose(
+            splits[c_rows].mean(axis=1), res["mean_test_score"][c_rows], atol=1e-12
+        )
+        assert np.all(res["mean_fit_time"][c_rows] > 0)
     else:
         assert t.n_splits_ is None
         assert not any(k.startswith("split") for k in res)

@@ -17,8 +17,9 @@ What ``mean_test_score`` holds, per method (higher is better, as in scikit-learn
   F1 for ``"f1"``/``"f1_macro"``, minus the mean hinge loss for ``"hinge"``; the fold
   scores in ``split<k>_test_score``;
 * ``esdr``, ``dbtc``, ``j4``, ``ld``: the CV accuracy on the rows of the C stage (at the
-  chosen width; their fold scores are not recorded); the width stage's rows have no C
-  (``param_C`` masked), NaN there and their index in its own column (``esdr``, ...);
+  chosen width, with their fold scores); the width stage's rows have no C (``param_C``
+  masked), NaN there and in the fold scores, and their index in its own column (``esdr``,
+  ...);
 * ``auto``: the closed-form leave-one-out accuracy the referee ranks the candidate by
   (1 - the lower of ``estimate_l1`` and ``estimate_l2``, the estimates it has);
 * ``span_rule``: 1 - the span-rule leave-one-out estimate (``criterion="span_rule"``) or the
