@@ -372,6 +372,11 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         idx = (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
         return self.classes_[idx]
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # libsvm's SVC on sparse rows
+        return tags
+
 
 def make_final_estimator(
     params: dict[str, Any],

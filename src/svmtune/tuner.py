@@ -104,12 +104,6 @@ def _check_sparse_fit(tuner, selector) -> None:
     """Refuse sparse ``X`` with a message saying why and what works, before any work."""
     from svmtune.methods.base import METHODS, get_selector
 
-    if tuner.preprocess == "auto":
-        raise ValueError(
-            "preprocess='auto' imputes and one-hot encodes table columns and takes no sparse "
-            "X; use preprocess='standard' (scaling without centring, which keeps X sparse) "
-            "or 'none'"
-        )
     if not selector.accepts_sparse:
         ok = [m for m in sorted(METHODS) if get_selector(m).accepts_sparse]
         raise ValueError(
@@ -343,7 +337,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 "method (grid, random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, ld, or "
                 "span_rule with criterion='cv'), or leave groups out"
             )
-        if sp.issparse(X):
+        if sp.issparse(X) and self.preprocess != "auto":  # auto: scikit-learn's TypeError
             _check_sparse_fit(self, selector)
             X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
             X = X.tocsr()  # rows are sliced: folds, weight-0 rows
