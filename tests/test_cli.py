@@ -141,7 +141,7 @@ def saved_model(csv_file, tmp_path):
 def test_predict_writes_the_models_predictions_and_scores_labelled_rows(saved_model, tmp_path):
     model, tuner, path, df = saved_model
     X = df[["a", "b", "c"]]
-    r = run("predict", model, path)
+    r = run("predict", "--trust-pickle", model, path)
     lines = r.output.splitlines()  # the CSV, then the note (standard error)
     assert lines[0] == "prediction" and lines[1 : len(df) + 1] == list(tuner.predict(X))
     acc = float(np.mean(tuner.predict(X) == df.label))
@@ -152,7 +152,7 @@ def test_predict_writes_the_models_predictions_and_scores_labelled_rows(saved_mo
         other, index=False
     )
     out = tmp_path / "pred.csv"
-    r = run("predict", model, other, "--proba", "--out", out)
+    r = run("predict", "--trust-pickle", model, other, "--proba", "--out", out)
     assert "accuracy" not in r.output and f"written to {out}" in r.output
     got = pd.read_csv(out)
     assert list(got.columns) == ["prediction", "p(no)", "p(yes)"]
@@ -165,7 +165,7 @@ def test_predict_writes_the_models_predictions_and_scores_labelled_rows(saved_mo
     )
     assert (
         f"accuracy {acc:.4f} on the 40 rows labelled in 'truth'"
-        in run("predict", model, other, "--target", "truth").output
+        in run("predict", "--trust-pickle", model, other, "--target", "truth").output
     )
 
 
@@ -187,7 +187,7 @@ def test_predict_numeric_labels_svmlight_and_bundled(tmp_path):
     X0[:, 3] = 0.0
     dump_svmlight_file(X0[:5], y[:5].astype(float), str(test))
     out = tmp_path / "p.csv"
-    r = run("predict", model, test, "--out", out)
+    r = run("predict", "--trust-pickle", model, test, "--out", out)
     names = [f"f{j + 1}" for j in range(4)]
     assert list(pd.read_csv(out).prediction) == list(
         tuner.predict(pd.DataFrame(X0[:5], columns=names))
@@ -204,7 +204,7 @@ def test_predict_numeric_labels_svmlight_and_bundled(tmp_path):
     acc = float(np.mean(pred[keep] == np.array([1, -1, 1, -1])))
     assert (
         f"accuracy {acc:.4f} on the 4 rows labelled in 'target'"
-        in run("predict", model, csv).output
+        in run("predict", "--trust-pickle", model, csv).output
     )
     # KEEL: the @outputs attribute holds the labels, whatever its name
     rows = "".join(f"{a:.3f},{b:.3f},{'p' if a > 0 else 'n'}\n" for a, b in X[:, :2])
@@ -215,10 +215,13 @@ def test_predict_numeric_labels_svmlight_and_bundled(tmp_path):
     keel_file = tmp_path / "k.dat"
     keel_file.write_text(keel)
     run("select", keel_file, "--method", "default", "--out", model)
-    assert "on the 30 rows labelled in 'Type'" in run("predict", model, keel_file).output
+    assert (
+        "on the 30 rows labelled in 'Type'"
+        in run("predict", "--trust-pickle", model, keel_file).output
+    )
     # a bundled data set by name
     run("select", "iris", "--method", "default", "--out", model)
-    assert "150 rows predicted" in run("predict", model, "iris").output
+    assert "150 rows predicted" in run("predict", "--trust-pickle", model, "iris").output
 
 
 def test_predict_errors(saved_model, tmp_path):
@@ -226,31 +229,40 @@ def test_predict_errors(saved_model, tmp_path):
     lacking = tmp_path / "lacking.csv"
     df.drop(columns="b").to_csv(lacking, index=False)
     assert_one_line_error(
-        run("predict", model, lacking, ok=False), "lacks 1 of the model's feature columns: 'b'"
+        run("predict", "--trust-pickle", model, lacking, ok=False),
+        "lacks 1 of the model's feature columns: 'b'",
     )
     assert_one_line_error(
-        run("predict", path, path, ok=False), "(not a model saved by `svmtune select --out`?)"
+        run("predict", "--trust-pickle", path, path, ok=False),
+        "(not a model saved by `svmtune select --out`?)",
     )
     other = tmp_path / "other.joblib"
     joblib.dump({"not": "a model"}, other)
-    assert_one_line_error(run("predict", other, path, ok=False), "holds a dict, not a fitted")
-    joblib.dump(SVMTuner(), other)
-    assert_one_line_error(run("predict", other, path, ok=False), "holds a SVMTuner, not a fitted")
     assert_one_line_error(
-        run("predict", model, path, "--target", "nope", ok=False), "target column 'nope'"
+        run("predict", "--trust-pickle", other, path, ok=False), "holds a dict, not a fitted"
     )
-    assert_one_line_error(run("predict", model, tmp_path / "nope.csv", ok=False), "not found")
+    joblib.dump(SVMTuner(), other)
     assert_one_line_error(
-        run("predict", model, path, "--target", "a", ok=False),
+        run("predict", "--trust-pickle", other, path, ok=False), "holds a SVMTuner, not a fitted"
+    )
+    assert_one_line_error(
+        run("predict", "--trust-pickle", model, path, "--target", "nope", ok=False),
+        "target column 'nope'",
+    )
+    assert_one_line_error(
+        run("predict", "--trust-pickle", model, tmp_path / "nope.csv", ok=False), "not found"
+    )
+    assert_one_line_error(
+        run("predict", "--trust-pickle", model, path, "--target", "a", ok=False),
         "--target 'a' names 'a', one of the model's feature columns",
         code=2,
     )
     # labels none of which the model knows: the accuracy says so
     relabelled = tmp_path / "relabelled.csv"
     df.assign(label=np.where(df.label == "yes", "Y", "N")).to_csv(relabelled, index=False)
-    note = run("predict", model, relabelled).output.splitlines()[-1]
+    note = run("predict", "--trust-pickle", model, relabelled).output.splitlines()[-1]
     assert note.endswith("(no label there is one of the model's classes: 'no', 'yes')")
-    assert "model's classes" not in run("predict", model, path).output
+    assert "model's classes" not in run("predict", "--trust-pickle", model, path).output
 
 
 def test_select_drop_columns(csv_file, tmp_path):
@@ -276,7 +288,9 @@ def test_select_drop_columns(csv_file, tmp_path):
     model = tmp_path / "m.joblib"
     run("select", f, "--method", "default", "--drop", "id", "--drop", "c", "--out", model)
     assert list(joblib.load(model).feature_names_in_) == ["a", "b"]
-    assert "rows predicted" in run("predict", model, f).output  # id and c are ignored
+    assert (
+        "rows predicted" in run("predict", "--trust-pickle", model, f).output
+    )  # id and c are ignored
     assert_one_line_error(
         run("select", f, "--method", "default", "--drop", "nope", ok=False),
         "no column 'nope' in the features",
@@ -556,7 +570,7 @@ def test_predict_an_svmlight_file_needs_a_model_of_svmlight_columns(saved_model,
     model, _, _, df = saved_model  # trained on the columns a, b, c
     f = tmp_path / "new.svm"
     dump_svmlight_file(df[["a", "b", "c"]].to_numpy(), (df.label == "yes").astype(int), str(f))
-    r = run("predict", model, f, ok=False)
+    r = run("predict", "--trust-pickle", model, f, ok=False)
     assert_one_line_error(r, "lacks 3 of the model's feature columns: 'a', 'b', 'c'")
     assert "prediction" not in r.output
 
@@ -580,7 +594,7 @@ def test_predict_reads_svmlight_files_with_the_training_files_index_base(tmp_pat
     test = tmp_path / "test.svm"
     dump_svmlight_file(X0, y[:8], str(test), zero_based=True)
     out = tmp_path / "p.csv"
-    run("predict", model, test, "--out", out)
+    run("predict", "--trust-pickle", model, test, "--out", out)
     want = tuner.predict(pd.DataFrame(X0, columns=["f1", "f2", "f3"]))
     assert list(pd.read_csv(out).prediction) == list(want)
     # a model of a 1-based file refuses a file with index 0
@@ -588,12 +602,12 @@ def test_predict_reads_svmlight_files_with_the_training_files_index_base(tmp_pat
     dump_svmlight_file(X, y, str(one), zero_based=False)
     doc = json.loads(run("select", one, "--method", "default", "--json", "--out", model).output)
     assert doc["data"]["index_base"] == 1
-    r = run("predict", model, train, ok=False)
+    r = run("predict", "--trust-pickle", model, train, ok=False)
     assert_one_line_error(r, "the model's training file numbered the features from 1")
     # a model saved without the record (older svmtune): the file decides ("auto")
     del tuner.svmlight_zero_based_
     joblib.dump(tuner, model)
-    assert "8 rows predicted" in run("predict", model, test).output
+    assert "8 rows predicted" in run("predict", "--trust-pickle", model, test).output
 
 
 # ---------------------------------------------------------------------------- --out, options
@@ -702,3 +716,135 @@ def test_param_booleans_are_parsed(csv_file):
     assert got != pytest.approx(on)
     r = run("select", path, "--method", "ss", "--param", "rescale=yes", ok=False)
     assert_one_line_error(r, "rescale must be True or False")
+
+
+# ---------------------------------------------------------------------------- cv_results_, skops
+def test_select_json_and_results_csv_hold_cv_results(csv_file, tmp_path):
+    path, df = csv_file
+    args = ["select", path, "--method", "grid", *TINY_GRID, "--random-state", 3]
+    results = tmp_path / "results.csv"
+    doc = json.loads(run(*args, "--json", "--results", results).output)
+    ref = SVMTuner(
+        method="grid",
+        method_params={"log2_sigma": (0, 1, 1), "log2_C": (-1, 0, 1), "n_splits": 3},
+        random_state=3,
+    ).fit(df[["a", "b", "c"]], df.label)
+    cv = doc["cv_results"]
+    assert cv["params"] == ref.cv_results_["params"]
+    assert cv["mean_test_score"] == pytest.approx(list(ref.cv_results_["mean_test_score"]))
+    assert cv["rank_test_score"] == list(ref.cv_results_["rank_test_score"])
+    assert doc["results_to"] == str(results)
+    table = pd.read_csv(results)
+    assert len(table) == 4 and {"param_sigma", "param_C", "split2_test_score"} <= set(table)
+    np.testing.assert_allclose(table.mean_test_score, ref.cv_results_["mean_test_score"])
+    assert [json.loads(p) for p in table.params] == ref.cv_results_["params"]
+    # a width-only row of esdr has no C: an empty cell, not a number
+    run("select", path, "--method", "ld_c1", "--results", results)
+    assert "param_C" not in pd.read_csv(results)
+    run("select", path, "--method", "ld", "--results", results)
+    esdr = pd.read_csv(results)
+    assert esdr.param_C[esdr.stage == "sigma"].isna().all()
+    assert esdr.param_C[esdr.stage == "C"].notna().all()
+    r = run("select", path, "--method", "default", "--results", tmp_path / "no" / "r.csv", ok=False)
+    assert_one_line_error(r, "does not exist", code=2)
+
+
+def test_skops_round_trip_through_select_and_predict(csv_file, tmp_path):
+    pytest.importorskip("skops")
+    path, df = csv_file
+    model = tmp_path / "model.skops"
+    r = run("select", path, "--method", "grid", *TINY_GRID, "--random-state", 3, "--out", model)
+    assert "skops: " in r.output
+    pickled = tmp_path / "model.joblib"
+    run("select", path, "--method", "grid", *TINY_GRID, "--random-state", 3, "--out", pickled)
+    ref = joblib.load(pickled)
+    pred = run("predict", model, path, "--proba", "--out", tmp_path / "p.csv").output
+    assert "40 rows predicted" in pred
+    got = pd.read_csv(tmp_path / "p.csv")
+    X = df[["a", "b", "c"]]
+    assert list(got.prediction) == list(ref.predict(X))
+    np.testing.assert_array_equal(got[["p(no)", "p(yes)"]], ref.predict_proba(X))
+
+
+def test_predict_refuses_pickle_without_trust_pickle(saved_model):
+    model, tuner, path, _ = saved_model
+    r = run("predict", model, path, ok=False)
+    assert_one_line_error(r, "loading one can run any code", code=2)
+    assert "--trust-pickle" in r.output and "prediction" not in r.output
+    assert "rows predicted" in run("predict", "--trust-pickle", model, path).output
+
+
+def test_predict_refuses_a_skops_file_with_an_untrusted_type(csv_file, tmp_path):
+    sio = pytest.importorskip("skops.io")
+    import os
+
+    path, _ = csv_file
+    model = tmp_path / "model.skops"
+    run("select", path, "--method", "default", "--out", model)
+    tuner = sio.load(model, trusted=sio.get_untrusted_types(file=model))
+    tuner.extra_ = os.system  # what an attacker would name: neither svmtune's nor sklearn's
+    crafted = tmp_path / "crafted.skops"
+    sio.dump(tuner, crafted)
+    (system,) = [t for t in sio.get_untrusted_types(file=crafted) if t.endswith(".system")]
+    r = run("predict", crafted, path, ok=False)
+    assert_one_line_error(r, f"neither svmtune's nor scikit-learn's: {system}", 2)
+    # --trust-pickle concerns pickles only: it does not widen the skops allow-list
+    assert run("predict", "--trust-pickle", crafted, path, ok=False).exit_code == 2
+
+
+# ---------------------------------------------------------------------------- progress
+def test_select_progress_bar_on_a_terminal_quiet_and_verbose(csv_file, monkeypatch):
+    import svmtune.cli as cli
+
+    path, _ = csv_file
+    args = ["select", path, "--method", "grid", *TINY_GRID, "--json"]
+    r = run(*args)  # standard error is no terminal here: no bar
+    assert "CV fits" not in r.stderr
+    json.loads(r.stdout)
+    monkeypatch.setattr(cli, "_stderr_is_terminal", lambda: True)
+    r = run(*args)
+    assert "12/12 CV fits" in r.stderr and "svmtune grid: selected" in r.stderr
+    assert json.loads(r.stdout)["n_svm_fits"] == 12  # the result on standard output, intact
+    assert "CV fits" not in run(*args, "--quiet").stderr
+    r = run(*args, "--verbose")
+    assert len([ln for ln in r.stderr.splitlines() if "over 3 folds" in ln]) == 4
+    assert_one_line_error(run(*args, "-q", "-v", ok=False), "exclude each other", code=2)
+
+
+# ---------------------------------------------------------------------------- sparse svmlight
+def test_svmlight_file_stays_sparse_through_select_and_predict(tmp_path, monkeypatch):
+    import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 40)) * (rng.random((60, 40)) < 0.2)
+    X[:, 0] = 0.0  # 1-based file: no index 0
+    y = (X[:, 1:6].sum(axis=1) > 0).astype(int)
+    train = tmp_path / "train.svm"
+    dump_svmlight_file(X[:, 1:], y, str(train), zero_based=False)
+    model = tmp_path / "m.skops"
+    args = ["select", train, "--method", "grid", *TINY_GRID, "--random-state", 3, "--json"]
+
+    def refuse(self, *a, **kw):
+        raise AssertionError("a sparse matrix was densified")
+
+    with monkeypatch.context() as m:
+        for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
+            m.setattr(cls, "toarray", refuse)
+            m.setattr(cls, "todense", refuse)
+        doc = json.loads(run(*args, "--out", model).stdout)
+        pred = run("predict", model, train).stdout.splitlines()[1:]
+    assert doc["data"]["sparse"] is True and doc["data"]["index_base"] == 1
+    assert doc["data"]["d"] == 39 and doc["data"]["nnz"] == int((X != 0).sum())
+    ref = SVMTuner(
+        method="grid",
+        method_params={"log2_sigma": (0, 1, 1), "log2_C": (-1, 0, 1), "n_splits": 3},
+        random_state=3,
+    ).fit(X[:, 1:], y)  # the same file read densely
+    assert doc["best_params"] == pytest.approx(ref.best_params_)
+    assert doc["criterion"] == pytest.approx(ref.criterion_, abs=1e-8)
+    assert [int(p) for p in pred] == list(ref.predict(X[:, 1:]))
+    # methods with dense kernels (and default's statistic) read the file densely, as before
+    for method in ("default", "rbsvm"):
+        doc = json.loads(run("select", train, "--method", method, "--json").stdout)
+        assert "sparse" not in doc["data"]

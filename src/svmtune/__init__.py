@@ -9,6 +9,15 @@ from svmtune.kernels import Kernel, gamma_from_sigma, sigma_from_gamma
 from svmtune.methods.base import available_methods
 from svmtune.tuner import SVMTuner
 
+
+def plot_landscape(tuner, **kwargs):
+    """The criterion over (log2 sigma, log2 C) with the search's path and the chosen point
+    (matplotlib); see :func:`svmtune.plotting.plot_landscape`."""
+    from svmtune.plotting import plot_landscape as plot
+
+    return plot(tuner, **kwargs)
+
+
 try:
     __version__ = version("svmtune")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
@@ -19,6 +28,7 @@ __all__ = [
     "L2SVC",
     "Kernel",
     "available_methods",
+    "plot_landscape",
     "gamma_from_sigma",
     "sigma_from_gamma",
     "__version__",

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from typing import Any
 
 import click
 import numpy as np
+import scipy.sparse as sp
 
 from svmtune import __version__
 from svmtune._factor import warm_up as warm_up_factor
@@ -333,9 +335,10 @@ def _fit_tuner(
     class_weight=None,
     groups=None,
     method_params=None,
+    verbose: int = 0,
 ):
     """Fit an ``SVMTuner`` with the shared options ``opts`` (``preprocess`` resolved);
-    ``method_params`` replaces the options' ``--param``s."""
+    ``method_params`` replaces the options' ``--param``s; ``verbose`` is the tuner's."""
     from svmtune.tuner import SVMTuner
 
     tuner = SVMTuner(
@@ -349,6 +352,7 @@ def _fit_tuner(
         final_model=opts.final_model,
         probability=opts.probability,
         class_weight=class_weight,
+        verbose=verbose,
     )
     try:
         return tuner.fit(X, y, sample_weight=sample_weight, groups=groups)
@@ -680,7 +684,37 @@ def datasets_cmd(as_json: bool) -> None:
     "--out",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Save the fitted SVMTuner (joblib).",
+    help="Save the fitted SVMTuner: a FILE.skops with skops (safe to load; pip install "
+    "'svmtune[skops]'), any other name with joblib (a pickle: loading it can run code).",
+)
+@click.option(
+    "--results",
+    "results_csv",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE.csv",
+    help="Write the evaluated candidates (the tuner's cv_results_, scikit-learn's layout) as CSV.",
+)
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE.png",
+    help="Plot the criterion over (log2 sigma, log2 C) with the search's path and the chosen "
+    "point, beside the held-out error where computed (svmtune.plot_landscape).",
+)
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="No progress bar (shown on standard error when that is a terminal).",
+)
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="A line per evaluated candidate with its score on standard error, instead of the bar.",
 )
 def select_cmd(
     file,
@@ -692,6 +726,10 @@ def select_cmd(
     drop_columns,
     group_column,
     out,
+    results_csv,
+    plot_file,
+    quiet,
+    verbose,
     opts: _SelectionOptions,
 ) -> None:
     """Select SVM hyperparameters for FILE and fit the final model on all of it.
@@ -700,8 +738,16 @@ def select_cmd(
     (e.g. `svmtune select pima --method grid`).
     """
     _check_method(method, opts.method_params)
+    verbosity = _verbosity(quiet, verbose)
     _check_out(out)
-    X, y, source = _load(file, target, fmt, group_column)
+    _check_out(results_csv, "--results")
+    _check_out(plot_file, "--plot")
+    if out is not None and Path(out).suffix.lower() == ".skops":
+        _check_skops()
+    sparse = None
+    if not (drop_columns or weight_column or group_column or target):
+        sparse = _load_sparse_svmlight(file, fmt, method, opts)
+    X, y, source = sparse or _load(file, target, fmt, group_column)
     if drop_columns:
         X = _drop(X, drop_columns)
         source["dropped"] = list(drop_columns)
@@ -715,7 +761,10 @@ def select_cmd(
         groups = groups.to_numpy()
         source["groups"] = group_column
     class_weights = _class_weight(class_weight, y)
-    mode = _choose_preprocess(X, opts.preprocess)
+    if sp.issparse(X):  # scaling without centring keeps it sparse (or none)
+        mode = opts.preprocess or "standard"
+    else:
+        mode = _choose_preprocess(X, opts.preprocess)
     tuner = _fit_tuner(
         X,
         y,
@@ -725,6 +774,7 @@ def select_cmd(
         sample_weight=weights,
         class_weight=class_weights,
         groups=groups,
+        verbose=verbosity,
     )
     record = {
         "data": {**source, **_describe_data(X, y)},
@@ -733,38 +783,141 @@ def select_cmd(
         **opts.record(mode, tuner),
         **_selection_record(tuner),
     }
+    if opts.as_json:
+        record["cv_results"] = tuner.cv_results_
     save_error = None
     if out is not None:
-        import joblib
+        from svmtune.persist import save_model
 
         if "index_base" in source:  # predict reads svmlight files with the same numbering
             tuner.svmlight_zero_based_ = source["index_base"] == 0
+        if sp.issparse(X):  # and keeps them sparse
+            tuner.svmlight_sparse_ = True
         try:
-            joblib.dump(tuner, out)
+            record["saved_as"] = save_model(tuner, out)
             record["saved_to"] = str(out)
         except OSError as exc:  # the result is printed first: the selection is not lost
-            save_error = exc
+            save_error = ("--out", exc)
+    if results_csv is not None:
+        try:
+            results_frame(tuner.cv_results_).to_csv(results_csv, index=False)
+            record["results_to"] = str(results_csv)
+        except OSError as exc:
+            save_error = save_error or ("--results", exc)
+    if plot_file is not None:
+        try:
+            from svmtune.plotting import plot_landscape
+
+            plot_landscape(tuner, path=plot_file)
+            record["plot_to"] = str(plot_file)
+        except (ValueError, OSError) as exc:
+            save_error = save_error or ("--plot", exc)
     _print_selection(record, opts, tuner)
     if save_error is not None:
-        raise _fail(save_error, "cannot write --out (the result is above): ") from None
+        option, exc = save_error
+        raise _fail(exc, f"cannot write {option} (the result is above): ") from None
 
 
-def _check_out(out: str | None) -> None:
-    """A usage error unless ``select --out`` can be written, before the selection starts:
-    its directory exists and is writable, and it is no directory."""
+def _load_sparse_svmlight(file: str, fmt: str | None, method: str, opts: _SelectionOptions):
+    """``(CSR X, y, description)`` of an svmlight/LIBSVM ``file`` when the selection can
+    use it sparse (a cross-validated search, which fits libsvm on sparse rows, no
+    imputing/one-hot preprocessing, no L2-SVM final model), else None (the file is then read
+    densely, as before).  Feature
+    indices start at 1 unless index 0 occurs, as the dense reader decides."""
+    from sklearn.datasets import load_svmlight_file
+
+    from svmtune.datasets.loaders import detect_format
+    from svmtune.methods.base import get_selector
+
+    path = Path(file).expanduser()
+    if not path.is_file() or opts.preprocess == "auto" or opts.final_model == "l2":
+        return None
+    try:
+        kind = fmt or detect_format(path)
+        selector = get_selector(method, opts.method_params or None)
+    except ValueError:
+        return None  # the dense path reports it
+    # default's gamma='scale' is a statistic of the (there uncentred) matrix: it keeps the
+    # dense reading its results had; the CV searches select the same on either
+    if kind not in ("svmlight", "libsvm") or not selector.accepts_sparse or method == "default":
+        return None
+    if getattr(selector, "final_model", "l1") == "l2":
+        return None
+    try:
+        X, y = load_svmlight_file(str(path), zero_based=True)  # column j: the file's index j
+    except (ValueError, RuntimeError, OSError):
+        return None  # byte-order marks, odd text: the dense reader's messages
+    if X.shape[0] == 0:
+        return None
+    zero_based = X.nnz == 0 or int(X.indices.min()) == 0
+    if not zero_based:
+        X = X[:, 1:]
+    if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        y = y.astype(np.int64)
+    info = {"file": str(path), "index_base": 0 if zero_based else 1, "sparse": True}
+    info["nnz"] = int(X.nnz)
+    return X.tocsr(), y, info
+
+
+def _stderr_is_terminal() -> bool:
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def _verbosity(quiet: bool, verbose: bool) -> int:
+    """``SVMTuner(verbose=...)`` of ``select``: lines with --verbose, none with --quiet,
+    else the progress bar when standard error is a terminal."""
+    if verbose and quiet:
+        raise click.UsageError("--quiet and --verbose exclude each other")
+    if verbose:
+        return 2
+    return 0 if quiet else int(_stderr_is_terminal())
+
+
+def results_frame(cv_results: dict[str, Any]):
+    """``cv_results_`` as a DataFrame for a CSV file: ``params`` as JSON text, masked
+    ``param_<name>`` entries (a parameter a row does not have) empty."""
+    import pandas as pd
+
+    columns = {}
+    for key, value in cv_results.items():
+        if key == "params":
+            value = [json.dumps(to_jsonable(p), sort_keys=True) for p in value]
+        elif isinstance(value, np.ma.MaskedArray):
+            value = [None if m else v for v, m in zip(value.data, np.ma.getmaskarray(value))]
+        columns[key] = value
+    return pd.DataFrame(columns)
+
+
+def _check_skops() -> None:
+    """A usage error before the selection starts when ``--out FILE.skops`` cannot be
+    written for want of skops."""
+    try:
+        import skops.io  # noqa: F401
+    except ImportError:
+        raise click.BadParameter(
+            "saving a .skops file needs skops: pip install 'svmtune[skops]' (or skops), or "
+            "give another file name to save with joblib",
+            param_hint="'--out'",
+        ) from None
+
+
+def _check_out(out: str | None, option: str = "--out") -> None:
+    """A usage error unless ``select --out`` (or ``option``) can be written, before the
+    selection starts: its directory exists and is writable, and it is no directory."""
     if out is None:
         return
     path = Path(out)
+    hint = f"'{option}'"
     if path.is_dir():
-        raise click.BadParameter(f"{out} is a directory; give a file name", param_hint="'--out'")
+        raise click.BadParameter(f"{out} is a directory; give a file name", param_hint=hint)
     if not path.parent.is_dir():
         raise click.BadParameter(
             f"cannot write {out}: directory {path.parent} does not exist; create it first",
-            param_hint="'--out'",
+            param_hint=hint,
         )
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise click.BadParameter(
-            f"cannot write {out}: permission denied; choose another file", param_hint="'--out'"
+            f"cannot write {out}: permission denied; choose another file", param_hint=hint
         )
 
 
@@ -803,7 +956,11 @@ def _print_selection(record: dict[str, Any], opts: _SelectionOptions, tuner) -> 
         "final_model": record["final_model"],
     }
     if "saved_to" in record:
-        result["saved to"] = record["saved_to"]
+        result["saved to"] = f"{record['saved_as']}: {record['saved_to']}"
+    if "results_to" in record:
+        result["results written to"] = record["results_to"]
+    if "plot_to" in record:
+        result["plot written to"] = record["plot_to"]
     _print_table(
         f"svmtune select --method {method}",
         [("", head), ("", record["best_params"]), ("", result), ("info.", record["info"])],
@@ -947,14 +1104,25 @@ def _print_comparison(rows: dict[str, dict[str, float]]) -> None:
     Console().print(table)
 
 
-def _load_model(path: str):
-    """The fitted ``SVMTuner`` that ``svmtune select --out`` saved at ``path``."""
-    import joblib
+class _Refused(click.ClickException):
+    """A model file ``predict`` does not load (exit status 2, as a usage error)."""
 
+    exit_code = 2
+
+
+def _load_model(path: str, trust_pickle: bool = False):
+    """The fitted ``SVMTuner`` that ``svmtune select --out`` saved at ``path``: a skops
+    file with svmtune's and scikit-learn's types only, or a joblib/pickle file the user
+    trusts (:func:`svmtune.persist.load_model`)."""
+    from svmtune.persist import UntrustedModelError, load_model
     from svmtune.tuner import SVMTuner
 
     try:
-        model = joblib.load(path)
+        model = load_model(path, trust_pickle=trust_pickle)
+    except UntrustedModelError as exc:
+        raise _Refused(str(exc)) from None
+    except ImportError as exc:
+        raise _fail(exc) from None
     except Exception as exc:  # not a joblib/pickle file, or a truncated one
         raise _fail(
             exc, f"cannot load {path} (not a model saved by `svmtune select --out`?): "
@@ -1022,7 +1190,13 @@ def _same_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
     default=None,
     help="Write the predictions to this CSV file (default: standard output).",
 )
-def predict_cmd(model, file, target, fmt, proba, out) -> None:
+@click.option(
+    "--trust-pickle",
+    is_flag=True,
+    help="Load a joblib/pickle MODEL (loading one can run any code it contains: only for "
+    "files you trust); .skops models need no such flag.",
+)
+def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
     """Predict the classes of FILE's rows with a MODEL saved by `svmtune select --out`.
 
     FILE is read as `select` reads it (or is a bundled data set's name); its columns are
@@ -1033,14 +1207,21 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
     probability (the model's predict_proba).  When FILE has labels, the accuracy goes to
     standard error.
 
-    MODEL is loaded with joblib, i.e. unpickled: load only files you trust.
+    A .skops MODEL is loaded if it names only svmtune's and scikit-learn's types (anything
+    else is refused); a joblib/pickle MODEL is unpickled, which can run code, so only with
+    --trust-pickle (without it: exit status 2).
     """
     import pandas as pd
 
     from svmtune.datasets import load_dataset, load_table
 
-    tuner = _load_model(model)
+    tuner = _load_model(model, trust_pickle)
     path = Path(file).expanduser()
+    sparse = _sparse_rows_for(tuner, path, fmt, target)
+    if sparse is not None:
+        X_sparse, y_sparse = sparse
+        _predict_sparse(tuner, X_sparse, y_sparse, model, proba, out)
+        return
     if path.exists():
         # an svmlight file as the training file was numbered (models saved before svmtune
         # recorded it: as the file's own indices say, "auto")
@@ -1120,6 +1301,65 @@ def predict_cmd(model, file, target, fmt, proba, out) -> None:
             ):
                 classes = ", ".join(repr(str(c)) for c in tuner.classes_[:6])
                 note += f" (no label there is one of the model's classes: {classes})"
+    if out is not None:
+        note += f"; written to {out}"
+    click.echo(note, err=True)
+
+
+def _sparse_rows_for(tuner, path: Path, fmt: str | None, target: str | None):
+    """``(CSR X, y)`` of an svmlight ``path`` for a model ``select`` fitted on sparse rows
+    (read with its numbering, as many columns as the model has), else None."""
+    from sklearn.datasets import load_svmlight_file
+
+    from svmtune.datasets.loaders import detect_format
+
+    if not getattr(tuner, "svmlight_sparse_", False) or target is not None or not path.is_file():
+        return None
+    try:
+        if (fmt or detect_format(path)) not in ("svmlight", "libsvm"):
+            return None
+        X, y = load_svmlight_file(str(path), zero_based=True)
+    except (ValueError, RuntimeError, OSError):
+        return None
+    if not tuner.svmlight_zero_based_:
+        if X.nnz and int(X.indices.min()) == 0:
+            raise click.ClickException(
+                f"{path}: the model's training file numbered the features from 1, but this "
+                "file holds feature index 0"
+            )
+        X = X[:, 1:]
+    d = tuner.n_features_in_
+    if X.shape[1] > d and X[:, d:].nnz:
+        raise click.ClickException(
+            f"{path} has features beyond the model's {d} (index {X.indices.max() + 1})"
+        )
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+    return X, y
+
+
+def _predict_sparse(tuner, X, y, model: str, proba: bool, out: str | None) -> None:
+    """``predict``'s output for sparse rows ``X`` with labels ``y``."""
+    import pandas as pd
+
+    try:
+        pred = tuner.predict(X)
+        result = pd.DataFrame({"prediction": pred})
+        if proba:
+            P = tuner.predict_proba(X)
+            for k, c in enumerate(tuner.classes_):
+                result[f"p({c})"] = P[:, k]
+    except ValueError as exc:
+        raise _fail(exc) from None
+    if out is None:
+        click.echo(result.to_csv(index=False), nl=False)
+    else:
+        try:
+            result.to_csv(out, index=False)
+        except OSError as exc:
+            raise _fail(exc, "cannot write --out: ") from None
+    same = _same_labels(y, np.asarray(pred))
+    note = f"{len(result)} rows predicted with {model}; accuracy {float(np.mean(same)):.4f}"
+    note += f" on the {len(y)} rows labelled in 'target' (read sparse)"
     if out is not None:
         note += f"; written to {out}"
     click.echo(note, err=True)

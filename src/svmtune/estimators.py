@@ -186,11 +186,13 @@ FULL_KERNEL_MAX_N = 4096
 DECISION_BLOCK = 2**22
 
 
-def _fit_inputs(est, X, y, sample_weight):
+def _fit_inputs(est, X, y, sample_weight, accept_sparse=False):
     """Validated ``(X, encoded y, per-sample weights x class weights)`` for ``est.fit``,
-    which gets ``classes_``; every class needs a sample of positive weight."""
+    which gets ``classes_``; every class needs a sample of positive weight.  ``X`` may be a
+    scipy sparse matrix where ``accept_sparse`` names its formats (libsvm's SVC takes one)."""
     check_labels(y)
-    X, y = validate_data(est, X, y)  # finite numeric X, 1-D y of the same length
+    # finite numeric X, 1-D y of the same length
+    X, y = validate_data(est, X, y, accept_sparse=accept_sparse)
     check_label_kind(y)
     est.classes_, y_enc = np.unique(y, return_inverse=True)  # LabelEncoder's classes, codes
     w = validate_sample_weight(sample_weight, X.shape[0])
@@ -341,7 +343,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
-        X, y_enc, w = _fit_inputs(self, X, y, sample_weight)
+        X, y_enc, w = _fit_inputs(self, X, y, sample_weight, accept_sparse="csr")
         params = dict(
             C=self.C,
             kernel=self.kernel,
@@ -361,7 +363,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Shape (n,) for two classes (positive: ``classes_[1]``), (n, n_classes) otherwise."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = validate_data(self, X, reset=False, accept_sparse="csr")
         F = np.column_stack([e.decision_function(X) for e in self.estimators_])
         return F[:, 0] if len(self.classes_) == 2 else F
 
@@ -369,6 +371,11 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         F = self.decision_function(X)
         idx = (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
         return self.classes_[idx]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # libsvm's SVC on sparse rows
+        return tags
 
 
 def make_final_estimator(

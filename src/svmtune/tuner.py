@@ -13,10 +13,12 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
-from sklearn.preprocessing import LabelEncoder
+from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from svmtune._progress import describe, progress
+from svmtune._results import search_results
 from svmtune._validation import (
     check_distance_range,
     check_feature_scale,
@@ -91,6 +93,44 @@ def _as_table(X):
     return check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
 
 
+def _announce(selector, reporter) -> None:
+    """The CV fits a sequential search (TPE, Optuna) will make, for the progress bar's
+    ETA (the searches that score all candidates at once announce them themselves)."""
+    budget = getattr(selector, "max_evals", None) or getattr(selector, "n_trials", None)
+    n_splits = getattr(selector, "n_splits", None)
+    if budget and n_splits:
+        reporter.expect(int(budget) * int(n_splits), "CV fits")
+
+
+#: the scipy sparse formats fit and predict take (as CSR)
+_SPARSE = ("csr", "csc")
+
+
+def _as_float(Xt):
+    """Preprocessed ``X`` as float64: a CSR matrix stays sparse, anything else an array."""
+    if sp.issparse(Xt):
+        return sp.csr_matrix(Xt, dtype=float)
+    return np.asarray(Xt, dtype=float)
+
+
+def _check_sparse_fit(tuner, selector) -> None:
+    """Refuse sparse ``X`` with a message saying why and what works, before any work."""
+    from svmtune.methods.base import METHODS, get_selector
+
+    if not selector.accepts_sparse:
+        ok = [m for m in sorted(METHODS) if get_selector(m).accepts_sparse]
+        raise ValueError(
+            f"method {tuner.method!r} computes dense kernel matrices or data statistics from "
+            f"X and takes no sparse X; the methods that do (libsvm on sparse rows): "
+            f"{', '.join(ok)}; or pass X.toarray() if it fits in memory"
+        )
+    if tuner.final_model == "l2" or getattr(selector, "final_model", "l1") == "l2":
+        raise ValueError(
+            "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; use "
+            "final_model='l1' or 'auto'"
+        )
+
+
 def _rows(X, keep: np.ndarray):
     """The rows ``keep`` (a boolean mask) of a DataFrame or an array."""
     return X.iloc[keep] if isinstance(X, pd.DataFrame) else X[keep]
@@ -147,6 +187,13 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         around the selection): None keeps joblib's default (local processes); ``"dask"``
         runs the same cells on the workers of the running ``dask.distributed.Client``
         (use ``n_jobs=-1``).  Results are identical to the serial run.
+    verbose : {0, 1, 2}, default=0
+        Progress of the selection on standard error: 0 nothing; 1 a progress bar with the
+        time left where the work is known in advance (the CV fits of the cross-validated
+        searches, ``auto``'s candidates) and a count of the gradient steps of the gradient
+        searches; 2 a line per evaluated candidate (CV candidate, gradient step or ``auto``
+        candidate) with its score; both end with the chosen point (see
+        :mod:`svmtune._progress`).
 
     Attributes
     ----------
@@ -162,6 +209,22 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         preprocessing), with Platt scaling's calibration.
     n_svm_fits_ : int
     history_ : list of dict
+        The method's own record of its search (keys differ per method).
+    cv_results_ : dict of ndarrays
+        The evaluated candidates in scikit-learn's ``GridSearchCV.cv_results_`` layout
+        (``pandas.DataFrame(tuner.cv_results_)``): ``params``, ``param_sigma``,
+        ``param_C``, ``mean_test_score``, ``split<k>_test_score`` (CV methods),
+        ``rank_test_score``, ``mean_fit_time`` and the history's own fields; what
+        ``mean_test_score`` holds per method (a CV or closed-form leave-one-out accuracy,
+        or NaN with the criterion in its own column) is listed in :mod:`svmtune._results`.
+    best_index_ : int
+        The row of ``cv_results_`` the method chose.
+    best_score_ : float
+        ``cv_results_["mean_test_score"][best_index_]`` (NaN for methods without a score).
+    refit_time_ : float
+        Seconds of the final fit (``final_fit_time_``).
+    n_splits_ : int or None
+        Number of CV folds of the ``split<k>_test_score`` columns (None: no folds).
     selection_ : Selection
     classes_ : ndarray
     estimator_ : fitted final SVM
@@ -184,6 +247,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         random_state=None,
         n_jobs: int | None = None,
         backend: str | None = None,
+        verbose: int = 0,
     ):
         self.method = method
         self.kernel = kernel
@@ -196,6 +260,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.backend = backend
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self) -> None:
@@ -223,6 +288,8 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             )
         if self.probability not in ("tanh", "platt"):
             raise ValueError(f"probability must be 'tanh' or 'platt', got {self.probability!r}")
+        if isinstance(self.verbose, bool) or self.verbose not in (0, 1, 2):
+            raise ValueError(f"verbose must be 0, 1 or 2, got {self.verbose!r}")
 
     def _validate_X(self, X, reset: bool):
         if self.preprocess == "auto":
@@ -230,7 +297,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
         with _explained(X):
-            return validate_data(self, X, reset=reset)
+            return validate_data(self, X, reset=reset, accept_sparse=_SPARSE)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, groups=None):
@@ -238,10 +305,14 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Dense features (the kernel matrices are dense: convert a scipy sparse matrix
-            with ``.toarray()``); with ``preprocess="auto"`` categorical columns and missing
-            values too.
+        X : array-like, DataFrame or scipy sparse matrix of shape (n_samples, n_features)
+            Features; with ``preprocess="auto"`` categorical columns and missing values too.
+            A CSR/CSC matrix stays sparse (never densified): ``preprocess="standard"`` then
+            scales without centring (``StandardScaler(with_mean=False)``; an RBF kernel does
+            not see centring, so the selection is that of the dense matrix), and only the
+            methods that fit libsvm on sparse rows take it (``grid``, ``random``, ``tpe``,
+            ``optuna``, ``halving``, ``cv_cv``, ``default``; final model ``"l1"``); the
+            others, which compute dense kernel matrices, raise a ``ValueError`` saying so.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes, two samples each).
         sample_weight : array-like of shape (n_samples,) or float, optional
@@ -259,10 +330,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             judged on rows whose close relatives it was trained on.  ``rbsvm``,
             ``rbsvm_lowrank`` and ``auto`` hold out each whole group in closed form
             (leave-one-group-out, :mod:`svmtune.loo.rbsvm_groups`).  The other leave-one-out
-            methods (``span``,
-            ``radius_margin``, their low-rank versions and ``span_rule``'s closed-form
-            criteria) hold out single rows and raise a ``ValueError``; methods that hold out
-            nothing (``default``, ``ss``, ``ld_c1``) warn that groups change nothing.
+            methods (``span``, ``radius_margin``, their low-rank versions and ``span_rule``'s
+            closed-form criteria) hold out single rows and raise a ``ValueError``; methods that
+            hold out nothing (``default``, ``ss``, ``ld_c1``) warn that groups change nothing.
 
         Returns
         -------
@@ -280,7 +350,13 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 "method (grid, random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, ld, or "
                 "span_rule with criterion='cv'), or leave groups out"
             )
-        if self.preprocess == "auto":
+        if sp.issparse(X) and self.preprocess != "auto":  # auto: scikit-learn's TypeError
+            _check_sparse_fit(self, selector)
+            X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
+            X = X.tocsr()  # rows are sliced: folds, weight-0 rows
+            _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
+            X_named = X
+        elif self.preprocess == "auto":
             X = X_named = self._validate_X(X, reset=True)
             _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
         else:
@@ -325,7 +401,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 f"{int(counts.min())}: use probability='tanh'"
             )
 
-        if self.preprocess != "none":
+        if self.preprocess != "none" and not sp.issparse(X):
             check_feature_scale(X_named)
         else:
             check_distance_range(X)
@@ -334,9 +410,16 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         X_fit, w_fit = X, w
         if w is not None and not (w > 0).all():
             X_fit, X_named, w_fit = _rows(X, w > 0), _rows(X_named, w > 0), w[w > 0]
-        self.preprocessor_ = make_preprocessor(self.preprocess, X_named)
+        if sp.issparse(X):  # scaled without centring, as StandardScaler(with_mean=False)
+            self.preprocessor_ = (
+                StandardScaler(with_mean=False)
+                if self.preprocess == "standard"
+                else make_preprocessor("none")
+            )
+        else:
+            self.preprocessor_ = make_preprocessor(self.preprocess, X_named)
         fit_preprocessor(self.preprocessor_, X_fit, w_fit)
-        Xp = np.asarray(self.preprocessor_.transform(X), dtype=float)
+        Xp = _as_float(self.preprocessor_.transform(X))
         rs = check_random_state(self.random_state)
         seed = int(rs.randint(np.iinfo(np.int32).max))
 
@@ -346,7 +429,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             if self.backend is not None
             else contextlib.nullcontext()
         )
-        with backend:
+        with backend, progress(self.verbose, label=f"svmtune {self.method}") as reporter:
+            if reporter is not None:
+                _announce(selector, reporter)
             sel = selector.select(
                 Xp,
                 y_enc,
@@ -357,9 +442,19 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 multiclass=self.multiclass,
                 **({} if groups is None else {"groups": groups}),
             )
-        self.selection_time_ = time.perf_counter() - t0
+            self.selection_time_ = time.perf_counter() - t0
+            if reporter is not None:
+                reporter.close(
+                    f"selected {describe(sel.params)} in {self.selection_time_:.2f} s "
+                    f"({int(sel.n_svm_fits)} SVM fits)"
+                )
 
         final = sel.final_model if self.final_model == "auto" else self.final_model
+        if final == "l2" and sp.issparse(Xp):
+            raise ValueError(
+                "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; "
+                "use final_model='l1' (libsvm's SVC takes sparse rows) or pass X.toarray()"
+            )
         n_classes = len(self.classes_)
         if final == "l2" and self.multiclass == "ovo" and n_classes > 2:
             warnings.warn(
@@ -411,6 +506,14 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.criterion_ = sel.criterion
         self.n_svm_fits_ = int(sel.n_svm_fits)
         self.history_ = list(sel.history)
+        results, best, n_splits = search_results(
+            sel, self.method, getattr(selector, "scoring", "error")
+        )
+        self.cv_results_ = results
+        self.best_index_ = best
+        self.best_score_ = float(results["mean_test_score"][best])
+        self.refit_time_ = self.final_fit_time_
+        self.n_splits_ = n_splits
         return self
 
     # ------------------------------------------------------------------ predict
@@ -428,7 +531,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 f"this SVMTuner was fitted on a DataFrame with categorical columns; pass a "
                 f"DataFrame with the same columns ({shown}), not a {type(X).__name__}"
             )
-        return np.asarray(self.preprocessor_.transform(X), dtype=float)
+        return _as_float(self.preprocessor_.transform(X))
 
     def _pairwise(self) -> bool:
         """The final SVM is libsvm's one-vs-one keeping pairwise decision values."""
@@ -462,4 +565,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self.preprocess == "auto"
+        try:
+            sparse_ok = get_selector(self.method, self.method_params).accepts_sparse
+        except ValueError:
+            sparse_ok = False
+        tags.input_tags.sparse = (
+            sparse_ok and self.preprocess != "auto" and self.final_model != "l2"
+        )
         return tags

@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from svmtune._progress import current as current_progress
+from svmtune._progress import describe
 from svmtune._validation import available_memory, check_int_option
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.referee import FAMILIES, l1_loo_outputs, l2_loo_outputs, referee_error
@@ -296,17 +298,29 @@ class Auto(Selector):
         cands = self._start_points(X, y, sw, D2, multiclass, random_state)
         cands = [c for i, c in enumerate(cands) if not _same_point(c, cands[:i])]
 
+        reporter = current_progress()
+
         def referee(c):
             if exact:
                 self._referee_exact(c, D2, y, sw, multiclass, groups)
             else:
                 self._referee_lowrank(c, X, y, sw, groups, random_state)
+            if reporter is not None:
+                reporter.advance(1, "candidates")
+                errs = ", ".join(
+                    f"{f} {c[f'estimate_{f}']:.4f}"
+                    for f in FAMILIES
+                    if c.get(f"estimate_{f}") is not None
+                )
+                reporter.line(f"{c['origin']} {describe(c)}: leave-one-out error {errs}")
 
-        for c in cands:
-            referee(c)
         refiners = [r for r in self.refine if not (r == "span" and groups is not None)]
         if not exact:  # the low-rank path refines with RBSVM on the Nystroem kernel
             refiners = refiners[:1]
+        if reporter is not None:
+            reporter.cover(len(cands) + len(refiners), "candidates")
+        for c in cands:
+            referee(c)
         fams = list(self.families) if exact else ["l2"]  # low rank: the L2-SVM's estimate
         best = min(cands, key=lambda c: _best(c, fams)[0])
         for r in refiners:

@@ -103,6 +103,8 @@ class Selector:
     kernels: ClassVar[tuple[str, ...]] = ("rbf",)
     #: what :meth:`holdout` returns unless the method's options decide it
     held_out: ClassVar[str] = "none"
+    #: whether :meth:`select` takes a scipy sparse (CSR) ``X`` without densifying it
+    accepts_sparse: ClassVar[bool] = False
 
     def select(
         self,

@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from svmtune._validation import check_bool_option
@@ -189,8 +190,26 @@ def _estimate(scoring: str, loss: float) -> float | None:
     return float(loss) if scoring == "error" else None
 
 
-def _history(cands: list[dict], losses: Sequence[float], **extra) -> list[dict]:
-    return [dict(c, cv_loss=float(e), **extra) for c, e in zip(cands, losses)]
+def _history(
+    cands: list[dict],
+    losses: Sequence[float],
+    fold_losses: np.ndarray | None = None,
+    fit_times: np.ndarray | None = None,
+    **extra,
+) -> list[dict]:
+    """One history entry per candidate: its parameters, mean CV loss and, given the
+    (candidate, fold) cells, its loss on every fold (``split_losses``) and the mean seconds
+    of a fold's fit and validation (``fit_time``)."""
+    rows = [dict(c, cv_loss=float(e), **extra) for c, e in zip(cands, losses)]
+    if fold_losses is not None:
+        for row, fl, ft in zip(rows, fold_losses, fit_times):
+            row["split_losses"] = [float(v) for v in fl]
+            row["fit_time"] = float(np.mean(ft))
+    return rows
+
+
+#: history keys of the CV searches that are not hyperparameters
+_NOT_PARAMS = ("cv_loss", "trial", "split_losses", "fit_time")
 
 
 # ----------------------------------------------------------------------------- selectors
@@ -202,6 +221,7 @@ class DefaultSVC(Selector):
 
     name = "default"
     kernels = ("rbf",)
+    accepts_sparse = True
 
     def select(
         self,
@@ -217,8 +237,15 @@ class DefaultSVC(Selector):
         self.check_kernel(kernel)
         # weighted like repeated rows, so sample_weight=2 equals a duplicated row
         w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
-        mean = float(np.average(X, axis=0, weights=w).mean())
-        var = float(np.average(((X - mean) ** 2).mean(axis=1), weights=w))
+        if sp.issparse(X):  # from the row sums of x and x^2: X stays sparse
+            d = X.shape[1]
+            s1 = np.asarray(X.sum(axis=1)).ravel()
+            s2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+            mean = float(np.average(s1 / d, weights=w))
+            var = float(np.average((s2 - 2.0 * mean * s1) / d + mean**2, weights=w))
+        else:
+            mean = float(np.average(X, axis=0, weights=w).mean())
+            var = float(np.average(((X - mean) ** 2).mean(axis=1), weights=w))
         gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         return Selection(params=rbf_params(sigma_from_gamma(gamma), 1.0), n_svm_fits=0)
 
@@ -229,13 +256,17 @@ class _CVSearch(Selector):
     kernels = ("rbf",)
     held_out = "folds"
     scorings: tuple[str, ...] = SCORINGS
+    # libsvm's SVC fits on sparse rows (the L2-SVM final model does not: refused by the tuner)
+    accepts_sparse = True
 
     def _init_cv(self, n_splits: Any, scoring: Any, final_model: Any) -> None:
         self.n_splits = _check_n_splits(n_splits)
         self.scoring = _check_choice("scoring", scoring, self.scorings)
         self.final_model = _check_choice("final_model", final_model, FINAL_MODELS)
 
-    def _score(self, X, y, cands, folds, sample_weight, n_jobs, multiclass) -> np.ndarray:
+    def _score(self, X, y, cands, folds, sample_weight, n_jobs, multiclass):
+        """Mean CV losses, fold losses and fold times of ``cands`` (see
+        :func:`~svmtune.search.cv.cv_errors` with ``return_folds=True``)."""
         return cv_errors(
             X,
             y,
@@ -246,18 +277,19 @@ class _CVSearch(Selector):
             multiclass=multiclass,
             scoring=self.scoring,
             n_jobs=n_jobs,
+            return_folds=True,
         )
 
     def _best_of(self, X, y, cands, folds, sample_weight, n_jobs, multiclass) -> Selection:
         """Score every candidate by K-fold CV and select the lowest loss (first on ties)."""
-        errs = self._score(X, y, cands, folds, sample_weight, n_jobs, multiclass)
+        errs, fold_errs, times = self._score(X, y, cands, folds, sample_weight, n_jobs, multiclass)
         best = int(np.argmin(errs))
         return Selection(
             params=cands[best],
             estimate=_estimate(self.scoring, errs[best]),
             criterion=float(errs[best]),
             n_svm_fits=len(cands) * len(folds),
-            history=_history(cands, errs),
+            history=_history(cands, errs, fold_errs, times),
             final_model=self.final_model,
             info={"n_candidates": len(cands), "n_folds": len(folds)},
         )
@@ -385,16 +417,19 @@ class _SequentialSearch(_CVSearch):
     def _objective(self, X, y, folds, sample_weight, n_jobs, history, multiclass):
         def evaluate(sigma: float, C: float) -> float:
             cand = rbf_params(sigma, C)
-            loss = float(self._score(X, y, [cand], folds, sample_weight, n_jobs, multiclass)[0])
-            history.append(dict(cand, cv_loss=loss, trial=len(history)))
-            return loss
+            errs, fold_errs, times = self._score(
+                X, y, [cand], folds, sample_weight, n_jobs, multiclass
+            )
+            (row,) = _history([cand], errs, fold_errs, times, trial=len(history))
+            history.append(row)
+            return row["cv_loss"]
 
         return evaluate
 
     def _selection(self, history: list[dict], n_folds: int, **info) -> Selection:
         losses = np.array([h["cv_loss"] for h in history])
         best = int(np.argmin(losses))
-        params = {k: v for k, v in history[best].items() if k not in ("cv_loss", "trial")}
+        params = {k: v for k, v in history[best].items() if k not in _NOT_PARAMS}
         return Selection(
             params=params,
             estimate=_estimate(self.scoring, losses[best]),
@@ -820,6 +855,11 @@ class HalvingSearch(_CVSearch):
                     cv_loss=float(losses[i]),
                     iter=int(res["iter"][i]),
                     n_resources=int(res["n_resources"][i]),
+                    split_losses=[
+                        1.0 - float(res[f"split{k}_test_score"][i])
+                        for k in range(int(search.n_splits_))
+                    ],
+                    fit_time=float(res["mean_fit_time"][i] + res["mean_score_time"][i]),
                 )
             )
         params = {k: history[best][k] for k in ("kernel", "sigma", "gamma", "C")}

@@ -444,10 +444,12 @@ class WidthIndexSelector(Selector):
         if self.c_search == "fixed":
             return self.C, None, 0, [], {"c_search": "fixed"}
         folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
+        cells: dict[float, tuple[list[float], float]] = {}  # log2 C -> fold losses, seconds
 
         def errs(log2Cs) -> np.ndarray:
-            cands = [rbf_params(sigma, 2.0**c) for c in np.atleast_1d(log2Cs)]
-            return cv_errors(
+            log2Cs = np.atleast_1d(log2Cs)
+            cands = [rbf_params(sigma, 2.0**c) for c in log2Cs]
+            means, fold_losses, times = cv_errors(
                 X,
                 y,
                 cands,
@@ -456,7 +458,11 @@ class WidthIndexSelector(Selector):
                 multiclass=multiclass,
                 scoring=self.scoring,
                 n_jobs=n_jobs,
+                return_folds=True,
             )
+            for c, fl, ft in zip(log2Cs, fold_losses, times):
+                cells[float(c)] = ([float(v) for v in fl], float(np.mean(ft)))
+            return means
 
         lo, hi, step = self.log2_C
         shift = 2.0 * np.log2(sigma) if (self.couple_C and sigma > 1) else 0.0
@@ -482,6 +488,9 @@ class WidthIndexSelector(Selector):
             {"stage": "C", "log2_C": float(c), "C": float(2.0**c), "cv_loss": float(e)}
             for c, e in zip(xs, es)
         ]
+        for h in history:  # each fold's loss and a fold's seconds (cv_results_'s splits)
+            if h["log2_C"] in cells:
+                h["split_losses"], h["fit_time"] = cells[h["log2_C"]]
         info = {
             "c_search": self.c_search,
             "n_C_candidates": int(len(xs)),

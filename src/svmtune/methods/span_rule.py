@@ -46,6 +46,8 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
+from svmtune._progress import current as current_progress
+from svmtune._progress import describe
 from svmtune._validation import check_dense_memory, check_int_option
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, sigma_from_gamma, squared_distances
@@ -450,16 +452,26 @@ class SpanRule(Selector):
         with_bound = self.criterion == "span_bound"
         # BLAS single-threaded, as joblib makes it in its worker processes: the factorisations
         # are small (n* in-bound SVs) and the parallelism is across candidates.
-        with threadpool_limits(1, user_api="blas"):
-            out = Parallel(n_jobs=n_jobs)(
-                delayed(_evaluate_block)(D2, s, items, ctx, with_bound) for s, items in blocks
-            )
+        reporter = current_progress()
+        if reporter is not None:
+            reporter.cover(len(cands), "candidates")
         records: list[dict[str, Any]] = [{} for _ in cands]
         n_warn = 0
-        for recs, nw in out:
-            n_warn += nw
-            for i, rec in recs:
-                records[i] = rec
+        with threadpool_limits(1, user_api="blas"):
+            # with a progress reporter the blocks are counted as they come back
+            as_done = {} if reporter is None else {"return_as": "generator"}
+            out = Parallel(n_jobs=n_jobs, **as_done)(
+                delayed(_evaluate_block)(D2, s, items, ctx, with_bound) for s, items in blocks
+            )
+            for recs, nw in out:  # consumed here: the sequential backend runs it here
+                n_warn += nw
+                for i, rec in recs:
+                    records[i] = rec
+                    if reporter is not None:
+                        reporter.advance(1, "candidates")
+                        value = rec.get(self.criterion)
+                        shown = "" if value is None else f": {self.criterion} {value:.4f}"
+                        reporter.line(f"{describe(cands[i][2])}{shown}")
         return records, n_warn
 
     def holdout(self) -> str:

@@ -7,6 +7,7 @@ fits and their fold splits are comparable.
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Any
 
@@ -14,6 +15,8 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
+from svmtune._progress import current as current_progress
+from svmtune._progress import describe
 from svmtune._validation import _label, check_labels, validate_groups, validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator, ovo_pairs
@@ -203,7 +206,8 @@ def cv_errors(
     random_state=None,
     n_jobs: int | None = None,
     groups=None,
-) -> np.ndarray:
+    return_folds: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean K-fold validation loss of every candidate (one row per candidate).
 
     Without ``folds``, the folds are ``make_folds(y, n_splits, random_state, sample_weight,
@@ -211,6 +215,9 @@ def cv_errors(
 
     Returns an array of shape ``(len(candidates),)``; the number of SVM fits spent is
     ``len(candidates) * len(folds)``.  Parallel over (candidate, fold) cells with joblib.
+    With ``return_folds=True`` also the loss of every (candidate, fold) cell and the seconds
+    its fit and validation took, both of shape ``(len(candidates), len(folds))`` (what
+    scikit-learn's ``cv_results_`` reports as ``split<k>_test_score`` and fit times).
     """
     y = np.asarray(y)
     if np.shape(X)[0] != y.shape[0]:
@@ -229,8 +236,11 @@ def cv_errors(
     if len(folds) == 0:
         raise ValueError("folds is empty; give (train, test) index pairs, or folds=None")
     cells = [(i, tr, te) for i in range(len(candidates)) for tr, te in folds]
-    out = Parallel(n_jobs=n_jobs)(
-        delayed(fold_error)(
+    reporter = current_progress()
+    # with a progress reporter the cells are counted as they come back (in order)
+    parallel = Parallel(n_jobs=n_jobs, **({} if reporter is None else {"return_as": "generator"}))
+    out = parallel(
+        delayed(_timed_fold_error)(
             X,
             y,
             candidates[i],
@@ -243,4 +253,35 @@ def cv_errors(
         )
         for i, tr, te in cells
     )
-    return np.asarray(out, dtype=float).reshape(len(candidates), len(folds)).mean(axis=1)
+    if reporter is not None:
+        out = _reported(out, reporter, candidates, len(folds), scoring)
+    cells_out = np.asarray(out, dtype=float).reshape(len(candidates), len(folds), 2)
+    losses = cells_out[..., 0]
+    if return_folds:
+        return losses.mean(axis=1), losses, cells_out[..., 1]
+    return losses.mean(axis=1)
+
+
+def _reported(cells, reporter, candidates: list[dict], n_folds: int, scoring: str) -> list:
+    """The (loss, seconds) of the cells, each counted as a CV fit as it comes back, and a
+    line per candidate (``verbose=2``) once its folds are in."""
+    unit = "CV fits"
+    reporter.cover(len(candidates) * n_folds, unit)
+    out = []
+    for cell in cells:
+        out.append(cell)
+        reporter.advance(1, unit)
+        if len(out) % n_folds == 0:
+            i = len(out) // n_folds - 1
+            loss = float(np.mean([c[0] for c in out[-n_folds:]]))
+            reporter.line(
+                f"{describe(candidates[i])}: mean {scoring} {loss:.4f} over {n_folds} folds"
+            )
+    return out
+
+
+def _timed_fold_error(*args, **kwargs) -> tuple[float, float]:
+    """:func:`fold_error` and the seconds it took (fit and validation of one cell)."""
+    t0 = time.perf_counter()
+    loss = fold_error(*args, **kwargs)
+    return loss, time.perf_counter() - t0

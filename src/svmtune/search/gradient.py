@@ -87,6 +87,8 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils.validation import check_random_state
 
+from svmtune._progress import current as current_progress
+from svmtune._progress import describe
 from svmtune._validation import check_dense_memory, validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import squared_distances
@@ -554,6 +556,10 @@ class _Run:
         rec["accepted"] = False
         rec.update(_scalar_items(new_state))
         self.history.append(rec)
+        reporter = current_progress()
+        if reporter is not None:
+            reporter.advance(1, "gradient steps")
+            reporter.line(f"step {rec['eval']}: {describe(rec)}: objective {value:.6g}")
         self.seen[x.tobytes()] = len(self.history) - 1
         if isinstance(new_state, Mapping) and new_state.get("stop_search"):
             self.stop_reason = str(new_state["stop_search"])

@@ -1,0 +1,258 @@
+"""Search results in scikit-learn's shape: a :class:`~svmtune.methods.base.Selection`'s
+history as ``cv_results_`` (the dict of arrays of ``GridSearchCV``), one row per candidate
+the method evaluated.
+
+Every method's history is turned into rows by :func:`_rows` (history in, rows out) and the
+rows into columns by :func:`format_results`, which follows scikit-learn's
+``BaseSearchCV._format_results``: ``params`` (a list of dicts), masked ``param_<name>``
+arrays (masked where a row has no such parameter, e.g. the width-only stage of ``esdr``),
+``mean_test_score``, ``std_test_score``, ``split<k>_test_score``, ``rank_test_score``
+(int32, 1 is best, NaN scores ranked last, all ranked 1 when every score is NaN) and
+``mean_fit_time``.
+
+What ``mean_test_score`` holds, per method (higher is better, as in scikit-learn):
+
+* cross-validated searches (``grid``, ``random``, ``tpe``, ``optuna``, ``halving``,
+  ``cv_cv``): the mean validation score over the folds: accuracy for ``scoring="error"``,
+  F1 for ``"f1"``/``"f1_macro"``, minus the mean hinge loss for ``"hinge"``; the fold
+  scores in ``split<k>_test_score``;
+* ``esdr``, ``dbtc``, ``j4``, ``ld``: the CV accuracy on the rows of the C stage (at the
+  chosen width, with their fold scores); the width stage's rows have no C (``param_C``
+  masked), NaN there and in the fold scores, and their index in its own column (``esdr``,
+  ...);
+* ``auto``: the closed-form leave-one-out accuracy the referee ranks the candidate by
+  (1 - the lower of ``estimate_l1`` and ``estimate_l2``, the estimates it has);
+* ``span_rule``: 1 - the span-rule leave-one-out estimate (``criterion="span_rule"``) or the
+  CV accuracy (``criterion="cv"``); NaN for the bounds (``span_bound``, ``xi_alpha``);
+* gradient methods (``rbsvm``, ``span``, ``radius_margin`` and their low-rank versions),
+  ``ld_c1``, ``ss``: NaN: their criterion is no accuracy; its value is in its own column
+  (``value``, ``ld``, ``ss``);
+* ``default``: one row, scikit-learn's ``SVC()`` point, with NaN (nothing is evaluated).
+
+The history's other scalar fields are kept as columns under their own names (``cv_loss``,
+``value``, ``stage``, ``origin``, ``iter``, ``n_resources``, ...).  ``mean_fit_time`` is
+the seconds of one evaluation: a fold's fit and validation for the CV searches, a path
+evaluation for the gradient methods, a candidate's cost for ``auto``; NaN where the history
+has no times.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from scipy.stats import rankdata
+
+from svmtune.methods.base import Selection
+
+__all__ = ["format_results", "search_results"]
+
+#: hyperparameters reported as ``param_<name>`` (``gamma`` is ``sigma``'s other name)
+PARAM_KEYS = ("kernel", "sigma", "C", "class_weight", "degree", "coef0")
+#: history fields consumed into the standard columns
+_CONSUMED = ("split_losses", "fit_time", "eval_time", "time_fit", "time_span", "gamma")
+
+
+def _loss_to_score(loss: float, scoring: str) -> float:
+    """A CV loss as scikit-learn's score (higher is better)."""
+    return -float(loss) if scoring == "hinge" else 1.0 - float(loss)
+
+
+def _score_of(row: dict, method: str, selection: Selection, scoring: str) -> float:
+    """``mean_test_score`` of one history row (see the module docstring)."""
+    if "cv_loss" in row:
+        return _loss_to_score(row["cv_loss"], scoring)
+    if method == "auto":  # the referee ranks a candidate by its best family's estimate
+        errs = [row.get(f"estimate_{f}") for f in ("l1", "l2")]
+        errs = [float(e) for e in errs if e is not None and np.isfinite(e)]
+        return 1.0 - min(errs) if errs else float("nan")
+    criterion = selection.info.get("criterion")
+    if method == "span_rule" and criterion in ("span_rule", "cv") and criterion in row:
+        return 1.0 - float(row[criterion])
+    return float("nan")
+
+
+def _fit_time_of(row: dict, method: str) -> float:
+    for key in ("fit_time", "eval_time"):
+        if key in row:
+            return float(row[key])
+    if "time_fit" in row:
+        return float(row["time_fit"]) + float(row.get("time_span", 0.0))
+    if method == "auto" and "time" in row:  # auto's "time" is one candidate's cost
+        return float(row["time"])
+    return float("nan")
+
+
+def _rows(selection: Selection, method: str, scoring: str) -> list[dict[str, Any]]:
+    """One row per evaluated candidate: ``params``, ``score``, ``split_scores``,
+    ``fit_time`` and the history's other scalar fields in ``extra``."""
+    history = list(selection.history)
+    if not history:  # a fixed rule (default): its point, nothing evaluated
+        params = {k: selection.params[k] for k in PARAM_KEYS if k in selection.params}
+        return [
+            {
+                "params": params,
+                "score": float("nan"),
+                "split_scores": None,
+                "fit_time": float("nan"),
+                "extra": {},
+            }
+        ]
+    kernels = {h.get("kernel") for h in history}
+    rows = []
+    for h in history:
+        if h.get("stage") == "C" and "sigma" not in h and "sigma" in selection.params:
+            # esdr, dbtc, j4, ld: the C stage cross-validates at the chosen width
+            h = {"sigma": selection.params["sigma"], **h}
+        params = {k: h[k] for k in PARAM_KEYS if k in h and (k != "kernel" or len(kernels) > 1)}
+        splits = h.get("split_losses")
+        score = _score_of(h, method, selection, scoring)
+        if splits is not None and not np.all(np.isfinite(splits)):
+            score = float("nan")  # a failed fit (halving's small rounds), as scikit-learn has it
+        rows.append(
+            {
+                "params": params,
+                "score": score,
+                "split_scores": None
+                if splits is None
+                else [_loss_to_score(v, scoring) for v in splits],
+                "fit_time": _fit_time_of(h, method),
+                "extra": {
+                    k: v
+                    for k, v in h.items()
+                    if k not in PARAM_KEYS
+                    and k not in _CONSUMED
+                    and (isinstance(v, (numbers.Number, str, np.bool_)) or v is None)
+                },
+            }
+        )
+    return rows
+
+
+def _param_column(values: dict[int, Any], n: int) -> np.ma.MaskedArray:
+    """A masked array of one parameter, as scikit-learn builds ``param_<name>``."""
+    items = list(values.values())
+    try:
+        arr = np.array(items)
+        dtype = arr.dtype if arr.dtype.kind != "U" and arr.ndim == 1 else object
+    except ValueError:
+        dtype = np.dtype(object)
+    col = np.ma.MaskedArray(np.empty(n, dtype=dtype), mask=True)
+    for i, v in values.items():
+        col[i] = v
+    return col
+
+
+def _extra_column(values: list[Any]) -> np.ndarray:
+    """A history field as a column: float with NaN for missing numbers, else object."""
+    present = [v for v in values if v is not None]
+    if present and all(
+        isinstance(v, (numbers.Number, np.bool_)) and not isinstance(v, (bool, np.bool_))
+        for v in present
+    ):
+        return np.array([np.nan if v is None else float(v) for v in values])
+    if present and len(present) == len(values) and all(isinstance(v, bool) for v in values):
+        return np.array(values, dtype=bool)
+    return np.array(values, dtype=object)
+
+
+def _rank(scores: np.ndarray) -> np.ndarray:
+    """scikit-learn's ``rank_test_score``: 1 is best, ties share the lower rank, NaN last.
+
+    Scores are compared to 12 decimals, so that equal fractions of held-out samples computed
+    in two ways (1 - 2/18 and 16/18) tie instead of being ordered by rounding noise.
+    """
+    if np.isnan(scores).all():
+        return np.ones(len(scores), dtype=np.int32)
+    filled = np.round(np.nan_to_num(scores, nan=np.nanmin(scores) - 1), 12)
+    return rankdata(-filled, method="min").astype(np.int32)
+
+
+def format_results(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rows of :func:`_rows` as scikit-learn's ``cv_results_`` dict of arrays."""
+    n = len(rows)
+    results: dict[str, Any] = {}
+    results["mean_fit_time"] = np.array([r["fit_time"] for r in rows], dtype=float)
+    by_param: dict[str, dict[int, Any]] = {}
+    for i, r in enumerate(rows):
+        for k, v in r["params"].items():
+            by_param.setdefault(k, {})[i] = v
+    for k in sorted(by_param, key=PARAM_KEYS.index):
+        results[f"param_{k}"] = _param_column(by_param[k], n)
+    results["params"] = [dict(r["params"]) for r in rows]
+    n_splits = max((len(r["split_scores"]) for r in rows if r["split_scores"]), default=0)
+    splits = np.full((n, n_splits), np.nan)
+    for i, r in enumerate(rows):
+        if r["split_scores"]:
+            splits[i, : len(r["split_scores"])] = r["split_scores"]
+    for k in range(n_splits):
+        results[f"split{k}_test_score"] = splits[:, k].copy()
+    scores = np.array([r["score"] for r in rows], dtype=float)
+    results["mean_test_score"] = scores
+    if n_splits:
+        has = np.array([bool(r["split_scores"]) for r in rows])
+        std = np.full(n, np.nan)
+        std[has] = splits[has].std(axis=1)
+        results["std_test_score"] = std
+    results["rank_test_score"] = _rank(scores)
+    extra_keys: list[str] = []
+    for r in rows:
+        extra_keys += [k for k in r["extra"] if k not in extra_keys and k not in results]
+    for k in extra_keys:
+        results[k] = _extra_column([r["extra"].get(k) for r in rows])
+    return results
+
+
+def _chosen_index(selection: Selection, results: dict[str, Any]) -> int:
+    """The row of the chosen hyperparameters: ``auto``'s ``chosen`` row, else the row nearest
+    the chosen (sigma, C) in log2 units among the rows with the most chosen parameters
+    (the first of equals: the searches choose the first of tied candidates)."""
+    if "chosen" in results and results["chosen"].dtype == bool and results["chosen"].any():
+        return int(np.flatnonzero(results["chosen"])[0])
+    chosen = selection.params
+    best, best_key = 0, None
+    for i, p in enumerate(results["params"]):
+        shared = [k for k in ("sigma", "C") if k in p and k in chosen]
+        dist = sum(abs(np.log2(float(p[k])) - np.log2(float(chosen[k]))) for k in shared)
+        others = [k for k in ("class_weight", "degree", "coef0") if k in chosen]
+        mismatch = sum(p.get(k) != chosen[k] for k in others)
+        later = -int(results["iter"][i]) if "iter" in results else 0  # halving: last round
+        key = (-len(shared), mismatch, dist, later)
+        if best_key is None or key < best_key:
+            best, best_key = i, key
+    return best
+
+
+def search_results(
+    selection: Selection, method: str, scoring: str = "error"
+) -> tuple[dict[str, Any], int, int | None]:
+    """``cv_results_``, ``best_index_`` and ``n_splits_`` of a selection.
+
+    Parameters
+    ----------
+    selection : Selection
+        What the selector returned (its ``history``, ``params``, ``info`` and
+        ``final_model`` are read).
+    method : str
+        The registered name of the method that made it.
+    scoring : str, default="error"
+        The CV searches' ``scoring`` option (how a CV loss becomes a score).
+
+    Returns
+    -------
+    cv_results : dict
+        scikit-learn's ``cv_results_`` layout (see the module docstring), one row per
+        evaluated candidate.
+    best_index : int
+        The row of the method's choice.  For the CV searches it is the first row of rank 1,
+        as in ``BaseSearchCV``; for ``halving`` the best of the last round, which may rank
+        below a candidate of an earlier, smaller round (as in scikit-learn's
+        ``HalvingGridSearchCV``).
+    n_splits : int or None
+        The number of CV folds of the ``split<k>_test_score`` columns; None for methods
+        without folds.
+    """
+    results = format_results(_rows(selection, method, scoring))
+    n_splits = sum(k.startswith("split") and k.endswith("_test_score") for k in results)
+    return results, _chosen_index(selection, results), (n_splits or None)

@@ -1,0 +1,128 @@
+"""Progress of a selection (svmtune._progress, SVMTuner(verbose=...))."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+
+from svmtune import SVMTuner
+from svmtune._progress import Progress, current, progress
+
+GRID = {"log2_sigma": (-1, 1, 1), "log2_C": (-1, 1, 1), "n_splits": 3}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    return X, (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+
+
+def test_verbose_0_is_silent(data, capsys):
+    SVMTuner(method="grid", method_params=GRID, random_state=0).fit(*data)
+    assert capsys.readouterr().err == ""
+    assert current() is None
+
+
+def test_grid_verbose_1_bar_counts_the_cv_fits(data, capsys):
+    t = SVMTuner(method="grid", method_params=GRID, random_state=0, verbose=1).fit(*data)
+    lines = capsys.readouterr().err.splitlines()
+    bars = [ln for ln in lines if ln.startswith("svmtune grid  [")]
+    assert 2 <= len(bars) <= 12  # not a terminal: a line per tenth of the work
+    assert "ETA" in bars[0] and "1/27 CV fits" in bars[0]
+    assert "100%" in bars[-1] and "27/27 CV fits" in bars[-1] and "ETA" not in bars[-1]
+    done = [int(re.search(r"(\d+)/27 CV fits", b).group(1)) for b in bars]
+    assert done == sorted(done)
+    assert (
+        lines[-1].startswith("svmtune grid: selected sigma=1 C=") and "(27 SVM fits)" in lines[-1]
+    )
+    assert t.n_svm_fits_ == 27
+
+
+def test_grid_verbose_2_a_line_per_candidate_with_its_score(data, capsys):
+    t = SVMTuner(method="grid", method_params=GRID, random_state=0, verbose=2).fit(*data)
+    lines = capsys.readouterr().err.splitlines()
+    cands = [ln for ln in lines if "over 3 folds" in ln]
+    assert len(cands) == len(t.cv_results_["params"]) == 9
+    for line, p, score in zip(cands, t.cv_results_["params"], t.cv_results_["mean_test_score"]):
+        assert line == (
+            f"svmtune grid: sigma={p['sigma']:.4g} C={p['C']:.4g}: "
+            f"mean error {1 - score:.4f} over 3 folds"
+        )
+    assert not any("[" in ln for ln in lines)  # no bar at verbose=2
+
+
+def test_tpe_announces_its_budget(data, capsys):
+    params = {"max_evals": 4, "n_startup": 2, "n_splits": 3}
+    SVMTuner(method="tpe", method_params=params, random_state=0, verbose=1).fit(*data)
+    bars = [ln for ln in capsys.readouterr().err.splitlines() if "CV fits" in ln]
+    assert "1/12 CV fits" in bars[0] and "ETA" in bars[0]  # the whole budget from the start
+    assert "12/12 CV fits" in bars[-1]
+
+
+@pytest.mark.filterwarnings("ignore:C = 2.*upper bound")
+def test_gradient_steps_and_auto_candidates(data, capsys):
+    r = SVMTuner(method="rbsvm", random_state=0, verbose=2).fit(*data)
+    steps = [ln for ln in capsys.readouterr().err.splitlines() if ": step " in ln]
+    assert len(steps) == len(r.history_)
+    for line, h in zip(steps, r.history_):
+        assert line.endswith(f"objective {h['value']:.6g}")
+    a = SVMTuner(method="auto", random_state=0, verbose=2).fit(*data)
+    lines = capsys.readouterr().err.splitlines()
+    cands = [ln for ln in lines if "leave-one-out error" in ln]
+    assert len(cands) == len(a.history_)
+    for line, h in zip(cands, a.history_):
+        assert line.startswith(f"svmtune auto: {h['origin']} sigma={h['sigma']:.4g}")
+    a1 = SVMTuner(method="auto", random_state=0, verbose=1).fit(*data)
+    bars = [ln for ln in capsys.readouterr().err.splitlines() if "candidates" in ln]
+    n = len(a1.history_)
+    assert f"{n}/{n} candidates" in bars[-1] and "gradient steps" in bars[-1]
+
+
+def test_terminal_redraws_one_line():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Tty()
+    with progress(1, stream=out, label="x") as p:
+        p.expect(4, "CV fits")
+        for _ in range(4):
+            p.advance(1, "CV fits")
+        p.close("done")
+    text = out.getvalue()
+    assert text.startswith("\rx  [") and "4/4 CV fits" in text
+    assert text.endswith("\nx: done\n") and text.count("\n") == 2
+    assert current() is None  # the reporter ends with its block
+
+
+def test_counts_without_a_total_and_cover():
+    p = Progress(1, stream=io.StringIO())
+    p.advance(3, "gradient steps")
+    assert p.fraction() is None and p.status().startswith("3 gradient steps")
+    p.expect(10, "CV fits")
+    p.cover(4, "CV fits")  # within what was announced: the total stays
+    assert p.total["CV fits"] == 10
+    p.advance(8, "CV fits")
+    p.cover(4, "CV fits")  # beyond it: the total grows to the work done and to come
+    assert p.total["CV fits"] == 12 and p.fraction() == pytest.approx(8 / 12)
+
+
+@pytest.mark.parametrize("bad", [3, -1, True, "1", 1.5])
+def test_verbose_checked(data, bad):
+    with pytest.raises(ValueError, match="verbose must be 0, 1 or 2"):
+        SVMTuner(method="default", verbose=bad).fit(*data)
+
+
+def test_span_rule_candidates_reported(data, capsys):
+    grid = {"log2_sigma": (-1, 1, 1), "log2_C": (0, 1, 1)}
+    t = SVMTuner(method="span_rule", method_params=grid, random_state=0, verbose=2).fit(*data)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ": span_rule " in ln]
+    assert len(lines) == len(t.history_) == 6
+    for line, h in zip(lines, t.history_):
+        assert line == f"svmtune span_rule: sigma={h['sigma']:.4g} C={h['C']:.4g}: " + (
+            f"span_rule {h['span_rule']:.4f}"
+        )
