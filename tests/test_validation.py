@@ -400,3 +400,16 @@ def test_raw_features_whose_squared_distances_overflow_are_refused():
     with pytest.raises(ValueError, match=r"X has values no larger than .* underflow to 0"):
         SVMTuner(preprocess="none").fit(X * 1e-160, y)
     SVMTuner(preprocess="none").fit(X * 1e-100, y)
+
+
+def test_distance_range_reads_sparse_x_at_its_entries():
+    import scipy.sparse as sp
+
+    from svmtune._validation import check_distance_range
+
+    X = sp.random(50, 400, density=0.01, format="csr", random_state=0)
+    check_distance_range(X)  # ordinary values pass, without densifying
+    X.data[0] = 1e160
+    with pytest.raises(ValueError, match="preprocess='none'"):
+        check_distance_range(X)
+    check_distance_range(sp.csr_matrix((3, 4)))  # all zeros: nothing to overflow

@@ -6,6 +6,7 @@ import math
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_X_y
 
@@ -408,11 +409,15 @@ def check_distance_range(X) -> None:
     """Raise a ``ValueError`` when the squared distances of the rows of ``X`` (features used
     as they are, ``preprocess="none"``) can overflow float64 (``2 * max|x| *
     sqrt(n_features)`` above ``sqrt(float64 max) ~ 1.3e154``) or underflow to 0 (a nonzero
-    ``max|x|`` below :data:`DISTANCE_FLOOR`: every point would coincide)."""
-    values = np.asarray(X, dtype=float)
-    if values.size == 0:
+    ``max|x|`` below :data:`DISTANCE_FLOOR`: every point would coincide).  A scipy sparse
+    ``X`` is read at its stored entries only."""
+    values = X if sp.issparse(X) else np.asarray(X, dtype=float)
+    if values.shape[0] * values.shape[1] == 0:
         return
-    peak = float(np.max(np.abs(values)))
+    if sp.issparse(values):
+        peak = float(abs(values).max()) if values.nnz else 0.0
+    else:
+        peak = float(np.max(np.abs(values)))
     limit = math.sqrt(np.finfo(float).max) / (2.0 * math.sqrt(values.shape[1]))
     if 0.0 < peak < DISTANCE_FLOOR:
         raise ValueError(

@@ -401,10 +401,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 f"{int(counts.min())}: use probability='tanh'"
             )
 
-        if self.preprocess != "none" and not sp.issparse(X):
-            check_feature_scale(X_named)
-        else:
+        if self.preprocess == "none":
             check_distance_range(X)
+        elif not sp.issparse(X):
+            check_feature_scale(X_named)
         # every statistic of the preprocessing counts a row w times: rows of weight 0 are
         # left out (also of the categories and of which columns are categorical)
         X_fit, w_fit = X, w
