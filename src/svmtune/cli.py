@@ -1268,22 +1268,7 @@ def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
                 f"{source} lacks {len(missing)} of the model's feature columns: {shown}{hint}"
             )
         X = table[features]
-    try:
-        pred = tuner.predict(X)
-        result = pd.DataFrame({"prediction": pred})
-        if proba:
-            P = tuner.predict_proba(X)
-            for k, c in enumerate(tuner.classes_):
-                result[f"p({c})"] = P[:, k]
-    except ValueError as exc:
-        raise _fail(exc) from None
-    if out is None:
-        click.echo(result.to_csv(index=False), nl=False)
-    else:
-        try:
-            result.to_csv(out, index=False)
-        except OSError as exc:
-            raise _fail(exc, "cannot write --out: ") from None
+    pred, result = _write_predictions(tuner, X, proba, out)
     note = f"{len(result)} rows predicted with {model}"
     if label is not None:
         y_true = table[label].to_numpy()
@@ -1337,8 +1322,9 @@ def _sparse_rows_for(tuner, path: Path, fmt: str | None, target: str | None):
     return X, y
 
 
-def _predict_sparse(tuner, X, y, model: str, proba: bool, out: str | None) -> None:
-    """``predict``'s output for sparse rows ``X`` with labels ``y``."""
+def _write_predictions(tuner, X, proba: bool, out: str | None):
+    """Predict the rows ``X`` (with each class's probability if ``proba``) and write them as
+    CSV to ``out`` or standard output; returns the predictions and the written table."""
     import pandas as pd
 
     try:
@@ -1357,6 +1343,13 @@ def _predict_sparse(tuner, X, y, model: str, proba: bool, out: str | None) -> No
             result.to_csv(out, index=False)
         except OSError as exc:
             raise _fail(exc, "cannot write --out: ") from None
+    return pred, result
+
+
+def _predict_sparse(tuner, X, y, model: str, proba: bool, out: str | None) -> None:
+    """``predict``'s output for sparse rows ``X`` with labels ``y``."""
+
+    pred, result = _write_predictions(tuner, X, proba, out)
     same = _same_labels(y, np.asarray(pred))
     note = f"{len(result)} rows predicted with {model}; accuracy {float(np.mean(same)):.4f}"
     note += f" on the {len(y)} rows labelled in 'target' (read sparse)"
