@@ -72,8 +72,9 @@ def summarise(entries: list[dict], meta: dict) -> str:
         "one-line `Error:`). Cases that failed the contract end their test (hypothesis then",
         "shrinks them) and are counted under their outcome.",
         "",
-        f"S&S criteria of +-inf dB (its documented value for classes of zero spread or "
-        f"coinciding centres; not a model output): {crit_inf} cases.",
+        "Infinite criteria that are documented values, not model outputs (S&S: +-inf dB for "
+        "classes of zero spread or coinciding centres; ESDR and J4: +inf without "
+        f"within-class spread): {crit_inf} cases.",
         "",
         "## Per part",
         "",

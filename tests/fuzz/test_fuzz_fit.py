@@ -31,9 +31,11 @@ def _check_fitted(t: SVMTuner, X, out) -> None:
     if t.estimate_ is not None:
         assert 0.0 <= t.estimate_ <= 1.0
     if t.criterion_ is not None:
-        # S&S is +inf dB for classes of zero spread and -inf for coinciding centres (its
-        # documented values); every other criterion is finite, and none is NaN
-        if t.method == "ss" and np.isinf(t.criterion_):
+        # S&S is +inf dB for classes of zero spread and -inf for coinciding centres, and the
+        # ratios ESDR and J4 are +inf without within-class spread (their documented values);
+        # every other criterion is finite, and none is NaN
+        documented = t.method == "ss" or (t.method in ("esdr", "j4") and t.criterion_ > 0)
+        if documented and np.isinf(t.criterion_):
             out.criterion_inf = True
         else:
             finite(out, t.criterion_, "criterion_")

@@ -585,6 +585,8 @@ class ESDRCV(_SeparabilityIndexCV):
     """ESDR-CV (ESDR Sec. 4.1): sigma maximising the expected square distance ratio, C by CV.
 
     ESDR = E d_F^2(between classes) / (w_1 E d_F^2(class 1) + w_2 E d_F^2(class 2)) (eq. (8)).
+    When the rows of every class coincide (no within-class spread) the ratio is +inf at every
+    width, and so is ``criterion``: the index then cannot tell widths apart.
     Options: see :class:`WidthIndexSelector`.
     """
 
@@ -606,7 +608,9 @@ class DBTCCV(_SeparabilityIndexCV):
 
 class J4CV(_SeparabilityIndexCV):
     """J4-CV (ESDR Sec. 4.1): sigma maximising the scatter ratio tr(S_b) / tr(S_w)
-    (ESDR eq. (14)), C by CV.  Options: see :class:`WidthIndexSelector`.
+    (ESDR eq. (14)), C by CV.  With no within-class scatter (the rows of every class
+    coincide) the ratio, and ``criterion``, are +inf at every width, as for ESDR.
+    Options: see :class:`WidthIndexSelector`.
     """
 
     name = "j4"
