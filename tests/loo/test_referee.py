@@ -13,9 +13,11 @@ from svmtune.loo.rbsvm_groups import closed_form_lgo
 from svmtune.loo.referee import (
     l1_loo_outputs,
     l2_loo_outputs,
+    ovo_loo_outputs,
     ovo_loo_predictions,
     referee_error,
 )
+from svmtune.methods.base import ovr_tasks
 from svmtune.svm import fit_l1_svm, fit_l2_svm
 from tests.loo.test_span_rule import _stable_candidate, stable_mask
 
@@ -32,13 +34,9 @@ def _multiclass(seed: int, n: int = 36, k: int = 3):
 def test_l2_outputs_equal_retraining_where_exact(seed):
     K, y = _multiclass(seed, k=2 + seed % 3)
     C = float(2 ** np.random.default_rng(seed).uniform(-2, 3))
-    outs, n_fits = l2_loo_outputs(K, y, C)
-    assert n_fits == len(outs) == (1 if y.max() == 1 else y.max() + 1)
-    tasks = (
-        [np.where(y == 1, 1.0, -1.0)]
-        if y.max() == 1
-        else [np.where(y == c, 1.0, -1.0) for c in range(y.max() + 1)]
-    )
+    tasks = ovr_tasks(y)
+    outs = l2_loo_outputs(K, tasks, C)
+    assert len(outs) == (1 if y.max() == 1 else y.max() + 1)
     all_exact = np.ones(y.size, dtype=bool)
     brute, n_exact = [], 0
     for t, r in zip(tasks, outs):
@@ -62,9 +60,10 @@ def test_l2_outputs_equal_retraining_where_exact(seed):
 
 def test_l2_outputs_do_not_depend_on_the_warm_start():
     K, y = _multiclass(4, k=3)
-    cold, _ = l2_loo_outputs(K, y, 2.0)
-    _, supports = l1_loo_outputs(K, y, 2.0)
-    warm, _ = l2_loo_outputs(K, y, 2.0, init_supports=supports)
+    tasks = ovr_tasks(y)
+    cold = l2_loo_outputs(K, tasks, 2.0)
+    _, supports = l1_loo_outputs(K, tasks, 2.0)
+    warm = l2_loo_outputs(K, tasks, 2.0, init_supports=supports)
     for a, b in zip(cold, warm):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
 
@@ -72,8 +71,8 @@ def test_l2_outputs_do_not_depend_on_the_warm_start():
 def test_l2_outputs_with_groups_are_leave_one_group_out():
     K, y = _multiclass(3, k=2)
     groups = np.arange(y.size) // 3
-    outs, _ = l2_loo_outputs(K, y, 1.0, groups=groups)
     t = np.where(y == 1, 1.0, -1.0)
+    outs = l2_loo_outputs(K, [t], 1.0, groups=groups)
     np.testing.assert_allclose(outs[0], closed_form_lgo(fit_l2_svm(K, t, 1.0), K, groups))
 
 
@@ -86,7 +85,7 @@ def test_l1_error_equals_brute_force_loo_on_stable_problems():
         if not stable_mask(K, t, C, w, sol).all():
             continue
         y = (t > 0).astype(int)
-        outs, supports = l1_loo_outputs(K, y, C, w)
+        outs, supports = l1_loo_outputs(K, [t], C, w)
         f = brute_force_loo(K, t, C, loss="l1", sample_weight=w, tol=1e-10)
         assert len(supports) == 1 and np.array_equal(supports[0], sol.support)
         np.testing.assert_allclose(outs[0], f, atol=2e-3)  # libsvm's tol=1e-3 in the referee
@@ -104,8 +103,8 @@ def test_ovo_votes_are_libsvm_votes():
 
 def test_ovo_outputs_hold_out_only_the_pairs_a_row_is_in():
     K, y = _multiclass(2, n=30, k=3)
-    outs, supports = l1_loo_outputs(K, y, 1.0, multiclass="ovo")
-    assert len(supports) == len(outs) == 3
+    outs = ovo_loo_outputs(K, y, 1.0)
+    assert len(outs) == 3
     # pair (0, 1): rows of class 2 get the pair model's own value; held-out rows the
     # leave-one-out value of retraining the pair without them (where the span is exact)
     rows = np.flatnonzero(y < 2)
@@ -114,7 +113,6 @@ def test_ovo_outputs_hold_out_only_the_pairs_a_row_is_in():
     f_all = K[:, rows] @ sol.dual_coef + sol.b
     other = y == 2
     np.testing.assert_allclose(outs[0][other], f_all[other], rtol=1e-12)
-    assert np.array_equal(np.flatnonzero(supports[0]), rows[sol.support])
     f_brute = brute_force_loo(K[np.ix_(rows, rows)], t, 1.0, loss="l1", tol=1e-10)
     nsv = ~sol.support
     np.testing.assert_allclose(outs[0][rows][nsv], f_brute[nsv], atol=2e-3)

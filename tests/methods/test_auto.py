@@ -7,9 +7,9 @@ import pytest
 
 from svmtune import SVMTuner
 from svmtune.kernels import Kernel
-from svmtune.loo.referee import l1_loo_outputs, l2_loo_outputs, referee_error
+from svmtune.loo.referee import l1_loo_outputs, l2_loo_outputs, ovo_loo_outputs, referee_error
 from svmtune.methods.auto import Auto
-from svmtune.methods.base import get_selector
+from svmtune.methods.base import get_selector, ovr_tasks
 from tests.conftest import make_problem
 
 
@@ -56,7 +56,10 @@ def test_referee_estimate_is_the_chosen_candidates_lowest():
     assert sel.estimate == best
     # and it is the closed-form estimate of that model at that point
     K = Kernel("rbf", sigma=sel.params["sigma"])(X)
-    outs, _ = (l1_loo_outputs if fam == "l1" else l2_loo_outputs)(K, y, sel.params["C"])
+    if fam == "l1":
+        outs, _ = l1_loo_outputs(K, ovr_tasks(y), sel.params["C"])
+    else:
+        outs = l2_loo_outputs(K, ovr_tasks(y), sel.params["C"])
     assert referee_error(y, outs) == pytest.approx(sel.estimate)
 
 
@@ -84,9 +87,9 @@ def test_multiclass(multiclass):
     assert tuner.score(X, y) > 0.7
     default = tuner.history_[0]
     K = Kernel("rbf", sigma=default["sigma"])(tuner.preprocessor_.transform(X))
-    outs, supports = l1_loo_outputs(K, y, 1.0, multiclass=multiclass)
-    assert len(supports) == 3
     pairwise = multiclass == "ovo"
+    outs = ovo_loo_outputs(K, y, 1.0) if pairwise else l1_loo_outputs(K, ovr_tasks(y), 1.0)[0]
+    assert len(outs) == 3
     assert default["estimate_l1"] == pytest.approx(referee_error(y, outs, pairwise=pairwise))
 
 
@@ -98,8 +101,8 @@ def test_weights_reach_the_fits_and_weigh_the_referees_error():
     sel = Auto(starts=(), refine=()).select(X, y, w, random_state=0)
     (c,) = sel.history
     K = Kernel("rbf", sigma=c["sigma"])(X)
-    l2, _ = l2_loo_outputs(K, y, c["C"], w)
-    l1, _ = l1_loo_outputs(K, y, c["C"], w)
+    l2 = l2_loo_outputs(K, ovr_tasks(y), c["C"], w)
+    l1, _ = l1_loo_outputs(K, ovr_tasks(y), c["C"], w)
     assert c["estimate_l2"] == pytest.approx(referee_error(y, l2, w))
     assert c["estimate_l1"] == pytest.approx(referee_error(y, l1, w))
     # and the weights matter: without them the fits and counts differ

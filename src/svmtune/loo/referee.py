@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from svmtune.estimators import ovo_pairs
-from svmtune.loo.rbsvm import closed_form_loo, loo_predictions
+from svmtune.loo.rbsvm import closed_form_loo, loo_error_rate
 from svmtune.loo.rbsvm_groups import closed_form_lgo
 from svmtune.loo.span_rule import span_rule_loo_decision
 from svmtune.svm import fit_l1_svm, fit_l2_svm
@@ -35,6 +35,7 @@ __all__ = [
     "FAMILIES",
     "l1_loo_outputs",
     "l2_loo_outputs",
+    "ovo_loo_outputs",
     "ovo_loo_predictions",
     "referee_error",
 ]
@@ -43,72 +44,61 @@ __all__ = [
 FAMILIES = ("l1", "l2")
 
 
-def _task_labels(y: np.ndarray) -> list[np.ndarray]:
-    k = int(np.max(y)) + 1
-    if k <= 2:
-        return [np.where(y == 1, 1.0, -1.0)]
-    return [np.where(y == c, 1.0, -1.0) for c in range(k)]
-
-
 def l1_loo_outputs(
     K: np.ndarray,
-    y: np.ndarray,
+    tasks: Sequence[np.ndarray],
     C: float,
     sample_weight: np.ndarray | None = None,
-    *,
-    multiclass: str = "ovr",
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Span-rule leave-one-out decision values of the hinge-loss SVC(s) at ``C``.
+    """Span-rule leave-one-out decision values of the hinge-loss SVC of each task at ``C``.
 
     Parameters
     ----------
     K : ndarray (n, n)
         Kernel matrix of the training points.
-    y : ndarray (n,)
-        Encoded labels ``0..k-1``.
+    tasks : sequence of ndarray (n,)
+        Labels in {-1, +1} of each binary task: one for two classes, one per class against
+        the rest otherwise (:func:`svmtune.methods.base.ovr_tasks`).
     C : float
         Penalty; per-sample bounds ``C * sample_weight`` (Weighted span eq. (2)).
-    multiclass : {"ovr", "ovo"}
-        For ``k > 2``: one SVC per class against the rest, or one per pair of classes.
 
     Returns
     -------
     (outputs, supports)
-        ``outputs``: one array of ``n`` leave-one-out decision values per one-vs-rest task
-        (binary: one array, positive for class 1) -- or, for ``"ovo"`` with ``k > 2``, one
-        array per pair ``(a, b)`` of :func:`svmtune.estimators.ovo_pairs`, positive for
-        ``a``, holding the held-out value for the pair's rows and the model's value for
-        the others.  ``supports``: the support vectors of each libsvm fit made, as masks of
-        the ``n`` rows (one fit per array of ``outputs``).
+        One array of ``n`` leave-one-out decision values per task, and the support vectors
+        of each task's libsvm fit as a mask of the ``n`` rows (one fit per task).
     """
-    y = np.asarray(y)
-    k = int(np.max(y)) + 1
-    if k > 2 and multiclass == "ovo":
-        return _ovo_loo_outputs(K, y, C, sample_weight)
     outs, supports = [], []
-    for t in _task_labels(y):
+    for t in tasks:
         sol = fit_l1_svm(t, C, K=K, sample_weight=sample_weight)
         outs.append(span_rule_loo_decision(sol, K))
         supports.append(sol.support)
     return outs, supports
 
 
-def _ovo_loo_outputs(K, y, C, sample_weight) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def ovo_loo_outputs(
+    K: np.ndarray, y: np.ndarray, C: float, sample_weight: np.ndarray | None = None
+) -> list[np.ndarray]:
+    """Span-rule leave-one-out values of libsvm's one-vs-one SVC (``k > 2`` classes).
+
+    One array per pair ``(a, b)`` of :func:`svmtune.estimators.ovo_pairs`, positive for
+    ``a``: the held-out value for the pair's rows (each is held out of the pairs it was
+    trained in) and the pair model's value for the other rows; one libsvm fit per pair.
+    ``y`` holds the encoded labels ``0..k-1``.
+    """
+    y = np.asarray(y)
     first, second = ovo_pairs(int(np.max(y)) + 1)
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    outs, supports = [], []
+    outs = []
     for a, b in zip(first, second):
         rows = np.flatnonzero((y == a) | (y == b))
         Kp = K[np.ix_(rows, rows)]
         t = np.where(y[rows] == a, 1.0, -1.0)
         sol = fit_l1_svm(t, C, K=Kp, sample_weight=None if w is None else w[rows])
-        f = K[:, rows] @ sol.dual_coef + sol.b
+        f = sol.decision_function(K[:, rows])
         f[rows] = span_rule_loo_decision(sol, Kp)
         outs.append(f)
-        mask = np.zeros(y.size, dtype=bool)
-        mask[rows[sol.support]] = True
-        supports.append(mask)
-    return outs, supports
+    return outs
 
 
 def ovo_loo_predictions(outputs: Sequence[np.ndarray], n_classes: int) -> np.ndarray:
@@ -126,28 +116,27 @@ def ovo_loo_predictions(outputs: Sequence[np.ndarray], n_classes: int) -> np.nda
 
 def l2_loo_outputs(
     K: np.ndarray,
-    y: np.ndarray,
+    tasks: Sequence[np.ndarray],
     C: float,
     sample_weight: np.ndarray | None = None,
     *,
     groups: np.ndarray | None = None,
     init_supports: Sequence[np.ndarray] | None = None,
-) -> tuple[list[np.ndarray], int]:
-    """Closed-form leave-one-out (or leave-one-group-out) outputs of the one-vs-rest L2-SVM
-    at ``C`` (RBSVM eq. (27); its block form with ``groups``); returns ``(outputs, n_fits)``,
-    one array of outputs per one-vs-rest task (one for a binary task).
+) -> list[np.ndarray]:
+    """Closed-form leave-one-out (or leave-one-group-out) outputs of each task's L2-SVM at
+    ``C`` (RBSVM eq. (27); its block form with ``groups``): one array per task, one L2-SVM
+    fit each.
 
     ``init_supports`` (one mask per task, e.g. the hinge-loss SVC's support vectors of
     :func:`l1_loo_outputs` at the same ``C``) warm-starts the solver; the solution is unique,
     so the start changes the cost only (:func:`svmtune.svm.fit_l2_svm`).
     """
-    tasks = _task_labels(np.asarray(y))
     inits = [None] * len(tasks) if init_supports is None else list(init_supports)
     outs = []
     for t, init in zip(tasks, inits):
         sol = fit_l2_svm(K, t, C, sample_weight=sample_weight, init_support=init)
         outs.append(closed_form_loo(sol, K) if groups is None else closed_form_lgo(sol, K, groups))
-    return outs, len(outs)
+    return outs
 
 
 def referee_error(
@@ -157,17 +146,16 @@ def referee_error(
     *,
     pairwise: bool = False,
 ) -> float:
-    """Leave-one-out error rate from :func:`l1_loo_outputs` / :func:`l2_loo_outputs`.
+    """Leave-one-out error rate of the outputs of :func:`l1_loo_outputs`,
+    :func:`l2_loo_outputs` (:func:`svmtune.loo.rbsvm.loo_error_rate`: one-vs-rest arg-max)
+    or, with ``pairwise``, :func:`ovo_loo_outputs` (libsvm's votes).
 
     Weighted by ``sample_weight`` (a weight counts as repeated rows, so a class weight
-    ``"balanced"`` gives the balanced error); ``pairwise`` for one-vs-one outputs.
+    ``"balanced"`` gives the balanced error).
     """
+    if not pairwise:
+        return loo_error_rate(y, outputs, sample_weight)
     y = np.asarray(y)
-    pred = (
-        ovo_loo_predictions(outputs, int(np.max(y)) + 1) if pairwise else loo_predictions(outputs)
-    )
-    wrong = pred != y
-    if sample_weight is None:
-        return float(np.mean(wrong))
-    w = np.asarray(sample_weight, dtype=float)
+    wrong = ovo_loo_predictions(outputs, int(np.max(y)) + 1) != y
+    w = np.ones(y.size) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     return float(w @ wrong / w.sum())

@@ -54,8 +54,14 @@ from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory, check_int_option
 from svmtune.kernels import rbf_from_sqdist, squared_distances
-from svmtune.loo.referee import FAMILIES, l1_loo_outputs, l2_loo_outputs, referee_error
-from svmtune.methods.base import Selection, Selector, get_selector
+from svmtune.loo.referee import (
+    FAMILIES,
+    l1_loo_outputs,
+    l2_loo_outputs,
+    ovo_loo_outputs,
+    referee_error,
+)
+from svmtune.methods.base import Selection, Selector, get_selector, ovr_tasks
 from svmtune.methods.baselines import check_log2_range, rbf_params
 from svmtune.search.gradient import EXACT_DENSE_MATRICES, initial_sigma
 
@@ -180,27 +186,28 @@ class Auto(Selector):
         return initial_sigma(squared_distances(X[sub]), rule="median")
 
     # ------------------------------------------------------------------ referee
-    def _referee_exact(self, cand, D2, y, sw, multiclass, groups) -> None:
+    def _referee_exact(self, cand, D2, y, tasks, sw, multiclass, groups) -> None:
         """Closed-form LOO error of each family at ``cand`` (added to ``cand`` in place; a
         family whose estimate the refinement already gave is kept)."""
         t0 = time.perf_counter()
         K = rbf_from_sqdist(D2, cand["sigma"])
-        fits, supports = 0, None
-        for fam in FAMILIES:  # "l1" first: its support vectors start the L2-SVM's solver
-            if f"estimate_{fam}" in cand:
-                continue
+        C, fits, supports = cand["C"], 0, None
+        pairwise = multiclass == "ovo" and len(tasks) > 1
+        if "estimate_l1" not in cand:  # first: its support vectors start the L2-SVM's solver
             err = None
-            if fam in self.families and not (fam == "l1" and groups is not None):
-                pairwise = fam == "l1" and multiclass == "ovo" and int(np.max(y)) > 1
-                if fam == "l1":
-                    outs, sups = l1_loo_outputs(K, y, cand["C"], sw, multiclass=multiclass)
-                    supports, k = (None if pairwise else sups), len(sups)
+            if "l1" in self.families and groups is None:  # the span-rule holds out rows
+                if pairwise:
+                    outs = ovo_loo_outputs(K, y, C, sw)
                 else:
-                    outs, k = l2_loo_outputs(
-                        K, y, cand["C"], sw, groups=groups, init_supports=supports
-                    )
-                err, fits = referee_error(y, outs, sw, pairwise=pairwise), fits + k
-            cand[f"estimate_{fam}"] = err
+                    outs, supports = l1_loo_outputs(K, tasks, C, sw)
+                err, fits = referee_error(y, outs, sw, pairwise=pairwise), len(outs)
+            cand["estimate_l1"] = err
+        if "estimate_l2" not in cand:
+            err = None
+            if "l2" in self.families:
+                outs = l2_loo_outputs(K, tasks, C, sw, groups=groups, init_supports=supports)
+                err, fits = referee_error(y, outs, sw), fits + len(tasks)
+            cand["estimate_l2"] = err
         cand["n_svm_fits"] += fits
         cand["time"] += time.perf_counter() - t0
 
@@ -293,6 +300,7 @@ class Auto(Selector):
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        tasks = ovr_tasks(y)
         exact = self._exact_fits(len(y))
         D2 = squared_distances(X) if exact else None
         cands = self._start_points(X, y, sw, D2, multiclass, random_state)
@@ -302,7 +310,7 @@ class Auto(Selector):
 
         def referee(c):
             if exact:
-                self._referee_exact(c, D2, y, sw, multiclass, groups)
+                self._referee_exact(c, D2, y, tasks, sw, multiclass, groups)
             else:
                 self._referee_lowrank(c, X, y, sw, groups, random_state)
             if reporter is not None:
