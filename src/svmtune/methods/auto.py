@@ -243,24 +243,22 @@ class Auto(Selector):
         )
 
     # ------------------------------------------------------------------ refinement
-    def _refine(self, refiner, best, X, y, sw, exact, multiclass, groups, random_state):
+    def _refine(self, refiner, best, X, D2, y, sw, groups, random_state):
+        """A gradient search from ``best`` (exact: on the selection's ``D2``; low rank when
+        ``D2`` is None), as a candidate."""
         t0 = time.perf_counter()
         start = (best["sigma"], best["C"])
-        if exact:
-            opts = {
-                "start": start,
-                "max_eval": self.max_eval,
-                "jump_restarts": 0,
-                "log2_sigma": self.log2_sigma,
-                "log2_C": self.log2_C,
-            }
-            search = get_selector(refiner, opts)
-        else:
-            search = self._lowrank_search(start, self.max_eval)
         kw = {} if groups is None else {"groups": groups}
         with warnings.catch_warnings():  # bound and budget warnings of an inner search
             warnings.simplefilter("ignore")
-            sel = search.select(X, y, sw, random_state=random_state, multiclass=multiclass, **kw)
+            if D2 is None:
+                search = self._lowrank_search(start, self.max_eval)
+                sel = search.select(X, y, sw, random_state=random_state, **kw)
+            else:
+                opts = {"max_eval": self.max_eval, "jump_restarts": 0}
+                opts.update(log2_sigma=self.log2_sigma, log2_C=self.log2_C)
+                search = get_selector(refiner, opts)
+                sel = search.search(D2, np.log(start), y, sw, random_state=random_state, **kw)
         cand = {
             "origin": refiner,
             "sigma": float(sel.params["sigma"]),
@@ -332,7 +330,7 @@ class Auto(Selector):
         fams = list(self.families) if exact else ["l2"]  # low rank: the L2-SVM's estimate
         best = min(cands, key=lambda c: _best(c, fams)[0])
         for r in refiners:
-            c = self._refine(r, best, X, y, sw, exact, multiclass, groups, random_state)
+            c = self._refine(r, best, X, D2, y, sw, groups, random_state)
             if exact or "estimate_l2" not in c:
                 referee(c)
             c.setdefault("estimate_l1", None)

@@ -201,10 +201,7 @@ class _GradientBaseline(Selector):
         multiclass="ovr",
     ):
         self.check_kernel(kernel)
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        tasks = ovr_tasks(y)
         D2, theta0 = exact_search_start(
             X,
             self.start,
@@ -213,6 +210,15 @@ class _GradientBaseline(Selector):
             random_state=random_state,
             sample_weight=w,
         )
+        return self.search(D2, theta0, y, w, random_state=random_state)
+
+    def search(self, D2, theta0, y, sample_weight=None, *, random_state=None):
+        """The search of :meth:`select` from the squared distances ``D2`` of the training
+        points and the start ``theta0 = (log sigma, log C)`` (the start option is not read),
+        for a caller that has computed them already (:class:`svmtune.methods.auto.Auto`)."""
+        y = np.asarray(y)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        tasks = ovr_tasks(y)
 
         def fun(theta: np.ndarray, state: dict[str, Any] | None):
             sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))

@@ -151,10 +151,7 @@ class RBSVM(Selector):
         groups=None,
     ):
         self.check_kernel(kernel)
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        tasks = ovr_tasks(y)
         D2, theta0 = exact_search_start(
             X,
             self.start,
@@ -163,6 +160,15 @@ class RBSVM(Selector):
             random_state=random_state,
             sample_weight=sw,
         )
+        return self.search(D2, theta0, y, sw, random_state=random_state, groups=groups)
+
+    def search(self, D2, theta0, y, sample_weight=None, *, random_state=None, groups=None):
+        """The search of :meth:`select` from the squared distances ``D2`` of the training
+        points and the start ``theta0 = (log sigma, log C)`` (the start option is not read),
+        for a caller that has computed them already (:class:`svmtune.methods.auto.Auto`)."""
+        y = np.asarray(y)
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        tasks = ovr_tasks(y)
         total_w = float(len(y)) if sw is None else float(sw.sum())
 
         def fun(theta: np.ndarray, state: dict | None):
