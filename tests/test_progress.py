@@ -80,6 +80,13 @@ def test_gradient_steps_and_auto_candidates(data, capsys):
     bars = [ln for ln in capsys.readouterr().err.splitlines() if "candidates" in ln]
     n = len(a1.history_)
     assert f"{n}/{n} candidates" in bars[-1] and "gradient steps" in bars[-1]
+    # the low-rank path too, whose refinement brings its own estimate
+    params = {"max_dense": 20, "rank": 10}
+    lr = SVMTuner(method="auto", method_params=params, random_state=0, verbose=2).fit(*data)
+    assert lr.selection_.info["path"] == "lowrank"
+    lines = capsys.readouterr().err.splitlines()
+    cands = [ln for ln in lines if "leave-one-out error" in ln]
+    assert [ln.split()[2] for ln in cands] == [h["origin"] for h in lr.history_]
 
 
 def test_terminal_redraws_one_line():

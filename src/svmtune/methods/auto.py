@@ -214,6 +214,9 @@ class Auto(Selector):
     def _referee_lowrank(self, cand, X, y, sw, groups, random_state) -> None:
         """Low-rank closed-form LOO error of the L2-SVM at ``cand`` (one objective evaluation
         of RBSVM on a Nystroem kernel, :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`)."""
+        cand["estimate_l1"] = None
+        if "estimate_l2" in cand:  # the refinement's own: the same closed form
+            return
         t0 = time.perf_counter()
         with warnings.catch_warnings():  # one evaluation: the search's budget warning
             warnings.simplefilter("ignore")
@@ -224,8 +227,7 @@ class Auto(Selector):
                 random_state=random_state,
                 **({} if groups is None else {"groups": groups}),
             )
-        cand["estimate_l1"] = None
-        cand.setdefault("estimate_l2", sel.estimate)
+        cand["estimate_l2"] = sel.estimate
         cand["n_svm_fits"] += sel.n_svm_fits
         cand["time"] += time.perf_counter() - t0
 
@@ -331,9 +333,7 @@ class Auto(Selector):
         best = min(cands, key=lambda c: _best(c, fams)[0])
         for r in refiners:
             c = self._refine(r, best, X, D2, y, sw, groups, random_state)
-            if exact or "estimate_l2" not in c:
-                referee(c)
-            c.setdefault("estimate_l1", None)
+            referee(c)
             cands.append(c)
         chosen = min(cands, key=lambda c: _best(c, fams)[0])
         family = _best(chosen, fams)[1]
