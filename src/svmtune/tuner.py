@@ -40,7 +40,7 @@ from svmtune.estimators import (
     ovo_to_ovr_decision,
     tanh_proba,
 )
-from svmtune.methods.base import get_selector
+from svmtune.methods.base import METHODS, get_selector
 from svmtune.preprocess import PREPROCESS_MODES, fit_preprocessor, make_preprocessor
 from svmtune.search.cv import check_class_groups
 
@@ -115,8 +115,6 @@ def _as_float(Xt):
 
 def _check_sparse_fit(tuner, selector) -> None:
     """Refuse sparse ``X`` with a message saying why and what works, before any work."""
-    from svmtune.methods.base import METHODS, get_selector
-
     if not selector.accepts_sparse:
         ok = [m for m in sorted(METHODS) if get_selector(m).accepts_sparse]
         raise ValueError(
