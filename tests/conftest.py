@@ -32,3 +32,15 @@ def assert_params_close(got: dict, want: dict, rel: float) -> None:
 @pytest.fixture
 def problem():
     return make_problem(60, 3, 0)
+
+
+def assert_l2_kkt(sol, K, tol: float = 1e-8) -> None:
+    """The KKT conditions of an L2-SVM solution on ``K`` to ``tol``: ``alpha >= 0``,
+    ``y^T alpha = 0``, margins ``>= 1`` off the support set and ``= 1`` on it (of
+    ``H = K + diag(1 / (C w))``)."""
+    H = K + np.diag(sol.H_diag)
+    margin = sol.y * (H @ sol.dual_coef + sol.b)
+    assert np.all(sol.alpha >= 0)
+    assert abs(sol.y @ sol.alpha) < tol * max(1.0, sol.alpha.sum())
+    assert np.all(margin[~sol.support] >= 1 - tol)
+    assert np.allclose(margin[sol.support], 1.0, atol=tol)
