@@ -1,6 +1,6 @@
 """Bad input gives one clear error naming the problem (issue #2 acceptance), library side.
 
-The same cases through the command line are in ``tests/test_cli.py``.
+The same cases through the command line are in ``tests/cli/test_commands.py``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,15 @@ import re
 from pathlib import Path
 
 import click
+from joblib import parallel_config
+from rich.console import Console
+from rich.table import Table
+
+from svmtune.bench.report import SUMMARY_TITLE, build_report
+from svmtune.bench.runner import run_suite
+from svmtune.bench.store import NotAResultsFile
+from svmtune.bench.suite import DataLoader, available_suites, get_suite, on_data
+from svmtune.cli._source import load_source, pop_column, without_columns
 
 __all__ = ["bench", "report"]
 
@@ -152,10 +161,6 @@ def bench(
     the suite's methods and protocol run on your own files (e.g. `svmtune bench --suite
     quick --data mine.csv --target label`).
     """
-    from rich.console import Console
-
-    from svmtune.bench.runner import run_suite
-    from svmtune.bench.suite import available_suites, get_suite
 
     if suite_name not in available_suites():
         raise click.UsageError(
@@ -179,8 +184,7 @@ def bench(
     client = None
     if scheduler:
         try:
-            from dask.distributed import Client
-            from joblib import parallel_config
+            from dask.distributed import Client  # optional: svmtune[dask]
         except ImportError:
             raise click.UsageError(
                 "--scheduler needs dask.distributed: pip install 'svmtune[dask]'"
@@ -228,8 +232,6 @@ def bench(
     for e in summary.experiments:
         con.print(f"experiment {e['experiment']}: {e['status']}")
     if summary.path.exists():
-        from svmtune.bench.report import build_report
-
         try:  # the rows are stored already: a summary that fails must not fail the run
             _print_summary(con, build_report(summary.path, suites={suite.name: suite}))
         except Exception as exc:
@@ -243,21 +245,19 @@ def _on_data(suite, sources, target, fmt, drop, groups=None):
     """The suite on the --data sources, and their loader; each source is read once here
     (as `svmtune select` reads it, with its messages) so that an unreadable file or a wrong
     --target, --drop or --groups stops the run before any cell."""
-    from svmtune.bench.suite import DataLoader, on_data
-    from svmtune.cli import _drop, _load, _pop_column
 
     try:
         derived = on_data(suite, sources, target=target, fmt=fmt, drop=drop, groups=groups)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     for task in derived.tasks:
-        X, _, _ = _load(task.dataset, target, fmt, groups)
+        X, _, _ = load_source(task.dataset, target, fmt, groups)
         if drop:
-            X = _drop(X, drop)
+            X = without_columns(X, drop)
         # the split sizes count rows, or with --groups groups (GroupShuffleSplit)
         units, have = "rows", len(X)
         if groups is not None:
-            X, col = _pop_column(X, groups, "--groups")
+            X, col = pop_column(X, groups, "--groups")
             units, have = "groups", col.nunique()
         p = derived.protocol
         need = sum(int(v) for v in (p.train_size, p.test_size) if isinstance(v, int))
@@ -273,10 +273,6 @@ def _on_data(suite, sources, target, fmt, drop, groups=None):
 def _print_summary(con, sections) -> None:
     """The report's opening summary (:func:`svmtune.bench.report.summary_table`) as console
     tables; nothing when no cell succeeded."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from svmtune.bench.report import SUMMARY_TITLE
 
     for sec in sections:
         if sec.title != SUMMARY_TITLE:
@@ -314,12 +310,9 @@ def _print_summary(con, sections) -> None:
 )
 def report(results_dir, html_path, md_path):
     """Tables and figures of the results under RESULTS_DIR, papers' numbers beside ours."""
-    from svmtune.bench.report import build_report
-    from svmtune.bench.store import NotAResultsFile
 
     if html_path is None and md_path is None:
         raise click.UsageError("give --html FILE and/or --md FILE")
-    from rich.console import Console
 
     try:
         sections = build_report(results_dir, html=html_path, md=md_path)

@@ -1,4 +1,4 @@
-"""``svmtune bench`` option parsing (:mod:`svmtune.bench.cli`)."""
+"""``svmtune bench`` option parsing (:mod:`svmtune.cli._bench`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 import click
 import pytest
 
-from svmtune.bench.cli import _split_list
 from svmtune.bench.suite import get_suite
+from svmtune.cli._bench import _split_list
 
 
 def test_split_list_keeps_commas_inside_parentheses():
@@ -31,8 +31,9 @@ def test_every_method_label_of_a_suite_can_be_selected_alone(suite):
 def test_rerun_before_reaches_the_runner_and_a_bad_time_is_a_clear_error(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
+    import svmtune.cli._bench as cli_bench
     from svmtune.bench import runner
-    from svmtune.bench.cli import bench
+    from svmtune.cli._bench import bench
 
     seen = {}
 
@@ -40,7 +41,7 @@ def test_rerun_before_reaches_the_runner_and_a_bad_time_is_a_clear_error(tmp_pat
         seen.update(kw)
         return runner.RunSummary(tmp_path / "results.jsonl", 0, 0)
 
-    monkeypatch.setattr(runner, "run_suite", fake_run_suite)
+    monkeypatch.setattr(cli_bench, "run_suite", fake_run_suite)
     args = ["--suite", "quick", "--out", str(tmp_path), "--no-experiments", "--no-progress"]
     ok = CliRunner().invoke(bench, [*args, "--rerun-before", "2026-11-24T01:00:00+00:00"])
     assert ok.exit_code == 0, ok.output
@@ -54,11 +55,11 @@ def test_rerun_before_reaches_the_runner_and_a_bad_time_is_a_clear_error(tmp_pat
 def test_an_empty_tasks_or_methods_list_is_a_usage_error(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from svmtune.bench import runner
-    from svmtune.bench.cli import bench
+    import svmtune.cli._bench as cli_bench
+    from svmtune.cli._bench import bench
 
     ran = []
-    monkeypatch.setattr(runner, "run_suite", lambda *a, **kw: ran.append(kw))
+    monkeypatch.setattr(cli_bench, "run_suite", lambda *a, **kw: ran.append(kw))
     args = ["--suite", "quick", "--out", str(tmp_path), "--no-experiments", "--no-progress"]
     for option in ("--methods", "--tasks"):
         for value in ("", " , "):
@@ -71,7 +72,7 @@ def test_an_empty_tasks_or_methods_list_is_a_usage_error(tmp_path, monkeypatch):
 def test_report_on_a_file_that_is_not_a_results_file(tmp_path):
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import report
+    from svmtune.cli._bench import report
 
     data = tmp_path / "data.csv"
     data.write_text("a,b,label\n1,2,0\n3,4,1\n")
@@ -85,7 +86,7 @@ def test_report_on_a_file_that_is_not_a_results_file(tmp_path):
 def test_unwritable_out_and_report_paths_are_one_line_errors(tmp_path):
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import bench, report
+    from svmtune.cli._bench import bench, report
 
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory\n")
@@ -144,7 +145,7 @@ def test_bench_runs_a_suite_on_a_data_file_resumes_and_reports(tmp_path):
 
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import bench, report
+    from svmtune.cli._bench import bench, report
     from svmtune.datasets.registry import file_sha256
 
     data = _csv(tmp_path / "mine.csv")
@@ -189,7 +190,7 @@ def test_bench_data_cells_depend_on_the_label_column_and_the_dropped_columns(tmp
     import numpy as np
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import bench, report
+    from svmtune.cli._bench import bench, report
 
     data = _csv(tmp_path / "mine.csv")
     frame = __import__("pandas").read_csv(data)
@@ -232,7 +233,7 @@ def test_bench_data_with_groups(tmp_path, monkeypatch):
     import pandas as pd
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import bench, report
+    from svmtune.cli._bench import bench, report
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.normal(size=(60, 2)), columns=["a", "b"])
@@ -304,7 +305,7 @@ def test_bench_on_a_bundled_data_set_with_side_file_groups(tmp_path):
 
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import bench
+    from svmtune.cli._bench import bench
 
     out = tmp_path / "res"
     args = ["--suite", "quick", "--data", "parkinson_speech_train", "--groups", "subject_id"]
@@ -321,7 +322,7 @@ def test_bench_on_a_bundled_data_set_with_side_file_groups(tmp_path):
 def test_bench_data_errors_are_clear(tmp_path):
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import bench
+    from svmtune.cli._bench import bench
 
     data = _csv(tmp_path / "mine.csv")
     base = ["--out", str(tmp_path / "res"), "--no-progress"]
@@ -351,13 +352,13 @@ def test_bench_data_errors_are_clear(tmp_path):
 def test_a_failing_summary_does_not_fail_the_run(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    import svmtune.bench.report as report_mod
-    from svmtune.bench.cli import bench
+    import svmtune.cli._bench as cli_bench
+    from svmtune.cli._bench import bench
 
     def broken(*a, **k):
         raise RuntimeError("cannot summarise")
 
-    monkeypatch.setattr(report_mod, "build_report", broken)
+    monkeypatch.setattr(cli_bench, "build_report", broken)
     data = _csv(tmp_path / "mine.csv")
     args = ["--suite", "quick", "--data", str(data), "--target", "label", "--methods", "default"]
     r = CliRunner().invoke(bench, [*args, "--out", str(tmp_path / "res"), "--no-progress"])
@@ -374,7 +375,7 @@ def test_data_cells_that_fail_before_the_split_are_reported_as_failed(tmp_path):
 
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import bench, report
+    from svmtune.cli._bench import bench, report
 
     data = _csv(tmp_path / "mine.csv")
     out = tmp_path / "res"

@@ -612,12 +612,14 @@ def test_predict_reads_svmlight_files_with_the_training_files_index_base(tmp_pat
 
 # ---------------------------------------------------------------------------- --out, options
 def test_select_out_is_checked_before_the_selection(csv_file, tmp_path, monkeypatch):
-    import svmtune.cli as cli
+    import svmtune.cli._select as select_module
 
     path, _ = csv_file
     fits = []
-    real_fit = cli._fit_tuner
-    monkeypatch.setattr(cli, "_fit_tuner", lambda *a, **kw: fits.append(1) or real_fit(*a, **kw))
+    real_fit = select_module.fit_tuner
+    monkeypatch.setattr(
+        select_module, "fit_tuner", lambda *a, **kw: fits.append(1) or real_fit(*a, **kw)
+    )
     r = run("select", path, "--method", "default", "--out", tmp_path / "no" / "m.joblib", ok=False)
     assert_one_line_error(r, "directory", code=2)
     assert f"{tmp_path / 'no'} does not exist" in r.output and fits == []
@@ -794,14 +796,14 @@ def test_predict_refuses_a_skops_file_with_an_untrusted_type(csv_file, tmp_path)
 
 # ---------------------------------------------------------------------------- progress
 def test_select_progress_bar_on_a_terminal_quiet_and_verbose(csv_file, monkeypatch):
-    import svmtune.cli as cli
+    import svmtune.cli._options as options_module
 
     path, _ = csv_file
     args = ["select", path, "--method", "grid", *TINY_GRID, "--json"]
     r = run(*args)  # standard error is no terminal here: no bar
     assert "CV fits" not in r.stderr
     json.loads(r.stdout)
-    monkeypatch.setattr(cli, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(options_module, "stderr_is_terminal", lambda: True)
     r = run(*args)
     assert "12/12 CV fits" in r.stderr and "svmtune grid: selected" in r.stderr
     assert json.loads(r.stdout)["n_svm_fits"] == 12  # the result on standard output, intact

@@ -1,0 +1,5 @@
+"""``python -m svmtune.cli``: the ``svmtune`` command."""
+
+from svmtune.cli import main
+
+main()
