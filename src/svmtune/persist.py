@@ -18,6 +18,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from svmtune.exceptions import UntrustedModelError
+
 __all__ = [
     "TRUSTED_MODULES",
     "TRUSTED_TYPES",
@@ -40,11 +42,6 @@ TRUSTED_TYPES = (
 )
 
 _SKOPS_HINT = 'skops is needed for .skops model files: pip install "svmtune[skops]" (or skops)'
-
-
-class UntrustedModelError(ValueError):
-    """A model file that is not loaded: a pickle not trusted, or a skops file naming types
-    outside the allow-list."""
 
 
 def _skops_io():

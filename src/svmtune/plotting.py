@@ -98,7 +98,12 @@ def plot_landscape(tuner, *, path: str | None = None, figsize=(11, 4.5)):
     nothing).  Rows without C (the width stage of ``esdr``, ``dbtc``, ``j4``, ``ld``) are left
     out.
     """
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError(
+            'plot_landscape needs matplotlib: pip install "svmtune[plot]" (or matplotlib)'
+        ) from exc
 
     if path is not None:
         matplotlib.use("Agg", force=False)

@@ -72,6 +72,7 @@ import numpy as np
 import pandas as pd
 
 from svmtune._warnings import user_stacklevel
+from svmtune.exceptions import DataFileError
 
 __all__ = [
     "FORMATS",
@@ -131,10 +132,6 @@ MAX_TEXT_BYTES = 1 << 31
 #: longest CSV field (Python's ``csv`` module's default limit); lines may be longer
 MAX_CSV_FIELD = csv.field_size_limit()
 _DECIMAL_COMMA = r"[-+]?(\d+(,\d*)?|,\d+)([eE][-+]?\d+)?"
-
-
-class DataFileError(ValueError):
-    """A data file cannot be read as requested (unparsable content, no target column, ...)."""
 
 
 # ---------------------------------------------------------------------------- helpers
