@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_X_y
 
 __all__ = [
+    "as_table",
+    "explained_errors",
+    "is_table",
     "validate_Xy",
     "check_label_kind",
     "check_labels",
@@ -504,3 +509,49 @@ def check_dense_memory(n: int, *, matrices: float, method: str, alternative: str
             f"n = {n:,} samples that is {need / 2**30:.1f} GiB, more than the "
             f"{avail / 2**30:.1f} GiB of memory available; {alternative}"
         )
+
+
+@contextlib.contextmanager
+def explained_errors(X):
+    """Replace scikit-learn's ValueError on ``X`` by one naming the columns and the fix when
+    the cause is one only ``preprocess="auto"`` handles (categorical or date/time columns,
+    NaN).  Runs the column checks only after a failure, so valid input is checked once, by
+    scikit-learn."""
+    try:
+        yield
+    except ValueError:
+        if not sp.issparse(X) and is_table(X):
+            try:
+                check_numeric_features(X)
+                check_feature_values(X)
+            except ValueError as clearer:
+                raise clearer from None
+        raise
+    except TypeError:  # numpy's DTypePromotionError (date/time columns) is a TypeError,
+        try:  # and so is pd.NA in an object column of numbers
+            check_time_columns(X)
+            if not sp.issparse(X) and is_table(X):
+                check_feature_values(X)
+        except ValueError as clearer:
+            raise clearer from None
+        raise
+
+
+def is_table(X) -> bool:
+    """Whether ``X`` is a DataFrame or an array-like numpy reads as 2-D (the column checks
+    apply; anything else keeps scikit-learn's message, e.g. "Found array with dim 3")."""
+    if isinstance(X, pd.DataFrame):
+        return True
+    try:
+        return np.ndim(X) == 2
+    except ValueError:  # ragged nested lists
+        return False
+
+
+def as_table(X):
+    """``X`` for ``preprocess="auto"``: a DataFrame as it is, anything else through
+    scikit-learn's ``check_array`` keeping its dtype (dense, 2-D, at least one sample and
+    one feature; missing values and text allowed)."""
+    if isinstance(X, pd.DataFrame):
+        return X
+    return check_array(X, dtype=None, ensure_all_finite=False, input_name="X")

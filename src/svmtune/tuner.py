@@ -14,20 +14,18 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import LabelEncoder, StandardScaler
-from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from svmtune._progress import describe, progress
 from svmtune._results import search_results
 from svmtune._validation import (
+    as_table,
     check_distance_range,
     check_feature_scale,
-    check_feature_values,
     check_labels,
     check_min_class_count,
-    check_numeric_features,
-    check_time_columns,
     check_weight_range,
+    explained_errors,
     validate_groups,
     validate_sample_weight,
     validate_Xy,
@@ -47,50 +45,9 @@ from svmtune.search.cv import check_class_groups
 __all__ = ["SVMTuner"]
 
 
-@contextlib.contextmanager
-def _explained(X):
-    """Replace scikit-learn's ValueError on ``X`` by one naming the columns and the fix when
-    the cause is one only ``preprocess="auto"`` handles (categorical or date/time columns,
-    NaN).  Runs the column checks only after a failure, so valid input is checked once, by
-    scikit-learn."""
-    try:
-        yield
-    except ValueError:
-        if not sp.issparse(X) and _is_table(X):
-            try:
-                check_numeric_features(X)
-                check_feature_values(X)
-            except ValueError as clearer:
-                raise clearer from None
-        raise
-    except TypeError:  # numpy's DTypePromotionError (date/time columns) is a TypeError,
-        try:  # and so is pd.NA in an object column of numbers
-            check_time_columns(X)
-            if not sp.issparse(X) and _is_table(X):
-                check_feature_values(X)
-        except ValueError as clearer:
-            raise clearer from None
-        raise
-
-
-def _is_table(X) -> bool:
-    """Whether ``X`` is a DataFrame or an array-like numpy reads as 2-D (the column checks
-    apply; anything else keeps scikit-learn's message, e.g. "Found array with dim 3")."""
-    if isinstance(X, pd.DataFrame):
-        return True
-    try:
-        return np.ndim(X) == 2
-    except ValueError:  # ragged nested lists
-        return False
-
-
-def _as_table(X):
-    """``X`` for ``preprocess="auto"``: a DataFrame as it is, anything else through
-    scikit-learn's ``check_array`` keeping its dtype (dense, 2-D, at least one sample and
-    one feature; missing values and text allowed)."""
-    if isinstance(X, pd.DataFrame):
-        return X
-    return check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
+def _class_counts(y_enc: np.ndarray, w: np.ndarray | None, n_classes: int) -> np.ndarray:
+    """Samples of positive weight in each class."""
+    return np.bincount(y_enc if w is None else y_enc[w > 0], minlength=n_classes)
 
 
 def _announce(selector, reporter) -> None:
@@ -291,10 +248,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
     def _validate_X(self, X, reset: bool):
         if self.preprocess == "auto":
-            X = _as_table(X)
+            X = as_table(X)
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
-        with _explained(X):
+        with explained_errors(X):
             return validate_data(self, X, reset=reset, accept_sparse=_SPARSE)
 
     # ------------------------------------------------------------------ fit
@@ -348,22 +305,39 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 "method (grid, random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, ld, or "
                 "span_rule with criterion='cv'), or leave groups out"
             )
+        X, X_named, y = self._validate_Xy(X, y, selector)
+        y_enc, w, groups = self._encode_and_weigh(y, sample_weight, groups, holdout)
+        Xp = self._fit_preprocessing(X, X_named, w)
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        sel = self._select(selector, Xp, y_enc, w, groups, seed)
+        self._fit_final(sel, Xp, y_enc, w, seed)
+        self._record(sel, selector)
+        return self
+
+    def _validate_Xy(self, X, y, selector):
+        """``(X, X_named, y)`` validated: ``X_named`` keeps a DataFrame's column names for
+        the checks and warnings that name columns; a sparse ``X`` becomes CSR."""
         if sp.issparse(X) and self.preprocess != "auto":  # auto: scikit-learn's TypeError
             _check_sparse_fit(self, selector)
             X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
             X = X.tocsr()  # rows are sliced: folds, weight-0 rows
             _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
-            X_named = X
-        elif self.preprocess == "auto":
-            X = X_named = self._validate_X(X, reset=True)
+            return X, X, y
+        if self.preprocess == "auto":
+            X = self._validate_X(X, reset=True)
             _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
-        else:
-            columns = X.columns if isinstance(X, pd.DataFrame) else None
-            with _explained(X):
-                X, y = validate_data(self, X, y)
-                validate_Xy(X, y, estimator=self)
-            # the checks and warnings below name a DataFrame's columns, not positions
-            X_named = X if columns is None else pd.DataFrame(X, columns=columns, copy=False)
+            return X, X, y
+        columns = X.columns if isinstance(X, pd.DataFrame) else None
+        with explained_errors(X):
+            X, y = validate_data(self, X, y)
+            validate_Xy(X, y, estimator=self)
+        X_named = X if columns is None else pd.DataFrame(X, columns=columns, copy=False)
+        return X, X_named, y
+
+    def _encode_and_weigh(self, y, sample_weight, groups, holdout: str):
+        """Encoded labels (``classes_`` set), the per-sample weights (sample weight times
+        class weight; None: all 1) and the validated groups, with every check that names
+        the user's labels done before the selection starts."""
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         y_enc = enc.transform(y)
@@ -390,7 +364,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         if groups is not None:  # named by the user's label, before the selection starts
             check_class_groups(y_enc, groups, w, self.classes_)
         # Platt scaling cross-validates the final SVM: every class needs two samples
-        counts = np.bincount(y_enc if w is None else y_enc[w > 0], minlength=len(self.classes_))
+        counts = _class_counts(y_enc, w, len(self.classes_))
         if self.probability == "platt" and counts.min() < 2:
             small = self.classes_[int(np.argmin(counts))]
             raise ValueError(
@@ -398,13 +372,15 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 f"samples (of positive weight) in every class; class {small!r} has "
                 f"{int(counts.min())}: use probability='tanh'"
             )
+        return y_enc, w, groups
 
+    def _fit_preprocessing(self, X, X_named, w):
+        """Fit ``preprocessor_`` on the rows of positive weight (every statistic counts a
+        row ``w`` times) and return the transformed float matrix."""
         if self.preprocess == "none":
             check_distance_range(X)
         elif not sp.issparse(X):
             check_feature_scale(X_named)
-        # every statistic of the preprocessing counts a row w times: rows of weight 0 are
-        # left out (also of the categories and of which columns are categorical)
         X_fit, w_fit = X, w
         if w is not None and not (w > 0).all():
             X_fit, X_named, w_fit = _rows(X, w > 0), _rows(X_named, w > 0), w[w > 0]
@@ -417,10 +393,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         else:
             self.preprocessor_ = make_preprocessor(self.preprocess, X_named)
         fit_preprocessor(self.preprocessor_, X_fit, w_fit)
-        Xp = _as_float(self.preprocessor_.transform(X))
-        rs = check_random_state(self.random_state)
-        seed = int(rs.randint(np.iinfo(np.int32).max))
+        return _as_float(self.preprocessor_.transform(X))
 
+    def _select(self, selector, Xp, y_enc, w, groups, seed: int):
+        """Run the method (under ``backend`` and with the progress display); sets
+        ``selection_time_``."""
         t0 = time.perf_counter()
         backend = (
             joblib.parallel_config(backend=self.backend)
@@ -446,7 +423,12 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                     f"selected {describe(sel.params)} in {self.selection_time_:.2f} s "
                     f"({int(sel.n_svm_fits)} SVM fits)"
                 )
+        return sel
 
+    def _fit_final(self, sel, Xp, y_enc, w, seed: int) -> None:
+        """Fit the final SVM (and Platt's calibrator) on all samples with the selected
+        hyperparameters; sets ``estimator_``, ``calibrator_``, ``final_model_``,
+        ``probability_`` and ``final_fit_time_``."""
         final = sel.final_model if self.final_model == "auto" else self.final_model
         if final == "l2" and sp.issparse(Xp):
             raise ValueError(
@@ -469,6 +451,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=user_stacklevel(),
             )
+        counts = _class_counts(y_enc, w, n_classes)
 
         def final_estimator(probability: bool):
             return clone(
@@ -493,6 +476,9 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.final_fit_time_ = time.perf_counter() - t0
         self.final_model_ = final
         self.probability_ = "platt" if platt else "tanh"
+
+    def _record(self, sel, selector) -> None:
+        """The selection's fitted attributes, ``cv_results_`` in ``BaseSearchCV``'s shape."""
         self.selection_ = sel
         self.best_params_ = dict(sel.params)
         if isinstance(self.best_params_.get("class_weight"), dict):  # a chosen class weight
@@ -512,7 +498,6 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         self.best_score_ = float(results["mean_test_score"][best])
         self.refit_time_ = self.final_fit_time_
         self.n_splits_ = n_splits
-        return self
 
     # ------------------------------------------------------------------ predict
     def _transform(self, X):
