@@ -12,6 +12,7 @@ import pytest
 from sklearn.datasets import dump_svmlight_file
 
 from svmtune.datasets import DataFileError, load_dataset, load_file, load_table, loaders
+from svmtune.datasets import _text as text_module
 from svmtune.datasets.loaders import detect_format, parse_arff
 
 
@@ -436,7 +437,7 @@ def test_svmlight_with_a_byte_order_mark(tmp_path, encoding, name):
 def test_sniffing_utf16_tolerates_a_cut_character(tmp_path, monkeypatch):
     # the format is sniffed from the first _SNIFF_BYTES bytes: a character cut there
     # (here half of a surrogate pair) is dropped, and the whole file still reads
-    monkeypatch.setattr(loaders, "_SNIFF_BYTES", 2 + 2 * len("a,target\n1,") + 2)
+    monkeypatch.setattr(text_module, "SNIFF_BYTES", 2 + 2 * len("a,target\n1,") + 2)
     f = tmp_path / "d.dat"
     f.write_bytes("a,target\n1,\U0001f600\n2,x\n".encode("utf-16"))
     X, y = load_file(f)
@@ -552,7 +553,7 @@ def test_decompressed_text_is_bounded(tmp_path, monkeypatch):
     path = tmp_path / "d.csv.gz"
     with gzip.open(path, "wt") as fh:
         fh.write("a,b,label\n" + "1,2,0\n3,4,1\n" * 100)
-    monkeypatch.setattr(loaders, "MAX_TEXT_BYTES", 500)
+    monkeypatch.setattr(text_module, "MAX_TEXT_BYTES", 500)
     with pytest.raises(DataFileError, match="more than .* GiB of text after decompression"):
         load_file(path)
 

@@ -1,0 +1,108 @@
+"""The svmlight/LIBSVM reader, with the bounds on what a file may make it build."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from svmtune.datasets._text import BOMS, decode, read_bytes
+from svmtune.exceptions import DataFileError
+
+_SVMLIGHT_INDEX = re.compile(rb"(?:^|\s)(\d+):")
+
+SVMLIGHT_LINE = re.compile(r"^\s*[-+]?[0-9.eE+-]+(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
+
+
+#: largest dense feature matrix (bytes of float64) an svmlight/LIBSVM file may make the loader
+#: build: ``rows x (largest feature index) x 8``; a larger one is refused with a message
+MAX_DENSE_BYTES = 1 << 30
+
+
+#: largest number of feature columns an svmlight/LIBSVM file may declare (its largest index)
+MAX_SVMLIGHT_FEATURES = 1 << 20
+
+
+# ---------------------------------------------------------------------------- svmlight
+def read_svmlight(
+    path: Path, zero_based: bool | str = "auto"
+) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """Features ``f1 ... fd``, labels, and whether the file's indices were read as 0-based
+    (``zero_based``: True, False, or "auto": 0-based if index 0 occurs, as scikit-learn's
+    ``load_svmlight_file`` decides)."""
+    from sklearn.datasets import load_svmlight_file
+
+    source: str | io.BytesIO = str(path)
+    head = read_bytes(path, 4)
+    if head.startswith(codecs.BOM_UTF8) or any(head.startswith(bom) for bom, _ in BOMS):
+        # scikit-learn's parser reads bytes as UTF-8/ASCII without a byte-order mark
+        source = io.BytesIO(decode(read_bytes(path), path).encode("utf-8"))
+    try:
+        # sparse (CSR): memory grows with the values the file holds, not with its indices
+        Xs, y = load_svmlight_file(source, zero_based=True)  # column j: the file's index j
+    except OverflowError:  # an index past int64
+        _svmlight_bound_error(path, 2**63 - 1, "is too large for a 64-bit integer")
+    except (ValueError, RuntimeError, OSError) as exc:
+        msg = " ".join(str(exc).split())
+        raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
+    if Xs.shape[0] == 0:
+        raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: no data rows")
+    # the loader densifies: bound the dense matrix before building it
+    width = Xs.shape[1]
+    if width > MAX_SVMLIGHT_FEATURES:
+        _svmlight_bound_error(
+            path,
+            MAX_SVMLIGHT_FEATURES - 1,
+            f"exceeds the {MAX_SVMLIGHT_FEATURES:,} feature columns svmtune reads from an "
+            "svmlight/LIBSVM file",
+        )
+    if Xs.shape[0] * width * 8 > MAX_DENSE_BYTES:
+        cap = MAX_DENSE_BYTES // (8 * Xs.shape[0])
+        _svmlight_bound_error(
+            path,
+            cap - 1,
+            f"makes {Xs.shape[0]:,} rows x {width:,} columns = "
+            f"{Xs.shape[0] * width * 8 / 2**30:.1f} GiB of dense features, more than the "
+            f"{MAX_DENSE_BYTES / 2**30:g} GiB svmtune builds from a file ({cap:,} columns at "
+            f"{Xs.shape[0]:,} rows)",
+        )
+    has_zero = Xs.nnz == 0 or Xs.indices.min() == 0
+    if zero_based == "auto":
+        zero_based = has_zero
+    elif not zero_based and Xs.nnz and Xs.indices.min() == 0:
+        raise DataFileError(
+            f"cannot parse {path} as svmlight/LIBSVM with 1-based feature indices (LIBSVM's "
+            "numbering): it holds feature index 0"
+        )
+    if not zero_based:
+        Xs = Xs[:, 1:]
+    X = pd.DataFrame(Xs.toarray(), columns=[f"f{j + 1}" for j in range(Xs.shape[1])])
+    if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        y = y.astype(np.int64)
+    return X, y, bool(zero_based)
+
+
+def _svmlight_bound_error(path: Path, bound: int, why: str) -> None:
+    """Raise a ``DataFileError`` naming the first line of svmlight file ``path`` with a
+    feature index above ``bound`` (the largest index of the file when none is), and
+    ``why`` it is refused."""
+    where = ""
+    data = read_bytes(path)
+    for i, line in enumerate(data.splitlines(), 1):
+        body = line.split(b"#", 1)[0]
+        for m in _SVMLIGHT_INDEX.finditer(body):
+            idx = int(m.group(1))
+            if idx > bound:
+                where = f"line {i}: feature index {idx}"
+                break
+        if where:
+            break
+    raise DataFileError(
+        f"cannot parse {path} as svmlight/LIBSVM: {where or 'its largest feature index'} "
+        f"{why}; renumber the features compactly (1, 2, ...), or read the file with "
+        "sklearn.datasets.load_svmlight_file (sparse) and select the columns you need"
+    )
