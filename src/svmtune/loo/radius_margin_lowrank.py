@@ -68,17 +68,21 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from svmtune._support import DualSolution
 from svmtune._warnings import user_stacklevel
 from svmtune.loo.radius_margin import RadiusMargin
-from svmtune.loo.span_lowrank import _check_lowrank
 from svmtune.loo.sphere import (
     BallSolution,
     _check_init_support,
     check_ridge,
     clarabel_simplex_weights,
 )
-from svmtune.lowrank import NystroemFactor, TaskSolutions, fit_tasks_lowrank
-from svmtune.svm import DualSolution
+from svmtune.lowrank import (
+    NystroemFactor,
+    TaskSolutions,
+    check_lowrank_solution,
+    fit_tasks_lowrank,
+)
 
 __all__ = [
     "LowRankRadiusMargin",
@@ -349,7 +353,7 @@ def lowrank_enclosing_ball(
 # Margin
 # ---------------------------------------------------------------------------------------------
 def _check_l2(sol: DualSolution, n: int) -> None:
-    _check_lowrank(sol, n, "the low-rank radius-margin bound and ||w||^2")
+    check_lowrank_solution(sol, n, "the low-rank radius-margin bound and ||w||^2")
     if sol.alpha.shape != (n,):
         raise ValueError(f"SVM solution is for {sol.alpha.shape[0]} points, Z has {n} rows")
 

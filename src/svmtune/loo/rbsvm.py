@@ -73,15 +73,28 @@ literal reading with ``nonsupport="label"``; the paper does not say which it com
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from svmtune._factor import sandwich
+from svmtune._support import (
+    LOSSES,
+    NONSUPPORT,
+    DualSolution,
+    check_derivative,
+    check_group_nonsupport,
+    check_l2_solution,
+    check_loss,
+    check_nonsupport,
+    check_pm1,
+    loo_loss,
+    objective_terms,
+    safe_diagonal,
+    support_system,
+)
 from svmtune._validation import validate_sample_weight
-from svmtune._warnings import user_stacklevel
 from svmtune.kernels import (
     KernelColumns,
     as_kernel,
@@ -91,8 +104,9 @@ from svmtune.kernels import (
     rbf_dlogsigma,
     rbf_from_sqdist,
 )
+from svmtune.loo import rbsvm_groups
 from svmtune.loo.sphere import _check_kernel
-from svmtune.svm import DualSolution, fit_l2_svm
+from svmtune.svm import fit_l2_svm
 
 __all__ = [
     "LOSSES",
@@ -113,42 +127,10 @@ __all__ = [
     "loo_error_rate",
 ]
 
-#: loss variants of :func:`loo_loss`
-LOSSES = ("cross_entropy", "squared")
-#: what :func:`rbsvm_objective` takes as a non-support vector's LOO output: the full model's
-#: output (exact) or its label (eq. (27) read literally with ``alpha_i = 0``)
-NONSUPPORT = ("model", "label")
-
 
 # ---------------------------------------------------------------------------------------------
 # Closed-form LOO outputs
 # ---------------------------------------------------------------------------------------------
-def _check_l2(sol: DualSolution) -> None:
-    if not isinstance(sol, DualSolution):
-        raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l2_svm), got {type(sol)}")
-    if sol.loss != "l2" or sol.factor is None or sol.H_diag is None:
-        raise ValueError(
-            "closed-form LOO needs an L2-SVM solution from svmtune.svm.fit_l2_svm "
-            "(with its support-set factorisation)"
-        )
-
-
-def _check_pm1(y, n: int | None = None, *, name: str = "y") -> np.ndarray:
-    """``y`` as floats after checking it holds labels in {-1, +1} (``n`` of them if given)."""
-    y = np.asarray(y)
-    if y.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must hold the labels -1 and +1, got {y.dtype} values")
-    y = np.asarray(y, dtype=float)
-    if n is not None and y.shape != (n,):
-        raise ValueError(f"{name} has shape {y.shape}; expected ({n},), one label per point")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ValueError(
-            f"{name} must hold the labels -1 and +1 (got values {np.unique(y)[:6]}); map 0/1 "
-            "labels with 2 * y - 1"
-        )
-    return y
-
-
 def _check_encoded_labels(y, n: int, n_classes: int) -> np.ndarray:
     """``y`` after checking it holds ``n`` encoded labels, integers in ``0..n_classes-1``."""
     y = np.asarray(y)
@@ -162,30 +144,6 @@ def _check_encoded_labels(y, n: int, n_classes: int) -> np.ndarray:
             f"got {shown}; encode them, e.g. with np.unique(y, return_inverse=True)[1]"
         )
     return y
-
-
-def _support_system(sol: DualSolution) -> tuple[np.ndarray, np.ndarray, float]:
-    """Support indices and the exact solution ``[beta; b] = M^{-1} [y_S; 0]`` (eq. (22))."""
-    S = np.flatnonzero(sol.support)
-    beta, b = sol.factor.solve(sol.y[S], 0.0)
-    return S, np.asarray(beta, dtype=float), float(b)
-
-
-def _safe_diag(diag: np.ndarray) -> np.ndarray:
-    """``(M^{-1})_ii`` is positive in exact arithmetic (``M^{-1}``'s top-left block is PSD with
-    null vector 1); floor round-off values at ``eps * max`` so LOO outputs stay finite."""
-    floor = np.finfo(float).eps * max(float(np.max(np.abs(diag), initial=0.0)), 1e-300)
-    bad = ~(diag > floor)
-    if bad.any():
-        warnings.warn(
-            f"{int(bad.sum())} diagonal entries of M^-1 are not positive (round-off on a "
-            "nearly singular support set); they are floored and their leave-one-out outputs "
-            "are large but finite",
-            RuntimeWarning,
-            stacklevel=user_stacklevel(),
-        )
-        diag = np.where(bad, floor, diag)
-    return diag
 
 
 def closed_form_loo(
@@ -217,7 +175,7 @@ def closed_form_loo(
         If ``sol`` is not an L2-SVM solution, or ``K`` is not its ``(n, n)`` finite kernel
         matrix.
     """
-    _check_l2(sol)
+    check_l2_solution(sol)
     K = _check_kernel(K, sol.y.shape[0])
     return _closed_form_loo(sol, K, inverse)
 
@@ -226,10 +184,10 @@ def _closed_form_loo(
     sol: DualSolution, K: np.ndarray | KernelColumns, inverse: np.ndarray | None
 ) -> np.ndarray:
     """:func:`closed_form_loo` on checked inputs."""
-    S, beta, b = _support_system(sol)
+    S, beta, b = support_system(sol)
     out = kernel_columns(K, S) @ beta + b
     diag = sol.factor.inverse_diagonal() if inverse is None else np.diag(inverse)[: S.size]
-    diag = _safe_diag(np.asarray(diag, dtype=float))
+    diag = safe_diagonal(np.asarray(diag, dtype=float))
     out[S] = sol.y[S] - beta / diag
     return out
 
@@ -265,7 +223,7 @@ def loo_exact_mask(
     -------
     ndarray of bool, shape (n,)
     """
-    _check_l2(sol)
+    check_l2_solution(sol)
     K = _check_kernel(K, sol.y.shape[0])
     return _loo_exact_mask(sol, K, tol, inverse)
 
@@ -275,11 +233,11 @@ def _loo_exact_mask(
 ) -> np.ndarray:
     """:func:`loo_exact_mask` on checked inputs."""
     y = sol.y
-    S, beta, b = _support_system(sol)
+    S, beta, b = support_system(sol)
     m = S.size
     N = np.flatnonzero(~sol.support & np.isfinite(sol.H_diag))
     Minv = sol.factor.inverse() if inverse is None else np.asarray(inverse, dtype=float)
-    diag = _safe_diag(np.diag(Minv)[:m].copy())
+    diag = safe_diagonal(np.diag(Minv)[:m].copy())
     step = beta / diag  # column i of the downdate is -Minv[:, i] * step_i
     # y_j beta'_j for j in S (rows) after removing i (columns)
     Bnew = beta[:, None] - Minv[:m, :m] * step[None, :]
@@ -363,7 +321,7 @@ def decremental_loo(
         ``corrected`` (points where eq. (27) was not certified and the support set was
         updated), ``changes`` (support-set changes applied in total), ``retrained``.
     """
-    _check_l2(sol)
+    check_l2_solution(sol)
     y = sol.y
     n = y.shape[0]
     if isinstance(K, KernelColumns):
@@ -429,83 +387,6 @@ def decremental_loo(
 
 
 # ---------------------------------------------------------------------------------------------
-# Loss
-# ---------------------------------------------------------------------------------------------
-def loo_loss(
-    y: np.ndarray, r: np.ndarray, loss: str = "cross_entropy"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-point loss of the tanh-mapped LOO output and its derivative in ``r``.
-
-    Parameters
-    ----------
-    y : array of {-1, +1}
-    r : array
-        LOO decision values.
-    loss : {"cross_entropy", "squared"}
-        ``"cross_entropy"`` (RBSVM eq. (29)): ``log(1 + exp(-2 y r))``, derivative
-        ``tanh(r) - y`` (eq. (31)).  ``"squared"``: the Brier score of the probability
-        ``(1 + tanh r)/2``, ``(tanh r - y)^2 / 4``, derivative ``(tanh r - y)(1 - tanh^2 r)/2``
-        (bounded, so single badly predicted points weigh less).
-
-    Returns
-    -------
-    (values, derivatives) : ndarrays of the shape of ``r``
-
-    Raises
-    ------
-    ValueError
-        If ``y`` holds other labels than -1 and +1 or does not have the shape of ``r``.
-    """
-    y = _check_pm1(y)
-    r = np.asarray(r, dtype=float)
-    if y.shape != r.shape:
-        raise ValueError(
-            f"y has shape {y.shape} but r has shape {r.shape}; pass one label per LOO output"
-        )
-    t = np.tanh(r)
-    if loss == "cross_entropy":
-        return np.logaddexp(0.0, -2.0 * y * r), t - y
-    if loss == "squared":
-        return 0.25 * (t - y) ** 2, 0.5 * (t - y) * (1.0 - t * t)
-    raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-
-
-def check_nonsupport(nonsupport: str) -> None:
-    """Raise ``ValueError`` unless ``nonsupport`` is one of :data:`NONSUPPORT`."""
-    if nonsupport not in NONSUPPORT:
-        raise ValueError(f"nonsupport must be one of {NONSUPPORT}, got {nonsupport!r}")
-
-
-def check_group_nonsupport(nonsupport: str) -> None:
-    """Raise ``ValueError`` unless ``nonsupport`` is ``"model"``, the only reading that
-    leave-one-group-out outputs have (:mod:`svmtune.loo.rbsvm_groups`)."""
-    if nonsupport != "model":
-        raise ValueError(
-            "groups need nonsupport='model': a row of a group that holds support vectors gets "
-            "the reduced model's output whether or not it is a support vector itself"
-        )
-
-
-def objective_terms(
-    sol: DualSolution, r: np.ndarray, loss: str = "cross_entropy", nonsupport: str = "model"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-point terms of ``J`` and their derivatives in ``r`` (:func:`loo_loss`).
-
-    ``nonsupport="model"``: the closed-form LOO outputs ``r`` as they are (a non-support
-    vector's exact LOO output is the model's output).  ``"label"``: a non-support vector
-    enters with ``r_i = y_i`` (eq. (27) read literally with ``alpha_i = 0``), a constant, so
-    its derivative is 0.  ``r`` is not modified.
-    """
-    check_nonsupport(nonsupport)
-    if nonsupport == "label":
-        r = np.where(sol.support, r, sol.y)
-    L, dL = loo_loss(sol.y, r, loss)
-    if nonsupport == "label":
-        dL[~sol.support] = 0.0
-    return L, dL
-
-
-# ---------------------------------------------------------------------------------------------
 # Exact gradient
 # ---------------------------------------------------------------------------------------------
 def loo_gradient(
@@ -550,7 +431,7 @@ def loo_gradient(
         If ``K`` is not the solution's ``(n, n)`` finite kernel matrix, ``dLdr`` does not hold
         ``n`` values or a derivative has the wrong shape.
     """
-    _check_l2(sol)
+    check_l2_solution(sol)
     n = sol.y.shape[0]
     K = _check_kernel(K, n)
     c = np.asarray(dLdr, dtype=float)
@@ -568,12 +449,12 @@ def _loo_gradient(
 ) -> np.ndarray:
     """:func:`loo_gradient` on checked inputs."""
     n = sol.y.shape[0]
-    S, beta, _ = _support_system(sol)
+    S, beta, _ = support_system(sol)
     m = S.size
     N = np.flatnonzero(~sol.support)
     Minv = sol.factor.inverse() if inverse is None else np.asarray(inverse, dtype=float)
     B = Minv[:m, :m]
-    diag = _safe_diag(np.diag(B).copy())
+    diag = safe_diagonal(np.diag(B).copy())
     cS, cN = c[S], c[N]
     g = cS * beta / diag**2
     W = sandwich(B, g)  # B diag(g) B
@@ -597,17 +478,6 @@ def _loo_gradient(
     return out
 
 
-def check_derivative(D, n: int, m: int) -> np.ndarray:
-    """``D`` as floats after checking it is a derivative :func:`loo_gradient` takes: the
-    ``(n, m)`` support columns of ``dK`` or the ``(m,)`` diagonal of ``dH_SS``."""
-    D = np.asarray(D, dtype=float)
-    if D.ndim == 1 and D.shape != (m,):
-        raise ValueError(f"diagonal derivative must have shape ({m},), got {D.shape}")
-    if D.ndim != 1 and D.shape != (n, m):
-        raise ValueError(f"derivative columns must have shape ({n}, {m}), got {D.shape}")
-    return D
-
-
 def rbf_l2_derivatives(
     K: np.ndarray | KernelColumns, D2: np.ndarray, sigma: float, sol: DualSolution
 ) -> list[np.ndarray]:
@@ -619,7 +489,7 @@ def rbf_l2_derivatives(
     -1/(C w_i)`` on the support diagonal (eq. (38) with sample weights), returned as an ``(m,)``
     vector.
     """
-    _check_l2(sol)
+    check_l2_solution(sol)
     n = sol.y.shape[0]
     if np.shape(D2) != (n, n) or np.shape(K) != (n, n):
         raise ValueError(
@@ -740,8 +610,7 @@ def rbsvm_objective(
     theta = np.asarray(theta, dtype=float).ravel()
     if theta.shape != (2,) or not np.all(np.isfinite(theta)):
         raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    check_loss(loss)
     check_nonsupport(nonsupport)
     D2 = np.asarray(D2, dtype=float)
     if groups is not None:
@@ -757,11 +626,9 @@ def rbsvm_objective(
     if not len(tasks):
         raise ValueError("tasks is empty: pass at least one {-1, +1} label vector")
     for y_t in tasks:
-        _check_pm1(y_t, n, name="every task")
+        check_pm1(y_t, n, name="every task")
     validate_sample_weight(sample_weight, n)
     if groups is not None:
-        from svmtune.loo import rbsvm_groups  # it builds on this module
-
         codes = rbsvm_groups.group_codes(groups, n)
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))

@@ -45,12 +45,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
+from svmtune._support import DualSolution, check_derivative, check_l2_solution, support_system
 from svmtune._validation import validate_groups
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import KernelColumns, kernel_columns
-from svmtune.loo.rbsvm import _check_l2, _support_system, check_derivative
 from svmtune.loo.sphere import _check_kernel
-from svmtune.svm import DualSolution
+from svmtune.lowrank import lowrank_support_system
 
 __all__ = ["closed_form_lgo", "group_codes", "lgo_exact_mask", "lgo_gradient"]
 
@@ -115,7 +115,7 @@ def _block_factors(groups: np.ndarray, loc: list[np.ndarray], m: int, block) -> 
 
 
 def _reduced(sol: DualSolution, codes: np.ndarray, P: np.ndarray) -> _Reduced:
-    S, beta, b = _support_system(sol)
+    S, beta, b = support_system(sol)
     m = S.size
     x = np.append(beta, b)
     groups, loc = _sv_groups(codes, S)
@@ -169,7 +169,7 @@ def _plain_and_live(
 
 
 def _prepare(sol, K, groups, inverse):
-    _check_l2(sol)
+    check_l2_solution(sol)
     n = sol.y.shape[0]
     K = _check_kernel(K, n)
     codes = group_codes(groups, n)
@@ -367,9 +367,7 @@ def _lgo_terms(
 def _reduced_lowrank(sol: DualSolution, codes: np.ndarray) -> _Reduced:
     """:func:`_reduced` through the Woodbury factor: ``P_gg = B_gg = diag(1/d_g) - E_g E_g^T``
     and ``P[:, g] u = M^{-1} [E_g u; 0]``, one batched solve for all groups."""
-    from svmtune.lowrank import _system
-
-    S, beta, b = _system(sol)
+    S, beta, b = lowrank_support_system(sol)
     fac = sol.factor
     m = S.size
     x = np.append(beta, b)

@@ -52,7 +52,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmtune._factor import sandwich
+from svmtune._factor import ExtendedFactor, sandwich
+from svmtune._support import DualSolution, check_solution
 from svmtune._validation import validate_sample_weight
 from svmtune.loo.rbsvm import (
     _check_encoded_labels,
@@ -67,7 +68,6 @@ from svmtune.loo.sphere import (
     direction_block,
     direction_diagonal,
 )
-from svmtune.svm import DualSolution, ExtendedFactor
 
 __all__ = [
     "SPAN_A",
@@ -104,10 +104,7 @@ def sigmoid_step(x: np.ndarray, A: float = SPAN_A, B: float = SPAN_B) -> np.ndar
 
 
 def _check_l2(sol: DualSolution) -> None:
-    if not isinstance(sol, DualSolution):
-        raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l2_svm), got {type(sol)}")
-    if sol.loss != "l2" or sol.factor is None or sol.H_diag is None:
-        raise ValueError("span estimates need an L2-SVM solution from svmtune.svm.fit_l2_svm")
+    check_solution(sol, "span estimates need an L2-SVM solution from svmtune.svm.fit_l2_svm")
 
 
 def span_squared(sol: DualSolution) -> np.ndarray:

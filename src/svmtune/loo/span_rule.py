@@ -51,10 +51,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from svmtune._factor import ExtendedFactor
+from svmtune._support import DualSolution, check_pm1, check_solution
 from svmtune._warnings import user_stacklevel
-from svmtune.loo.rbsvm import _check_pm1
 from svmtune.loo.sphere import _check_kernel
-from svmtune.svm import DualSolution, ExtendedFactor
 
 __all__ = [
     "SpanCache",
@@ -86,13 +86,13 @@ __all__ = [
 # Input checks
 # ---------------------------------------------------------------------------------------------
 def _check_l1(sol: DualSolution) -> None:
-    if not isinstance(sol, DualSolution):
-        raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l1_svm), got {type(sol)}")
-    if sol.loss != "l1":
-        raise ValueError(
-            "the weighted span theory is for the hinge-loss (L1) SVM with box constraints "
-            "alpha_i <= C_i; got an L2-SVM solution (use svmtune.loo.span for the L2-SVM)"
-        )
+    check_solution(
+        sol,
+        "the weighted span theory is for the hinge-loss (L1) SVM with box constraints "
+        "alpha_i <= C_i; got an L2-SVM solution (use svmtune.loo.span for the L2-SVM)",
+        loss="l1",
+        factor=False,
+    )
 
 
 def _check(sol: DualSolution, K: np.ndarray) -> np.ndarray:
@@ -762,7 +762,7 @@ def holdout_error(sol: DualSolution, K_test_train: np.ndarray, y_test: np.ndarra
     """
     if not isinstance(sol, DualSolution):
         raise TypeError(f"expected a DualSolution, got {type(sol)}")
-    y = _check_pm1(np.ravel(y_test), name="y_test")
+    y = check_pm1(np.ravel(y_test), name="y_test")
     Kt = np.asarray(K_test_train, dtype=float)
     n = sol.y.shape[0]
     if Kt.ndim != 2 or Kt.shape[1] != n:
