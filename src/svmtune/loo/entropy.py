@@ -28,7 +28,7 @@ from scipy.special import entr
 from svmtune._validation import validate_sample_weight
 from svmtune.estimators import class_weight_vector
 from svmtune.kernels import Kernel, squared_distances
-from svmtune.loo.rbsvm import _check_encoded_labels, closed_form_loo
+from svmtune.loo.closed_form import _check_encoded_labels, closed_form_loo
 from svmtune.loo.rbsvm_lowrank import lowrank_loo
 from svmtune.lowrank import fit_tasks_lowrank, pivoted_cholesky_landmarks
 from svmtune.methods.base import ovr_tasks

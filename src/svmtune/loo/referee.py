@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from svmtune.estimators import ovo_pairs
-from svmtune.loo.rbsvm import closed_form_loo, loo_error_rate
+from svmtune.loo.closed_form import closed_form_loo, loo_error_rate
 from svmtune.loo.rbsvm_groups import closed_form_lgo
 from svmtune.loo.span_rule import span_rule_loo_decision
 from svmtune.svm import fit_l1_svm, fit_l2_svm

@@ -55,7 +55,7 @@ import numpy as np
 from svmtune._factor import ExtendedFactor, sandwich
 from svmtune._support import DualSolution, check_solution
 from svmtune._validation import validate_sample_weight
-from svmtune.loo.rbsvm import (
+from svmtune.loo.closed_form import (
     _check_encoded_labels,
     _closed_form_loo,
     closed_form_loo,

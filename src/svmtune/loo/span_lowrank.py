@@ -57,7 +57,7 @@ from svmtune._factor import WoodburyFactor
 from svmtune._support import DualSolution
 from svmtune._validation import validate_sample_weight
 from svmtune.kernels import rbf_dlogsigma
-from svmtune.loo.rbsvm import _check_encoded_labels, loo_error_rate
+from svmtune.loo.closed_form import _check_encoded_labels, loo_error_rate
 from svmtune.loo.rbsvm_lowrank import LowRankObjective, lowrank_loo
 from svmtune.loo.span import (
     SPAN_A,
