@@ -7,7 +7,8 @@ The low-rank counterpart of :mod:`svmtune.loo.sphere` (Chapelle, Vapnik, Bousque
 ``O(n m^2)`` time and ``O(n m)`` memory.
 
 :func:`lowrank_enclosing_ball`: ``R^2 = max sum_i beta_i K~_ii - beta^T K~ beta`` over the
-simplex (Chapelle et al. 2002), by the primal-dual active-set (semismooth Newton) iteration of :func:`svmtune.loo.sphere.enclosing_ball`.  Its support-set system
+simplex (Chapelle et al. 2002), by the primal-dual active-set (semismooth Newton) iteration
+of :func:`svmtune.loo.sphere.enclosing_ball`.  Its support-set system
 ``[[2 K~_SS, 1], [1^T, 0]] [b; mu] = [k_S; 1]`` (``k = diag K~``) is solved through a
 *bordered Woodbury* reduction: with ``v = Z_S^T b`` and the support split into ``Q``
 (ridge ``r_i <= 1e-6 max_j K~_jj``, e.g. ``r = 0``) and ``P`` (the others), eliminating
