@@ -49,6 +49,7 @@ __all__ = [
     "check_pm1",
     "check_solution",
     "l2_diagonal",
+    "l2_solution",
     "loo_loss",
     "objective_terms",
     "safe_diagonal",
@@ -123,6 +124,41 @@ class DualSolution:
     def training_outputs(self, K: np.ndarray) -> np.ndarray:
         """Training outputs ``f(x_i)`` of the kernel (not ``H``) model."""
         return self.decision_function(K)
+
+
+def l2_solution(
+    y: np.ndarray,
+    support: np.ndarray,
+    beta: np.ndarray,
+    b: float,
+    factor: ExtendedFactor | WoodburyFactor,
+    H_diag: np.ndarray,
+    n_iter: int,
+    extra: dict | None = None,
+) -> DualSolution:
+    """The :class:`DualSolution` of an L2-SVM from its support-set system (RBSVM eq. (22)).
+
+    ``alpha_S = max(y_S beta, 0)`` on the support mask ``support`` (``beta`` in the sorted
+    order of its points), zero elsewhere; no upper bound (``upper = inf``), every support
+    vector in bound, ``factor`` the factor of ``M`` and ``H_diag = 1 / (C w)``.
+    """
+    n = y.shape[0]
+    alpha = np.zeros(n)
+    alpha[np.flatnonzero(support)] = np.maximum(y[support] * beta, 0.0)
+    return DualSolution(
+        alpha=alpha,
+        b=b,
+        y=y,
+        upper=np.full(n, np.inf),
+        loss="l2",
+        support=support.copy(),
+        in_bound=support.copy(),
+        bounded=np.zeros(n, dtype=bool),
+        factor=factor,
+        H_diag=H_diag,
+        n_iter=n_iter,
+        extra={} if extra is None else extra,
+    )
 
 
 def sample_weights(n: int, sample_weight: np.ndarray | None) -> np.ndarray:

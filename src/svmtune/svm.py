@@ -28,6 +28,7 @@ from svmtune._support import (
     DualSolution,
     check_C,
     l2_diagonal,
+    l2_solution,
     sample_weights,
     support_mask,
 )
@@ -403,24 +404,7 @@ def fit_l2_svm(
             K = K.full()
         S_mask, fac, beta, b, extra_iter = _primal_active_set(K, y, d, active, tol, 50 * n + 100)
         n_iter += extra_iter
-        S = np.flatnonzero(S_mask)
-        alpha_S = y[S] * beta
-    alpha = np.zeros(n)
-    alpha[S] = np.maximum(alpha_S, 0.0)
-    upper = np.full(n, np.inf)
-    return DualSolution(
-        alpha=alpha,
-        b=b,
-        y=y,
-        upper=upper,
-        loss="l2",
-        support=S_mask.copy(),
-        in_bound=S_mask.copy(),
-        bounded=np.zeros(n, dtype=bool),
-        factor=fac,
-        H_diag=d,
-        n_iter=n_iter,
-    )
+    return l2_solution(y, S_mask, beta, b, fac, d, n_iter)
 
 
 def _primal_active_set(K, y, d, active, tol, max_iter):

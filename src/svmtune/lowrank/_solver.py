@@ -27,6 +27,7 @@ from svmtune._support import (
     DualSolution,
     check_solution,
     l2_diagonal,
+    l2_solution,
     support_mask,
     support_system,
 )
@@ -188,24 +189,10 @@ def fit_l2_svm_lowrank(
         raise FloatingPointError("low-rank L2-SVM support set degenerated to one class")
     fac = WoodburyFactor.from_lowrank(Z[S], d[S])
     beta, b_exact = fac.solve(y[S], 0.0)
-    alpha = np.zeros(n)
-    alpha[S] = np.maximum(y[S] * beta, 0.0)
     mask = np.zeros(n, dtype=bool)
     mask[S] = True
-    return DualSolution(
-        alpha=alpha,
-        b=float(b_exact),
-        y=y,
-        upper=np.full(n, np.inf),
-        loss="l2",
-        support=mask,
-        in_bound=mask.copy(),
-        bounded=np.zeros(n, dtype=bool),
-        factor=fac,
-        H_diag=d,
-        n_iter=it,
-        extra={"beta": np.asarray(beta, dtype=float), "converged": converged},
-    )
+    extra = {"beta": np.asarray(beta, dtype=float), "converged": converged}
+    return l2_solution(y, mask, beta, float(b_exact), fac, d, it, extra)
 
 
 def _system(sol: DualSolution) -> tuple[np.ndarray, np.ndarray, float]:
