@@ -1,4 +1,4 @@
-"""Low-rank closed forms against their dense / brute-force definitions (issue #10)."""
+"""Low-rank closed forms against their dense / brute-force definitions (RBSVM eq. (22), (27))."""
 
 from __future__ import annotations
 
