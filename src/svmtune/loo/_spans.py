@@ -175,7 +175,7 @@ def span_rule_spans(
     Theorem 2 -- ``Lambda_p`` (eq. (24)) is the affine hull of the in-bound support vectors
     other than ``p`` and ``S_p^2`` (eq. (26), (28)-(30), (32)) is the squared distance of
     ``Phi(x_p)`` to it.  With ``M = [[K_II, 1], [1^T, 0]]`` the extended matrix of the
-    in-bound support vectors (factored once by :class:`svmtune.svm.ExtendedFactor`):
+    in-bound support vectors (factored once by :class:`svmtune._factor.ExtendedFactor`):
 
     * in-bound ``p``: ``S_p^2 = 1 / (M^{-1})_pp`` (Schur complement; Chapelle et al. 2002
       eq. (10));

@@ -78,7 +78,7 @@ def model_entropy(
     ----------
     y : array of {-1, +1}
     loo : array
-        Leave-one-out decision values (e.g. :func:`svmtune.loo.rbsvm.closed_form_loo`).
+        Leave-one-out decision values (e.g. :func:`svmtune.loo.closed_form.closed_form_loo`).
     sample_weight : array, optional
         Weighted mean instead of eq. (39)'s plain mean.
     base : float

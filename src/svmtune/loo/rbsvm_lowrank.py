@@ -5,7 +5,7 @@ factor ``M^{-1}`` of :class:`svmtune._factor.WoodburyFactor`, ``B = (M^{-1})_SS 
 E^T``, in ``O(|S| m)`` memory.
 
 * **LOO outputs** (:func:`lowrank_loo`): RBSVM eq. (27), ``r_i = y_i - beta_i / B_ii`` on the
-  support set, ``f(x_i)`` elsewhere (as :func:`svmtune.loo.rbsvm.closed_form_loo`).
+  support set, ``f(x_i)`` elsewhere (as :func:`svmtune.loo.closed_form.closed_form_loo`).
 * **Objective and exact gradient** (:func:`lowrank_rbsvm_objective`): the tanh cross-entropy of
   RBSVM eq. (29)-(33) and its exact gradient for a fixed support set.  The landmarks are held
   **fixed** and the approximate kernel is differentiated exactly in ``log sigma``
@@ -13,7 +13,7 @@ E^T``, in ``O(|S| m)`` memory.
 
       dK~ = P G + G^T P^T - G^T Q G,   P = dK_nm, Q = dK_mm, G = (K_mm + jitter I)^{-1} K_mn.
 
-  The gradient of :func:`svmtune.loo.rbsvm.loo_gradient` is the contraction
+  The gradient of :func:`svmtune.loo.rbsvm_gradient.loo_gradient` is the contraction
   ``dJ = <dK~, Gamma>`` with the ``n x n`` matrix ``Gamma`` (``Gamma_SS = -(B diag(g) B + v
   beta^T)``, ``Gamma_NS = c_N beta^T``, zero elsewhere); it is never formed: only the products
   ``Gamma G^T`` and ``Gamma^T G^T`` (``n x m``) are, so
@@ -74,7 +74,7 @@ def lowrank_loo(sol: DualSolution, Z: np.ndarray) -> np.ndarray:
 def lowrank_loo_gradient(sol: DualSolution, nf: NystroemFactor, dLdr: np.ndarray) -> np.ndarray:
     """Exact ``dJ / d(log sigma, log C)`` of ``J = sum_i J_i(r_i)`` for a fixed support set.
 
-    The low-rank counterpart of :func:`svmtune.loo.rbsvm.loo_gradient` (same ``c``, ``g``,
+    The low-rank counterpart of :func:`svmtune.loo.rbsvm_gradient.loo_gradient` (same ``c``, ``g``,
     ``v``), with ``dK~`` of the module docstring (landmarks fixed); ``O(n m^2)`` time,
     ``O(n m)`` memory.
 

@@ -129,7 +129,7 @@ def span_loo_margins(sol: DualSolution, K: np.ndarray) -> np.ndarray:
     ``1 - alpha_p S_p^2`` for support vectors (Chapelle et al. 2002; RBSVM eq. (11) with
     ``y_p f(x_p) = 1`` on the support set of the L2-SVM) and ``y_p f(x_p)`` for the other
     points, whose removal does not change the SVM.  This is the closed-form LOO output of
-    RBSVM eq. (27), computed by :func:`svmtune.loo.rbsvm.closed_form_loo`; exact whenever
+    RBSVM eq. (27), computed by :func:`svmtune.loo.closed_form.closed_form_loo`; exact whenever
     leaving ``p`` out leaves the other points' support status unchanged.
 
     Parameters
@@ -181,7 +181,7 @@ def span_rule_error_ovr(
 
     One task: :func:`span_rule_error`.  Several: each task's leave-one-out output
     ``f_k^p(x_p) = y_pk (1 - alpha_pk S_pk^2)`` (span rule) and the one-vs-rest argmax
-    prediction, through :func:`svmtune.loo.rbsvm.loo_error_rate`.
+    prediction, through :func:`svmtune.loo.closed_form.loo_error_rate`.
     """
     if isinstance(solutions, DualSolution) or not len(solutions):
         raise ValueError("solutions must be a non-empty list of DualSolution, one per task")
