@@ -45,7 +45,8 @@ def probe(X, y, sigma: float, C: float, *, rank: int, rank_tol: float) -> tuple[
     """Low-rank RBSVM criterion at (sigma, C), landmarks chosen at ``sigma``; returns the
     record and the support set (the warm start of :func:`probe_exact`)."""
     from svmtune.kernels import squared_distances
-    from svmtune.lowrank import lowrank_rbsvm_objective, pivoted_cholesky_landmarks
+    from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
+    from svmtune.lowrank import pivoted_cholesky_landmarks
 
     t = np.where(y == 1, 1.0, -1.0)
     t0 = time.perf_counter()

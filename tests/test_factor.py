@@ -1,4 +1,4 @@
-"""The updatable factor of the L2-SVM's extended support-set matrix (issue #46).
+"""The updatable factor of the L2-SVM's extended support-set matrix (RBSVM eq. (22)).
 
 An updated factor (:meth:`ExtendedFactor.add`, :meth:`ExtendedFactor.remove`) must equal a
 fresh factorisation of the same support set to 1e-10 (relative) over random add/remove

@@ -1,4 +1,4 @@
-"""Low-rank closed forms against their dense / brute-force definitions (issue #10)."""
+"""Low-rank closed forms against their dense / brute-force definitions (RBSVM eq. (22), (27))."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ import pytest
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.brute import brute_force_loo
 from svmtune.loo.rbsvm import closed_form_loo, loo_exact_mask, rbsvm_objective
+from svmtune.loo.rbsvm_lowrank import lowrank_loo, lowrank_rbsvm_objective
 from svmtune.lowrank import (
     WoodburyFactor,
     fit_l2_svm_lowrank,
     fit_tasks_lowrank,
-    lowrank_loo,
-    lowrank_rbsvm_objective,
     nystroem_factor,
     pivoted_cholesky_landmarks,
 )

@@ -36,7 +36,7 @@ exceeds a fresh factorisation's (:func:`svmtune.svm.fit_l2_svm`).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
@@ -45,7 +45,7 @@ from scipy.linalg import blas, lapack
 from svmtune._jit import _njit
 from svmtune._warnings import user_stacklevel
 
-__all__ = ["ExtendedFactor", "mirror_lower", "sandwich", "UPDATE_PIVOT_TOL"]
+__all__ = ["ExtendedFactor", "WoodburyFactor", "mirror_lower", "sandwich", "UPDATE_PIVOT_TOL"]
 
 #: an added point whose squared pivot falls below this fraction of its diagonal entry of ``H``
 #: is refused by :meth:`ExtendedFactor.add` (a fresh factorisation is made instead)
@@ -357,6 +357,76 @@ class ExtendedFactor:
         if self.order is not None:
             dg = dg[self.order]
         return dg - self.u**2 / self.s
+
+
+# ---------------------------------------------------------------------------------------------
+# The same matrix with a low-rank H (Woodbury)
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class WoodburyFactor:
+    """``M = [[Z_S Z_S^T + diag(d_S), 1], [1^T, 0]]`` through the Woodbury identity.
+
+    Same interface as :class:`ExtendedFactor` (``solve``, ``solve_H``,
+    ``inverse_diagonal``, ``size``) but ``O(|S| m)`` memory; ``inverse()`` (dense) is
+    deliberately absent.  ``B = (M^{-1})_SS = diag(1/d) - E E^T``.
+    """
+
+    dS: np.ndarray
+    F: np.ndarray
+    u: np.ndarray
+    s: float
+    E: np.ndarray = field(repr=False)
+
+    @classmethod
+    def from_lowrank(cls, ZS: np.ndarray, dS: np.ndarray) -> WoodburyFactor:
+        """Factor ``H = Z_S Z_S^T + diag(d_S)``, ``d_S > 0`` (RBSVM eq. (22) via Woodbury)."""
+        ZS = np.asarray(ZS, dtype=float)
+        dS = np.asarray(dS, dtype=float)
+        m = ZS.shape[1]
+        Zd = ZS / dS[:, None]
+        A = np.eye(m) + ZS.T @ Zd
+        Lc = sla.cholesky(A, lower=True, check_finite=False)
+        F = sla.solve_triangular(Lc, Zd.T, lower=True, check_finite=False).T  # D^-1 Z A^-T/2
+        u = 1.0 / dS - F @ F.sum(axis=0)
+        s = float(u.sum())
+        E = np.hstack([F, (u / np.sqrt(s))[:, None]])
+        return cls(dS=dS, F=F, u=u, s=s, E=E)
+
+    @property
+    def size(self) -> int:
+        return self.u.shape[0]
+
+    def solve_H(self, rhs: np.ndarray) -> np.ndarray:
+        """``H_SS^{-1} rhs`` (Woodbury)."""
+        rhs = np.asarray(rhs, dtype=float)
+        if rhs.ndim == 1:
+            return rhs / self.dS - self.F @ (self.F.T @ rhs)
+        return rhs / self.dS[:, None] - self.F @ (self.F.T @ rhs)
+
+    def apply_B(self, X: np.ndarray) -> np.ndarray:
+        """``B X`` with ``B`` the top-left block of ``M^{-1}``."""
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1:
+            return X / self.dS - self.E @ (self.E.T @ X)
+        return X / self.dS[:, None] - self.E @ (self.E.T @ X)
+
+    def solve(self, rhs_top: np.ndarray, rhs_last: float | np.ndarray = 0.0):
+        """Solve ``M [x; z] = [rhs_top; rhs_last]``; returns ``(x, z)``."""
+        h = self.solve_H(rhs_top)
+        z = (np.ones(self.size) @ h - rhs_last) / self.s
+        x = h - np.outer(self.u, z) if np.ndim(h) == 2 else h - self.u * z
+        return x, z
+
+    def inverse_diagonal(self) -> np.ndarray:
+        """``(M^{-1})_ii = 1/d_i - |e_i|^2`` for the support vectors."""
+        return 1.0 / self.dS - np.einsum("ij,ij->i", self.E, self.E)
+
+    def weighted_square_diagonal(self, g: np.ndarray) -> np.ndarray:
+        """``diag(B diag(g) B)`` in ``O(|S| m^2)``."""
+        E = self.E
+        ee = np.einsum("ij,ij->i", E, E)
+        T = E.T @ (E * g[:, None])
+        return g / self.dS**2 - 2.0 * g * ee / self.dS + np.einsum("ij,ij->i", E @ T, E)
 
 
 def warm_up() -> None:

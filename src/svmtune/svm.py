@@ -17,14 +17,21 @@ decision function is ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``.
 
 from __future__ import annotations
 
-import numbers
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.svm import SVC
 
 from svmtune._factor import ExtendedFactor, mirror_lower
+from svmtune._support import (
+    ConvergenceWarning,
+    DualSolution,
+    check_C,
+    l2_diagonal,
+    l2_solution,
+    sample_weights,
+    support_mask,
+)
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import Kernel, KernelColumns, as_kernel, kernel_block, kernel_columns
 
@@ -48,70 +55,6 @@ __all__ = [
 LIBSVM_MAX_ITER = 10_000_000
 
 
-class ConvergenceWarning(UserWarning):
-    """An SVM solver or hyperparameter search stopped before reaching its tolerance."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Result type
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class DualSolution:
-    """A trained binary kernel SVM in dual form.
-
-    Attributes
-    ----------
-    alpha : ndarray of shape (n,)
-        Dual variables, ``alpha >= 0``.
-    b : float
-        Bias.
-    y : ndarray of shape (n,)
-        Labels in {-1, +1}.
-    upper : ndarray of shape (n,)
-        Box bounds ``C_i`` (``inf`` for the L2-SVM, which has no upper bound).
-    loss : {"l1", "l2"}
-    support, in_bound, bounded : ndarray of bool
-        ``alpha > 0``; ``0 < alpha < C_i``; ``alpha = C_i``.
-    factor : ExtendedFactor or None
-        Factorisation of the extended matrix of ``H`` on the support set (L2 only).
-    H_diag : ndarray or None
-        The added diagonal ``1 / (C w_i)`` of the L2-SVM (``H = K + diag(H_diag)``).
-    n_iter : int
-        Solver iterations (active-set changes for L2).
-    """
-
-    alpha: np.ndarray
-    b: float
-    y: np.ndarray
-    upper: np.ndarray
-    loss: str
-    support: np.ndarray
-    in_bound: np.ndarray
-    bounded: np.ndarray
-    factor: ExtendedFactor | None = None
-    H_diag: np.ndarray | None = None
-    n_iter: int = 0
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def dual_coef(self) -> np.ndarray:
-        """``y_i alpha_i`` for all training points."""
-        return self.y * self.alpha
-
-    @property
-    def support_indices(self) -> np.ndarray:
-        return np.flatnonzero(self.support)
-
-    def decision_function(self, K_test_train: np.ndarray) -> np.ndarray:
-        """``f(x) = sum_i y_i alpha_i k(x_i, x) + b`` from a test x train kernel matrix."""
-        sv = self.support
-        return np.asarray(K_test_train)[:, sv] @ self.dual_coef[sv] + self.b
-
-    def training_outputs(self, K: np.ndarray) -> np.ndarray:
-        """Training outputs ``f(x_i)`` of the kernel (not ``H``) model."""
-        return self.decision_function(K)
-
-
 def _as_pm1(y: np.ndarray) -> np.ndarray:
     y = np.asarray(y, dtype=float).ravel()
     if y.size == 0:
@@ -121,25 +64,6 @@ def _as_pm1(y: np.ndarray) -> np.ndarray:
     if np.all(y == y[0]):
         raise ValueError("SVM training needs both classes (-1 and +1); got only one")
     return y
-
-
-def _weights(n: int, sample_weight: np.ndarray | None) -> np.ndarray:
-    if sample_weight is None:
-        return np.ones(n)
-    w = np.asarray(sample_weight, dtype=float).ravel()
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("sample_weight must be finite and non-negative")
-    return w
-
-
-def _check_C(C) -> None:
-    """Raise unless ``C`` is a positive finite real number."""
-    if isinstance(C, (bool, np.bool_)) or not isinstance(C, (numbers.Real, np.ndarray)):
-        raise TypeError(f"C must be a real number, got {C!r} ({type(C).__name__})")
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be positive and finite, got {C}")
 
 
 def _check_kernel_matrix(K: np.ndarray, n: int) -> None:
@@ -153,30 +77,6 @@ def _check_kernel_matrix(K: np.ndarray, n: int) -> None:
             "K contains NaN or infinity; the kernel matrix must be finite (check the "
             "features and kernel parameters it was computed from)"
         )
-
-
-def _support_mask(init_support, n: int) -> np.ndarray:
-    """A warm-start support set as a boolean mask of length ``n``: ``init_support`` is such
-    a mask or an array of indices in ``[0, n)``."""
-    s = np.asarray(init_support)
-    if s.dtype == bool:
-        if s.shape != (n,):
-            raise ValueError(f"init_support as a boolean mask needs shape ({n},), got {s.shape}")
-        return s.copy()
-    s = s.ravel()
-    if s.size == 0:
-        return np.zeros(n, dtype=bool)
-    if s.dtype.kind not in "iu":
-        raise TypeError(
-            f"init_support must be a boolean mask or integer indices, got dtype {s.dtype}"
-        )
-    if s.min() < 0 or s.max() >= n:
-        raise ValueError(
-            f"init_support indices must lie in [0, {n}), got values from {s.min()} to {s.max()}"
-        )
-    mask = np.zeros(n, dtype=bool)
-    mask[s] = True
-    return mask
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,8 +125,8 @@ def fit_l1_svm(
     """
     y = _as_pm1(y)
     n = y.shape[0]
-    _check_C(C)
-    w = _weights(n, sample_weight)
+    check_C(C)
+    w = sample_weights(n, sample_weight)
     # libsvm drops the samples of weight 0, and scikit-learn's ``support_`` then indexes the
     # remaining samples, not the ones passed (scikit-learn issue #25380): fit on the samples
     # of positive weight and map the indices back here, whatever scikit-learn's version does
@@ -283,14 +183,6 @@ def fit_l1_svm(
 # ---------------------------------------------------------------------------------------------
 # Exact L2-SVM
 # ---------------------------------------------------------------------------------------------
-def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np.ndarray:
-    """Diagonal added to ``K`` by the L2-SVM: ``1 / (C w_i)`` (RBSVM eq. (7)); inf where w_i=0."""
-    _check_C(C)
-    w = _weights(n, sample_weight)
-    with np.errstate(divide="ignore"):
-        return 1.0 / (C * w)
-
-
 #: cost of one compiled Givens rank-one update of a trailing block of size ``t``, in units of
 #: the flops of a BLAS-3 Cholesky factorisation: ``GIVENS_COST * t^2`` (measured with one
 #: BLAS thread: a full update costs 1/10 to 1/23 of a fresh factorisation at m = 700 to
@@ -478,7 +370,7 @@ def fit_l2_svm(
 
     S_mask = np.zeros(n, dtype=bool)
     if init_support is not None:
-        S_mask |= _support_mask(init_support, n)
+        S_mask |= support_mask(init_support, n)
         S_mask &= active
     if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):
         S_mask = _hinge_start(K, y, C, sample_weight, active)
@@ -512,24 +404,7 @@ def fit_l2_svm(
             K = K.full()
         S_mask, fac, beta, b, extra_iter = _primal_active_set(K, y, d, active, tol, 50 * n + 100)
         n_iter += extra_iter
-        S = np.flatnonzero(S_mask)
-        alpha_S = y[S] * beta
-    alpha = np.zeros(n)
-    alpha[S] = np.maximum(alpha_S, 0.0)
-    upper = np.full(n, np.inf)
-    return DualSolution(
-        alpha=alpha,
-        b=b,
-        y=y,
-        upper=upper,
-        loss="l2",
-        support=S_mask.copy(),
-        in_bound=S_mask.copy(),
-        bounded=np.zeros(n, dtype=bool),
-        factor=fac,
-        H_diag=d,
-        n_iter=n_iter,
-    )
+    return l2_solution(y, S_mask, beta, b, fac, d, n_iter)
 
 
 def _primal_active_set(K, y, d, active, tol, max_iter):

@@ -7,6 +7,7 @@ import pytest
 from scipy.spatial.distance import cdist, pdist
 
 from svmtune.criteria import blocks as B
+from svmtune.criteria import histogram as H
 from svmtune.criteria._pairloops import coarsen_bins, pair_bin_counts
 from svmtune.criteria.blocks import (
     RBFBlocks,
@@ -147,7 +148,7 @@ def test_compiled_pair_binning_equals_numpy_binning(weighted):
     wa, wb = (
         (rng.uniform(0.1, 3, size=45), rng.uniform(0.1, 3, size=25)) if weighted else (None, None)
     )
-    binner = B._Binner(B._vmax(X), 10, 40)
+    binner = H._Binner(H._vmax(X), 10, 40)
     args = dict(floor=binner._floor, shift=binner.shift, lo=binner.lo, n_bins=binner.n)
     tri = pair_bin_counts(Xa, None, wa, None, **args)
     iu = np.triu_indices(45, k=1)
@@ -245,7 +246,7 @@ def test_singleton_class_block(method):
 
 def test_compiled_coarsening_equals_numpy_definition():
     rng = np.random.default_rng(11)
-    binner = B._Binner(50.0, 6, 12)
+    binner = H._Binner(50.0, 6, 12)
     counts = np.zeros(binner.n)
     hit = rng.choice(binner.n, size=60, replace=False)
     counts[hit] = rng.uniform(0.5, 5, size=60)
@@ -253,9 +254,9 @@ def test_compiled_coarsening_equals_numpy_definition():
     h, lo, hi, mu_lo, mu_hi = coarsen_bins(counts, lo=binner.lo, shift=binner.shift, group_shift=3)
     # numpy reference: fine-bin edges from the bit codes, grouped by code >> 3
     nz = np.flatnonzero(counts)
-    lower = B._edge_of(binner.lo + nz, binner.shift).copy()
+    lower = H._edge_of(binner.lo + nz, binner.shift).copy()
     lower[nz == 0] = 0.0
-    upper = B._edge_of(binner.lo + nz + 1, binner.shift)
+    upper = H._edge_of(binner.lo + nz + 1, binner.shift)
     group = (nz + binner.lo) >> 3
     for g_i, g in enumerate(np.unique(group)):
         m = group == g

@@ -31,7 +31,6 @@ from svmtune.loo.span_lowrank import lowrank_span_rule_error
 from svmtune.loo.span_rule import (
     box_constrained_spans,
     enclosing_diameter,
-    estimate_kfold_cv,
     estimate_span_rule,
     estimate_xi_alpha,
     holdout_error,
@@ -46,6 +45,7 @@ from svmtune.loo.span_rule import (
 )
 from svmtune.loo.sphere import enclosing_ball, min_enclosing_ball, radius2_derivative
 from svmtune.lowrank import fit_l2_svm_lowrank, nystroem_factor
+from svmtune.search.estimates import estimate_kfold_cv
 from svmtune.svm import fit_l1_svm, fit_l2_svm
 
 rng = np.random.default_rng(0)

@@ -24,7 +24,8 @@ from svmtune.loo.rbsvm_groups import (
     lowrank_lgo,
     lowrank_lgo_gradient,
 )
-from svmtune.lowrank import fit_l2_svm_lowrank, lowrank_rbsvm_objective, nystroem_factor
+from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
+from svmtune.lowrank import fit_l2_svm_lowrank, nystroem_factor
 from svmtune.methods.base import ovr_tasks
 from svmtune.svm import fit_l2_svm
 

@@ -16,12 +16,10 @@ from cvxopt import matrix, solvers
 from svmtune.kernels import Kernel
 from svmtune.loo import brute_force_loo
 from svmtune.loo.span_rule import (
-    ESTIMATES,
     SpanCache,
     best_slices,
     box_constrained_spans,
     enclosing_diameter,
-    estimate_kfold_cv,
     estimate_span_bound,
     estimate_span_rule,
     estimate_xi_alpha,
@@ -41,6 +39,7 @@ from svmtune.loo.span_rule import (
 )
 from svmtune.loo.sphere import min_enclosing_ball
 from svmtune.search.cv import make_folds
+from svmtune.search.estimates import ESTIMATES, estimate_kfold_cv
 from svmtune.svm import DualSolution, fit_l1_svm, fit_l2_svm
 
 from ..conftest import make_problem

@@ -2,7 +2,7 @@
 
 * :func:`pair_bin_counts` computes the squared Euclidean distance of every pair of one class
   block and adds the pair's weight to its fine log-spaced bin (the float64 bit-pattern binning
-  of :class:`svmtune.criteria.blocks._Binner`), in one loop: the numpy pipeline (``cdist``,
+  of :class:`svmtune.criteria.histogram._Binner`), in one loop: the numpy pipeline (``cdist``,
   floor, shift, offset, ``bincount``) passes over every distance six times and costs about
   5 ns per pair, this kernel 2-3.5 ns.  :func:`coarsen_bins` groups the fine bins.
 * :func:`rbf_class_sums_multi` gives, for a sequence of RBF widths, every sample's kernel sum
@@ -16,8 +16,8 @@
 Compiled with numba on first use and cached on disk (``cache=True``) where numba finds a
 writable cache directory (beside this file, else the user's cache directory, or
 ``NUMBA_CACHE_DIR``); in a read-only installation without one they are compiled in every
-process instead, with a warning.  Importing this module imports numba, so the criteria
-import it only when they need it.
+process instead, with a warning.  Importing this module imports numba (which
+:mod:`svmtune._factor` imports too); the functions are compiled on their first call.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from svmtune._jit import _njit
+from svmtune.criteria._common import rbf_t
 
 __all__ = ["coarsen_bins", "pair_bin_counts", "rbf_class_sums_multi", "warm_up"]
 
@@ -402,8 +403,6 @@ def rbf_class_sums_multi(
     -------
     ndarray (s, n, n_classes), in the order of ``sigmas`` and of the rows of ``X``.
     """
-    from svmtune.criteria.blocks import rbf_t
-
     X = np.asarray(X, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.intp)
     _, t = rbf_t(sigmas)  # validated, clipped to [1e-300, 1e300]
@@ -445,10 +444,19 @@ def warm_up(*, histogram: bool = True, rbf: bool = True) -> None:
     y = np.array([0, 1, 0, 1, 0, 1])
     w = np.arange(1.0, 7.0)
     if histogram:
-        from svmtune.criteria.blocks import build_pair_histogram
-
-        build_pair_histogram(X, y)
-        build_pair_histogram(X, y, sample_weight=w)
+        # the calls of svmtune.criteria.histogram.build_pair_histogram: a within-class
+        # triangle and a between-class block, unit and general weights, its default binner
+        # (10 fine bits per octave over 40 octaves, coarsened to 5 bits)
+        shift = 52 - 10
+        lo, hi = (np.array([16.0 * 2.0**-40, 16.0]).view(np.int64) >> shift).tolist()
+        floor = float(np.array([lo << shift], dtype=np.int64).view(np.float64)[0])
+        A, B = X[y == 0], X[y == 1]
+        for wa, wb in ((None, None), (w[y == 0], w[y == 1])):
+            for XB, wB in ((None, None), (B, wb)):
+                cnt = pair_bin_counts(
+                    A, XB, wa, wB, floor=floor, shift=shift, lo=lo, n_bins=hi - lo + 1
+                )
+                coarsen_bins(cnt, lo=lo, shift=shift, group_shift=10 - 5)
     if rbf:
         sigmas = np.array([2.0, 2.0**0.5, 1.0, 2.0**-0.5, 0.3])  # the chain, an exponential
         for Xw in (X, X * 1e160):  # the Gram path and the differences

@@ -35,7 +35,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from svmtune._validation import check_positive
-from svmtune.criteria.blocks import BlockStats, RBFBlocks, _check_class_weights, rbf_t
+from svmtune.criteria._common import BlockStats, _check_class_weights, rbf_t
+from svmtune.criteria.blocks import RBFBlocks
 
 __all__ = [
     "INDICES",

@@ -25,13 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmtune.criteria.blocks import (
-    BlockStats,
-    RBFBlocks,
-    _check_class_weights,
-    encode_classes,
-    rbf_class_sums,
-)
+from svmtune.criteria._common import BlockStats, _check_class_weights, encode_classes
+from svmtune.criteria.blocks import RBFBlocks, rbf_class_sums
 
 __all__ = [
     "REDUCTIONS",

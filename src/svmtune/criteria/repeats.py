@@ -15,7 +15,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from svmtune._validation import validate_sample_weight
-from svmtune.criteria.blocks import _check_X, encode_classes
+from svmtune.criteria._common import _check_X, encode_classes
+from svmtune.criteria.blocks import rbf_class_sums
 
 __all__ = [
     "SHARE_ROWS",
@@ -116,8 +117,6 @@ def _share_rows(X, y, w, max_rows, random_state):
 
 def _shares(X, codes, w, repeats: float, sig: np.ndarray) -> np.ndarray:
     """:func:`repeat_share` at the widths ``sig`` for the rows of :func:`_share_rows`."""
-    from svmtune.criteria.blocks import rbf_class_sums  # numba loops: loaded when needed
-
     if repeats == 0:
         return np.zeros(sig.shape)
     # the repeated pairs are part of the within-class similarity: it is positive

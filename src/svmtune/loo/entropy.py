@@ -27,8 +27,10 @@ from scipy.special import entr
 
 from svmtune._validation import validate_sample_weight
 from svmtune.estimators import class_weight_vector
-from svmtune.kernels import Kernel
-from svmtune.loo.rbsvm import _check_encoded_labels, closed_form_loo
+from svmtune.kernels import Kernel, squared_distances
+from svmtune.loo.closed_form import _check_encoded_labels, closed_form_loo
+from svmtune.loo.rbsvm_lowrank import lowrank_loo
+from svmtune.lowrank import fit_tasks_lowrank, pivoted_cholesky_landmarks
 from svmtune.methods.base import ovr_tasks
 from svmtune.svm import fit_l2_svm
 
@@ -76,7 +78,7 @@ def model_entropy(
     ----------
     y : array of {-1, +1}
     loo : array
-        Leave-one-out decision values (e.g. :func:`svmtune.loo.rbsvm.closed_form_loo`).
+        Leave-one-out decision values (e.g. :func:`svmtune.loo.closed_form.closed_form_loo`).
     sample_weight : array, optional
         Weighted mean instead of eq. (39)'s plain mean.
     base : float
@@ -115,7 +117,7 @@ def l2_model_entropy(
     entropy; for ``k > 2`` classes, the mean of the one-vs-rest tasks' entropies.  For
     ``n > max_exact`` (RBF kernels only) the L2-SVM and its LOO outputs are those of the
     Nystroem kernel ``K~ = Z Z^T`` on pivoted-Cholesky landmarks chosen at the model's width
-    (:func:`svmtune.lowrank.fit_l2_svm_lowrank`, :func:`svmtune.lowrank.lowrank_loo`):
+    (:func:`svmtune.lowrank.fit_l2_svm_lowrank`, :func:`svmtune.loo.rbsvm_lowrank.lowrank_loo`):
     ``O(n m^2)`` time and ``O(n m)`` memory instead of ``O(n^2)`` memory.
 
     Parameters
@@ -186,13 +188,6 @@ def _lowrank_loo_outputs(
     X: np.ndarray, tasks: list[np.ndarray], kern: Kernel, C: float, w: np.ndarray, *, rank, rank_tol
 ) -> list[np.ndarray]:
     """Closed-form LOO outputs of the L2-SVM on the Nystroem kernel, one array per task."""
-    from svmtune.kernels import squared_distances
-    from svmtune.lowrank import (  # deferred: svmtune.lowrank imports svmtune.loo.rbsvm
-        fit_tasks_lowrank,
-        lowrank_loo,
-        pivoted_cholesky_landmarks,
-    )
-
     if kern.name != "rbf":
         raise ValueError(
             f"the low-rank model entropy (n > max_exact) needs an RBF kernel, got {kern.name!r}"

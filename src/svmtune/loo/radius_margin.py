@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._support import DualSolution, check_solution
 from svmtune.loo.sphere import (
     BallSolution,
     Direction,
@@ -45,7 +46,6 @@ from svmtune.loo.sphere import (
     direction_diagonal,
     radius2_derivative,
 )
-from svmtune.svm import DualSolution
 
 __all__ = [
     "RadiusMargin",
@@ -56,10 +56,9 @@ __all__ = [
 
 
 def _check_l2(sol: DualSolution) -> None:
-    if not isinstance(sol, DualSolution):
-        raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l2_svm), got {type(sol)}")
-    if sol.loss != "l2" or sol.H_diag is None:
-        raise ValueError("the radius-margin bound needs L2-SVM solutions from fit_l2_svm")
+    check_solution(
+        sol, "the radius-margin bound needs L2-SVM solutions from fit_l2_svm", factor=False
+    )
 
 
 def margin_norm2(K: np.ndarray, sol: DualSolution) -> float:

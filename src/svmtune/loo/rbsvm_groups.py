@@ -22,7 +22,7 @@ and every row ``j`` of the group, support vector or not, gets the reduced model'
 For a support vector this equals ``y_g - P_gg^{-1} beta_g``, which for a group of one is
 RBSVM eq. (27), ``y_i - beta_i / P_ii``.  A group without support vectors leaves the model
 unchanged (``x^(-G) = x``): its rows get the full model's outputs, as single non-support
-vectors do in :func:`svmtune.loo.rbsvm.closed_form_loo`.
+vectors do in :func:`svmtune.loo.closed_form.closed_form_loo`.
 
 **Gradient.**  ``x^(-G)`` solves the reduced system, so for a fixed support set
 ``dx^(-G) = -Q_G dM x^(-G)`` with ``Q_G = P - P[:, g] P_gg^{-1} P[g, :]`` (``M_RR^{-1}``
@@ -45,12 +45,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
+from svmtune._support import DualSolution, check_derivative, check_l2_solution, support_system
 from svmtune._validation import validate_groups
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import KernelColumns, kernel_columns
-from svmtune.loo.rbsvm import _check_l2, _support_system, check_derivative
 from svmtune.loo.sphere import _check_kernel
-from svmtune.svm import DualSolution
+from svmtune.lowrank import lowrank_support_system
 
 __all__ = ["closed_form_lgo", "group_codes", "lgo_exact_mask", "lgo_gradient"]
 
@@ -115,7 +115,7 @@ def _block_factors(groups: np.ndarray, loc: list[np.ndarray], m: int, block) -> 
 
 
 def _reduced(sol: DualSolution, codes: np.ndarray, P: np.ndarray) -> _Reduced:
-    S, beta, b = _support_system(sol)
+    S, beta, b = support_system(sol)
     m = S.size
     x = np.append(beta, b)
     groups, loc = _sv_groups(codes, S)
@@ -169,7 +169,7 @@ def _plain_and_live(
 
 
 def _prepare(sol, K, groups, inverse):
-    _check_l2(sol)
+    check_l2_solution(sol)
     n = sol.y.shape[0]
     K = _check_kernel(K, n)
     codes = group_codes(groups, n)
@@ -198,7 +198,7 @@ def closed_form_lgo(
         The kernel matrix the SVM was trained on (read at the support columns only).
     groups : array-like (n,)
         A group label per point.  Groups of one point give
-        :func:`svmtune.loo.rbsvm.closed_form_loo`.
+        :func:`svmtune.loo.closed_form.closed_form_loo`.
     inverse : ndarray (m+1, m+1), optional
         ``M^{-1}`` if already computed.
 
@@ -230,7 +230,7 @@ def lgo_exact_mask(
     The reduced solution ``x^(-G)`` (module docstring) is the L2-SVM trained without the
     group iff it satisfies the KKT conditions of that problem: ``y_j beta'_j >= 0`` at the
     remaining support vectors and ``y_j f'(x_j) >= 1`` at the non-support vectors outside the
-    group (:func:`svmtune.loo.rbsvm.loo_exact_mask` for groups of one).  Checking every group
+    group (:func:`svmtune.loo.closed_form.loo_exact_mask` for groups of one).  Checking every group
     costs ``O(n m)`` per group that holds support vectors; no retraining.  A group without
     support vectors is always exact; one whose removal leaves no support vector never is.
 
@@ -284,9 +284,10 @@ def lgo_gradient(
     sol, K, inverse
         As in :func:`closed_form_lgo`.
     dH : sequence of arrays
-        One derivative per hyperparameter, as in :func:`svmtune.loo.rbsvm.loo_gradient`: the
-        ``(n, m)`` support columns of ``dK`` (whose rows at ``S`` are ``dH_SS``) or an ``(m,)``
-        derivative of the diagonal of ``H_SS`` alone (``d/dlog C``).
+        One derivative per hyperparameter, as in
+        :func:`svmtune.loo.rbsvm_gradient.loo_gradient`: the ``(n, m)`` support columns of
+        ``dK`` (whose rows at ``S`` are ``dH_SS``) or an ``(m,)`` derivative of the diagonal of
+        ``H_SS`` alone (``d/dlog C``).
     dLdr : array (n,)
         ``c_j = dJ/dr_j``.
     groups : array-like (n,)
@@ -367,9 +368,7 @@ def _lgo_terms(
 def _reduced_lowrank(sol: DualSolution, codes: np.ndarray) -> _Reduced:
     """:func:`_reduced` through the Woodbury factor: ``P_gg = B_gg = diag(1/d_g) - E_g E_g^T``
     and ``P[:, g] u = M^{-1} [E_g u; 0]``, one batched solve for all groups."""
-    from svmtune.lowrank import _system
-
-    S, beta, b = _system(sol)
+    S, beta, b = lowrank_support_system(sol)
     fac = sol.factor
     m = S.size
     x = np.append(beta, b)
@@ -407,7 +406,7 @@ def _lowrank_lgo_terms(sol: DualSolution, Z: np.ndarray, codes: np.ndarray):
 def lowrank_lgo_gradient(sol: DualSolution, nf, dLdr: np.ndarray, groups) -> np.ndarray:
     """Exact ``dJ / d(log sigma, log C)`` over the low-rank leave-one-group-out outputs, for a
     fixed support set and fixed landmarks (:func:`lgo_gradient` on ``K~``; the contraction
-    with ``dK~`` as in :func:`svmtune.lowrank.lowrank_loo_gradient`).
+    with ``dK~`` as in :func:`svmtune.loo.rbsvm_lowrank.lowrank_loo_gradient`).
 
     Parameters
     ----------

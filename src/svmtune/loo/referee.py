@@ -10,7 +10,7 @@ once on all the training data:
   tasks' values by arg-max; one-vs-one models (libsvm's ``SVC`` on ``k > 2`` classes) by the
   pairwise votes libsvm casts, where a row is held out only of the pairs it was trained in;
 * the squared-hinge L2-SVM (``"l2"``): RBSVM eq. (27)
-  (:func:`svmtune.loo.rbsvm.closed_form_loo`), or with ``groups`` its block form, the
+  (:func:`svmtune.loo.closed_form.closed_form_loo`), or with ``groups`` its block form, the
   leave-one-group-out outputs (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`).
 
 Both are exact when leaving a row (group) out leaves the other points' support status
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from svmtune.estimators import ovo_pairs
-from svmtune.loo.rbsvm import closed_form_loo, loo_error_rate
+from svmtune.loo.closed_form import closed_form_loo, loo_error_rate
 from svmtune.loo.rbsvm_groups import closed_form_lgo
 from svmtune.loo.span_rule import span_rule_loo_decision
 from svmtune.svm import fit_l1_svm, fit_l2_svm
@@ -147,7 +147,7 @@ def referee_error(
     pairwise: bool = False,
 ) -> float:
     """Leave-one-out error rate of the outputs of :func:`l1_loo_outputs`,
-    :func:`l2_loo_outputs` (:func:`svmtune.loo.rbsvm.loo_error_rate`: one-vs-rest arg-max)
+    :func:`l2_loo_outputs` (:func:`svmtune.loo.closed_form.loo_error_rate`: one-vs-rest arg-max)
     or, with ``pairwise``, :func:`ovo_loo_outputs` (libsvm's votes).
 
     Weighted by ``sample_weight`` (a weight counts as repeated rows, so a class weight

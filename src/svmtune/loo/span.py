@@ -52,9 +52,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmtune._factor import sandwich
+from svmtune._factor import ExtendedFactor, sandwich
+from svmtune._support import DualSolution, check_solution
 from svmtune._validation import validate_sample_weight
-from svmtune.loo.rbsvm import (
+from svmtune.loo.closed_form import (
     _check_encoded_labels,
     _closed_form_loo,
     closed_form_loo,
@@ -67,7 +68,6 @@ from svmtune.loo.sphere import (
     direction_block,
     direction_diagonal,
 )
-from svmtune.svm import DualSolution, ExtendedFactor
 
 __all__ = [
     "SPAN_A",
@@ -104,10 +104,7 @@ def sigmoid_step(x: np.ndarray, A: float = SPAN_A, B: float = SPAN_B) -> np.ndar
 
 
 def _check_l2(sol: DualSolution) -> None:
-    if not isinstance(sol, DualSolution):
-        raise TypeError(f"expected a DualSolution (from svmtune.svm.fit_l2_svm), got {type(sol)}")
-    if sol.loss != "l2" or sol.factor is None or sol.H_diag is None:
-        raise ValueError("span estimates need an L2-SVM solution from svmtune.svm.fit_l2_svm")
+    check_solution(sol, "span estimates need an L2-SVM solution from svmtune.svm.fit_l2_svm")
 
 
 def span_squared(sol: DualSolution) -> np.ndarray:
@@ -132,7 +129,7 @@ def span_loo_margins(sol: DualSolution, K: np.ndarray) -> np.ndarray:
     ``1 - alpha_p S_p^2`` for support vectors (Chapelle et al. 2002; RBSVM eq. (11) with
     ``y_p f(x_p) = 1`` on the support set of the L2-SVM) and ``y_p f(x_p)`` for the other
     points, whose removal does not change the SVM.  This is the closed-form LOO output of
-    RBSVM eq. (27), computed by :func:`svmtune.loo.rbsvm.closed_form_loo`; exact whenever
+    RBSVM eq. (27), computed by :func:`svmtune.loo.closed_form.closed_form_loo`; exact whenever
     leaving ``p`` out leaves the other points' support status unchanged.
 
     Parameters
@@ -184,7 +181,7 @@ def span_rule_error_ovr(
 
     One task: :func:`span_rule_error`.  Several: each task's leave-one-out output
     ``f_k^p(x_p) = y_pk (1 - alpha_pk S_pk^2)`` (span rule) and the one-vs-rest argmax
-    prediction, through :func:`svmtune.loo.rbsvm.loo_error_rate`.
+    prediction, through :func:`svmtune.loo.closed_form.loo_error_rate`.
     """
     if isinstance(solutions, DualSolution) or not len(solutions):
         raise ValueError("solutions must be a non-empty list of DualSolution, one per task")

@@ -53,9 +53,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._factor import WoodburyFactor
+from svmtune._support import DualSolution
 from svmtune._validation import validate_sample_weight
 from svmtune.kernels import rbf_dlogsigma
-from svmtune.loo.rbsvm import _check_encoded_labels, loo_error_rate
+from svmtune.loo.closed_form import _check_encoded_labels, loo_error_rate
+from svmtune.loo.rbsvm_lowrank import LowRankObjective, lowrank_loo
 from svmtune.loo.span import (
     SPAN_A,
     SPAN_B,
@@ -65,14 +68,7 @@ from svmtune.loo.span import (
     sigmoid_step,
     span_terms,
 )
-from svmtune.lowrank import (
-    LowRankObjective,
-    NystroemFactor,
-    WoodburyFactor,
-    fit_tasks_lowrank,
-    lowrank_loo,
-)
-from svmtune.svm import DualSolution
+from svmtune.lowrank import NystroemFactor, check_lowrank_solution, fit_tasks_lowrank
 
 __all__ = [
     "LowRankSpanObjective",
@@ -80,19 +76,6 @@ __all__ = [
     "lowrank_span_objective",
     "lowrank_span_rule_error",
 ]
-
-
-def _check_lowrank(sol: DualSolution, n: int, what: str = "low-rank span estimates") -> None:
-    """Raise unless ``sol`` is a low-rank L2-SVM solution (a Woodbury factor) on ``n`` points."""
-    if not isinstance(sol, DualSolution):
-        raise TypeError(f"expected a DualSolution (from fit_l2_svm_lowrank), got {type(sol)}")
-    if sol.loss != "l2" or not isinstance(sol.factor, WoodburyFactor) or sol.H_diag is None:
-        raise ValueError(
-            f"{what} need an L2-SVM solution from svmtune.lowrank.fit_l2_svm_lowrank (got "
-            f"{'an exact-kernel' if sol.loss == 'l2' else 'an L1-SVM'} solution)"
-        )
-    if sol.y.shape[0] != n:
-        raise ValueError(f"the solution has {sol.y.shape[0]} points but Z has {n} rows")
 
 
 def lowrank_smoothed_span(
@@ -138,7 +121,7 @@ def lowrank_smoothed_span(
     """
     Z = np.asarray(nf.Z, dtype=float)
     n = Z.shape[0]
-    _check_lowrank(sol, n)
+    check_lowrank_solution(sol, n)
     check_span_constants(eta, A, B)
     wt, S, beta_S, keep = span_terms(sol, eta, sample_weight)
     P = S[keep]
@@ -203,7 +186,7 @@ def lowrank_span_rule_error(
     ``alpha_p S_p^2 - 1 > 0`` on the support set (``S_p^2 = 1/(M^{-1})_pp`` by Woodbury;
     Chapelle et al. 2002, RBSVM eq. (14) with the step function) and ``y_i f(x_i) < 0``
     elsewhere; several tasks take the one-vs-rest argmax of the span-rule LOO outputs
-    (RBSVM eq. (27), :func:`svmtune.lowrank.lowrank_loo`).  ``O(n m)`` given the factors.
+    (RBSVM eq. (27), :func:`svmtune.loo.rbsvm_lowrank.lowrank_loo`).  ``O(n m)`` given the factors.
 
     Parameters
     ----------
@@ -228,7 +211,7 @@ def lowrank_span_rule_error(
     if Z.ndim != 2:
         raise ValueError(f"Z must be the (n, m) feature matrix, got shape {Z.shape}")
     for sol in solutions:
-        _check_lowrank(sol, Z.shape[0])
+        check_lowrank_solution(sol, Z.shape[0])
     if not np.all(np.isfinite(Z)):
         raise ValueError("Z contains NaN or infinite entries")
     _check_encoded_labels(y, Z.shape[0], max(len(solutions), 2))
@@ -248,8 +231,9 @@ def lowrank_span_rule_error(
 
 @dataclass
 class LowRankSpanObjective(LowRankObjective):
-    """:class:`svmtune.lowrank.LowRankObjective` of :func:`lowrank_span_objective`, with the
-    features ``Z`` it was computed on (for :func:`lowrank_span_rule_error` at the same point).
+    """:class:`svmtune.loo.rbsvm_lowrank.LowRankObjective` of :func:`lowrank_span_objective`,
+    with the features ``Z`` it was computed on (for :func:`lowrank_span_rule_error` at the same
+    point).
     """
 
     Z: np.ndarray | None = None

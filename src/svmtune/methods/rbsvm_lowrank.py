@@ -20,7 +20,7 @@ import numpy as np
 
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import LOSSES, check_nonsupport, loo_error_rate
-from svmtune.lowrank import lowrank_rbsvm_objective
+from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
 from svmtune.methods._lowrank_search import LowRankSearch
 
 __all__ = ["RBSVMLowRank"]

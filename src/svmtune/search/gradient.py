@@ -60,26 +60,13 @@ a value below the start's best within its first 5 evaluations is abandoned (on b
 second one already did), so a jump that hides nothing costs at most 5 evaluations.  The best
 point seen over all segments is returned, so a continuation can only improve the result.
 
-The data-driven start
----------------------
-:func:`initial_sigma` gives the starting RBF width instead of the paper's ``sigma = 1``
-(Algorithm 1, step 1), which ignores the scale of the data:
-
-* ``"median"`` (default): the median heuristic, ``sigma0 = sqrt(median ||x_i - x_j||^2)`` over
-  the pairs ``i < j`` at positive distance (duplicates excluded).  For standardised data with
-  ``d`` roughly independent features this is close to ``sqrt(2 d)``.
-* ``"sqrt_d"``: ``sigma0 = sqrt(d)``, the scale of distances between standardised points
-  (``E ||x - x'||^2 = 2 d`` for independent standardised features, so ``sigma0^2 = d`` puts
-  the typical kernel value near ``exp(-1)``).
-
-and ``log C = 0`` (``C = 1``; the reading notes interpret Algorithm 1's "C = 0" as ``log C``).
+The data-driven start of the search is :func:`svmtune.search.start.initial_theta`.
 """
 
 from __future__ import annotations
 
-import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,255 +74,35 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils.validation import check_random_state
 
-from svmtune._progress import current as current_progress
-from svmtune._progress import describe
-from svmtune._validation import check_dense_memory, validate_sample_weight
+from svmtune._support import ConvergenceWarning
 from svmtune._warnings import user_stacklevel
-from svmtune.kernels import squared_distances
-from svmtune.svm import ConvergenceWarning
+from svmtune.search._run import _LN2, Objective, _NoGain, _Run, _StepTooSmall, _Stopped
+from svmtune.search.start import (
+    EXACT_DENSE_MATRICES,
+    START_RULES,
+    check_search_options,
+    exact_search_start,
+    initial_sigma,
+    initial_theta,
+)
 
 __all__ = [
     "exact_search_start",
     "BoundWarning",
     "check_search_options",
+    "EXACT_DENSE_MATRICES",
     "GradientSearchResult",
     "initial_sigma",
+    "initial_theta",
     "minimize_log_params",
     "START_RULES",
 ]
-
-#: rules accepted by :func:`initial_sigma`
-START_RULES = ("median", "sqrt_d")
-
-_LN2 = float(np.log(2.0))
-
-
-def _check_box(name: str, box) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in box)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (lo, hi) in log2 units, got {box!r}") from None
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-        raise ValueError(f"{name} must satisfy lo < hi (finite, log2 units), got {box!r}")
-    return lo, hi
-
-
-def _check_positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return v
-
-
-def _check_int(name: str, value, minimum: int) -> int:
-    from svmtune._validation import check_int_option
-
-    return check_int_option(name, value, minimum=minimum)
-
-
-def _check_start(start):
-    msg = (
-        f"start must be one of {START_RULES}, a pair (sigma, C) or a dict with keys "
-        f"sigma and C; got {start!r}"
-    )
-    if isinstance(start, str):
-        if start not in START_RULES:
-            raise ValueError(msg)
-        return start
-    try:
-        s0, c0 = (start["sigma"], start["C"]) if isinstance(start, dict) else start
-        s0, c0 = float(s0), float(c0)
-    except (TypeError, ValueError, KeyError):
-        raise ValueError(msg) from None
-    if not (np.isfinite(s0) and s0 > 0 and np.isfinite(c0) and c0 > 0):
-        raise ValueError(f"start sigma and C must be positive and finite, got {start!r}")
-    return (s0, c0)
-
-
-def check_search_options(
-    *, log2_sigma, log2_C, start, C0, restarts, tol, max_iter, max_eval, jump_restarts=3
-) -> dict:
-    """Validate the options shared by the gradient selectors (RBSVM, SpanSVM, RMSVM).
-
-    Returns them normalised (boxes as float pairs in log2 units, ``start`` as a rule name or
-    a ``(sigma, C)`` pair, integers as ``int``); raises ``ValueError`` naming the option.
-    """
-    return {
-        "log2_sigma": _check_box("log2_sigma", log2_sigma),
-        "log2_C": _check_box("log2_C", log2_C),
-        "start": _check_start(start),
-        "C0": _check_positive("C0", C0),
-        "restarts": _check_int("restarts", restarts, 0),
-        "jump_restarts": _check_int("jump_restarts", jump_restarts, 0),
-        "tol": _check_positive("tol", tol),
-        "max_iter": _check_int("max_iter", max_iter, 1),
-        "max_eval": None if max_eval is None else _check_int("max_eval", max_eval, 1),
-    }
-
-
-Objective = Callable[[np.ndarray, Any], tuple[float, np.ndarray, Any]]
 
 
 class BoundWarning(UserWarning):
     """A hyperparameter ended on a bound of its search range."""
 
 
-# ---------------------------------------------------------------------------------------------
-# Data-driven start
-# ---------------------------------------------------------------------------------------------
-def initial_sigma(
-    D2: np.ndarray | None = None,
-    *,
-    rule: str = "median",
-    n_features: int | None = None,
-    max_pairs: int = 2_000_000,
-    random_state: int | np.random.RandomState | None = 0,
-) -> float:
-    """Starting RBF width from the data (replaces RBSVM Algorithm 1's ``sigma = 1``).
-
-    Parameters
-    ----------
-    D2 : ndarray (n, n), optional
-        Pairwise squared distances (needed for ``rule="median"``).
-    rule : {"median", "sqrt_d"}
-        ``"median"``: ``sqrt`` of the median positive squared distance over pairs ``i < j``
-        (the median heuristic).  ``"sqrt_d"``: ``sqrt(n_features)``.
-    n_features : int, optional
-        Number of features (needed for ``rule="sqrt_d"``).
-    max_pairs : int
-        Above this many pairs the median is taken over ``max_pairs`` random pairs (drawn with
-        replacement; pairs ``i = j`` dropped).
-    random_state : int, RandomState or None
-        Used only for that subset.
-
-    Returns
-    -------
-    float
-        ``sigma0 > 0``.  If every pair of points coincides, 1.0 with a warning.
-
-    Raises
-    ------
-    ValueError
-        If ``D2`` is not a square matrix of at least two points, or the distances used hold
-        NaN, infinity or negative values; if ``n_features`` or ``max_pairs`` is not a
-        positive integer.
-    """
-    if rule not in START_RULES:
-        raise ValueError(f"start rule must be one of {START_RULES}, got {rule!r}")
-    if rule == "sqrt_d":
-        if n_features is None:
-            raise ValueError("rule='sqrt_d' needs n_features >= 1")
-        return float(np.sqrt(_check_int("n_features", n_features, 1)))
-    if D2 is None:
-        raise ValueError("rule='median' needs the squared-distance matrix D2")
-    max_pairs = _check_int("max_pairs", max_pairs, 1)
-    D2 = np.asarray(D2, dtype=float)
-    if D2.ndim != 2 or D2.shape[0] != D2.shape[1] or D2.shape[0] < 2:
-        raise ValueError(
-            f"D2 must be the square matrix of pairwise squared distances of at least two "
-            f"points, got shape {D2.shape}"
-        )
-    n = D2.shape[0]
-    if n * (n - 1) // 2 > max_pairs:
-        rng = check_random_state(random_state)
-        iu, ju = rng.randint(0, n, max_pairs), rng.randint(0, n, max_pairs)
-        keep = iu != ju
-        iu, ju = iu[keep], ju[keep]
-    else:
-        iu, ju = np.triu_indices(n, k=1)
-    vals = D2[iu, ju]
-    if not np.all(np.isfinite(vals)) or np.any(vals < 0):
-        raise ValueError(
-            "D2 holds NaN, infinity or negative values; squared distances are finite and >= 0"
-        )
-    vals = vals[vals > 0]
-    if vals.size == 0:
-        warnings.warn(
-            "all training points coincide; starting from sigma = 1",
-            RuntimeWarning,
-            stacklevel=user_stacklevel(),
-        )
-        return 1.0
-    return float(np.sqrt(np.median(vals)))
-
-
-def initial_theta(
-    D2: np.ndarray | None,
-    start,
-    C0: float,
-    *,
-    n_features: int,
-    random_state=None,
-    sample_weight: np.ndarray | None = None,
-) -> np.ndarray:
-    """Starting point ``theta = (log sigma0, log C0)`` of a gradient search over (sigma, C).
-
-    ``start`` is a ``(sigma, C)`` pair, taken as it is, or a rule of :func:`initial_sigma`
-    (then ``C0`` is the starting C).  With ``sample_weight`` the rule sees only the points
-    of positive weight (a point of weight 0 is one left out).
-
-    Raises
-    ------
-    ValueError
-        If ``start`` is neither a rule nor a positive finite ``(sigma, C)`` pair, ``C0`` is
-        not positive and finite, or ``sample_weight`` does not give one finite non-negative
-        weight per row of ``D2``.
-    """
-    start = _check_start(start)
-    if isinstance(start, tuple):
-        return np.log(np.asarray(start, dtype=float))
-    _check_positive("C0", C0)
-    if D2 is not None and sample_weight is not None:
-        pos = validate_sample_weight(sample_weight, np.shape(D2)[0]) > 0
-        D2 = D2[np.ix_(pos, pos)]
-    sigma0 = initial_sigma(D2, rule=start, n_features=n_features, random_state=random_state)
-    return np.log([sigma0, C0])
-
-
-#: lower estimate of the peak memory of an exact gradient search (RBSVM, smoothed span,
-#: radius-margin) in dense n x n float64 matrices: peak resident memory over n^2 * 8 bytes
-#: measured 8.2 (RBSVM), 10.2 (smoothed span) and 8.3 (radius-margin) at n = 3,000, 5
-#: features, binary
-EXACT_DENSE_MATRICES = 6
-
-
-def exact_search_start(
-    X: np.ndarray, start, C0: float, *, method: str, random_state=None, sample_weight=None
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(D2, theta0)`` of an exact (n x n) gradient search named ``method``: the squared
-    distances and the starting point of :func:`initial_theta`.
-
-    Raises ``MemoryError`` first when the search's dense matrices cannot fit in the memory
-    available (:func:`svmtune._validation.check_dense_memory`), naming the low-rank form of
-    the method as the alternative.
-    """
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or not np.all(np.isfinite(X)):
-        raise ValueError(
-            f"X must be a finite 2-D array (n_samples, n_features), got shape {X.shape}"
-        )
-    check_dense_memory(
-        X.shape[0],
-        matrices=EXACT_DENSE_MATRICES,
-        method=method,
-        alternative=f"use method='{method}_lowrank' (O(n m) memory) or fewer samples",
-    )
-    D2 = squared_distances(X)
-    theta0 = initial_theta(
-        D2,
-        start,
-        C0,
-        n_features=X.shape[1],
-        random_state=random_state,
-        sample_weight=sample_weight,
-    )
-    return D2, theta0
-
-
-# ---------------------------------------------------------------------------------------------
 # Result type
 # ---------------------------------------------------------------------------------------------
 @dataclass
@@ -428,6 +195,8 @@ class GradientSearchResult:
 # ---------------------------------------------------------------------------------------------
 # Optimiser
 # ---------------------------------------------------------------------------------------------
+
+
 def _check_bounds(bounds, dim: int) -> np.ndarray:
     if bounds is None:
         bounds = [(-8.0, 8.0)] * dim
@@ -437,178 +206,6 @@ def _check_bounds(bounds, dim: int) -> np.ndarray:
     if not np.all(np.isfinite(b)) or np.any(b[:, 0] >= b[:, 1]):
         raise ValueError(f"every bound must be finite with lo < hi (log2 units), got {b.tolist()}")
     return b
-
-
-def _scalar_items(state: Any) -> dict[str, Any]:
-    if not isinstance(state, Mapping):
-        return {}
-    out = {}
-    for k, v in state.items():
-        if isinstance(v, bool | int | float | str | np.integer | np.floating | np.bool_):
-            out[str(k)] = v.item() if isinstance(v, np.generic) else v
-    return out
-
-
-class _StepTooSmall(Exception):
-    """Raised inside a line search whose trial point is closer than ``xtol`` to the iterate."""
-
-
-class _NoGain(Exception):
-    """Raised when a continuation across a jump has not improved within its probe budget."""
-
-
-class _Stopped(Exception):
-    """Raised when the objective's state asks to end the search (``"stop_search"``)."""
-
-
-#: evaluations a continuation across a jump may spend before it must have found a value below
-#: the best of its start (otherwise it is abandoned)
-_PROBE = 5
-
-
-class _Run:
-    """Book-keeping of one call of :func:`minimize_log_params`: evaluations, history, best."""
-
-    def __init__(self, fun: Objective, names, lo, hi, xtol: float):
-        self.fun, self.names, self.lo, self.hi, self.xtol = fun, names, lo, hi, xtol
-        self.history: list[dict[str, Any]] = []
-        self.best: dict[str, Any] = {"value": np.inf}
-        self.counters = {"evals": 0, "fits": 0, "iter": 0}
-        self.t_start = time.perf_counter()
-        self.worst_finite = 0.0
-        self.nonfinite_warned = False
-        self.stop_reason: str | None = None
-
-    def new_start(self, index: int, x0: np.ndarray) -> None:
-        self.start = index
-        self.segment = 0
-        self.start_best = np.inf
-        self.probe_left = 0  # 0: no probe running
-        self.to_beat = np.inf
-        self.state: Any = None
-        self.anchor = np.clip(np.asarray(x0, dtype=float), self.lo, self.hi)
-        self.last_x: np.ndarray | None = None
-        self.last_out: tuple[float, np.ndarray] | None = None
-        self.seen: dict[bytes, int] = {}
-        self.new_line_search(np.inf)
-
-    def new_segment(self, x0: np.ndarray) -> None:
-        """Continue the current start from ``x0`` (keeps the warm-start state); the segment is
-        abandoned unless one of its first ``_PROBE`` evaluations beats the start's best."""
-        self.segment += 1
-        self.anchor = np.clip(np.asarray(x0, dtype=float), self.lo, self.hi)
-        self.probe_left = _PROBE
-        self.to_beat = self.start_best
-        self.new_line_search(np.inf if self.last_out is None else self.last_out[0])
-
-    def new_line_search(self, anchor_value: float) -> None:
-        """Forget the trial points of the last line search; the new one starts at the anchor."""
-        self.anchor_value = anchor_value
-        self.trials: list[tuple[np.ndarray, tuple[float, np.ndarray]]] = []
-        self.stall: tuple[np.ndarray, tuple[float, np.ndarray]] | None = None
-
-    def check_step(self, x: np.ndarray) -> None:
-        """Raise :class:`_StepTooSmall` if ``x`` is closer than ``xtol`` to the iterate (a
-        backtrack shrinking onto it) or to an earlier trial point of the same line search (a
-        bracket shrinking onto a jump).  For a bracket, ``stall`` is set to the latest trial
-        point above the iterate's value and its output: the far side of the jump, where the
-        continuation starts (after a backtrack that is the last trial point, the default)."""
-        if self.xtol <= 0:
-            return
-        if 0 < np.max(np.abs(x - self.anchor)) < self.xtol:
-            raise _StepTooSmall
-        for p, _ in self.trials:
-            if 0 < np.max(np.abs(x - p)) < self.xtol:
-                above = [t for t in self.trials if t[1][0] > self.anchor_value]
-                self.stall = above[-1] if above else None
-                raise _StepTooSmall
-
-    def evaluate(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        x = np.clip(np.asarray(x, dtype=float), self.lo, self.hi)
-        if self.last_x is not None and np.array_equal(x, self.last_x):
-            return self.last_out
-        self.check_step(x)
-        dim = x.shape[0]
-        t0 = time.perf_counter()
-        value, grad, new_state = self.fun(x.copy(), self.state)
-        eval_time = time.perf_counter() - t0
-        value = float(value)
-        grad = np.asarray(grad, dtype=float).reshape(dim)
-        finite = bool(np.isfinite(value) and np.all(np.isfinite(grad)))
-        self.counters["evals"] += 1
-        nf = 1
-        if isinstance(new_state, Mapping) and "n_fits" in new_state:
-            nf = int(new_state["n_fits"])
-        self.counters["fits"] += nf
-        rec: dict[str, Any] = {
-            "start": self.start,
-            "segment": self.segment,
-            "eval": self.counters["evals"],
-            "theta": x.tolist(),
-        }
-        for j, nm in enumerate(self.names):
-            rec[nm] = float(np.exp(x[j]))
-            rec[f"log2_{nm}"] = float(x[j] / _LN2)
-        rec["value"] = value
-        rec["grad_norm"] = float(np.linalg.norm(grad)) if finite else float("nan")
-        rec["time"] = time.perf_counter() - self.t_start
-        rec["eval_time"] = eval_time
-        rec["accepted"] = False
-        rec.update(_scalar_items(new_state))
-        self.history.append(rec)
-        reporter = current_progress()
-        if reporter is not None:
-            reporter.advance(1, "gradient steps")
-            reporter.line(f"step {rec['eval']}: {describe(rec)}: objective {value:.6g}")
-        self.seen[x.tobytes()] = len(self.history) - 1
-        if isinstance(new_state, Mapping) and new_state.get("stop_search"):
-            self.stop_reason = str(new_state["stop_search"])
-            if not np.isfinite(self.best["value"]):
-                raise ValueError(
-                    "the objective asked to stop the search before any finite evaluation"
-                )
-            raise _Stopped
-        if finite:
-            self.worst_finite = max(self.worst_finite, value)
-            self.state = new_state
-            self.start_best = min(self.start_best, value)
-            if value < self.best["value"]:
-                self.best.update(
-                    value=value, theta=x.copy(), grad=grad.copy(), state=new_state, start=self.start
-                )
-            out = (value, grad)
-        else:
-            # L-BFGS-B cannot digest inf/NaN: report a value above everything seen so far
-            # with a zero gradient, so that the line search backtracks.
-            if not self.nonfinite_warned:
-                warnings.warn(
-                    "objective returned a non-finite value at "
-                    f"{dict(zip(self.names, np.exp(x).round(6).tolist()))}; treating the point "
-                    "as infeasible",
-                    RuntimeWarning,
-                    stacklevel=user_stacklevel(),
-                )
-                self.nonfinite_warned = True
-            out = (self.worst_finite + abs(self.worst_finite) + 1.0, np.zeros(dim))
-        self.last_x, self.last_out = x, out
-        self.trials.append((x, out))
-        if self.probe_left:
-            if finite and value < self.to_beat:
-                self.probe_left = 0
-            else:
-                self.probe_left -= 1
-                if not self.probe_left:
-                    raise _NoGain
-        return out
-
-    def callback(self, xk) -> None:
-        self.counters["iter"] += 1
-        xk = np.clip(np.asarray(getattr(xk, "x", xk), dtype=float), self.lo, self.hi)
-        self.anchor = xk
-        idx = self.seen.get(xk.tobytes())
-        if idx is not None:
-            self.history[idx]["accepted"] = True
-        self.new_line_search(self.history[idx]["value"] if idx is not None else np.inf)
 
 
 def minimize_log_params(
@@ -685,126 +282,34 @@ def minimize_log_params(
         ``value``, ``grad_norm``, ``time`` (seconds since the search began), ``eval_time``,
         ``accepted`` (the point became an L-BFGS-B iterate) and the state's scalar entries.
     """
-    theta0 = np.asarray(theta0, dtype=float).ravel()
-    dim = theta0.shape[0]
-    if dim < 1 or not np.all(np.isfinite(theta0)):
-        raise ValueError(f"theta0 must be a finite non-empty vector, got {theta0}")
-    b2 = _check_bounds(bounds, dim)
+    theta0, b2, names, max_iter, max_eval = _check_search_args(
+        theta0, bounds, names, tol, gtol, xtol, max_iter, max_eval, restarts, jump_restarts
+    )
     lo, hi = b2[:, 0] * _LN2, b2[:, 1] * _LN2
-    if names is None:
-        names = ("sigma", "C") if dim == 2 else tuple(f"theta{j}" for j in range(dim))
-    names = tuple(str(n) for n in names)
-    if len(names) != dim:
-        raise ValueError(f"names has {len(names)} entries for a {dim}-dimensional theta")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number, got {tol}")
-    if not (np.isfinite(gtol) and gtol >= 0):
-        raise ValueError(f"gtol must be a non-negative number, got {gtol}")
-    if not (np.isfinite(xtol) and xtol >= 0):
-        raise ValueError(f"xtol must be a non-negative number, got {xtol}")
-    if int(max_iter) != max_iter or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter}")
-    max_iter = int(max_iter)
-    max_eval = 5 * max_iter if max_eval is None else max_eval
-    if int(max_eval) != max_eval or max_eval < 1:
-        raise ValueError(f"max_eval must be a positive integer, got {max_eval}")
-    max_eval = int(max_eval)
-    if int(restarts) != restarts or restarts < 0:
-        raise ValueError(f"restarts must be a non-negative integer, got {restarts}")
-    if int(jump_restarts) != jump_restarts or jump_restarts < 0:
-        raise ValueError(f"jump_restarts must be a non-negative integer, got {jump_restarts}")
     rng = check_random_state(random_state)
-
     starts = [np.clip(theta0, lo, hi)]
     for _ in range(int(restarts)):
         starts.append(rng.uniform(b2[:, 0], b2[:, 1]) * _LN2)
 
     run = _Run(fun, names, lo, hi, xtol * _LN2)
-    per_start: list[dict[str, Any]] = []
+    options = {"ftol": tol, "gtol": gtol}
     stalled_msg = f"CONVERGENCE: line-search step below xtol = {xtol:g} (log2)"
+    per_start: list[dict[str, Any]] = []
     for s_idx, x0 in enumerate(starts):
-        run.new_start(s_idx, x0)
-        evals0, iter0 = run.counters["evals"], run.counters["iter"]
-        x, before = x0, np.inf
-        while True:
-            budget = max_eval - (run.counters["evals"] - evals0)
-            iters = max_iter - (run.counters["iter"] - iter0)
-            if budget < 1 or iters < 1:
-                status, message = 1, "STOP: iteration or evaluation budget used up by the segments"
-                break
-            try:
-                res = minimize(
-                    run.evaluate,
-                    x,
-                    jac=True,
-                    method="L-BFGS-B",
-                    bounds=list(zip(lo, hi)),
-                    callback=run.callback,
-                    options={"ftol": tol, "gtol": gtol, "maxiter": iters, "maxfun": budget},
-                )
-                status, message = int(res.status), str(res.message)
-                if "ABNORMAL" not in message.upper():
-                    break
-                # scipy's line search gave up: a stall at a jump as well
-            except _StepTooSmall:
-                status, message = 0, stalled_msg
-            except _NoGain:
-                status, message = 0, stalled_msg + "; no lower value beyond the jump"
-                break
-            except _Stopped:
-                status, message = 0, f"STOP: {run.stop_reason}"
-                break
-            # stalled at a jump: continue from the far side (``run.stall``, else the last
-            # trial point) while the segment that just ended lowered the best value
-            after = run.start_best
-            if (
-                run.segment >= jump_restarts
-                or run.last_x is None
-                or not before - after > tol * max(abs(after), 1.0)
-            ):
-                break
-            before = after
-            if run.stall is not None:  # the continuation's first call reuses its output
-                run.last_x, run.last_out = run.stall
-            x = run.last_x
-            run.new_segment(x)
         per_start.append(
-            {
-                "converged": status == 0,
-                "limit": status == 1,
-                "message": message,
-                "segments": run.segment + 1,
-            }
+            _run_start(run, s_idx, x0, options, max_iter, max_eval, jump_restarts, stalled_msg)
         )
         if run.stop_reason is not None:
             break
 
-    history, best, counters = run.history, run.best, run.counters
+    best, counters = run.best, run.counters
     if not np.isfinite(best["value"]):
         raise FloatingPointError(
             "the objective was non-finite at every evaluated point; check the data "
             "(constant features, NaN) and the bounds"
         )
     theta = best["theta"]
-    sides = []
-    for j in range(dim):
-        t2 = theta[j] / _LN2
-        if t2 <= b2[j, 0] + 1e-6:
-            sides.append((j, "lower"))
-        elif t2 >= b2[j, 1] - 1e-6:
-            sides.append((j, "upper"))
-    at_bound = [f"{names[j]} ({side})" for j, side in sides]
-    notes: list[tuple[type[Warning], str]] = []
-    if warn_at_bound:
-        for j, side in sides:
-            notes.append(
-                (
-                    BoundWarning,
-                    f"{names[j]} = 2^{theta[j] / _LN2:.2f} = {np.exp(theta[j]):.4g} is on the "
-                    f"{side} bound of its search range [2^{b2[j, 0]:g}, 2^{b2[j, 1]:g}]; the "
-                    "optimum may lie outside it: widen the bounds or check the feature scaling",
-                )
-            )
+    at_bound, notes = _bound_notes(theta, b2, names, warn_at_bound)
     info = per_start[best["start"]]
     if info["limit"]:
         notes.append(
@@ -824,10 +329,135 @@ def minimize_log_params(
         segments=info["segments"],
         at_bound=at_bound,
         starts=starts[: len(per_start)],
-        history=history,
+        history=run.history,
         stopped=run.stop_reason,
         warnings=notes,
     )
     if emit_warnings:
         result.emit_warnings()
     return result
+
+
+def _check_search_args(theta0, bounds, names, tol, gtol, xtol, max_iter, max_eval, restarts, jump):
+    """The arguments of :func:`minimize_log_params`, checked: ``(theta0, bounds in log2 units,
+    names, max_iter, max_eval)``; raises ``ValueError`` naming the argument."""
+    theta0 = np.asarray(theta0, dtype=float).ravel()
+    dim = theta0.shape[0]
+    if dim < 1 or not np.all(np.isfinite(theta0)):
+        raise ValueError(f"theta0 must be a finite non-empty vector, got {theta0}")
+    b2 = _check_bounds(bounds, dim)
+    if names is None:
+        names = ("sigma", "C") if dim == 2 else tuple(f"theta{j}" for j in range(dim))
+    names = tuple(str(n) for n in names)
+    if len(names) != dim:
+        raise ValueError(f"names has {len(names)} entries for a {dim}-dimensional theta")
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive number, got {tol}")
+    if not (np.isfinite(gtol) and gtol >= 0):
+        raise ValueError(f"gtol must be a non-negative number, got {gtol}")
+    if not (np.isfinite(xtol) and xtol >= 0):
+        raise ValueError(f"xtol must be a non-negative number, got {xtol}")
+    if int(max_iter) != max_iter or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter}")
+    max_iter = int(max_iter)
+    max_eval = 5 * max_iter if max_eval is None else max_eval
+    if int(max_eval) != max_eval or max_eval < 1:
+        raise ValueError(f"max_eval must be a positive integer, got {max_eval}")
+    if int(restarts) != restarts or restarts < 0:
+        raise ValueError(f"restarts must be a non-negative integer, got {restarts}")
+    if int(jump) != jump or jump < 0:
+        raise ValueError(f"jump_restarts must be a non-negative integer, got {jump}")
+    return theta0, b2, names, max_iter, int(max_eval)
+
+
+def _run_start(
+    run: _Run,
+    s_idx: int,
+    x0: np.ndarray,
+    options: dict[str, float],
+    max_iter: int,
+    max_eval: int,
+    jump_restarts: int,
+    stalled_msg: str,
+) -> dict[str, Any]:
+    """One start of :func:`minimize_log_params`: L-BFGS-B segments from ``x0``, continued
+    across jumps (module docstring) within the start's budgets; returns its summary
+    (``converged``, ``limit``, ``message``, ``segments``)."""
+    run.new_start(s_idx, x0)
+    evals0, iter0 = run.counters["evals"], run.counters["iter"]
+    x, before = x0, np.inf
+    while True:
+        budget = max_eval - (run.counters["evals"] - evals0)
+        iters = max_iter - (run.counters["iter"] - iter0)
+        if budget < 1 or iters < 1:
+            status, message = 1, "STOP: iteration or evaluation budget used up by the segments"
+            break
+        try:
+            res = minimize(
+                run.evaluate,
+                x,
+                jac=True,
+                method="L-BFGS-B",
+                bounds=list(zip(run.lo, run.hi)),
+                callback=run.callback,
+                options={**options, "maxiter": iters, "maxfun": budget},
+            )
+            status, message = int(res.status), str(res.message)
+            if "ABNORMAL" not in message.upper():
+                break
+            # scipy's line search gave up: a stall at a jump as well
+        except _StepTooSmall:
+            status, message = 0, stalled_msg
+        except _NoGain:
+            status, message = 0, stalled_msg + "; no lower value beyond the jump"
+            break
+        except _Stopped:
+            status, message = 0, f"STOP: {run.stop_reason}"
+            break
+        # stalled at a jump: continue from the far side (``run.stall``, else the last
+        # trial point) while the segment that just ended lowered the best value
+        after = run.start_best
+        if (
+            run.segment >= jump_restarts
+            or run.last_x is None
+            or not before - after > options["ftol"] * max(abs(after), 1.0)
+        ):
+            break
+        before = after
+        if run.stall is not None:  # the continuation's first call reuses its output
+            run.last_x, run.last_out = run.stall
+        x = run.last_x
+        run.new_segment(x)
+    return {
+        "converged": status == 0,
+        "limit": status == 1,
+        "message": message,
+        "segments": run.segment + 1,
+    }
+
+
+def _bound_notes(
+    theta: np.ndarray, b2: np.ndarray, names: tuple[str, ...], warn_at_bound: bool
+) -> tuple[list[str], list[tuple[type[Warning], str]]]:
+    """The coordinates of ``theta`` on a bound of the log2 box ``b2`` (``"<name> (side)"``)
+    and, with ``warn_at_bound``, a :class:`BoundWarning` message for each."""
+    sides = []
+    for j in range(theta.shape[0]):
+        t2 = theta[j] / _LN2
+        if t2 <= b2[j, 0] + 1e-6:
+            sides.append((j, "lower"))
+        elif t2 >= b2[j, 1] - 1e-6:
+            sides.append((j, "upper"))
+    at_bound = [f"{names[j]} ({side})" for j, side in sides]
+    notes: list[tuple[type[Warning], str]] = []
+    if warn_at_bound:
+        for j, side in sides:
+            notes.append(
+                (
+                    BoundWarning,
+                    f"{names[j]} = 2^{theta[j] / _LN2:.2f} = {np.exp(theta[j]):.4g} is on the "
+                    f"{side} bound of its search range [2^{b2[j, 0]:g}, 2^{b2[j, 1]:g}]; the "
+                    "optimum may lie outside it: widen the bounds or check the feature scaling",
+                )
+            )
+    return at_bound, notes

@@ -1,0 +1,234 @@
+"""Landmarks and the Nystroem factor of the RBF kernel (the low-rank kernel of svmtune).
+
+The RBF kernel matrix is replaced by its Nystroem approximation on ``m`` fixed landmarks
+``X_L`` (rows of the training set),
+
+    K~ = K_nm K_mm^{-1} K_mn = Z Z^T,     Z = K_nm R^{-1},   K_mm + jitter I = R^T R.
+
+* **Landmarks / rank rule** (:func:`pivoted_cholesky_landmarks`).  Greedy pivoted Cholesky of
+  the RBF kernel at a reference width: pivot on the largest residual diagonal
+  ``K_ii - K~_ii`` and stop as soon as the trace residual ``sum_i (K_ii - K~_ii)`` is at most
+  ``tol * trace(K) = tol * n`` or ``m = max_rank``.  ``O(n m^2)`` time, ``O(n m)`` memory.
+* **Factor** (:func:`nystroem_factor`, :class:`NystroemFactor`): ``Z``, ``G^T = Z R^{-T}``
+  and what the exact derivative in ``log sigma`` with the landmarks held fixed needs,
+
+      dK~ = P G + G^T P^T - G^T Q G,   P = dK_nm, Q = dK_mm, G = (K_mm + jitter I)^{-1} K_mn,
+
+  with ``P, Q`` from :func:`svmtune.kernels.rbf_dlogsigma`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from svmtune._warnings import user_stacklevel
+from svmtune.kernels import _check_points, rbf_dlogsigma, rbf_from_sqdist, squared_distances
+
+__all__ = ["NystroemFactor", "nystroem_factor", "pivoted_cholesky_landmarks"]
+
+
+def pivoted_cholesky_landmarks(
+    X: np.ndarray, sigma: float, *, tol: float = 1e-2, max_rank: int = 500, min_rank: int = 1
+) -> tuple[np.ndarray, float]:
+    """Landmarks by greedy pivoted Cholesky of the RBF kernel (rank rule of the low-rank path).
+
+    Pivots on the largest residual diagonal ``K_ii - K~_ii`` (first index on ties, so the
+    result is deterministic) and stops when the trace residual ``sum_i (K_ii - K~_ii)`` is at
+    most ``tol * n`` (``trace K = n`` for the RBF kernel), but not before ``min_rank`` pivots,
+    or when ``max_rank`` pivots are taken.  ``O(n m d + n m^2)`` time, ``O(n m)`` memory
+    (Harbrecht, Peters & Schneider 2012).
+
+    Parameters
+    ----------
+    X : ndarray (n, d)
+    sigma : float
+        RBF width at which the kernel is factored.
+    tol : float
+        Relative trace-residual tolerance in (0, 1).
+    max_rank : int
+        Largest number of landmarks.
+    min_rank : int
+        Smallest number of landmarks, whatever the residual (a landmark refresh at a wider
+        width keeps the previous rank, :func:`svmtune.methods._lowrank_search.landmark_search`);
+        fewer only when the kernel is numerically exhausted (duplicated points).
+
+    Returns
+    -------
+    (indices, relative_residual) : (ndarray of int, float)
+        Landmark row indices in pivot order and the final ``trace residual / n``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a finite, non-empty 2-D array or a parameter is out of range.
+    """
+    X = np.asarray(X, dtype=float)
+    _check_points(X)
+    n = X.shape[0]
+    if n == 0:
+        raise ValueError("pivoted_cholesky_landmarks needs at least one point; X is empty")
+    if not (0.0 < tol < 1.0):
+        raise ValueError(f"rank tolerance must lie in (0, 1), got {tol}")
+    if int(max_rank) != max_rank or max_rank < 1:
+        raise ValueError(f"max_rank must be a positive integer, got {max_rank}")
+    if int(min_rank) != min_rank or min_rank < 1:
+        raise ValueError(f"min_rank must be a positive integer, got {min_rank}")
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be positive and finite, got {sigma}")
+    m_max = min(int(max_rank), n)
+    L = np.zeros((n, m_max))
+    resid = np.ones(n)
+    piv: list[int] = []
+    for k in range(m_max):
+        if k >= min_rank and float(resid.sum()) <= tol * n:
+            break
+        j = int(np.argmax(resid))
+        if resid[j] <= 1e-12:  # numerically exhausted (duplicates, sigma -> inf)
+            break
+        col = rbf_from_sqdist(squared_distances(X, X[j : j + 1])[:, 0], sigma)
+        col -= L[:, :k] @ L[j, :k]
+        L[:, k] = col / np.sqrt(resid[j])
+        resid -= L[:, k] ** 2
+        np.maximum(resid, 0.0, out=resid)
+        resid[j] = 0.0
+        piv.append(j)
+    return np.asarray(piv, dtype=int), float(resid.sum()) / n
+
+
+@dataclass
+class NystroemFactor:
+    """``K~ = Z Z^T`` on fixed landmarks, with what the exact sigma-derivative needs.
+
+    Attributes
+    ----------
+    Z : ndarray (n, m)
+        ``K_nm R^{-1}``.
+    G_T : ndarray (n, m)
+        ``K_nm (K_mm + jitter I)^{-1} = Z R^{-T}`` (the transpose of ``G``).
+    K_nm : ndarray (n, m)
+    D2_nm : ndarray (n, m)
+        Squared distances of the points to the landmarks.
+    K_mm, D2_mm : ndarray (m, m)
+    R : ndarray (m, m)
+        Upper Cholesky factor of ``K_mm + jitter I``.
+    sigma, jitter : float
+    landmarks : ndarray of int or None
+    """
+
+    Z: np.ndarray
+    G_T: np.ndarray
+    K_nm: np.ndarray
+    D2_nm: np.ndarray
+    K_mm: np.ndarray
+    D2_mm: np.ndarray
+    R: np.ndarray
+    sigma: float
+    jitter: float
+    landmarks: np.ndarray | None = None
+
+    @property
+    def rank(self) -> int:
+        return self.Z.shape[1]
+
+    @property
+    def trace_residual(self) -> float:
+        """Relative trace residual ``sum_i (K_ii - K~_ii) / n`` at this width (``K_ii = 1``).
+
+        The quantity the rank rule of :func:`pivoted_cholesky_landmarks` bounds at the width
+        the landmarks were chosen at; here at ``sigma``.  ``O(n m)``.
+        """
+        diag = np.einsum("ij,ij->i", self.Z, self.Z)
+        return float(np.mean(np.maximum(1.0 - diag, 0.0)))
+
+    def dlogsigma(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(P, Q) = (dK_nm, dK_mm) / dlog sigma`` (the landmarks held fixed)."""
+        return (
+            rbf_dlogsigma(self.K_nm, self.D2_nm, self.sigma),
+            rbf_dlogsigma(self.K_mm, self.D2_mm, self.sigma),
+        )
+
+    def features(self, X_new: np.ndarray, X_landmarks: np.ndarray) -> np.ndarray:
+        """Features ``k(x, X_L) R^{-1}`` of new points (for predictions of the low-rank model)."""
+        K = rbf_from_sqdist(squared_distances(X_new, X_landmarks), self.sigma)
+        return sla.solve_triangular(self.R, K.T, trans="T", lower=False).T
+
+
+def nystroem_factor(
+    D2_nm: np.ndarray,
+    D2_mm: np.ndarray,
+    sigma: float,
+    *,
+    jitter: float = 1e-8,
+    landmarks: np.ndarray | None = None,
+) -> NystroemFactor:
+    """Nystroem factor of the RBF kernel at width ``sigma`` from squared distances to landmarks.
+
+    ``K_mm + jitter I = R^T R`` (upper Cholesky; ``jitter`` is raised tenfold, with a warning,
+    until the factorisation succeeds -- e.g. coinciding landmarks or ``sigma -> inf``),
+    ``Z = K_nm R^{-1}`` and ``G^T = Z R^{-T}``.  ``O(n m^2)`` time, ``O(n m)`` memory.
+
+    Raises
+    ------
+    ValueError
+        If ``D2_mm`` is not ``(m, m)``, ``D2_nm`` not ``(n, m)``, a distance is negative
+        or not finite, or ``sigma`` / ``jitter`` is out of range.
+    """
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be positive and finite, got {sigma}")
+    if not (np.isfinite(jitter) and jitter >= 0):
+        raise ValueError(f"jitter must be a non-negative number, got {jitter}")
+    D2_nm = np.asarray(D2_nm, dtype=float)
+    D2_mm = np.asarray(D2_mm, dtype=float)
+    if D2_mm.ndim != 2 or D2_mm.shape[0] != D2_mm.shape[1]:
+        raise ValueError(
+            f"D2_mm (landmark x landmark squared distances) must be square (m, m), "
+            f"got shape {D2_mm.shape}"
+        )
+    m = D2_mm.shape[0]
+    if D2_nm.ndim != 2 or D2_nm.shape[1] != m:
+        raise ValueError(
+            f"D2_nm (point x landmark squared distances) must have shape (n, {m}) to match "
+            f"D2_mm, got {D2_nm.shape}"
+        )
+    for name, D in (("D2_nm", D2_nm), ("D2_mm", D2_mm)):
+        if not (np.all(D >= 0) and np.all(np.isfinite(D))):
+            raise ValueError(
+                f"{name} must hold finite, non-negative squared distances (e.g. from "
+                "svmtune.kernels.squared_distances); it has negative, NaN or inf entries"
+            )
+    K_nm = rbf_from_sqdist(D2_nm, sigma)
+    K_mm = rbf_from_sqdist(D2_mm, sigma)
+    jit = float(jitter)
+    for _ in range(12):
+        try:
+            R = sla.cholesky(K_mm + jit * np.eye(m), lower=False, check_finite=False)
+            break
+        except np.linalg.LinAlgError:
+            jit = max(10.0 * jit, 1e-10)
+    else:  # pragma: no cover - K_mm + 1e1 I is positive definite
+        raise np.linalg.LinAlgError("landmark kernel matrix is not positive definite")
+    if jit != jitter:
+        warnings.warn(
+            f"landmark kernel matrix is numerically singular at sigma = {sigma:.4g}; "
+            f"jitter raised to {jit:.1e}",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
+    Z = sla.solve_triangular(R, K_nm.T, trans="T", lower=False).T
+    G_T = sla.solve_triangular(R, Z.T, lower=False).T
+    return NystroemFactor(
+        Z=Z,
+        G_T=G_T,
+        K_nm=K_nm,
+        D2_nm=D2_nm,
+        K_mm=K_mm,
+        D2_mm=D2_mm,
+        R=R,
+        sigma=float(sigma),
+        jitter=jit,
+        landmarks=landmarks,
+    )

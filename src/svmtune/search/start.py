@@ -1,0 +1,255 @@
+"""The start and the options of the gradient searches over ``(log sigma, log C)`` (RBSVM §IV-A).
+
+:func:`initial_sigma` gives the starting RBF width instead of the paper's ``sigma = 1``
+(Algorithm 1, step 1), which ignores the scale of the data:
+
+* ``"median"`` (default): the median heuristic, ``sigma0 = sqrt(median ||x_i - x_j||^2)`` over
+  the pairs ``i < j`` at positive distance (duplicates excluded).  For standardised data with
+  ``d`` roughly independent features this is close to ``sqrt(2 d)``.
+* ``"sqrt_d"``: ``sigma0 = sqrt(d)``, the scale of distances between standardised points
+  (``E ||x - x'||^2 = 2 d`` for independent standardised features, so ``sigma0^2 = d`` puts
+  the typical kernel value near ``exp(-1)``).
+
+and ``log C = 0`` (``C = 1``: Algorithm 1's "C = 0" read as ``log C``, since ``C`` must be
+positive).
+
+:func:`check_search_options` validates the options the gradient selectors (RBSVM, SpanSVM,
+RMSVM) share; :func:`exact_search_start` gives the squared distances and the start of an
+exact (``n x n``) search.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.utils.validation import check_random_state
+
+from svmtune._validation import check_dense_memory, check_int_option, validate_sample_weight
+from svmtune._warnings import user_stacklevel
+from svmtune.kernels import squared_distances
+
+__all__ = [
+    "EXACT_DENSE_MATRICES",
+    "START_RULES",
+    "check_search_options",
+    "exact_search_start",
+    "initial_sigma",
+    "initial_theta",
+]
+
+#: rules accepted by :func:`initial_sigma`
+START_RULES = ("median", "sqrt_d")
+
+
+def _check_box(name: str, box) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in box)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lo, hi) in log2 units, got {box!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"{name} must satisfy lo < hi (finite, log2 units), got {box!r}")
+    return lo, hi
+
+
+def _check_positive(name: str, value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return v
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    return check_int_option(name, value, minimum=minimum)
+
+
+def _check_start(start):
+    msg = (
+        f"start must be one of {START_RULES}, a pair (sigma, C) or a dict with keys "
+        f"sigma and C; got {start!r}"
+    )
+    if isinstance(start, str):
+        if start not in START_RULES:
+            raise ValueError(msg)
+        return start
+    try:
+        s0, c0 = (start["sigma"], start["C"]) if isinstance(start, dict) else start
+        s0, c0 = float(s0), float(c0)
+    except (TypeError, ValueError, KeyError):
+        raise ValueError(msg) from None
+    if not (np.isfinite(s0) and s0 > 0 and np.isfinite(c0) and c0 > 0):
+        raise ValueError(f"start sigma and C must be positive and finite, got {start!r}")
+    return (s0, c0)
+
+
+def check_search_options(
+    *, log2_sigma, log2_C, start, C0, restarts, tol, max_iter, max_eval, jump_restarts=3
+) -> dict:
+    """Validate the options shared by the gradient selectors (RBSVM, SpanSVM, RMSVM).
+
+    Returns them normalised (boxes as float pairs in log2 units, ``start`` as a rule name or
+    a ``(sigma, C)`` pair, integers as ``int``); raises ``ValueError`` naming the option.
+    """
+    return {
+        "log2_sigma": _check_box("log2_sigma", log2_sigma),
+        "log2_C": _check_box("log2_C", log2_C),
+        "start": _check_start(start),
+        "C0": _check_positive("C0", C0),
+        "restarts": _check_int("restarts", restarts, 0),
+        "jump_restarts": _check_int("jump_restarts", jump_restarts, 0),
+        "tol": _check_positive("tol", tol),
+        "max_iter": _check_int("max_iter", max_iter, 1),
+        "max_eval": None if max_eval is None else _check_int("max_eval", max_eval, 1),
+    }
+
+
+def initial_sigma(
+    D2: np.ndarray | None = None,
+    *,
+    rule: str = "median",
+    n_features: int | None = None,
+    max_pairs: int = 2_000_000,
+    random_state: int | np.random.RandomState | None = 0,
+) -> float:
+    """Starting RBF width from the data (replaces RBSVM Algorithm 1's ``sigma = 1``).
+
+    Parameters
+    ----------
+    D2 : ndarray (n, n), optional
+        Pairwise squared distances (needed for ``rule="median"``).
+    rule : {"median", "sqrt_d"}
+        ``"median"``: ``sqrt`` of the median positive squared distance over pairs ``i < j``
+        (the median heuristic).  ``"sqrt_d"``: ``sqrt(n_features)``.
+    n_features : int, optional
+        Number of features (needed for ``rule="sqrt_d"``).
+    max_pairs : int
+        Above this many pairs the median is taken over ``max_pairs`` random pairs (drawn with
+        replacement; pairs ``i = j`` dropped).
+    random_state : int, RandomState or None
+        Used only for that subset.
+
+    Returns
+    -------
+    float
+        ``sigma0 > 0``.  If every pair of points coincides, 1.0 with a warning.
+
+    Raises
+    ------
+    ValueError
+        If ``D2`` is not a square matrix of at least two points, or the distances used hold
+        NaN, infinity or negative values; if ``n_features`` or ``max_pairs`` is not a
+        positive integer.
+    """
+    if rule not in START_RULES:
+        raise ValueError(f"start rule must be one of {START_RULES}, got {rule!r}")
+    if rule == "sqrt_d":
+        if n_features is None:
+            raise ValueError("rule='sqrt_d' needs n_features >= 1")
+        return float(np.sqrt(_check_int("n_features", n_features, 1)))
+    if D2 is None:
+        raise ValueError("rule='median' needs the squared-distance matrix D2")
+    max_pairs = _check_int("max_pairs", max_pairs, 1)
+    D2 = np.asarray(D2, dtype=float)
+    if D2.ndim != 2 or D2.shape[0] != D2.shape[1] or D2.shape[0] < 2:
+        raise ValueError(
+            f"D2 must be the square matrix of pairwise squared distances of at least two "
+            f"points, got shape {D2.shape}"
+        )
+    n = D2.shape[0]
+    if n * (n - 1) // 2 > max_pairs:
+        rng = check_random_state(random_state)
+        iu, ju = rng.randint(0, n, max_pairs), rng.randint(0, n, max_pairs)
+        keep = iu != ju
+        iu, ju = iu[keep], ju[keep]
+    else:
+        iu, ju = np.triu_indices(n, k=1)
+    vals = D2[iu, ju]
+    if not np.all(np.isfinite(vals)) or np.any(vals < 0):
+        raise ValueError(
+            "D2 holds NaN, infinity or negative values; squared distances are finite and >= 0"
+        )
+    vals = vals[vals > 0]
+    if vals.size == 0:
+        warnings.warn(
+            "all training points coincide; starting from sigma = 1",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
+        return 1.0
+    return float(np.sqrt(np.median(vals)))
+
+
+def initial_theta(
+    D2: np.ndarray | None,
+    start,
+    C0: float,
+    *,
+    n_features: int,
+    random_state=None,
+    sample_weight: np.ndarray | None = None,
+) -> np.ndarray:
+    """Starting point ``theta = (log sigma0, log C0)`` of a gradient search over (sigma, C).
+
+    ``start`` is a ``(sigma, C)`` pair, taken as it is, or a rule of :func:`initial_sigma`
+    (then ``C0`` is the starting C).  With ``sample_weight`` the rule sees only the points
+    of positive weight (a point of weight 0 is one left out).
+
+    Raises
+    ------
+    ValueError
+        If ``start`` is neither a rule nor a positive finite ``(sigma, C)`` pair, ``C0`` is
+        not positive and finite, or ``sample_weight`` does not give one finite non-negative
+        weight per row of ``D2``.
+    """
+    start = _check_start(start)
+    if isinstance(start, tuple):
+        return np.log(np.asarray(start, dtype=float))
+    _check_positive("C0", C0)
+    if D2 is not None and sample_weight is not None:
+        pos = validate_sample_weight(sample_weight, np.shape(D2)[0]) > 0
+        D2 = D2[np.ix_(pos, pos)]
+    sigma0 = initial_sigma(D2, rule=start, n_features=n_features, random_state=random_state)
+    return np.log([sigma0, C0])
+
+
+#: lower estimate of the peak memory of an exact gradient search (RBSVM, smoothed span,
+#: radius-margin) in dense n x n float64 matrices: peak resident memory over n^2 * 8 bytes
+#: measured 8.2 (RBSVM), 10.2 (smoothed span) and 8.3 (radius-margin) at n = 3,000, 5
+#: features, binary
+EXACT_DENSE_MATRICES = 6
+
+
+def exact_search_start(
+    X: np.ndarray, start, C0: float, *, method: str, random_state=None, sample_weight=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(D2, theta0)`` of an exact (n x n) gradient search named ``method``: the squared
+    distances and the starting point of :func:`initial_theta`.
+
+    Raises ``MemoryError`` first when the search's dense matrices cannot fit in the memory
+    available (:func:`svmtune._validation.check_dense_memory`), naming the low-rank form of
+    the method as the alternative.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError(
+            f"X must be a finite 2-D array (n_samples, n_features), got shape {X.shape}"
+        )
+    check_dense_memory(
+        X.shape[0],
+        matrices=EXACT_DENSE_MATRICES,
+        method=method,
+        alternative=f"use method='{method}_lowrank' (O(n m) memory) or fewer samples",
+    )
+    D2 = squared_distances(X)
+    theta0 = initial_theta(
+        D2,
+        start,
+        C0,
+        n_features=X.shape[1],
+        random_state=random_state,
+        sample_weight=sample_weight,
+    )
+    return D2, theta0
