@@ -95,8 +95,8 @@ def test_bench_scheduler_option_gives_the_serial_rows(client, tmp_path):
     with the same chosen hyperparameters, as the serial run."""
     from click.testing import CliRunner
 
-    from svmtune.cli._bench import bench
     from svmtune.bench.store import read_rows
+    from svmtune.cli._bench import bench
 
     common = ["--suite", "quick", "--tasks", "iris,sonar", "--methods", "default,rbsvm,ss"]
     common += ["--no-experiments", "--no-progress", "--no-entropy"]

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from svmtune._factor import ExtendedFactor, WoodburyFactor
 
 __all__ = [
-    "ConvergenceWarning",
     "DualSolution",
     "LOSSES",
     "NONSUPPORT",
@@ -63,10 +62,6 @@ LOSSES = ("cross_entropy", "squared")
 #: what the RBSVM objective takes as a non-support vector's LOO output: the full model's
 #: output (exact) or its label (RBSVM eq. (27) read literally with ``alpha_i = 0``)
 NONSUPPORT = ("model", "label")
-
-
-class ConvergenceWarning(UserWarning):
-    """An SVM solver or hyperparameter search stopped before reaching its tolerance."""
 
 
 @dataclass

@@ -24,7 +24,6 @@ from sklearn.svm import SVC
 
 from svmtune._factor import ExtendedFactor, mirror_lower
 from svmtune._support import (
-    ConvergenceWarning,
     DualSolution,
     check_C,
     l2_diagonal,
@@ -33,6 +32,7 @@ from svmtune._support import (
     support_mask,
 )
 from svmtune._warnings import user_stacklevel
+from svmtune.exceptions import ConvergenceWarning
 from svmtune.kernels import Kernel, KernelColumns, as_kernel, kernel_block, kernel_columns
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "fit_l2_svm",
     "l2_diagonal",
     "mirror_lower",
-    "ConvergenceWarning",
     "LIBSVM_MAX_ITER",
 ]
 

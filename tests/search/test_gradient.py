@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+from svmtune.exceptions import ConvergenceWarning
 from svmtune.kernels import squared_distances
 from svmtune.search.gradient import (
     BoundWarning,
@@ -14,7 +15,6 @@ from svmtune.search.gradient import (
     initial_theta,
     minimize_log_params,
 )
-from svmtune.svm import ConvergenceWarning
 
 LN2 = np.log(2.0)
 

@@ -23,7 +23,6 @@ import scipy.linalg as sla
 
 from svmtune._factor import WoodburyFactor
 from svmtune._support import (
-    ConvergenceWarning,
     DualSolution,
     check_solution,
     l2_diagonal,
@@ -32,6 +31,7 @@ from svmtune._support import (
     support_system,
 )
 from svmtune._warnings import user_stacklevel
+from svmtune.exceptions import ConvergenceWarning
 from svmtune.lowrank._nystroem import NystroemFactor, nystroem_factor
 
 __all__ = [

@@ -74,8 +74,8 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils.validation import check_random_state
 
-from svmtune._support import ConvergenceWarning
 from svmtune._warnings import user_stacklevel
+from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.search._run import _LN2, Objective, _NoGain, _Run, _StepTooSmall, _Stopped
 from svmtune.search.start import (
     EXACT_DENSE_MATRICES,
@@ -97,10 +97,6 @@ __all__ = [
     "minimize_log_params",
     "START_RULES",
 ]
-
-
-class BoundWarning(UserWarning):
-    """A hyperparameter ended on a bound of its search range."""
 
 
 # Result type

@@ -1,0 +1,63 @@
+"""Every exception and warning svmtune raises on purpose, in one place.
+
+A leaf module: it imports only scikit-learn's exceptions, so any layer may raise these.
+
+Warnings
+--------
+ConvergenceWarning
+    A solver or search stopped before its tolerance (subclasses scikit-learn's, so
+    ``warnings.filterwarnings("ignore", category=sklearn.exceptions.ConvergenceWarning)``
+    silences svmtune's too).
+BoundWarning
+    A selected hyperparameter ended on a bound of its search range.
+
+Errors
+------
+DataFileError
+    A data file cannot be read as requested (a ``ValueError``).
+UntrustedModelError
+    A model file refused: a pickle not trusted, or a skops file naming types outside the
+    allow-list (a ``ValueError``).
+NotAResultsFile
+    A file given as benchmark results that is not a JSON-lines file (a ``ValueError``).
+StoreBusy
+    Another process holds a lock of a benchmark result store (a ``RuntimeError``).
+"""
+
+from __future__ import annotations
+
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+
+__all__ = [
+    "BoundWarning",
+    "ConvergenceWarning",
+    "DataFileError",
+    "NotAResultsFile",
+    "StoreBusy",
+    "UntrustedModelError",
+]
+
+
+class ConvergenceWarning(_SklearnConvergenceWarning):
+    """An SVM solver or hyperparameter search stopped before reaching its tolerance."""
+
+
+class BoundWarning(UserWarning):
+    """A hyperparameter ended on a bound of its search range."""
+
+
+class DataFileError(ValueError):
+    """A data file cannot be read as requested (unparsable content, no target column, ...)."""
+
+
+class UntrustedModelError(ValueError):
+    """A model file that is not loaded: a pickle not trusted, or a skops file naming types
+    outside the allow-list."""
+
+
+class NotAResultsFile(ValueError):
+    """A file given as results that is not a JSON-lines file (``*.jsonl``)."""
+
+
+class StoreBusy(RuntimeError):
+    """Another process holds a lock of a benchmark result store."""
