@@ -436,11 +436,9 @@ class _FailsWithMarkedRow(SVC):
 def test_halving_raises_when_every_candidate_fails(monkeypatch):
     """Every candidate failing a fit is an error (the grid search's fits raise), not the
     first grid point chosen at loss 1."""
-    import svmtune.methods.baselines as baselines
+    import svmtune.methods.halving as halving
 
-    monkeypatch.setattr(
-        baselines, "make_final_estimator", lambda params, **kw: _FailsWithMarkedRow()
-    )
+    monkeypatch.setattr(halving, "make_final_estimator", lambda params, **kw: _FailsWithMarkedRow())
     X, y = _data(n=30, seed=1)
     X[0, 0] = 1e6  # in the training part of 2 of the 3 folds: no candidate has a score
     h = HalvingSearch(log2_sigma=(0, 1, 1), log2_C=(0, 0, 1), n_splits=3, min_resources=30)
