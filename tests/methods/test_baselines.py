@@ -93,7 +93,11 @@ def test_check_log2_range_messages():
         ("grid", [("n_splits", 3)], "a dict of its options is needed, got list"),
         ("default", {"C": 1.0}, "no option 'C'; it has no options"),
         # a failing conversion inside a method's checks: the failing option is named
-        ("ss", {"poly_coef0": "x", "spread": "directional"}, r"option poly_coef0='x': "),
+        (
+            "ss",
+            {"poly_coef0": "x", "spread": "directional"},
+            r"poly_coef0 must be a finite number, got 'x'",
+        ),
         ("ss", {"n_components": "x"}, r"n_components must be an integer >= 2, got 'x'"),
         ("span_rule", {"floor": "x", "tol": 1e-3}, r"option floor='x': "),
         ("grid", {"sigmas": "x"}, "grid values of sigmas must be a non-empty sequence"),

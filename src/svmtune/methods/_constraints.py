@@ -87,6 +87,8 @@ class Interval(Constraint):
             text = "a positive integer"
         else:
             text = "an integer" if integer else "a number"
+            if not integer and self.left is None and self.right is None:
+                text = "a finite number"
             ends = []
             if self.left is not None:
                 ends.append(f"{'>=' if self.closed in ('left', 'both') else '>'} {self.left:g}")
@@ -94,7 +96,7 @@ class Interval(Constraint):
                 ends.append(f"{'<=' if self.closed in ('right', 'both') else '<'} {self.right:g}")
             if ends:
                 text += " " + " and ".join(ends)
-            if not integer and (self.right is None or math.isinf(self.right)):
+            if ends and not integer and (self.right is None or math.isinf(self.right)):
                 text += " and finite"
         return f"{text} ({self.note})" if self.note else text
 
@@ -167,9 +169,9 @@ def _check_one(name: str, value: Any, constraints: Iterable[Constraint | None]) 
             return c.convert(name, value)
         except (TypeError, ValueError) as exc:
             # a structured check's own message says more than the list of kinds
-            if isinstance(c, (Check, IntegerLike, Boolean)) and own_error is None:
+            if isinstance(c, Check) and own_error is None:
                 own_error = exc
-    if own_error is not None and len(real) == 1 and None not in kinds:
+    if own_error is not None and len(real) == 1 and isinstance(real[0], Check):
         raise ValueError(str(own_error)) from None
     descs = [c.describe(alone=len(real) == 1) for c in real]
     if None in kinds:

@@ -373,19 +373,19 @@ class LowRankSearch(Selector):
 
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
-        if groups is not None and self.holdout() != "groups":
-            raise ValueError(f"method {self.name!r} holds out single rows and takes no groups")
+        self.check_groups(groups)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)

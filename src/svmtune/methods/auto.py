@@ -281,17 +281,19 @@ class Auto(Selector):
 
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
+        self.check_groups(groups)
         if groups is not None and "l2" not in self.families:
             raise ValueError(
                 f"families={self.families!r} cannot hold out groups: the span-rule of libsvm's "

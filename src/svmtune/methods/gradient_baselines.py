@@ -191,16 +191,19 @@ class _GradientBaseline(Selector):
     # --- orchestration ------------------------------------------------------------------------
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
+        self.check_groups(groups)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         D2, theta0 = exact_search_start(
             X,

@@ -34,12 +34,12 @@ random maps, ``"nystroem"`` Nystroem features.
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from svmtune._validation import check_bool_option, check_int_option
 from svmtune._warnings import user_stacklevel
 from svmtune.criteria.repeats import (
     SHARE_ROWS,
@@ -70,6 +70,7 @@ from svmtune.criteria.ss_ratio import (
     worst_pairs,
 )
 from svmtune.kernels import Kernel
+from svmtune.methods._constraints import Boolean, Check, IntegerLike, Interval, Options
 from svmtune.methods.base import Selection, Selector
 from svmtune.methods.baselines import log2_grid, rbf_params
 from svmtune.search.gradient import BoundWarning
@@ -81,6 +82,56 @@ _BLOCK_ENTRIES = 2**22
 
 _FAMILIES = ("linear", "poly", "rbf")
 _FEATURE_MAPS = ("auto", "exact", "approx", "nystroem")
+
+
+def _check_families(name: str, kernels: Any) -> tuple[str, ...]:
+    """The kernel families of option ``kernels``: "all", one family or a tuple of them."""
+    if isinstance(kernels, str):
+        if kernels == "all":
+            return _FAMILIES
+        if kernels in _FAMILIES:
+            return (kernels,)
+        raise ValueError(f"{name} must be None, 'all' or a tuple of {_FAMILIES}, got {kernels!r}")
+    fam = tuple(kernels)
+    bad = [k for k in fam if k not in _FAMILIES]
+    if not fam or bad:
+        raise ValueError(
+            f"{name} must be None, 'all' or a non-empty tuple of {_FAMILIES}; unknown: {bad}"
+        )
+    return tuple(k for k in _FAMILIES if k in fam)
+
+
+def _check_sigmas(name: str, sigmas: Any) -> np.ndarray:
+    """Explicit RBF widths: a non-empty array of positive finite numbers."""
+    s = np.asarray(sigmas, dtype=float).ravel()
+    if s.size == 0 or np.any(~np.isfinite(s)) or np.any(s <= 0):
+        raise ValueError(f"{name} must be a non-empty sequence of positive widths")
+    return s
+
+
+def _check_rel_sigmas(name: str, log2_sigma: Any) -> np.ndarray:
+    """The relative widths ``2^k`` of the log2 grid ``(lo, hi, step)``."""
+    try:
+        return log2_grid(*log2_sigma)
+    except TypeError:
+        raise ValueError(f"{name} must be (lo, hi, step), got {log2_sigma!r}") from None
+
+
+def _check_degrees(name: str, degrees: Any) -> tuple[int, ...]:
+    """Polynomial degrees: positive integers, sorted, each once."""
+    try:
+        deg = np.atleast_1d(np.asarray(degrees, dtype=float))
+    except (TypeError, ValueError):
+        deg = np.array([])
+    if (
+        isinstance(degrees, str)
+        or deg.size == 0
+        or not np.all(np.isfinite(deg))
+        or np.any(deg != np.round(deg))
+        or np.any(deg < 1)
+    ):
+        raise ValueError(f"{name} must be positive integers, got {degrees!r}")
+    return tuple(sorted({int(v) for v in deg}))
 
 
 def _label(kern: Kernel) -> str:
@@ -176,6 +227,23 @@ def _warn_width_edge(
     warnings.warn(msg, BoundWarning, stacklevel=user_stacklevel())
 
 
+def _history(results, shares, dropped) -> list[dict[str, Any]]:
+    """One history row per candidate kernel: its parameters, S&S and repeat share."""
+    return [
+        dict(
+            k.params(),
+            label=_label(k),
+            ss=float(r.ss),
+            d=float(r.d),
+            scatteredness=float(r.sigma),
+            pair=list(pr),
+            repeat_share=float(sh),
+            discarded_for_repeats=bool(dr),
+        )
+        for (k, pr, r), sh, dr in zip(results, shares, dropped)
+    ]
+
+
 class SSRatio(Selector):
     """S&S ratio-based selection of kernel, kernel parameter and C (S&S-RB).
 
@@ -234,6 +302,23 @@ class SSRatio(Selector):
 
     name = "ss"
     kernels = ("rbf", "linear", "poly")
+    _parameter_constraints = {
+        "kernels": [Check(_check_families, f"'all' or a tuple of {_FAMILIES}"), None],
+        "sigmas": [Check(_check_sigmas, "a non-empty sequence of positive widths"), None],
+        "log2_sigma": [Check(_check_rel_sigmas, "(lo, hi, step)")],
+        "degrees": [Check(_check_degrees, "positive integers")],
+        "poly_coef0": [Interval(Real, None, None)],
+        "spread": [Options(*SPREADS)],
+        "estimator": [Options(*ESTIMATORS)],
+        "feature_map": [Options(*_FEATURE_MAPS)],
+        "n_components": [IntegerLike(2)],
+        "max_exact": [IntegerLike(0)],
+        "curve": [Options("table", "paper")],
+        "threshold": [Interval(Real, None, None, note="S&S in dB")],
+        "max_samples": [IntegerLike(4), None],
+        "rescale": [Boolean()],
+        "max_repeat_share": [Interval(Real, 0.0, 1.0, closed="right"), None],
+    }
 
     def __init__(
         self,
@@ -254,84 +339,31 @@ class SSRatio(Selector):
         max_samples: int | None = None,
         max_repeat_share: float | None = 0.5,
     ):
-        if kernels is None:
-            self.families = None
-        elif isinstance(kernels, str):
-            if kernels == "all":
-                self.families = _FAMILIES
-            elif kernels in _FAMILIES:
-                self.families = (kernels,)
-            else:
-                raise ValueError(
-                    f"kernels must be None, 'all' or a tuple of {_FAMILIES}, got {kernels!r}"
-                )
-        else:
-            fam = tuple(kernels)
-            bad = [k for k in fam if k not in _FAMILIES]
-            if not fam or bad:
-                raise ValueError(
-                    f"kernels must be None, 'all' or a non-empty tuple of {_FAMILIES}; "
-                    f"unknown: {bad}"
-                )
-            self.families = tuple(k for k in _FAMILIES if k in fam)
-        if sigmas is not None:
-            s = np.asarray(sigmas, dtype=float).ravel()
-            if s.size == 0 or np.any(~np.isfinite(s)) or np.any(s <= 0):
-                raise ValueError("sigmas must be a non-empty sequence of positive widths")
-            self.sigmas = s
-        else:
-            self.sigmas = None
-        try:
-            self.rel_sigmas = log2_grid(*log2_sigma)
-        except TypeError:
-            raise ValueError(f"log2_sigma must be (lo, hi, step), got {log2_sigma!r}") from None
-        try:
-            deg = np.atleast_1d(np.asarray(degrees, dtype=float))
-        except (TypeError, ValueError):
-            deg = np.array([])
-        if (
-            isinstance(degrees, str)
-            or deg.size == 0
-            or not np.all(np.isfinite(deg))
-            or np.any(deg != np.round(deg))
-            or np.any(deg < 1)
-        ):
-            raise ValueError(f"degrees must be positive integers, got {degrees!r}")
-        self.degrees = tuple(sorted({int(v) for v in deg}))
-        if not np.isfinite(poly_coef0):
-            raise ValueError("poly_coef0 must be finite")
-        self.poly_coef0 = float(poly_coef0)
-        if spread not in SPREADS:
-            raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
-        if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-        if feature_map not in _FEATURE_MAPS:
-            raise ValueError(f"feature_map must be one of {_FEATURE_MAPS}, got {feature_map!r}")
-        n_components = check_int_option("n_components", n_components, minimum=2)
-        max_exact = check_int_option("max_exact", max_exact, minimum=0)
-        if curve not in ("table", "paper"):
-            raise ValueError(f"curve must be 'table' or 'paper', got {curve!r}")
-        if not np.isfinite(threshold):
-            raise ValueError("threshold must be a finite S&S value in dB")
-        max_samples = check_int_option("max_samples", max_samples, minimum=4, allow_none=True)
-        rescale = check_bool_option("rescale", rescale)
-        if max_repeat_share is not None and not (
-            isinstance(max_repeat_share, (int, float, np.integer, np.floating))
-            and 0.0 < float(max_repeat_share) <= 1.0
-        ):
-            raise ValueError(
-                f"max_repeat_share must be in (0, 1] or None, got {max_repeat_share!r}"
-            )
-        self.spread = spread
-        self.estimator = estimator
-        self.feature_map = feature_map
-        self.n_components = int(n_components)
-        self.max_exact = int(max_exact)
-        self.curve = curve
-        self.rescale = rescale
-        self.threshold = float(threshold)
-        self.max_samples = None if max_samples is None else int(max_samples)
-        self.max_repeat_share = None if max_repeat_share is None else float(max_repeat_share)
+        opts = self._validate_options(
+            kernels=kernels,
+            sigmas=sigmas,
+            log2_sigma=log2_sigma,
+            degrees=degrees,
+            poly_coef0=poly_coef0,
+            spread=spread,
+            estimator=estimator,
+            feature_map=feature_map,
+            n_components=n_components,
+            max_exact=max_exact,
+            curve=curve,
+            threshold=threshold,
+            max_samples=max_samples,
+            rescale=rescale,
+            max_repeat_share=max_repeat_share,
+        )
+        self.families = opts.pop("kernels")
+        self.rel_sigmas = opts.pop("log2_sigma")
+        for key, value in opts.items():
+            setattr(self, key, value)
+        self.poly_coef0 = float(self.poly_coef0)
+        self.threshold = float(self.threshold)
+        if self.max_repeat_share is not None:
+            self.max_repeat_share = float(self.max_repeat_share)
 
     # ------------------------------------------------------------------ candidates
     def _candidates(self, families: tuple[str, ...], p: int) -> list[Kernel]:
@@ -369,15 +401,18 @@ class SSRatio(Selector):
     # ------------------------------------------------------------------ select
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
+        self.check_groups(groups)
         if self.families is None:
             self.check_kernel(kernel)
             families: tuple[str, ...] = (kernel,)
@@ -391,86 +426,18 @@ class SSRatio(Selector):
         how = self._how(ys.shape[0])
         cands = self._candidates(families, X.shape[1])
 
-        within = None
-        if how == "exact" and self.spread == "directional":
-            results, within = self._exact_directional(Xs, ys, ws, cands)
-        else:
-            results = []
-            for kern in cands:
-                if how == "exact":
-                    Z = Xs if kern.name == "linear" else exact_kernel_features(kern(Xs))
-                else:
-                    method = (
-                        "nystroem"
-                        if how == "nystroem"
-                        else ("rff" if kern.name == "rbf" else "tensor_sketch")
-                    )
-                    Z = kernel_features(
-                        Xs, kern, method=method, n_components=self.n_components, random_state=seed
-                    )
-                pair, res = min_pairwise_ss(
-                    ys, Z=Z, sample_weight=ws, spread=self.spread, estimator=self.estimator
-                )
-                results.append((kern, pair, res))
-
+        results, within = self._scores(Xs, ys, ws, cands, how, seed)
         shares = self._repeat_shares(Xs, ys, ws, cands, seed, within=within)
-        scores = [r.ss for _, _, r in results]
-        dropped = [
-            self.max_repeat_share is not None and sh >= self.max_repeat_share for sh in shares
-        ]
-        rbf = [c for c, k in enumerate(cands) if k.name == "rbf"]
-        if any(dropped) and not all(dropped[c] for c in rbf):
-            scores = [-np.inf if dr else sc for sc, dr in zip(scores, dropped)]
-        else:
-            dropped = [False] * len(cands)
-        best, admissible = select_kernel(scores, self.threshold)
+        best, admissible, dropped = self._choose(results, shares, cands)
         kern, pair, res = results[best]
-        if res.ss == -np.inf:
-            warnings.warn(
-                "no candidate kernel separates the class centres (S&S = -inf for every "
-                "candidate): C is read at the end of the C_opt curve",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-        edge = _width_edge(kern, cands)
-        if not admissible and res.ss > -np.inf and edge != "lower":  # (lower: said below)
-            warnings.warn(
-                f"every candidate has S&S at or below {self.threshold:g} dB, where the paper "
-                f"discards a kernel (the best: {res.ss:.1f} dB for classes {res.classes[0]!r} "
-                f"and {res.classes[1]!r}): the classes overlap in every candidate feature "
-                "space, S&S says little about the width, and C is read from the C_opt curve "
-                "beyond the threshold; a cross-validated method (e.g. method='grid') is the "
-                "safer choice here",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-        if edge is not None:
-            threshold = None if admissible else self.threshold
-            share = shares[best]
-            if edge == "lower" and not np.isfinite(share):  # not computed: max_repeat_share=None
-                share = repeat_share(Xs, ys, ws, kern.sigma, max_rows=SHARE_ROWS, random_state=seed)
-            labels, counts = np.unique(ys if ws is None else ys[ws > 0], return_counts=True)
-            smallest = (labels.tolist()[int(np.argmin(counts))], int(counts.min()))
-            _warn_width_edge(kern, edge, Xs, res, threshold, share, smallest)
+        edge = self._warn_choice(kern, res, admissible, cands, shares[best], Xs, ys, ws, seed)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
         if res.d > 0:
             C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
         else:  # no separation at all: nothing to rescale by
             C = c_opt(-np.inf, curve=curve, rescale=False)
         params = self._params(kern, C)
-        history = [
-            dict(
-                k.params(),
-                label=_label(k),
-                ss=float(r.ss),
-                d=float(r.d),
-                scatteredness=float(r.sigma),
-                pair=list(pr),
-                repeat_share=float(sh),
-                discarded_for_repeats=bool(dr),
-            )
-            for (k, pr, r), sh, dr in zip(results, shares, dropped)
-        ]
+        history = _history(results, shares, dropped)
         info = {
             "d": float(res.d),
             "sigma": float(res.sigma),
@@ -502,6 +469,80 @@ class SSRatio(Selector):
             final_model="l1",
             info=info,
         )
+
+    def _scores(self, Xs, ys, ws, cands: list[Kernel], how: str, seed: int):
+        """``[(kernel, worst pair, SSResult)]`` of every candidate (Shamsi & Beheshti eq. (7)-(9),
+        (31)) and, on the exact directional path, the within-class similarities
+        (:func:`within_mass`; None otherwise)."""
+        within = None
+        if how == "exact" and self.spread == "directional":
+            results, within = self._exact_directional(Xs, ys, ws, cands)
+        else:
+            results = []
+            for kern in cands:
+                if how == "exact":
+                    Z = Xs if kern.name == "linear" else exact_kernel_features(kern(Xs))
+                else:
+                    method = (
+                        "nystroem"
+                        if how == "nystroem"
+                        else ("rff" if kern.name == "rbf" else "tensor_sketch")
+                    )
+                    Z = kernel_features(
+                        Xs, kern, method=method, n_components=self.n_components, random_state=seed
+                    )
+                pair, res = min_pairwise_ss(
+                    ys, Z=Z, sample_weight=ws, spread=self.spread, estimator=self.estimator
+                )
+                results.append((kern, pair, res))
+
+        return results, within
+
+    def _choose(self, results, shares, cands: list[Kernel]) -> tuple[int, bool, list[bool]]:
+        """The chosen candidate (largest S&S above the threshold, eq. (26)-(27)), whether it
+        passed the threshold, and which RBF widths were discarded for repeated rows."""
+        scores = [r.ss for _, _, r in results]
+        dropped = [
+            self.max_repeat_share is not None and sh >= self.max_repeat_share for sh in shares
+        ]
+        rbf = [c for c, k in enumerate(cands) if k.name == "rbf"]
+        if any(dropped) and not all(dropped[c] for c in rbf):
+            scores = [-np.inf if dr else sc for sc, dr in zip(scores, dropped)]
+        else:
+            dropped = [False] * len(cands)
+        best, admissible = select_kernel(scores, self.threshold)
+        return best, admissible, dropped
+
+    def _warn_choice(self, kern, res, admissible, cands, share, Xs, ys, ws, seed) -> str | None:
+        """Warn when no candidate separates the class centres, when none passes the threshold,
+        and when the chosen RBF width is an end of the candidates; return that end (or None)."""
+        if res.ss == -np.inf:
+            warnings.warn(
+                "no candidate kernel separates the class centres (S&S = -inf for every "
+                "candidate): C is read at the end of the C_opt curve",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
+        edge = _width_edge(kern, cands)
+        if not admissible and res.ss > -np.inf and edge != "lower":  # (lower: said below)
+            warnings.warn(
+                f"every candidate has S&S at or below {self.threshold:g} dB, where the paper "
+                f"discards a kernel (the best: {res.ss:.1f} dB for classes {res.classes[0]!r} "
+                f"and {res.classes[1]!r}): the classes overlap in every candidate feature "
+                "space, S&S says little about the width, and C is read from the C_opt curve "
+                "beyond the threshold; a cross-validated method (e.g. method='grid') is the "
+                "safer choice here",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
+        if edge is not None:
+            threshold = None if admissible else self.threshold
+            if edge == "lower" and not np.isfinite(share):  # not computed: max_repeat_share=None
+                share = repeat_share(Xs, ys, ws, kern.sigma, max_rows=SHARE_ROWS, random_state=seed)
+            labels, counts = np.unique(ys if ws is None else ys[ws > 0], return_counts=True)
+            smallest = (labels.tolist()[int(np.argmin(counts))], int(counts.min()))
+            _warn_width_edge(kern, edge, Xs, res, threshold, share, smallest)
+        return edge
 
     def _exact_directional(self, X, y, w, cands: list[Kernel]):
         """Directional S&S of every candidate from its kernel: the class sums ``K W`` (all RBF
