@@ -27,6 +27,7 @@ __all__ = [
     "IntegerLike",
     "Interval",
     "Options",
+    "Positive",
     "validate_options",
 ]
 
@@ -113,6 +114,22 @@ class IntegerLike(Constraint):
 
     def describe(self, *, alone: bool = True) -> str:
         return f"an integer >= {self.minimum}"
+
+
+class Positive(Constraint):
+    """A positive finite number, given as anything ``float()`` reads except ``bool``;
+    converted to ``float``."""
+
+    def convert(self, name: str, value: Any) -> Any:
+        if isinstance(value, (bool, np.bool_)):
+            raise ValueError(name)
+        f = float(value)
+        if not (math.isfinite(f) and f > 0):
+            raise ValueError(name)
+        return f
+
+    def describe(self, *, alone: bool = True) -> str:
+        return "a positive finite number"
 
 
 class Options(Constraint):
