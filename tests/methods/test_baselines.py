@@ -99,7 +99,11 @@ def test_check_log2_range_messages():
             r"poly_coef0 must be a finite number, got 'x'",
         ),
         ("ss", {"n_components": "x"}, r"n_components must be an integer >= 2, got 'x'"),
-        ("span_rule", {"floor": "x", "tol": 1e-3}, r"option floor='x': "),
+        (
+            "span_rule",
+            {"floor": "x", "tol": 1e-3},
+            r"floor must be a number >= 0 and finite, got 'x'",
+        ),
         ("grid", {"sigmas": "x"}, "grid values of sigmas must be a non-empty sequence"),
         ("span_rule", {"log2_C_pos": 5}, r"log2_C_pos must be a tuple \(lo, hi\)"),
         ("span", {"eta": 0.1, "bogus": 1}, "no option 'bogus'; its options are: eta, .*max_iter"),

@@ -86,6 +86,8 @@ class Interval(Constraint):
         integer = self.kind is numbers.Integral
         if integer and self.left == 1 and self.right is None and self.closed in ("left", "both"):
             text = "a positive integer"
+        elif not integer and self.left == 0 and self.right is None and self.closed == "neither":
+            text = "a positive finite number"
         else:
             text = "an integer" if integer else "a number"
             if not integer and self.left is None and self.right is None:
