@@ -140,6 +140,57 @@ def _residual_guard(fun: Callable, limit: float) -> Callable:
     return guarded
 
 
+def _stage(
+    X,
+    ref_sigma,
+    theta,
+    make_objective,
+    *,
+    rank,
+    rank_tol,
+    min_rank,
+    may_refresh,
+    restarts,
+    rng,
+    search_options,
+):
+    """One stage of :func:`landmark_search`: landmarks by pivoted Cholesky at ``ref_sigma``,
+    then the gradient search from ``theta`` on them, stopped (when the landmarks may still be
+    refreshed and are fewer than ``rank``) at a width whose trace residual exceeds
+    ``REFRESH_FACTOR * rank_tol``.  Returns the landmark indices, their trace residual / n and
+    the search's result."""
+    idx, resid = pivoted_cholesky_landmarks(
+        X, ref_sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
+    )
+    D2_nm = squared_distances(X, X[idx])
+    D2_mm = D2_nm[idx]
+    fun = make_objective(D2_nm, D2_mm, int(idx.size))
+    if may_refresh and idx.size < rank:
+        fun = _residual_guard(fun, REFRESH_FACTOR * rank_tol)
+    res = minimize_log_params(
+        fun,
+        theta,
+        names=("sigma", "C"),
+        restarts=restarts,
+        random_state=rng,
+        emit_warnings=False,  # the last stage's, by landmark_search
+        **search_options,
+    )
+    return idx, resid, res
+
+
+def _next_width(res: GradientSearchResult, ref_sigma: float, theta: np.ndarray) -> float:
+    """The width of the next landmarks: where a stopped stage's evaluation needed finer ones,
+    else the learned width."""
+    if res.stopped is not None:  # an evaluated width needs finer landmarks
+        # at most an octave below the landmarks' width or the best point's, whichever is
+        # narrower: a line search's first trial point can lie at the bound (K ~ I there,
+        # and pivoted Cholesky would pick arbitrary landmarks)
+        floor = min(ref_sigma, float(np.exp(theta[0]))) / 2.0
+        return max(float(res.history[-1]["sigma"]), floor)
+    return float(np.exp(theta[0]))
+
+
 def landmark_search(
     X: np.ndarray,
     theta0: np.ndarray,
@@ -192,50 +243,35 @@ def landmark_search(
     rng = check_random_state(random_state)
     restarts = search_options.pop("restarts", 0)
     theta = np.asarray(theta0, dtype=float)
-    history: list[dict] = []
-    starts: list[np.ndarray] = []
-    n_fits = n_iter = n_evals = 0
+    stages: list[GradientSearchResult] = []
     n_refresh = 0
     ref_sigma = float(np.exp(theta[0]))
     min_rank = 1
     restarts_done = False
     while True:
-        idx, resid = pivoted_cholesky_landmarks(
-            X, ref_sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
-        )
-        D2_nm = squared_distances(X, X[idx])
-        D2_mm = D2_nm[idx]
-        fun = make_objective(D2_nm, D2_mm, int(idx.size))
-        if n_refresh < refresh and idx.size < rank:
-            fun = _residual_guard(fun, REFRESH_FACTOR * rank_tol)
-        res = minimize_log_params(
-            fun,
+        idx, resid, res = _stage(
+            X,
+            ref_sigma,
             theta,
-            names=("sigma", "C"),
+            make_objective,
+            rank=rank,
+            rank_tol=rank_tol,
+            min_rank=min_rank,
+            may_refresh=n_refresh < refresh,
             restarts=0 if restarts_done else restarts,
-            random_state=rng,
-            emit_warnings=False,  # the last stage's, below
-            **search_options,
+            rng=rng,
+            search_options=search_options,
         )
         for rec in res.history:
             rec["stage"] = n_refresh
-        history.extend(res.history)
-        starts.extend(res.starts)
-        n_fits += res.n_fits
-        n_iter += res.n_iter
-        n_evals += res.n_evals
+        stages.append(res)
         theta = res.theta
         restarts_done = restarts_done or res.stopped is None
-        if res.stopped is not None:  # an evaluated width needs finer landmarks
-            # at most an octave below the landmarks' width or the best point's, whichever is
-            # narrower: a line search's first trial point can lie at the bound (K ~ I there,
-            # and pivoted Cholesky would pick arbitrary landmarks)
-            floor = min(ref_sigma, float(np.exp(theta[0]))) / 2.0
-            new_sigma = max(float(res.history[-1]["sigma"]), floor)
-        else:
-            new_sigma = float(np.exp(theta[0]))
-            if n_refresh >= refresh or abs(np.log(new_sigma / ref_sigma)) <= _LOG2:
-                break
+        new_sigma = _next_width(res, ref_sigma, theta)
+        if res.stopped is None and (
+            n_refresh >= refresh or abs(np.log(new_sigma / ref_sigma)) <= _LOG2
+        ):
+            break
         n_refresh += 1
         ref_sigma = new_sigma
         # a refresh keeps at least the previous rank: at a wider width the trace rule alone
@@ -244,8 +280,11 @@ def landmark_search(
     # an earlier stage's bound hit or iteration limit says nothing of the point returned (the
     # next stage started from it on other landmarks), and each stage would repeat its warnings
     res.emit_warnings()
-    res.history, res.starts = history, starts
-    res.n_fits, res.n_iter, res.n_evals = n_fits, n_iter, n_evals
+    res.history = [rec for r in stages for rec in r.history]
+    res.starts = [start for r in stages for start in r.starts]
+    res.n_fits, res.n_iter, res.n_evals = (
+        sum(getattr(r, k) for r in stages) for k in ("n_fits", "n_iter", "n_evals")
+    )
     extra = {
         "rank": int(idx.size),
         "rank_residual": float(resid),
