@@ -65,12 +65,13 @@ def warn_width_edge(
     shrinks (glass's two window-glass classes, standardised: from -44 dB at sigma = 4.2 to
     -17.5 dB at 0.75): S&S then does not identify a width.  When exact repeats carry most of
     the within-class similarity (``share``, the chosen width's
-    :func:`~svmtune.criteria.repeats.repeat_share`; common with categorical or coarsely rounded features) the repeats keep kernel value 1 while
-    distinct rows stop being similar, and S&S can keep rising towards widths that only
-    memorise them (``SSRatio(max_repeat_share=None)``, or every width repeat-dominated).  On
-    the KEEL hayes-roth
-    data (160 rows, 84 distinct, standardised) over 99.9 % of the within-class kernel mass of
-    classes 1 and 2, the pair S&S scores, comes from repeated rows at sigma = 0.25, the width
+    :func:`~svmtune.criteria.repeats.repeat_share`; common with categorical or coarsely
+    rounded features) the repeats keep kernel value 1 while distinct rows stop being similar,
+    and S&S can keep rising towards widths that only memorise them
+    (``SSRatio(max_repeat_share=None)``, or every width repeat-dominated).  On the KEEL
+    hayes-roth data (160 rows, 84 distinct, standardised) over 99.9 % of the within-class
+    kernel mass of classes 1 and 2, the pair S&S scores, comes from repeated rows at
+    sigma = 0.25, the width
     it chooses there.
     """
     word = "smallest" if edge == "lower" else "largest"
