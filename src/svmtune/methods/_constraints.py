@@ -108,14 +108,15 @@ class IntegerLike(Constraint):
     """An integer ``>= minimum``, also given as an integral float (``100.0``, as a command
     line or a JSON file may give it): :func:`svmtune._validation.check_int_option`."""
 
-    def __init__(self, minimum: int):
-        self.minimum = minimum
+    def __init__(self, minimum: int, *, note: str = ""):
+        self.minimum, self.note = minimum, note
 
     def convert(self, name: str, value: Any) -> Any:
         return check_int_option(name, value, minimum=self.minimum)
 
     def describe(self, *, alone: bool = True) -> str:
-        return f"an integer >= {self.minimum}"
+        text = f"an integer >= {self.minimum}"
+        return f"{text} ({self.note})" if self.note else text
 
 
 class Positive(Constraint):

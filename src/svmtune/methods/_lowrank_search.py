@@ -28,14 +28,15 @@ their options, start rule, landmark/refresh loop and result are :class:`LowRankS
 from __future__ import annotations
 
 from collections.abc import Callable
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
-from svmtune._validation import check_int_option
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
+from svmtune.methods._constraints import IntegerLike, Interval, Options
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import (
@@ -45,7 +46,7 @@ from svmtune.search.gradient import (
     minimize_log_params,
 )
 
-__all__ = ["LowRankSearch", "check_lowrank_options", "landmark_search", "lowrank_start"]
+__all__ = ["LowRankSearch", "landmark_search", "lowrank_start"]
 
 _LOG2 = float(np.log(2.0))
 
@@ -58,41 +59,6 @@ REFRESH_FACTOR = 2.0
 #: ``jitter`` is 0 (the default jitter's order): below it, a search that finds no finite
 #: criterion is reported as caused by large sample weights
 LARGE_WEIGHT_RIDGE = 1e-8
-
-
-def check_lowrank_options(
-    *, rank, rank_tol, jitter, refresh, start_sample, final_model
-) -> dict[str, Any]:
-    """Validate the options of the low-rank selectors; returns them normalised.
-
-    Raises ``ValueError`` naming the option and what it must be.
-    """
-
-    rank = check_int_option("rank (number of landmarks)", rank, minimum=2)
-    try:
-        ok = 0.0 < float(rank_tol) < 1.0
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"rank_tol must lie in (0, 1), e.g. 0.01; got {rank_tol!r}")
-    try:
-        ok = bool(np.isfinite(float(jitter)) and float(jitter) >= 0)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"jitter must be a non-negative number, got {jitter!r}")
-    refresh = check_int_option("refresh", refresh, minimum=0)
-    start_sample = check_int_option("start_sample", start_sample, minimum=2)
-    if final_model not in ("l1", "l2"):
-        raise ValueError(f"final_model must be 'l1' or 'l2', got {final_model!r}")
-    return {
-        "rank": int(rank),
-        "rank_tol": float(rank_tol),
-        "jitter": float(jitter),
-        "refresh": int(refresh),
-        "start_sample": int(start_sample),
-        "final_model": final_model,
-    }
 
 
 def lowrank_start(
@@ -329,6 +295,16 @@ class LowRankSearch(Selector):
 
     kernels = ("rbf",)
     held_out = "rows"  # leave-one-out closed forms and bounds
+    # the search options (log2_sigma, start, tol, ...) are checked by the gradient selectors'
+    # shared svmtune.search.gradient.check_search_options
+    _parameter_constraints = {
+        "rank": [IntegerLike(2, note="number of landmarks")],
+        "rank_tol": [Interval(Real, 0.0, 1.0, closed="neither", note="e.g. 0.01")],
+        "jitter": [Interval(Real, 0.0, None, closed="left")],
+        "refresh": [IntegerLike(0)],
+        "start_sample": [IntegerLike(2)],
+        "final_model": [Options("l1", "l2")],
+    }
 
     def __init__(
         self,
@@ -361,7 +337,7 @@ class LowRankSearch(Selector):
             max_eval=max_eval,
         )
         opts.update(
-            check_lowrank_options(
+            self._validate_options(
                 rank=rank,
                 rank_tol=rank_tol,
                 jitter=jitter,
@@ -370,6 +346,7 @@ class LowRankSearch(Selector):
                 final_model=final_model,
             )
         )
+        opts["rank_tol"], opts["jitter"] = float(opts["rank_tol"]), float(opts["jitter"])
         for key, value in opts.items():
             setattr(self, key, value)
 
