@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from svmtune._validation import check_bool_option, check_int_option
+from svmtune.search.gradient import check_search_options
 
 __all__ = [
     "Boolean",
@@ -28,6 +29,7 @@ __all__ = [
     "Interval",
     "Options",
     "Positive",
+    "SEARCH_CONSTRAINTS",
     "validate_options",
 ]
 
@@ -227,3 +229,30 @@ def validate_options(
     for name, value in options.items():
         out[name] = _check_one(name, value, constraints[name]) if name in constraints else value
     return out
+
+
+#: defaults of the gradient search options (RBSVM, SpanSVM, RMSVM and their low-rank versions)
+_SEARCH_DEFAULTS = {
+    "log2_sigma": (-8.0, 8.0),
+    "log2_C": (-8.0, 8.0),
+    "start": "median",
+    "C0": 1.0,
+    "restarts": 0,
+    "jump_restarts": 3,
+    "tol": 1e-6,
+    "max_iter": 100,
+    "max_eval": None,
+}
+
+
+def _search_option(name: str, value: Any) -> Any:
+    """One gradient search option, checked and converted by
+    :func:`svmtune.search.gradient.check_search_options` (the others at their defaults)."""
+    return check_search_options(**{**_SEARCH_DEFAULTS, name: value})[name]
+
+
+#: the declared constraints of the gradient search options: each one is checked by the
+#: search's own :func:`~svmtune.search.gradient.check_search_options` (its messages)
+SEARCH_CONSTRAINTS: dict[str, list[Constraint | None]] = {
+    name: [Check(_search_option, f"a valid {name}")] for name in _SEARCH_DEFAULTS
+}

@@ -1,4 +1,4 @@
-"""Landmark search shared by the low-rank selectors (issue #10).
+"""Landmark search shared by the low-rank selectors (RBSVM, Chapelle et al. 2002 on Nystroem).
 
 The RBSVM, smoothed-span and radius-margin searches on a Nystroem kernel
 (:class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`,
@@ -36,12 +36,11 @@ from sklearn.utils.validation import check_random_state
 
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
-from svmtune.methods._constraints import IntegerLike, Interval, Options
+from svmtune.methods._constraints import SEARCH_CONSTRAINTS, IntegerLike, Interval, Options
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import (
     GradientSearchResult,
-    check_search_options,
     initial_theta,
     minimize_log_params,
 )
@@ -192,8 +191,7 @@ def landmark_search(
         evaluated width (:attr:`svmtune.lowrank.NystroemFactor.trace_residual`).
     rank, rank_tol, refresh
         The rank rule and the number of landmark refreshes.
-    random_state
-        A ``RandomState`` (shared with the start rule) or a seed.
+    random_state : RandomState or int
     **search_options
         ``bounds``, ``tol``, ``max_iter``, ``max_eval``, ``restarts``, ``jump_restarts`` of
         ``minimize_log_params``.
@@ -295,9 +293,8 @@ class LowRankSearch(Selector):
 
     kernels = ("rbf",)
     held_out = "rows"  # leave-one-out closed forms and bounds
-    # the search options (log2_sigma, start, tol, ...) are checked by the gradient selectors'
-    # shared svmtune.search.gradient.check_search_options
     _parameter_constraints = {
+        **SEARCH_CONSTRAINTS,
         "rank": [IntegerLike(2, note="number of landmarks")],
         "rank_tol": [Interval(Real, 0.0, 1.0, closed="neither", note="e.g. 0.01")],
         "jitter": [Interval(Real, 0.0, None, closed="left")],
@@ -325,7 +322,7 @@ class LowRankSearch(Selector):
         max_iter: int = 100,
         max_eval: int | None = None,
     ):
-        opts = check_search_options(
+        opts = self._validate_options(
             log2_sigma=log2_sigma,
             log2_C=log2_C,
             start=start,

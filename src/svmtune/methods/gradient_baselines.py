@@ -34,10 +34,10 @@ from svmtune._warnings import user_stacklevel
 from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
 from svmtune.loo.radius_margin import radius_margin
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
-from svmtune.methods._constraints import Interval
+from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Interval
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options, exact_search_start, minimize_log_params
+from svmtune.search.gradient import exact_search_start, minimize_log_params
 from svmtune.svm import DualSolution, fit_l2_svm
 
 __all__ = ["SpanSVM", "RMSVM", "radius_margin_step", "radius_margin_summary"]
@@ -140,6 +140,7 @@ class _GradientBaseline(Selector):
 
     kernels = ("rbf",)
     held_out = "rows"  # leave-one-out closed forms and bounds
+    _parameter_constraints = SEARCH_CONSTRAINTS
 
     def __init__(
         self,
@@ -154,7 +155,7 @@ class _GradientBaseline(Selector):
         max_iter: int = 100,
         max_eval: int | None = None,
     ):
-        opts = check_search_options(
+        opts = self._validate_options(
             log2_sigma=log2_sigma,
             log2_C=log2_C,
             start=start,

@@ -37,10 +37,10 @@ from svmtune.loo.rbsvm import (
     rbsvm_objective,
 )
 from svmtune.loo.rbsvm_groups import lgo_exact_mask
-from svmtune.methods._constraints import Check, Options
+from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Check, Options
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options, exact_search_start, minimize_log_params
+from svmtune.search.gradient import exact_search_start, minimize_log_params
 
 __all__ = ["RBSVM"]
 
@@ -113,6 +113,7 @@ class RBSVM(Selector):
     kernels = ("rbf",)
     held_out = "groups"  # single rows, or whole groups with the block closed form
     _parameter_constraints = {
+        **SEARCH_CONSTRAINTS,
         "loss": [Options(*LOSSES)],
         "nonsupport": [NONSUPPORT],
         "final_model": [Options("l2", "l1")],
@@ -134,7 +135,7 @@ class RBSVM(Selector):
         nonsupport: str = "model",
         final_model: str = "l2",
     ):
-        opts = check_search_options(
+        opts = self._validate_options(
             log2_sigma=log2_sigma,
             log2_C=log2_C,
             start=start,

@@ -1,4 +1,4 @@
-"""RBSVM on a Nystroem kernel: the RBSVM search (Algorithm 1) for large n (issue #10).
+"""RBSVM on a Nystroem kernel: the RBSVM search (RBSVM Algorithm 1) for large n.
 
 Same objective, loss, optimiser and options as :class:`svmtune.methods.rbsvm.RBSVM`, but the
 kernel matrix is the rank-``m`` Nystroem approximation on pivoted-Cholesky landmarks and every
