@@ -93,9 +93,17 @@ def test_check_log2_range_messages():
         ("grid", [("n_splits", 3)], "a dict of its options is needed, got list"),
         ("default", {"C": 1.0}, "no option 'C'; it has no options"),
         # a failing conversion inside a method's checks: the failing option is named
-        ("ss", {"poly_coef0": "x", "spread": "directional"}, r"option poly_coef0='x': "),
+        (
+            "ss",
+            {"poly_coef0": "x", "spread": "directional"},
+            r"poly_coef0 must be a finite number, got 'x'",
+        ),
         ("ss", {"n_components": "x"}, r"n_components must be an integer >= 2, got 'x'"),
-        ("span_rule", {"floor": "x", "tol": 1e-3}, r"option floor='x': "),
+        (
+            "span_rule",
+            {"floor": "x", "tol": 1e-3},
+            r"floor must be a number >= 0 and finite, got 'x'",
+        ),
         ("grid", {"sigmas": "x"}, "grid values of sigmas must be a non-empty sequence"),
         ("span_rule", {"log2_C_pos": 5}, r"log2_C_pos must be a tuple \(lo, hi\)"),
         ("span", {"eta": 0.1, "bogus": 1}, "no option 'bogus'; its options are: eta, .*max_iter"),
@@ -436,11 +444,9 @@ class _FailsWithMarkedRow(SVC):
 def test_halving_raises_when_every_candidate_fails(monkeypatch):
     """Every candidate failing a fit is an error (the grid search's fits raise), not the
     first grid point chosen at loss 1."""
-    import svmtune.methods.baselines as baselines
+    import svmtune.methods.halving as halving
 
-    monkeypatch.setattr(
-        baselines, "make_final_estimator", lambda params, **kw: _FailsWithMarkedRow()
-    )
+    monkeypatch.setattr(halving, "make_final_estimator", lambda params, **kw: _FailsWithMarkedRow())
     X, y = _data(n=30, seed=1)
     X[0, 0] = 1e6  # in the training part of 2 of the 3 folds: no candidate has a score
     h = HalvingSearch(log2_sigma=(0, 1, 1), log2_C=(0, 0, 1), n_splits=3, min_resources=30)

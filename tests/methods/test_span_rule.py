@@ -60,7 +60,7 @@ def refit(X, y01, params, sample_weight=None):
         ({"scores": [0.1], "weight_fn": 3}, "callable"),
         ({"search": "class_weights", "sigma": 1.0, "unit_gamma": 1.0}, "not both"),
         ({"sigma": 1.0}, "selects sigma on a grid"),
-        ({"search": "class_weights", "sigma": -1.0}, "sigma must be positive"),
+        ({"search": "class_weights", "sigma": -1.0}, "sigma must be a positive finite number"),
         ({"log2_sigma": (2, 1, 1)}, "lo <= hi"),
         ({"log2_sigma": (1,)}, r"log2_sigma must be a tuple \(lo, hi\) or \(lo, hi, step\)"),
         ({"Cs": [1.0, -2.0]}, "positive"),

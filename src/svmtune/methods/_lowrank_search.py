@@ -1,4 +1,4 @@
-"""Landmark search shared by the low-rank selectors (issue #10).
+"""Landmark search shared by the low-rank selectors (RBSVM, Chapelle et al. 2002 on Nystroem).
 
 The RBSVM, smoothed-span and radius-margin searches on a Nystroem kernel
 (:class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`,
@@ -28,24 +28,24 @@ their options, start rule, landmark/refresh loop and result are :class:`LowRankS
 from __future__ import annotations
 
 from collections.abc import Callable
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
-from svmtune._validation import check_int_option
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
+from svmtune.methods._constraints import SEARCH_CONSTRAINTS, IntegerLike, Interval, Options
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import (
     GradientSearchResult,
-    check_search_options,
     initial_theta,
     minimize_log_params,
 )
 
-__all__ = ["LowRankSearch", "check_lowrank_options", "landmark_search", "lowrank_start"]
+__all__ = ["LowRankSearch", "landmark_search", "lowrank_start"]
 
 _LOG2 = float(np.log(2.0))
 
@@ -58,41 +58,6 @@ REFRESH_FACTOR = 2.0
 #: ``jitter`` is 0 (the default jitter's order): below it, a search that finds no finite
 #: criterion is reported as caused by large sample weights
 LARGE_WEIGHT_RIDGE = 1e-8
-
-
-def check_lowrank_options(
-    *, rank, rank_tol, jitter, refresh, start_sample, final_model
-) -> dict[str, Any]:
-    """Validate the options of the low-rank selectors; returns them normalised.
-
-    Raises ``ValueError`` naming the option and what it must be.
-    """
-
-    rank = check_int_option("rank (number of landmarks)", rank, minimum=2)
-    try:
-        ok = 0.0 < float(rank_tol) < 1.0
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"rank_tol must lie in (0, 1), e.g. 0.01; got {rank_tol!r}")
-    try:
-        ok = bool(np.isfinite(float(jitter)) and float(jitter) >= 0)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"jitter must be a non-negative number, got {jitter!r}")
-    refresh = check_int_option("refresh", refresh, minimum=0)
-    start_sample = check_int_option("start_sample", start_sample, minimum=2)
-    if final_model not in ("l1", "l2"):
-        raise ValueError(f"final_model must be 'l1' or 'l2', got {final_model!r}")
-    return {
-        "rank": int(rank),
-        "rank_tol": float(rank_tol),
-        "jitter": float(jitter),
-        "refresh": int(refresh),
-        "start_sample": int(start_sample),
-        "final_model": final_model,
-    }
 
 
 def lowrank_start(
@@ -140,6 +105,57 @@ def _residual_guard(fun: Callable, limit: float) -> Callable:
     return guarded
 
 
+def _stage(
+    X,
+    ref_sigma,
+    theta,
+    make_objective,
+    *,
+    rank,
+    rank_tol,
+    min_rank,
+    may_refresh,
+    restarts,
+    rng,
+    search_options,
+):
+    """One stage of :func:`landmark_search`: landmarks by pivoted Cholesky at ``ref_sigma``,
+    then the gradient search from ``theta`` on them, stopped (when the landmarks may still be
+    refreshed and are fewer than ``rank``) at a width whose trace residual exceeds
+    ``REFRESH_FACTOR * rank_tol``.  Returns the landmark indices, their trace residual / n and
+    the search's result."""
+    idx, resid = pivoted_cholesky_landmarks(
+        X, ref_sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
+    )
+    D2_nm = squared_distances(X, X[idx])
+    D2_mm = D2_nm[idx]
+    fun = make_objective(D2_nm, D2_mm, int(idx.size))
+    if may_refresh and idx.size < rank:
+        fun = _residual_guard(fun, REFRESH_FACTOR * rank_tol)
+    res = minimize_log_params(
+        fun,
+        theta,
+        names=("sigma", "C"),
+        restarts=restarts,
+        random_state=rng,
+        emit_warnings=False,  # the last stage's, by landmark_search
+        **search_options,
+    )
+    return idx, resid, res
+
+
+def _next_width(res: GradientSearchResult, ref_sigma: float, theta: np.ndarray) -> float:
+    """The width of the next landmarks: where a stopped stage's evaluation needed finer ones,
+    else the learned width."""
+    if res.stopped is not None:  # an evaluated width needs finer landmarks
+        # at most an octave below the landmarks' width or the best point's, whichever is
+        # narrower: a line search's first trial point can lie at the bound (K ~ I there,
+        # and pivoted Cholesky would pick arbitrary landmarks)
+        floor = min(ref_sigma, float(np.exp(theta[0]))) / 2.0
+        return max(float(res.history[-1]["sigma"]), floor)
+    return float(np.exp(theta[0]))
+
+
 def landmark_search(
     X: np.ndarray,
     theta0: np.ndarray,
@@ -175,8 +191,7 @@ def landmark_search(
         evaluated width (:attr:`svmtune.lowrank.NystroemFactor.trace_residual`).
     rank, rank_tol, refresh
         The rank rule and the number of landmark refreshes.
-    random_state
-        A ``RandomState`` (shared with the start rule) or a seed.
+    random_state : RandomState or int
     **search_options
         ``bounds``, ``tol``, ``max_iter``, ``max_eval``, ``restarts``, ``jump_restarts`` of
         ``minimize_log_params``.
@@ -192,50 +207,35 @@ def landmark_search(
     rng = check_random_state(random_state)
     restarts = search_options.pop("restarts", 0)
     theta = np.asarray(theta0, dtype=float)
-    history: list[dict] = []
-    starts: list[np.ndarray] = []
-    n_fits = n_iter = n_evals = 0
+    stages: list[GradientSearchResult] = []
     n_refresh = 0
     ref_sigma = float(np.exp(theta[0]))
     min_rank = 1
     restarts_done = False
     while True:
-        idx, resid = pivoted_cholesky_landmarks(
-            X, ref_sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
-        )
-        D2_nm = squared_distances(X, X[idx])
-        D2_mm = D2_nm[idx]
-        fun = make_objective(D2_nm, D2_mm, int(idx.size))
-        if n_refresh < refresh and idx.size < rank:
-            fun = _residual_guard(fun, REFRESH_FACTOR * rank_tol)
-        res = minimize_log_params(
-            fun,
+        idx, resid, res = _stage(
+            X,
+            ref_sigma,
             theta,
-            names=("sigma", "C"),
+            make_objective,
+            rank=rank,
+            rank_tol=rank_tol,
+            min_rank=min_rank,
+            may_refresh=n_refresh < refresh,
             restarts=0 if restarts_done else restarts,
-            random_state=rng,
-            emit_warnings=False,  # the last stage's, below
-            **search_options,
+            rng=rng,
+            search_options=search_options,
         )
         for rec in res.history:
             rec["stage"] = n_refresh
-        history.extend(res.history)
-        starts.extend(res.starts)
-        n_fits += res.n_fits
-        n_iter += res.n_iter
-        n_evals += res.n_evals
+        stages.append(res)
         theta = res.theta
         restarts_done = restarts_done or res.stopped is None
-        if res.stopped is not None:  # an evaluated width needs finer landmarks
-            # at most an octave below the landmarks' width or the best point's, whichever is
-            # narrower: a line search's first trial point can lie at the bound (K ~ I there,
-            # and pivoted Cholesky would pick arbitrary landmarks)
-            floor = min(ref_sigma, float(np.exp(theta[0]))) / 2.0
-            new_sigma = max(float(res.history[-1]["sigma"]), floor)
-        else:
-            new_sigma = float(np.exp(theta[0]))
-            if n_refresh >= refresh or abs(np.log(new_sigma / ref_sigma)) <= _LOG2:
-                break
+        new_sigma = _next_width(res, ref_sigma, theta)
+        if res.stopped is None and (
+            n_refresh >= refresh or abs(np.log(new_sigma / ref_sigma)) <= _LOG2
+        ):
+            break
         n_refresh += 1
         ref_sigma = new_sigma
         # a refresh keeps at least the previous rank: at a wider width the trace rule alone
@@ -244,8 +244,11 @@ def landmark_search(
     # an earlier stage's bound hit or iteration limit says nothing of the point returned (the
     # next stage started from it on other landmarks), and each stage would repeat its warnings
     res.emit_warnings()
-    res.history, res.starts = history, starts
-    res.n_fits, res.n_iter, res.n_evals = n_fits, n_iter, n_evals
+    res.history = [rec for r in stages for rec in r.history]
+    res.starts = [start for r in stages for start in r.starts]
+    res.n_fits, res.n_iter, res.n_evals = (
+        sum(getattr(r, k) for r in stages) for k in ("n_fits", "n_iter", "n_evals")
+    )
     extra = {
         "rank": int(idx.size),
         "rank_residual": float(resid),
@@ -290,6 +293,15 @@ class LowRankSearch(Selector):
 
     kernels = ("rbf",)
     held_out = "rows"  # leave-one-out closed forms and bounds
+    _parameter_constraints = {
+        **SEARCH_CONSTRAINTS,
+        "rank": [IntegerLike(2, note="number of landmarks")],
+        "rank_tol": [Interval(Real, 0.0, 1.0, closed="neither", note="e.g. 0.01")],
+        "jitter": [Interval(Real, 0.0, None, closed="left")],
+        "refresh": [IntegerLike(0)],
+        "start_sample": [IntegerLike(2)],
+        "final_model": [Options("l1", "l2")],
+    }
 
     def __init__(
         self,
@@ -310,7 +322,7 @@ class LowRankSearch(Selector):
         max_iter: int = 100,
         max_eval: int | None = None,
     ):
-        opts = check_search_options(
+        opts = self._validate_options(
             log2_sigma=log2_sigma,
             log2_C=log2_C,
             start=start,
@@ -322,7 +334,7 @@ class LowRankSearch(Selector):
             max_eval=max_eval,
         )
         opts.update(
-            check_lowrank_options(
+            self._validate_options(
                 rank=rank,
                 rank_tol=rank_tol,
                 jitter=jitter,
@@ -331,6 +343,7 @@ class LowRankSearch(Selector):
                 final_model=final_model,
             )
         )
+        opts["rank_tol"], opts["jitter"] = float(opts["rank_tol"]), float(opts["jitter"])
         for key, value in opts.items():
             setattr(self, key, value)
 
@@ -373,19 +386,19 @@ class LowRankSearch(Selector):
 
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
-        if groups is not None and self.holdout() != "groups":
-            raise ValueError(f"method {self.name!r} holds out single rows and takes no groups")
+        self.check_groups(groups)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)

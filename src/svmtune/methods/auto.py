@@ -52,7 +52,7 @@ import numpy as np
 
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
-from svmtune._validation import available_memory, check_int_option
+from svmtune._validation import available_memory
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.referee import (
     FAMILIES,
@@ -61,8 +61,9 @@ from svmtune.loo.referee import (
     ovo_loo_outputs,
     referee_error,
 )
+from svmtune.methods._constraints import Check, IntegerLike
 from svmtune.methods.base import Selection, Selector, get_selector, ovr_tasks
-from svmtune.methods.baselines import check_log2_range, rbf_params
+from svmtune.methods.baselines import LOG2_RANGE, rbf_params
 from svmtune.search.gradient import EXACT_DENSE_MATRICES, initial_sigma
 
 __all__ = ["Auto", "START_NAMES", "REFINERS"]
@@ -86,6 +87,14 @@ def _check_names(name: str, value, allowed, *, empty_ok: bool) -> tuple[str, ...
             f"distinct names among {tuple(allowed)}, got {value!r}"
         )
     return vals
+
+
+def _names(allowed, *, empty_ok: bool) -> Check:
+    """The constraint "a list of distinct names among ``allowed``" (:func:`_check_names`)."""
+    return Check(
+        lambda name, value: _check_names(name, value, allowed, empty_ok=empty_ok),
+        f"a list of distinct names among {tuple(allowed)}",
+    )
 
 
 class Auto(Selector):
@@ -124,6 +133,16 @@ class Auto(Selector):
     name = "auto"
     kernels = ("rbf",)
     held_out = "groups"
+    _parameter_constraints = {
+        "starts": [_names(START_NAMES[1:], empty_ok=True)],
+        "refine": [_names(REFINERS, empty_ok=True)],
+        "max_eval": [IntegerLike(1)],
+        "families": [_names(FAMILIES, empty_ok=False)],
+        "log2_sigma": [LOG2_RANGE],
+        "log2_C": [LOG2_RANGE],
+        "max_dense": [IntegerLike(2)],
+        "rank": [IntegerLike(1)],
+    }
 
     def __init__(
         self,
@@ -137,14 +156,18 @@ class Auto(Selector):
         max_dense: int = 5000,
         rank: int = 500,
     ):
-        self.starts = _check_names("starts", starts, START_NAMES[1:], empty_ok=True)
-        self.refine = _check_names("refine", refine, REFINERS, empty_ok=True)
-        self.max_eval = check_int_option("max_eval", max_eval, minimum=1)
-        self.families = _check_names("families", families, FAMILIES, empty_ok=False)
-        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
-        self.log2_C = check_log2_range("log2_C", log2_C)
-        self.max_dense = check_int_option("max_dense", max_dense, minimum=2)
-        self.rank = check_int_option("rank", rank, minimum=1)
+        opts = self._validate_options(
+            starts=starts,
+            refine=refine,
+            max_eval=max_eval,
+            families=families,
+            log2_sigma=log2_sigma,
+            log2_C=log2_C,
+            max_dense=max_dense,
+            rank=rank,
+        )
+        for key, value in opts.items():
+            setattr(self, key, value)
 
     # ------------------------------------------------------------------ starts
     def _start_points(self, X, y, sw, D2, multiclass, random_state) -> list[dict[str, Any]]:
@@ -281,17 +304,19 @@ class Auto(Selector):
 
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
+        self.check_groups(groups)
         if groups is not None and "l2" not in self.families:
             raise ValueError(
                 f"families={self.families!r} cannot hold out groups: the span-rule of libsvm's "

@@ -18,10 +18,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
+
+from svmtune.methods._constraints import Constraint, validate_options
 
 __all__ = [
     "Selection",
@@ -32,6 +36,8 @@ __all__ = [
     "method_options",
     "ovr_tasks",
     "pm1",
+    "require",
+    "GROUP_METHODS",
 ]
 
 
@@ -90,12 +96,25 @@ class Selection:
             raise ValueError(f"final_model must be 'l1' or 'l2', got {self.final_model!r}")
 
 
-class Selector:
+#: the methods that can keep ``groups`` together (named in the error of the others):
+#: K-fold cross-validation (``holdout() == "folds"``) or leave-one-group-out closed forms
+#: (``"groups"``); tests/methods check the list against every method's :meth:`holdout`
+GROUP_METHODS = (
+    "the cross-validated methods (grid, random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, "
+    "ld, and span_rule with criterion='cv') and the leave-one-group-out ones (rbsvm, "
+    "rbsvm_lowrank, auto)"
+)
+
+
+class Selector(ABC):
     """Base class of the selection methods.
 
-    Subclasses set ``name`` and implement :meth:`select`.  ``__init__`` takes the method's
-    options as keyword arguments and validates them (raising ``ValueError`` for unknown or
-    out-of-range options), so that ``SVMTuner(method_params=...)`` fails with a clear message.
+    Subclasses set ``name`` and implement :meth:`select`, whose signature is the same for
+    every method.  ``__init__`` takes the method's options as keyword arguments and
+    validates them against the class's declared ``_parameter_constraints`` (see
+    :mod:`svmtune.methods._constraints`; the dicts of the base classes are merged in), raising
+    ``ValueError`` for out-of-range options, so that ``SVMTuner(method_params=...)`` fails
+    with a clear message.
     """
 
     name: ClassVar[str] = ""
@@ -105,13 +124,17 @@ class Selector:
     held_out: ClassVar[str] = "none"
     #: whether :meth:`select` takes a scipy sparse (CSR) ``X`` without densifying it
     accepts_sparse: ClassVar[bool] = False
+    #: option name -> admissible kinds of value (:mod:`svmtune.methods._constraints`)
+    _parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {}
 
+    @abstractmethod
     def select(
         self,
         X: np.ndarray,
         y: np.ndarray,
         sample_weight: np.ndarray | None = None,
         *,
+        groups: np.ndarray | None = None,
         kernel: str = "rbf",
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
@@ -119,25 +142,43 @@ class Selector:
     ) -> Selection:
         """Choose hyperparameters on ``(X, y)``.
 
-        ``multiclass`` is the decomposition of the final SVM for ``k > 2`` classes
-        (``SVMTuner(multiclass=...)``: ``"ovr"`` or libsvm's ``"ovo"``).  Cross-validated
-        searches score candidates built the same way; a data criterion with a natural
-        decomposition for each scheme uses the matching one (LD); the others keep the
-        decomposition their paper defines (documented per method).
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Standardised features (a CSR matrix for methods with ``accepts_sparse``).
+        y : ndarray of shape (n_samples,)
+            Labels encoded ``0..k-1``.
+        sample_weight : ndarray of shape (n_samples,), optional
+        groups : ndarray of shape (n_samples,), optional
+            Integer group codes.  Taken by the methods whose :meth:`holdout` is ``"folds"``
+            or ``"groups"``, which keep every group on one side of each held-out split;
+            the others raise a ``ValueError`` naming the methods that take groups
+            (:meth:`check_groups`).
+        kernel : str, default="rbf"
+            The kernel family to select for (:meth:`check_kernel`).
+        random_state : int, RandomState or None
+        n_jobs : int or None
+            Parallel jobs of the methods that fit SVMs on several candidates.
+        multiclass : {"ovr", "ovo"}, default="ovr"
+            The decomposition of the final SVM for ``k > 2`` classes
+            (``SVMTuner(multiclass=...)``: ``"ovr"`` or libsvm's ``"ovo"``).
+            Cross-validated searches score candidates built the same way; a data criterion
+            with a natural decomposition for each scheme uses the matching one (LD); the
+            others keep the decomposition their paper defines (documented per method).
 
-        Methods whose :meth:`holdout` is ``"folds"`` or ``"groups"`` also take a keyword
-        ``groups``.
+        Returns
+        -------
+        Selection
         """
-        raise NotImplementedError
 
     def holdout(self) -> str:
         """What the method holds out to judge a candidate, which decides whether it can
         respect ``SVMTuner.fit(groups=...)``.
 
-        ``"folds"``: K-fold cross-validation; :meth:`select` then takes a keyword
-        ``groups`` (integer group codes, one per sample) and keeps every group on one side
-        of each split (:func:`svmtune.search.cv.make_folds`).  ``"groups"``: a leave-one-out
-        closed form that holds out single rows, or with a keyword ``groups`` each whole group
+        ``"folds"``: K-fold cross-validation; :meth:`select` keeps every group of
+        ``groups`` (integer group codes, one per sample) on one side of each split
+        (:func:`svmtune.search.cv.make_folds`).  ``"groups"``: a leave-one-out closed form
+        that holds out single rows, or with ``groups`` each whole group
         (:mod:`svmtune.loo.rbsvm_groups`).  ``"rows"``: leave-one-out closed forms, bounds or
         estimates, which hold out single rows and cannot keep a group together.  ``"none"``
         (the default): a data criterion or a fixed rule that holds nothing out, so groups
@@ -145,12 +186,63 @@ class Selector:
         """
         return self.held_out
 
+    def check_groups(self, groups: Any) -> None:
+        """Raise a ``ValueError`` when ``groups`` is given to a method that cannot use it
+        (:meth:`holdout` is ``"rows"`` or ``"none"``), naming the methods that can."""
+        if groups is None:
+            return
+        how = self.holdout()
+        if how not in ("folds", "groups"):
+            what = (
+                "holds out single rows (leave-one-out)"
+                if how == "rows"
+                else "holds no rows out to judge its candidates"
+            )
+            raise ValueError(
+                f"method {self.name!r} {what} and takes no groups; groups are taken by "
+                f"{GROUP_METHODS}"
+            )
+
     def check_kernel(self, kernel: str) -> None:
+        """Raise a ``ValueError`` unless the method selects for kernel family ``kernel``."""
         if kernel not in self.kernels:
             raise ValueError(
                 f"method {self.name!r} selects hyperparameters for kernels {self.kernels}, "
                 f"not {kernel!r}"
             )
+
+    @classmethod
+    def _constraints(cls) -> dict[str, list[Constraint | None]]:
+        """The declared constraints of this class and its bases (the subclass's win)."""
+        out: dict[str, list[Constraint | None]] = {}
+        for k in reversed(cls.__mro__):
+            out.update(vars(k).get("_parameter_constraints", {}))
+        return out
+
+    def _validate_options(self, **options: Any) -> dict[str, Any]:
+        """``options`` checked and converted by the declared constraints
+        (:func:`svmtune.methods._constraints.validate_options`)."""
+        return validate_options(self._constraints(), options)
+
+
+def require(module: str, method: str, extra: str = "baselines") -> ModuleType:
+    """Import the optional dependency ``module`` that method ``method`` needs.
+
+    Optional dependencies (hyperopt, Optuna) are imported when a selection runs, never when
+    :mod:`svmtune` or :mod:`svmtune.methods` is imported.
+
+    Raises
+    ------
+    ImportError
+        ``method 'tpe' needs hyperopt: pip install "svmtune[baselines]"`` when the module
+        is not installed.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f'method {method!r} needs {module}: pip install "svmtune[{extra}]"'
+        ) from exc
 
 
 def pm1(y_binary: np.ndarray) -> np.ndarray:
@@ -172,12 +264,12 @@ def ovr_tasks(y: np.ndarray) -> list[np.ndarray]:
 # Method name -> "module:Class".  Modules are imported on first use.
 METHODS: dict[str, str] = {
     "auto": "svmtune.methods.auto:Auto",
-    "default": "svmtune.methods.baselines:DefaultSVC",
-    "grid": "svmtune.methods.baselines:GridSearch",
-    "random": "svmtune.methods.baselines:RandomSearch",
-    "tpe": "svmtune.methods.baselines:HyperoptTPE",
-    "optuna": "svmtune.methods.baselines:OptunaTPE",
-    "halving": "svmtune.methods.baselines:HalvingSearch",
+    "default": "svmtune.methods.default:DefaultSVC",
+    "grid": "svmtune.methods.grid:GridSearch",
+    "random": "svmtune.methods.random_search:RandomSearch",
+    "tpe": "svmtune.methods.tpe:HyperoptTPE",
+    "optuna": "svmtune.methods.optuna_tpe:OptunaTPE",
+    "halving": "svmtune.methods.halving:HalvingSearch",
     "rbsvm": "svmtune.methods.rbsvm:RBSVM",
     "rbsvm_lowrank": "svmtune.methods.rbsvm_lowrank:RBSVMLowRank",
     "span": "svmtune.methods.gradient_baselines:SpanSVM",

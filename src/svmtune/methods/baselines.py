@@ -1,4 +1,12 @@
-"""Baselines: scikit-learn's default SVC and cross-validated searches over (sigma, C).
+"""The shared part of the cross-validated baseline searches over (sigma, C).
+
+The searches themselves are one module each: :mod:`~svmtune.methods.grid`,
+:mod:`~svmtune.methods.random_search`, :mod:`~svmtune.methods.tpe`,
+:mod:`~svmtune.methods.optuna_tpe`, :mod:`~svmtune.methods.halving` (and scikit-learn's
+default ``SVC()`` in :mod:`~svmtune.methods.default`).  This module holds what they share:
+the log2 grids and boxes, the declared constraints of their common options
+(``n_splits``, ``scoring``, ``final_model``, log2 ranges) and the base classes that score
+candidates.
 
 Every search except successive halving scores its candidates through the one shared CV path
 :func:`svmtune.search.cv.cv_errors` on the folds of :func:`svmtune.search.cv.make_folds`, so
@@ -10,45 +18,36 @@ those of the other searches (stratified by class and by ``weight > 0``).
 Ranges are given in log2 units, ``log2_sigma=(lo, hi)``.  The defaults are the RBSVM paper's
 search box ``sigma, C in [2^-8, 2^8]`` (RBSVM Sec. V-A: grid step 1 in log2; random and
 Bayesian search draw "independently from a uniform density on [2^-8, 2^8]").
+
+The selector classes are also importable from here (``from svmtune.methods.baselines import
+GridSearch``), loaded from their modules on first access.
 """
 
 from __future__ import annotations
 
-import math
+import importlib
 import numbers
-import warnings
 from collections.abc import Sequence
-from contextlib import contextmanager
-from functools import partial
-from typing import Any
+from numbers import Integral
+from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from svmtune._validation import check_bool_option
-from svmtune._warnings import user_stacklevel
-from svmtune.estimators import make_final_estimator
-from svmtune.kernels import gamma_from_sigma, sigma_from_gamma
+from svmtune.kernels import gamma_from_sigma
+from svmtune.methods._constraints import Check, Constraint, Interval, Options
 from svmtune.methods.base import Selection, Selector
 from svmtune.search.cv import cv_errors, make_folds
 
-#: expected samples of positive weight of every class in each subsampled training part of
-#: successive halving's first round (the probability of meeting none is about exp(-5))
-HALVING_RARE = 5
-
 __all__ = [
-    "DefaultSVC",
-    "GridSearch",
-    "RandomSearch",
-    "HyperoptTPE",
-    "OptunaTPE",
-    "HalvingSearch",
-    "log2_grid",
+    "DISTRIBUTIONS",
+    "FINAL_MODELS",
+    "SCORINGS",
+    "check_log2_range",
     "grid_values",
+    "log2_grid",
     "rbf_params",
     "sample_log2_box",
-    "check_log2_range",
 ]
 
 DISTRIBUTIONS = ("loguniform", "uniform")
@@ -57,8 +56,25 @@ SCORINGS = ("error", "hinge", "f1", "f1_macro")
 #: SVC ("l1") or the exact squared-hinge L2-SVM ("l2", :class:`svmtune.estimators.L2SVC`)
 FINAL_MODELS = ("l1", "l2")
 
+#: the selectors that used to live here, by module (``baselines.GridSearch`` still works)
+_MOVED = {
+    "DefaultSVC": "svmtune.methods.default",
+    "GridSearch": "svmtune.methods.grid",
+    "RandomSearch": "svmtune.methods.random_search",
+    "HyperoptTPE": "svmtune.methods.tpe",
+    "OptunaTPE": "svmtune.methods.optuna_tpe",
+    "HalvingSearch": "svmtune.methods.halving",
+    "HALVING_RARE": "svmtune.methods.halving",
+}
 
-# ----------------------------------------------------------------------------- pure helpers
+
+def __getattr__(name: str) -> Any:
+    """The selector classes of the baseline modules, imported on first access."""
+    if name in _MOVED:
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def log2_grid(lo: float, hi: float, step: float) -> np.ndarray:
     """``2 ** arange(lo, hi + step/2, step)``: the papers' log2 grids, endpoints included."""
     if not (np.isfinite(lo) and np.isfinite(hi) and hi >= lo):
@@ -167,24 +183,6 @@ def _seed_int(random_state) -> int | None:
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def _check_budget(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer (number of candidates), got {value!r}")
-    return int(value)
-
-
-def _check_n_splits(n_splits: Any) -> int:
-    if isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or n_splits < 2:
-        raise ValueError(f"n_splits must be an integer >= 2 (CV folds), got {n_splits!r}")
-    return int(n_splits)
-
-
-def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-    return value
-
-
 def _estimate(scoring: str, loss: float) -> float | None:
     """The error-rate estimate of a CV loss (only the ``"error"`` scoring is one)."""
     return float(loss) if scoring == "error" else None
@@ -211,43 +209,15 @@ def _history(
 #: history keys of the CV searches that are not hyperparameters
 _NOT_PARAMS = ("cv_loss", "trial", "split_losses", "fit_time")
 
-
-# ----------------------------------------------------------------------------- selectors
-class DefaultSVC(Selector):
-    """scikit-learn's ``SVC()`` as is: gamma='scale', C=1 -- the practitioner's zero-cost choice.
-
-    gamma='scale' is ``1 / (d * Var(X))`` over all entries of the training matrix.
-    """
-
-    name = "default"
-    kernels = ("rbf",)
-    accepts_sparse = True
-
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-    ):
-        self.check_kernel(kernel)
-        # weighted like repeated rows, so sample_weight=2 equals a duplicated row
-        w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
-        if sp.issparse(X):  # from the row sums of x and x^2: X stays sparse
-            d = X.shape[1]
-            s1 = np.asarray(X.sum(axis=1)).ravel()
-            s2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-            mean = float(np.average(s1 / d, weights=w))
-            var = float(np.average((s2 - 2.0 * mean * s1) / d + mean**2, weights=w))
-        else:
-            mean = float(np.average(X, axis=0, weights=w).mean())
-            var = float(np.average(((X - mean) ** 2).mean(axis=1), weights=w))
-        gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        return Selection(params=rbf_params(sigma_from_gamma(gamma), 1.0), n_svm_fits=0)
+#: a log2 search range ``(lo, hi)`` (:func:`check_log2_range`)
+LOG2_RANGE = Check(check_log2_range, "a tuple (lo, hi) in log2 units")
+#: a log2 grid range ``(lo, hi)`` or ``(lo, hi, step)``
+LOG2_GRID = Check(
+    lambda name, value: check_log2_range(name, value, with_step=True),
+    "a tuple (lo, hi) or (lo, hi, step) in log2 units",
+)
+#: a number of candidates (or of random start-up trials)
+BUDGET = Interval(Integral, 1, None, closed="left", note="number of candidates")
 
 
 class _CVSearch(Selector):
@@ -255,14 +225,28 @@ class _CVSearch(Selector):
 
     kernels = ("rbf",)
     held_out = "folds"
-    scorings: tuple[str, ...] = SCORINGS
     # libsvm's SVC fits on sparse rows (the L2-SVM final model does not: refused by the tuner)
     accepts_sparse = True
 
-    def _init_cv(self, n_splits: Any, scoring: Any, final_model: Any) -> None:
-        self.n_splits = _check_n_splits(n_splits)
-        self.scoring = _check_choice("scoring", scoring, self.scorings)
-        self.final_model = _check_choice("final_model", final_model, FINAL_MODELS)
+    _parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "n_splits": [Interval(Integral, 2, None, closed="left", note="CV folds")],
+        "scoring": [Options(*SCORINGS)],
+        "final_model": [Options(*FINAL_MODELS)],
+        "log2_sigma": [LOG2_RANGE],
+        "log2_C": [LOG2_RANGE],
+        "distribution": [Options(*DISTRIBUTIONS)],
+    }
+
+    def _set_options(self, **options: Any) -> None:
+        """Check ``options`` against the declared constraints and keep them as attributes."""
+        for key, value in self._validate_options(**options).items():
+            setattr(self, key, value)
+
+    def _folds(self, y, random_state, sample_weight, groups) -> list:
+        """The K folds of :func:`svmtune.search.cv.make_folds` (stratified by class and by
+        ``weight > 0``; every group of ``groups`` on one side of each split), shared by every
+        CV search so that their fold splits are comparable."""
+        return make_folds(y, self.n_splits, random_state, sample_weight, groups)
 
     def _score(self, X, y, cands, folds, sample_weight, n_jobs, multiclass):
         """Mean CV losses, fold losses and fold times of ``cands`` (see
@@ -295,122 +279,6 @@ class _CVSearch(Selector):
         )
 
 
-class GridSearch(_CVSearch):
-    """K-fold cross-validated grid search over log2 sigma and log2 C.
-
-    Defaults are the RBSVM paper's GridSearch baseline: log2 sigma and log2 C in [-8, 8],
-    step 1 (17 x 17 = 289 candidates), 10-fold stratified CV.
-
-    Parameters
-    ----------
-    log2_sigma, log2_C : (lo, hi) or (lo, hi, step)
-        Grid ranges in log2 units (step 1 if omitted).
-    sigmas, Cs : sequences, optional
-        Explicit grids (override the log2 ranges).
-    n_splits : int
-    scoring : {"error", "hinge", "f1", "f1_macro"}
-        The validation loss: error rate, mean hinge loss, 1 - F1 (binary tasks: of the
-        second class in sorted order; multiclass: macro-F1) or 1 - macro-F1 (the mean F1 of
-        every class, binary tasks included, so no class is singled out as positive).
-    final_model : {"l1", "l2"}, default="l1"
-        See :class:`RandomSearch`.
-    """
-
-    name = "grid"
-
-    def __init__(
-        self,
-        *,
-        log2_sigma=(-8.0, 8.0, 1.0),
-        log2_C=(-8.0, 8.0, 1.0),
-        sigmas=None,
-        Cs=None,
-        n_splits: int = 10,
-        scoring: str = "error",
-        final_model: str = "l1",
-    ):
-        self.sigmas = grid_values("sigmas", sigmas, "log2_sigma", log2_sigma)
-        self.Cs = grid_values("Cs", Cs, "log2_C", log2_C)
-        self._init_cv(n_splits, scoring, final_model)
-
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
-        self.check_kernel(kernel)
-        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
-        cands = [rbf_params(s, c) for s in self.sigmas for c in self.Cs]
-        return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)
-
-
-class RandomSearch(_CVSearch):
-    """Random search (Bergstra & Bengio 2012) over (sigma, C) with K-fold CV, fixed budget.
-
-    Parameters
-    ----------
-    n_iter : int, default=60
-        Number of candidates (60 draws find a point of the best 5 % of the box with
-        probability 0.95).  The RBSVM paper's Fig. 4 uses the grid's budget (256).
-    log2_sigma, log2_C : (lo, hi), default=(-8, 8)
-    distribution : {"loguniform", "uniform"}, default="loguniform"
-        See :func:`sample_log2_box`; ``"uniform"`` is the RBSVM paper's setting.
-    n_splits : int, default=10
-    scoring : {"error", "hinge", "f1", "f1_macro"}, default="error"
-    final_model : {"l1", "l2"}, default="l1"
-        The SVM each candidate trains in the cross-validation, and the one the tuner fits
-        at the end (``SVMTuner(final_model="auto")``): libsvm's hinge-loss ``SVC`` or the
-        exact squared-hinge L2-SVM (:class:`svmtune.estimators.L2SVC`, one-vs-rest).  The
-        RBSVM paper ran every search with the L2-SVM (Sec. IV-C: "all the SVM solving
-        algorithms in the hyperparameter learning algorithms use L2-SVM").
-    """
-
-    name = "random"
-
-    def __init__(
-        self,
-        *,
-        n_iter: int = 60,
-        log2_sigma=(-8.0, 8.0),
-        log2_C=(-8.0, 8.0),
-        distribution: str = "loguniform",
-        n_splits: int = 10,
-        scoring: str = "error",
-        final_model: str = "l1",
-    ):
-        self.n_iter = _check_budget("n_iter", n_iter)
-        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
-        self.log2_C = check_log2_range("log2_C", log2_C)
-        self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
-        self._init_cv(n_splits, scoring, final_model)
-
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
-        self.check_kernel(kernel)
-        rng = check_random_state(random_state)
-        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
-        sig, Cs = sample_log2_box(self.n_iter, self.log2_sigma, self.log2_C, self.distribution, rng)
-        cands = [rbf_params(s, c) for s, c in zip(sig, Cs)]
-        return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)
-
-
 class _SequentialSearch(_CVSearch):
     """A model-based search proposing one candidate at a time, each scored by K-fold CV."""
 
@@ -438,443 +306,4 @@ class _SequentialSearch(_CVSearch):
             history=history,
             final_model=self.final_model,
             info={"n_candidates": len(history), "n_folds": n_folds, **info},
-        )
-
-
-class HyperoptTPE(_SequentialSearch):
-    """Bayesian search with hyperopt's Tree-structured Parzen Estimator (the RBSVM paper's
-    "BayesSearch", Sec. V-A), each candidate scored by K-fold CV.
-
-    Parameters
-    ----------
-    max_evals : int, default=60
-        Number of candidates evaluated.
-    log2_sigma, log2_C : (lo, hi), default=(-8, 8)
-    distribution : {"uniform", "loguniform"}, default="uniform"
-        Prior: ``hp.uniform`` on ``[2^lo, 2^hi]`` (the paper's choice) or ``hp.loguniform``.
-    n_startup : int, default=20
-        Random draws before TPE takes over (hyperopt's ``n_startup_jobs``).
-    n_splits : int, default=10
-    scoring : {"error", "hinge", "f1", "f1_macro"}, default="error"
-    final_model : {"l1", "l2"}, default="l1"
-        See :class:`RandomSearch`.
-    """
-
-    name = "tpe"
-
-    def __init__(
-        self,
-        *,
-        max_evals: int = 60,
-        log2_sigma=(-8.0, 8.0),
-        log2_C=(-8.0, 8.0),
-        distribution: str = "uniform",
-        n_startup: int = 20,
-        n_splits: int = 10,
-        scoring: str = "error",
-        final_model: str = "l1",
-    ):
-        self.max_evals = _check_budget("max_evals", max_evals)
-        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
-        self.log2_C = check_log2_range("log2_C", log2_C)
-        self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
-        self.n_startup = _check_budget("n_startup", n_startup)
-        self._init_cv(n_splits, scoring, final_model)
-
-    def _space(self) -> dict:
-        from hyperopt import hp
-
-        space = {}
-        for nm, (lo, hi) in (("sigma", self.log2_sigma), ("C", self.log2_C)):
-            if lo == hi:  # a fixed coordinate (hyperopt rejects empty intervals)
-                space[nm] = 2.0**lo
-            elif self.distribution == "uniform":
-                space[nm] = hp.uniform(nm, 2.0**lo, 2.0**hi)
-            else:
-                space[nm] = hp.loguniform(nm, lo * math.log(2.0), hi * math.log(2.0))
-        return space
-
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
-        from hyperopt import STATUS_OK, Trials, fmin, tpe
-
-        self.check_kernel(kernel)
-        seed = _seed_int(random_state)
-        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
-        history: list[dict] = []
-        evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history, multiclass)
-
-        def fn(p):
-            return {"loss": evaluate(float(p["sigma"]), float(p["C"])), "status": STATUS_OK}
-
-        fmin(
-            fn,
-            self._space(),
-            algo=partial(tpe.suggest, n_startup_jobs=self.n_startup),
-            max_evals=self.max_evals,
-            trials=Trials(),
-            rstate=np.random.default_rng(seed),
-            show_progressbar=False,
-        )
-        return self._selection(history, len(folds), sampler="hyperopt TPE", seed=seed)
-
-
-@contextmanager
-def _quiet_optuna():
-    """Silence Optuna's per-trial INFO logging for the duration of a search."""
-    import optuna
-
-    previous = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    try:
-        yield optuna
-    finally:
-        optuna.logging.set_verbosity(previous)
-
-
-class OptunaTPE(_SequentialSearch):
-    """Bayesian search with Optuna's TPE sampler, each candidate scored by K-fold CV.
-
-    Parameters
-    ----------
-    n_trials : int, default=60
-    log2_sigma, log2_C : (lo, hi), default=(-8, 8)
-    distribution : {"loguniform", "uniform"}, default="loguniform"
-        ``suggest_float(..., log=True)`` on ``[2^lo, 2^hi]``, or uniform on it.
-    n_startup : int, default=10
-        Random trials before TPE takes over (``TPESampler(n_startup_trials=...)``).
-    multivariate : bool, default=False
-        Optuna's multivariate TPE (joint density over sigma and C).
-    n_splits : int, default=10
-    scoring : {"error", "hinge", "f1", "f1_macro"}, default="error"
-    final_model : {"l1", "l2"}, default="l1"
-        See :class:`RandomSearch`.
-    """
-
-    name = "optuna"
-
-    def __init__(
-        self,
-        *,
-        n_trials: int = 60,
-        log2_sigma=(-8.0, 8.0),
-        log2_C=(-8.0, 8.0),
-        distribution: str = "loguniform",
-        n_startup: int = 10,
-        multivariate: bool = False,
-        n_splits: int = 10,
-        scoring: str = "error",
-        final_model: str = "l1",
-    ):
-        self.n_trials = _check_budget("n_trials", n_trials)
-        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma)
-        self.log2_C = check_log2_range("log2_C", log2_C)
-        self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
-        self.n_startup = _check_budget("n_startup", n_startup)
-        self.multivariate = check_bool_option("multivariate", multivariate)
-        self._init_cv(n_splits, scoring, final_model)
-
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
-        self.check_kernel(kernel)
-        seed = _seed_int(random_state)
-        folds = make_folds(y, self.n_splits, random_state, sample_weight, groups)
-        history: list[dict] = []
-        evaluate = self._objective(X, y, folds, sample_weight, n_jobs, history, multiclass)
-        log = self.distribution == "loguniform"
-        (slo, shi), (clo, chi) = self.log2_sigma, self.log2_C
-
-        def objective(trial) -> float:
-            s = trial.suggest_float("sigma", 2.0**slo, 2.0**shi, log=log)
-            c = trial.suggest_float("C", 2.0**clo, 2.0**chi, log=log)
-            return evaluate(s, c)
-
-        with _quiet_optuna() as optuna, warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            sampler = optuna.samplers.TPESampler(
-                seed=seed, n_startup_trials=self.n_startup, multivariate=self.multivariate
-            )
-            study = optuna.create_study(direction="minimize", sampler=sampler)
-            study.optimize(objective, n_trials=self.n_trials)
-        return self._selection(history, len(folds), sampler="optuna TPE", seed=seed)
-
-
-class HalvingSearch(_CVSearch):
-    """Successive halving (scikit-learn's ``HalvingGridSearchCV``) over (sigma, C).
-
-    Every round fits all surviving candidates on a growing stratified subsample
-    (``resource="n_samples"``), keeps the best ``1/factor`` of them and multiplies the
-    resource by ``factor``.  The candidates are the log2 grid (``candidates="grid"``) or
-    ``n_candidates`` random draws (``candidates="random"``, see :func:`sample_log2_box`).
-    SVM fits are counted from ``cv_results_``: one row per (candidate, round), each row
-    ``n_splits`` fits.  The estimate is the CV error of the chosen candidate in the last
-    round it ran, i.e. on ``n_resources_[-1]`` samples (not necessarily all of them).
-
-    Parameters
-    ----------
-    candidates : {"grid", "random"}, default="grid"
-    log2_sigma, log2_C : (lo, hi[, step]), default=(-8, 8, 1)
-        Grid ranges (step used by ``"grid"`` only).
-    n_candidates : int, default=289
-        Number of random candidates (``"random"`` only).
-    distribution : {"loguniform", "uniform"}, default="loguniform"
-    factor : float, default=3
-    min_resources : int or "exhaust" or "smallest", default="exhaust"
-        As in scikit-learn, except that the first round of ``"exhaust"`` and ``"smallest"``
-        is at least :data:`HALVING_RARE` samples of positive weight of every class in each
-        subsampled training part, in expectation: scikit-learn subsamples a round's training
-        parts without stratification, and a fit that meets one class only fails.  Where
-        even one round on all samples is too small for that (or for scikit-learn's
-        ``2 * n_folds * n_classes``), every candidate is evaluated on all samples in a
-        single round (a grid search, with a warning).
-    aggressive_elimination : bool, default=False
-    n_splits : int, default=10
-    scoring : {"error", "f1", "f1_macro"}, default="error"
-    final_model : {"l1", "l2"}, default="l1"
-        See :class:`RandomSearch`.
-    """
-
-    name = "halving"
-    scorings = ("error", "f1", "f1_macro")
-
-    def __init__(
-        self,
-        *,
-        candidates: str = "grid",
-        log2_sigma=(-8.0, 8.0, 1.0),
-        log2_C=(-8.0, 8.0, 1.0),
-        n_candidates: int = 289,
-        distribution: str = "loguniform",
-        factor: float = 3,
-        min_resources="exhaust",
-        aggressive_elimination: bool = False,
-        n_splits: int = 10,
-        scoring: str = "error",
-        final_model: str = "l1",
-    ):
-        self.candidates = _check_choice("candidates", candidates, ("grid", "random"))
-        self.log2_sigma = check_log2_range("log2_sigma", log2_sigma, with_step=True)
-        self.log2_C = check_log2_range("log2_C", log2_C, with_step=True)
-        self.n_candidates = _check_budget("n_candidates", n_candidates)
-        self.distribution = _check_choice("distribution", distribution, DISTRIBUTIONS)
-        if (
-            isinstance(factor, bool)
-            or not isinstance(factor, numbers.Real)
-            or not 1 < factor < math.inf
-        ):
-            raise ValueError(
-                f"factor must be a number > 1 and finite (elimination rate), got {factor!r}"
-            )
-        self.factor = factor
-        if not (
-            (isinstance(min_resources, str) and min_resources in ("exhaust", "smallest"))
-            or (
-                isinstance(min_resources, numbers.Integral)
-                and not isinstance(min_resources, (bool, np.bool_))
-                and min_resources >= 1
-            )
-        ):
-            raise ValueError(
-                "min_resources must be 'exhaust', 'smallest' or a positive integer number of "
-                f"samples, got {min_resources!r}"
-            )
-        self.min_resources = min_resources
-        self.aggressive_elimination = check_bool_option(
-            "aggressive_elimination", aggressive_elimination
-        )
-        self._init_cv(n_splits, scoring, final_model)
-
-    def _candidates(self, rng) -> tuple[np.ndarray, np.ndarray]:
-        if self.candidates == "grid":
-            s = log2_grid(*self.log2_sigma)
-            c = log2_grid(*self.log2_C)
-            S, Cg = np.meshgrid(s, c, indexing="ij")
-            return S.ravel(), Cg.ravel()
-        return sample_log2_box(
-            self.n_candidates, self.log2_sigma[:2], self.log2_C[:2], self.distribution, rng
-        )
-
-    def _min_resources(self, y, sample_weight, n_folds: int, n_classes: int, n_candidates: int):
-        """The ``min_resources`` passed to scikit-learn (see the class docstring).
-
-        An integer is checked against the same first round: it must lie between
-        ``max(2 * n_folds * n_classes, ceil(HALVING_RARE * n / (rarest * (1 - 1/n_folds))))``
-        (capped at ``n``) and ``n``; a smaller first round subsamples some fold's held-out
-        part to no sample or its training part to one class.
-        """
-        n = y.shape[0]
-        pos = np.ones(n, dtype=bool) if sample_weight is None else sample_weight > 0
-        rarest = np.bincount(y[pos], minlength=n_classes).min()
-        smallest = 2 * n_folds * n_classes  # scikit-learn's "smallest"
-        floor = math.ceil(HALVING_RARE * n / (rarest * (1.0 - 1.0 / n_folds)))
-        if not isinstance(self.min_resources, str):
-            need = min(max(smallest, floor), n)
-            if not need <= self.min_resources <= n:
-                raise ValueError(
-                    f"min_resources={self.min_resources} cannot be the first round's number "
-                    f"of samples here: with {n} samples, {n_folds} folds and {n_classes} "
-                    f"classes (the rarest with {rarest} samples of positive weight) it must "
-                    f"lie between {need} and {n} ({need} = the larger of scikit-learn's "
-                    f"2 * n_folds * n_classes = {smallest} and {floor}, which gives every "
-                    f"training part about {HALVING_RARE} samples of the rarest class), or be "
-                    "'exhaust' or 'smallest'"
-                )
-            return int(self.min_resources)
-        if max(smallest, floor) >= n:
-            warnings.warn(
-                f"{n} samples are too few for successive halving with {n_folds} folds (the "
-                f"first round needs {max(smallest, floor)}): every candidate is evaluated on "
-                "all samples in one round, as in a grid search",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-            return n
-        if floor <= smallest:
-            return self.min_resources
-        if self.min_resources == "smallest":
-            return floor
-        # "exhaust" as scikit-learn computes it, from the larger first round
-        last = math.floor(math.log(n_candidates, self.factor))
-        return max(floor, int(n // self.factor**last))
-
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
-        import sklearn
-        from sklearn.experimental import enable_halving_search_cv  # noqa: F401
-        from sklearn.metrics import get_scorer
-        from sklearn.model_selection import HalvingGridSearchCV
-
-        self.check_kernel(kernel)
-        rng = check_random_state(random_state)
-        seed = _seed_int(random_state)
-        # the folds of the other CV searches: stratified by class and by weight > 0, so that
-        # every training part holds samples of positive weight of every class (without zero
-        # weights, StratifiedKFold(n_folds, shuffle=True, random_state=seed) on y)
-        folds = make_folds(y, self.n_splits, seed, sample_weight, groups)
-        n_folds = len(folds)
-        sigmas, Cs = self._candidates(rng)
-        n_classes = int(np.max(y)) + 1
-        min_resources = self._min_resources(y, sample_weight, n_folds, n_classes, len(sigmas))
-        with sklearn.config_context(enable_metadata_routing=sample_weight is not None):
-            est = make_final_estimator(
-                rbf_params(1.0, 1.0),
-                final_model=self.final_model,
-                multiclass=multiclass,
-                n_classes=n_classes,
-            )
-            svc = est.estimator if hasattr(est, "estimator") else est
-            prefix = "estimator__" if svc is not est else ""
-            if sample_weight is not None:
-                svc.set_fit_request(sample_weight=True)
-            # libsvm's SVC takes the RBF width as gamma, the L2-SVM as sigma
-            width = "sigma" if self.final_model == "l2" else "gamma"
-            grid = [
-                {prefix + width: [rbf_params(s, c)[width]], prefix + "C": [float(c)]}
-                for s, c in zip(sigmas, Cs)
-            ]
-            name = {"error": "accuracy", "f1_macro": "f1_macro"}.get(
-                self.scoring, "f1" if n_classes == 2 else "f1_macro"
-            )
-            # validation scores are unweighted, as in svmtune.search.cv.fold_error
-            scoring = get_scorer(name)
-            if sample_weight is not None:
-                scoring = scoring.set_score_request(sample_weight=False)
-            search = HalvingGridSearchCV(
-                est,
-                grid,
-                factor=self.factor,
-                resource="n_samples",
-                min_resources=min_resources,
-                aggressive_elimination=self.aggressive_elimination,
-                cv=folds,
-                scoring=scoring,
-                refit=False,
-                return_train_score=False,
-                error_score=np.nan,
-                random_state=seed,
-                n_jobs=n_jobs,
-            )
-            fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
-            with warnings.catch_warnings():
-                # subsampled rounds may hold fewer members of a rare class than folds
-                warnings.filterwarnings("ignore", message=".*least populated class.*")
-                search.fit(X, y, **fit_kw)
-        res = search.cv_results_
-        losses = 1.0 - np.asarray(res["mean_test_score"], dtype=float)
-        best = int(search.best_index_)
-        if not np.isfinite(losses[best]):
-            # scikit-learn picks the first candidate of the last round when all its scores
-            # are NaN (error_score=np.nan: some fit of every candidate failed)
-            last = int(res["iter"][best])
-            raise ValueError(
-                f"successive halving: every candidate of the last round (round {last + 1}, "
-                f"{int(res['n_resources'][best])} samples) failed in at least one of its "
-                f"{int(search.n_splits_)} cross-validation fits, so none can be chosen; the "
-                "FitFailedWarning names the SVM errors"
-            )
-        # a candidate some of whose fits failed (a subsampled training part of an early round
-        # that met one class only) counts as loss 1
-        losses = np.where(np.isfinite(losses), losses, 1.0)
-        history = []
-        for i, p in enumerate(res["params"]):
-            w = p[prefix + width]
-            cand = rbf_params(w if width == "sigma" else sigma_from_gamma(w), p[prefix + "C"])
-            history.append(
-                dict(
-                    cand,
-                    cv_loss=float(losses[i]),
-                    iter=int(res["iter"][i]),
-                    n_resources=int(res["n_resources"][i]),
-                    split_losses=[
-                        1.0 - float(res[f"split{k}_test_score"][i])
-                        for k in range(int(search.n_splits_))
-                    ],
-                    fit_time=float(res["mean_fit_time"][i] + res["mean_score_time"][i]),
-                )
-            )
-        params = {k: history[best][k] for k in ("kernel", "sigma", "gamma", "C")}
-        return Selection(
-            params=params,
-            estimate=_estimate(self.scoring, losses[best]),
-            criterion=float(losses[best]),
-            n_svm_fits=len(res["params"]) * int(search.n_splits_),
-            history=history,
-            final_model=self.final_model,
-            info={
-                "n_candidates": len(sigmas),
-                "n_folds": int(search.n_splits_),
-                "n_iterations": int(search.n_iterations_),
-                "n_candidates_per_iter": [int(v) for v in search.n_candidates_],
-                "n_resources_per_iter": [int(v) for v in search.n_resources_],
-            },
         )

@@ -45,8 +45,8 @@ choices on the five ESDR Table 1 data sets (and held-out splits of other bundled
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,8 +56,9 @@ from svmtune.criteria.blocks import METHODS as BLOCK_METHODS
 from svmtune.criteria.blocks import BlockStats, RBFBlocks
 from svmtune.criteria.esdr import index_uncertainty, index_values
 from svmtune.criteria.repeats import repeat_floor
+from svmtune.methods._constraints import Boolean, Interval, Options, Positive
 from svmtune.methods.base import Selection, Selector
-from svmtune.methods.baselines import check_log2_range, rbf_params
+from svmtune.methods.baselines import LOG2_GRID, rbf_params
 from svmtune.search.cv import cv_errors, make_folds
 from svmtune.search.gradient import BoundWarning
 from svmtune.search.scalar import REFINES, first_crossing, grid_then_refine_max
@@ -98,28 +99,6 @@ BASE_DEFAULTS: dict[str, Any] = {
     "chunk_size": 2**20,
     "max_repeat_share": None,
 }
-
-
-def _positive_int(name: str, v: Any, minimum: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
-    return int(v)
-
-
-def _positive_float(name: str, v: Any) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        f = float("nan")
-    if isinstance(v, bool) or not (np.isfinite(f) and f > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-    return f
-
-
-def _choice(name: str, v: Any, choices: tuple[str, ...]) -> str:
-    if v not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {v!r}")
-    return v
 
 
 def _log2_grid(lo: float, hi: float, step: float) -> np.ndarray:
@@ -206,6 +185,26 @@ class WidthIndexSelector(Selector):
     fixed: ClassVar[dict[str, Any]] = {}
     #: options a method does not accept at all (meaningless for it)
     unused: ClassVar[tuple[str, ...]] = ()
+    _parameter_constraints = {
+        "log2_sigma": [LOG2_GRID],
+        "refine": [Options(*REFINES)],
+        "sigma_xtol": [Positive()],
+        "plateau": [Options(*PLATEAU_RULES)],
+        "plateau_fraction": [Positive()],
+        "c_search": [Options(*C_SEARCHES)],
+        "log2_C": [LOG2_GRID],
+        "C": [Positive()],
+        "couple_C": [Boolean()],
+        "c_coarse_step": [Positive()],
+        "c_xtol": [Positive()],
+        "n_splits": [Interval(Integral, 2, None, closed="left")],
+        "scoring": [Options(*SCORINGS)],
+        "multiclass": [Options("min", "mean")],
+        "blocks": [Options(*BLOCK_METHODS)],
+        "max_pairs": [Interval(Integral, 2, None, closed="left"), None],
+        "chunk_size": [Interval(Integral, 1, None, closed="left")],
+        "max_repeat_share": [Interval(Real, 0.0, 1.0, closed="right"), None],
+    }
 
     def __init__(
         self,
@@ -243,40 +242,17 @@ class WidthIndexSelector(Selector):
                     f"method {self.name!r} does not take the option {key!r}"
                     + (f" (it is fixed to {self.fixed[key]!r})" if key in self.fixed else "")
                 )
-        opts = {**BASE_DEFAULTS, **self.defaults, **given, **self.fixed}
-        self.log2_sigma = check_log2_range("log2_sigma", opts["log2_sigma"], with_step=True)
-        self.refine = _choice("refine", opts["refine"], REFINES)
-        self.sigma_xtol = _positive_float("sigma_xtol", opts["sigma_xtol"])
-        self.plateau = _choice("plateau", opts["plateau"], PLATEAU_RULES)
-        frac = _positive_float("plateau_fraction", opts["plateau_fraction"])
-        if frac > 1:
-            raise ValueError(f"plateau_fraction must be in (0, 1], got {frac!r}")
-        self.plateau_fraction = frac
-        self.c_search = _choice("c_search", opts["c_search"], C_SEARCHES)
-        if "C" in given and self.c_search != "fixed":
+        opts = self._validate_options(**{**BASE_DEFAULTS, **self.defaults, **given, **self.fixed})
+        if "C" in given and opts["c_search"] != "fixed":
             raise ValueError("the option C is used only with c_search='fixed'")
-        self.log2_C = check_log2_range("log2_C", opts["log2_C"], with_step=True)
-        self.C = _positive_float("C", opts["C"])
-        if not isinstance(opts["couple_C"], (bool, np.bool_)):
-            raise ValueError(f"couple_C must be True or False, got {opts['couple_C']!r}")
-        self.couple_C = bool(opts["couple_C"])
-        self.c_coarse_step = _positive_float("c_coarse_step", opts["c_coarse_step"])
-        self.c_xtol = _positive_float("c_xtol", opts["c_xtol"])
-        self.n_splits = _positive_int("n_splits", opts["n_splits"], 2)
-        self.scoring = _choice("scoring", opts["scoring"], SCORINGS)
-        self.multiclass = _choice("multiclass", opts["multiclass"], ("min", "mean"))
-        self.blocks = _choice("blocks", opts["blocks"], BLOCK_METHODS)
-        mp = opts["max_pairs"]
-        self.max_pairs = None if mp is None else _positive_int("max_pairs", mp, 2)
-        self.chunk_size = _positive_int("chunk_size", opts["chunk_size"])
-        share = opts["max_repeat_share"]
-        if share is not None and (
-            isinstance(share, bool)
-            or not isinstance(share, numbers.Real)
-            or not 0.0 < float(share) <= 1.0
-        ):
-            raise ValueError(f"max_repeat_share must be in (0, 1] or None, got {share!r}")
-        self.max_repeat_share = None if share is None else float(share)
+        if opts["plateau_fraction"] > 1:
+            raise ValueError(
+                f"plateau_fraction must be in (0, 1], got {opts['plateau_fraction']!r}"
+            )
+        for key, value in opts.items():
+            setattr(self, key, value)
+        if self.max_repeat_share is not None:
+            self.max_repeat_share = float(self.max_repeat_share)
 
     # ----------------------------------------------------------------- hooks
     def objective(self, stats: BlockStats, scheme: str = "ovr") -> np.ndarray:
@@ -502,17 +478,19 @@ class WidthIndexSelector(Selector):
     # ----------------------------------------------------------------- contract
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
+        self.check_groups(groups)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         blocks = RBFBlocks(

@@ -25,18 +25,19 @@ values; with 210 samples per class (penbased, 10 classes) it was as good as the 
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 from typing import Any
 
 import numpy as np
 
-from svmtune._validation import check_positive
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
 from svmtune.loo.radius_margin import radius_margin
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
+from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Interval
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options, exact_search_start, minimize_log_params
+from svmtune.search.gradient import exact_search_start, minimize_log_params
 from svmtune.svm import DualSolution, fit_l2_svm
 
 __all__ = ["SpanSVM", "RMSVM", "radius_margin_step", "radius_margin_summary"]
@@ -139,6 +140,7 @@ class _GradientBaseline(Selector):
 
     kernels = ("rbf",)
     held_out = "rows"  # leave-one-out closed forms and bounds
+    _parameter_constraints = SEARCH_CONSTRAINTS
 
     def __init__(
         self,
@@ -153,7 +155,7 @@ class _GradientBaseline(Selector):
         max_iter: int = 100,
         max_eval: int | None = None,
     ):
-        opts = check_search_options(
+        opts = self._validate_options(
             log2_sigma=log2_sigma,
             log2_C=log2_C,
             start=start,
@@ -191,16 +193,19 @@ class _GradientBaseline(Selector):
     # --- orchestration ------------------------------------------------------------------------
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
+        self.check_groups(groups)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         D2, theta0 = exact_search_start(
             X,
@@ -277,6 +282,14 @@ class _GradientBaseline(Selector):
         )
 
 
+#: the span constants of SpanSVM and its low-rank version (Chapelle et al. 2002)
+SPAN_CONSTRAINTS = {
+    "eta": [Interval(Real, 0.0, None, closed="left", note="span regulariser")],
+    "A": [Interval(Real, 0.0, None, closed="neither", note="sigmoid slope")],
+    "B": [Interval(Real, None, None, note="sigmoid offset")],
+}
+
+
 class SpanSVM(_GradientBaseline):
     """Smoothed span estimate minimised by gradient descent (Chapelle et al. 2002; "SpanSVM").
 
@@ -298,24 +311,12 @@ class SpanSVM(_GradientBaseline):
     """
 
     name = "span"
+    _parameter_constraints = SPAN_CONSTRAINTS
 
     def __init__(self, *, eta: float = SPAN_ETA, A: float = SPAN_A, B: float = SPAN_B, **options):
         super().__init__(**options)
-        try:
-            eta = float(eta)
-        except (TypeError, ValueError):
-            raise ValueError(f"eta must be a non-negative number, got {eta!r}") from None
-        if not (np.isfinite(eta) and eta >= 0):
-            raise ValueError(f"eta must be a non-negative number, got {eta!r}")
-        self.eta = eta
-        check_positive("A (sigmoid slope)", A)
-        self.A = float(A)
-        try:
-            self.B = float(B)
-        except (TypeError, ValueError):
-            raise ValueError(f"B (sigmoid offset) must be a finite number, got {B!r}") from None
-        if not np.isfinite(self.B):
-            raise ValueError(f"B (sigmoid offset) must be a finite number, got {B!r}")
+        opts = self._validate_options(eta=eta, A=A, B=B)
+        self.eta, self.A, self.B = (float(opts[k]) for k in ("eta", "A", "B"))
 
     def _criterion(self, K, solutions, directions, state, sample_weight):
         value, grad = 0.0, np.zeros(len(directions))

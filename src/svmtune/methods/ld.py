@@ -5,7 +5,7 @@
   (estimate None).
 * ``ld`` (:class:`LDCV`): sigma by LD, then C by 10-fold CV over the grid ``2^-5, ..., 2^8``.
 * ``cv_cv`` (:class:`CVCV`): the paper's CV grid over sigma in ``2^-6, ..., 2^4`` and C in
-  ``2^-5, ..., 2^8`` (steps of 1 in log2), i.e. :class:`~svmtune.methods.baselines.GridSearch`
+  ``2^-5, ..., 2^8`` (steps of 1 in log2), i.e. :class:`~svmtune.methods.grid.GridSearch`
   with those ranges.
 
 The width search is the paper's golden section on log sigma (Sec. 5.3), preceded by a coarse
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from svmtune.criteria.blocks import BlockStats
 from svmtune.criteria.likelihood import ld_objective
-from svmtune.methods.baselines import GridSearch
 from svmtune.methods.esdr import WidthIndexSelector
+from svmtune.methods.grid import GridSearch
 
 __all__ = ["LDCV", "LDC1", "CVCV"]
 
@@ -79,7 +79,7 @@ class LDC1(_LDWidth):
 class CVCV(GridSearch):
     """CV-CV (LD Sec. 5): 10-fold CV grid over sigma in 2^-6..2^4 and C in 2^-5..2^8.
 
-    A :class:`~svmtune.methods.baselines.GridSearch` with the LD paper's ranges (11 x 14 = 154
+    A :class:`~svmtune.methods.grid.GridSearch` with the LD paper's ranges (11 x 14 = 154
     candidates); all its options apply.
     """
 

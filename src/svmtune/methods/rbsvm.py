@@ -23,6 +23,8 @@ Differences from the paper, all documented in the option descriptions:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from svmtune.kernels import rbf_columns
@@ -35,11 +37,22 @@ from svmtune.loo.rbsvm import (
     rbsvm_objective,
 )
 from svmtune.loo.rbsvm_groups import lgo_exact_mask
+from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Check, Options
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import check_search_options, exact_search_start, minimize_log_params
+from svmtune.search.gradient import exact_search_start, minimize_log_params
 
 __all__ = ["RBSVM"]
+
+
+def _check_nonsupport(name: str, value: Any) -> str:
+    """:func:`svmtune.loo.rbsvm.check_nonsupport`, as a declared constraint."""
+    check_nonsupport(value)
+    return value
+
+
+#: the constraint of option ``nonsupport`` (shared with the low-rank RBSVM)
+NONSUPPORT = Check(_check_nonsupport, "one of the non-support-vector rules")
 
 
 class RBSVM(Selector):
@@ -99,6 +112,12 @@ class RBSVM(Selector):
     name = "rbsvm"
     kernels = ("rbf",)
     held_out = "groups"  # single rows, or whole groups with the block closed form
+    _parameter_constraints = {
+        **SEARCH_CONSTRAINTS,
+        "loss": [Options(*LOSSES)],
+        "nonsupport": [NONSUPPORT],
+        "final_model": [Options("l2", "l1")],
+    }
 
     def __init__(
         self,
@@ -116,7 +135,7 @@ class RBSVM(Selector):
         nonsupport: str = "model",
         final_model: str = "l2",
     ):
-        opts = check_search_options(
+        opts = self._validate_options(
             log2_sigma=log2_sigma,
             log2_C=log2_C,
             start=start,
@@ -129,28 +148,25 @@ class RBSVM(Selector):
         )
         for key, value in opts.items():
             setattr(self, key, value)
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-        self.loss = loss
-        check_nonsupport(nonsupport)
-        self.nonsupport = nonsupport
-        if final_model not in ("l2", "l1"):
-            raise ValueError(f"final_model must be 'l2' or 'l1', got {final_model!r}")
-        self.final_model = final_model
+        opts = self._validate_options(loss=loss, nonsupport=nonsupport, final_model=final_model)
+        for key, value in opts.items():
+            setattr(self, key, value)
 
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
+        self.check_groups(groups)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         D2, theta0 = exact_search_start(
             X,

@@ -1,4 +1,4 @@
-"""RBSVM on a Nystroem kernel: the RBSVM search (Algorithm 1) for large n (issue #10).
+"""RBSVM on a Nystroem kernel: the RBSVM search (RBSVM Algorithm 1) for large n.
 
 Same objective, loss, optimiser and options as :class:`svmtune.methods.rbsvm.RBSVM`, but the
 kernel matrix is the rank-``m`` Nystroem approximation on pivoted-Cholesky landmarks and every
@@ -19,9 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm import LOSSES, check_nonsupport, loo_error_rate
+from svmtune.loo.rbsvm import LOSSES, loo_error_rate
 from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
+from svmtune.methods._constraints import Options
 from svmtune.methods._lowrank_search import LowRankSearch
+from svmtune.methods.rbsvm import NONSUPPORT
 
 __all__ = ["RBSVMLowRank"]
 
@@ -52,14 +54,16 @@ class RBSVMLowRank(LowRankSearch):
 
     name = "rbsvm_lowrank"
     held_out = "groups"  # single rows, or whole groups with the block closed form
+    _parameter_constraints = {
+        "loss": [Options(*LOSSES)],
+        "nonsupport": [NONSUPPORT],
+    }
 
     def __init__(self, *, loss: str = "cross_entropy", nonsupport: str = "model", **options):
         super().__init__(**options)
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-        self.loss = loss
-        check_nonsupport(nonsupport)
-        self.nonsupport = nonsupport
+        opts = self._validate_options(loss=loss, nonsupport=nonsupport)
+        for key, value in opts.items():
+            setattr(self, key, value)
 
     def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, groups=None):
         """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`),

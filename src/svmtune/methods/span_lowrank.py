@@ -19,7 +19,7 @@ from __future__ import annotations
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA
 from svmtune.loo.span_lowrank import lowrank_span_objective, lowrank_span_rule_error
 from svmtune.methods._lowrank_search import LowRankSearch
-from svmtune.methods.gradient_baselines import SpanSVM
+from svmtune.methods.gradient_baselines import SPAN_CONSTRAINTS
 
 __all__ = ["SpanSVMLowRank"]
 
@@ -49,6 +49,7 @@ class SpanSVMLowRank(LowRankSearch):
     """
 
     name = "span_lowrank"
+    _parameter_constraints = SPAN_CONSTRAINTS  # the exact SpanSVM's
 
     def __init__(
         self,
@@ -59,9 +60,8 @@ class SpanSVMLowRank(LowRankSearch):
         **options,
     ):
         super().__init__(**options)
-        # the span constants, validated (with the same messages) by the exact SpanSVM
-        span = SpanSVM(eta=eta, A=A, B=B)
-        self.eta, self.A, self.B = span.eta, span.A, span.B
+        opts = self._validate_options(eta=eta, A=A, B=B)
+        self.eta, self.A, self.B = (float(opts[k]) for k in ("eta", "A", "B"))
 
     def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state):
         """Smoothed span estimate summed over tasks (not divided by ``n``: each term is a mean,

@@ -40,6 +40,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -48,18 +49,12 @@ from threadpoolctl import threadpool_limits
 
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
-from svmtune._validation import check_dense_memory, check_int_option
+from svmtune._validation import check_dense_memory
 from svmtune._warnings import recorded_warnings, user_stacklevel
-from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, sigma_from_gamma, squared_distances
+from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, squared_distances
 from svmtune.loo.span_rule import (
     SpanCache,
     enclosing_diameter,
-    estimate_span_bound,
-    estimate_span_rule,
-    estimate_xi_alpha,
-    n_empty_spans,
-    span_rule_loo_decision,
-    span_rule_spans,
     xi_alpha_radius2,
 )
 from svmtune.loo.weights import (
@@ -67,12 +62,17 @@ from svmtune.loo.weights import (
     PAPER_A_VALUES,
     PAPER_B_VALUES,
     check_scores,
-    sigmoid_sample_weights,
+)
+from svmtune.methods._constraints import Check, IntegerLike, Interval, Options
+from svmtune.methods._span_rule_fit import (
+    candidate_weights,
+    class_weight_params,
+    evaluate_candidate,
+    unit_range_sigma,
 )
 from svmtune.methods.base import Selection, Selector, ovr_tasks
-from svmtune.methods.baselines import grid_values, rbf_params
+from svmtune.methods.baselines import check_log2_range, grid_values, log2_grid, rbf_params
 from svmtune.search.cv import cv_errors, make_folds
-from svmtune.svm import fit_l1_svm
 
 #: lower estimate of the peak memory of the selection in dense n x n float64 matrices (peak
 #: resident memory over n^2 * 8 bytes measured 6.7 at n = 3,000, 5 features, binary);
@@ -89,68 +89,15 @@ CRITERIA = ("span_rule", "span_bound", "xi_alpha", "cv")
 # ---------------------------------------------------------------------------------------------
 # Pure helpers
 # ---------------------------------------------------------------------------------------------
-def unit_range_sigma(X: np.ndarray, unit_gamma: float | None = None) -> float:
-    """RBF width on ``X`` matching the heuristic "gamma = 1/d on features scaled to [0, 1]".
-
-    Weighted span Section 6.2 scales every feature linearly to ``[0, 1]``,
-    ``u_j = (x_j - min_j) / r_j`` with ``r_j`` the feature's range, and uses
-    ``k(u, u') = exp(-gamma_u ||u - u'||^2)`` with ``gamma_u = 1/d``.  A per-feature rescale
-    cannot be written as an isotropic RBF kernel on ``X`` (the features :class:`SVMTuner`
-    standardises and refits the final SVM on), so the selector honours the heuristic with
-    the isotropic kernel on ``X`` whose mean kernel exponent over all pairs equals the
-    heuristic's:
-
-        gamma_x sum_j Var(x_j) = gamma_u sum_j Var(x_j) / r_j^2,
-
-    (the mean of ``||x_i - x_k||^2`` over all pairs is ``2 sum_j Var(x_j)``).  When all
-    ranges are equal -- in particular for data already scaled to ``[0, 1]`` -- this is
-    exactly the paper's kernel.  Constant features are ignored (they add nothing to either
-    distance).
-
-    Parameters
-    ----------
-    X : ndarray (n, d)
-    unit_gamma : float, optional
-        ``gamma_u`` on the ``[0, 1]``-scaled features; default ``1/d``.
-
-    Returns
-    -------
-    float
-        ``sigma`` with ``gamma_x = 1 / (2 sigma^2)``.
-    """
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or X.shape[0] < 2:
-        raise ValueError("unit_range_sigma needs a 2-D array with at least two rows")
-    d = X.shape[1]
-    g = 1.0 / d if unit_gamma is None else float(unit_gamma)
-    if not (np.isfinite(g) and g > 0):
-        raise ValueError(f"unit_gamma must be positive and finite, got {unit_gamma}")
-    r = X.max(axis=0) - X.min(axis=0)
-    var = X.var(axis=0)
-    ok = (r > 0) & (var > 0)
-    if not ok.any():
-        warnings.warn(
-            "every feature is constant: the kernel matrix is all ones whatever its width; "
-            "using gamma = unit_gamma",
-            RuntimeWarning,
-            stacklevel=user_stacklevel(),
-        )
-        return float(sigma_from_gamma(g))
-    gamma_x = g * float(np.sum(var[ok] / r[ok] ** 2)) / float(np.sum(var[ok]))
-    return float(sigma_from_gamma(gamma_x))
+def _check_callable(name: str, fn: Any) -> Callable[..., np.ndarray]:
+    if not callable(fn):
+        raise ValueError(f"{name} must be a callable weight_fn(q, A, B, C) -> C_i")
+    return fn
 
 
-def class_weight_params(C_pos: float, C_neg: float) -> tuple[float, dict[int, float]]:
-    """``C`` and a ``class_weight`` dict on the encoded labels giving ``C+`` / ``C-``.
-
-    The weighted SVM of Weighted span Experiment #1 has ``C_i = C+`` for ``y_i = +1``
-    (encoded label 1) and ``C_i = C-`` for ``y_i = -1`` (label 0).  libsvm's per-sample
-    bound is ``C * class_weight[label]``; this returns ``C = C-`` and
-    ``class_weight = {0: 1.0, 1: C+ / C-}``.
-    """
-    if not (np.isfinite(C_pos) and C_pos > 0 and np.isfinite(C_neg) and C_neg > 0):
-        raise ValueError(f"C+ and C- must be positive and finite, got {C_pos}, {C_neg}")
-    return float(C_neg), {0: 1.0, 1: float(C_pos) / float(C_neg)}
+def _log2_grid_values(name: str, value: Any) -> np.ndarray:
+    """The grid ``2^lo .. 2^hi`` of a log2 range option ``(lo, hi[, step])``."""
+    return log2_grid(*check_log2_range(name, value, with_step=True))
 
 
 def _values(name: str, v) -> np.ndarray:
@@ -168,69 +115,6 @@ def _values(name: str, v) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Candidate evaluation (runs in joblib workers)
 # ---------------------------------------------------------------------------------------------
-def _candidate_weights(spec: dict[str, Any], ctx: dict[str, Any]) -> np.ndarray:
-    """Per-sample multipliers ``w_i`` (``C_i = C w_i``) of one candidate."""
-    w = ctx["w_user"]
-    if spec["kind"] == "class":
-        return w * np.where(ctx["y"] == 1, spec["ratio"], 1.0)
-    if spec["kind"] == "scores":
-        q = ctx["scores"]
-        return w * sigmoid_sample_weights(
-            q, spec["A"], spec["B"], spec["C"], floor=ctx["floor"], weight_fn=ctx["weight_fn"]
-        )
-    return w
-
-
-def _evaluate(
-    K: np.ndarray,
-    spec: dict[str, Any],
-    ctx: dict[str, Any],
-    *,
-    D: float | None,
-    r2_delta: float,
-    spans: SpanCache | None = None,
-) -> dict[str, Any]:
-    """One libsvm fit per one-vs-rest task, then span-rule (and bounds) for the candidate.
-
-    ``spans`` carries the spans already computed on ``K`` by other tasks and candidates.
-    """
-    tasks, y = ctx["tasks"], ctx["y"]
-    w = _candidate_weights(spec, ctx)
-    # samples of weight 0 are absent rows: the fits leave them out, the error rates and the
-    # kernel quantities D and R_Delta^2 of the training set skip them
-    keep = w > 0
-    if not np.array_equal(keep, ctx["w_user"] > 0):
-        # more zeros than the user's (a weight_fn returning 0): D and R_Delta^2 computed per
-        # candidate on its own training set by the estimates
-        D = None if D is None else enclosing_diameter(K[np.ix_(keep, keep)])
-        r2_delta = xi_alpha_radius2(K[np.ix_(keep, keep)])
-    t0 = time.perf_counter()
-    sols = [fit_l1_svm(t, spec["C"], K=K, sample_weight=w, tol=ctx["tol"]) for t in tasks]
-    t1 = time.perf_counter()
-    rec: dict[str, Any] = {"n_sv": 0, "n_inbound": 0, "n_bounded": 0, "n_empty": 0}
-    F = []
-    for sol in sols:
-        S2 = span_rule_spans(sol, K, cache=spans)
-        F.append(span_rule_loo_decision(sol, K, spans=S2))
-        rec["n_sv"] += int(sol.support.sum())
-        rec["n_inbound"] += int(sol.in_bound.sum())
-        rec["n_bounded"] += int(sol.bounded.sum())
-        rec["n_empty"] += n_empty_spans(sol)
-    if len(sols) == 1:
-        rec["span_rule"] = estimate_span_rule(sols[0], K, spans=S2)
-        rec["xi_alpha"] = estimate_xi_alpha(sols[0], K, r2_delta=r2_delta)
-    else:
-        wrong = np.argmax(np.column_stack(F), axis=1) != y
-        rec["span_rule"] = float(np.mean(wrong if keep.all() else wrong[keep]))
-    t2 = time.perf_counter()
-    rec["time_fit"] = t1 - t0
-    rec["time_span"] = t2 - t1
-    if D is not None:
-        rec["span_bound"] = estimate_span_bound(sols[0], K, D=D)
-        rec["time_bound"] = time.perf_counter() - t2
-    return rec
-
-
 def _evaluate_block(
     D2: np.ndarray,
     sigma: float,
@@ -246,7 +130,10 @@ def _evaluate_block(
         D = enclosing_diameter(Kp) if with_bound else None
         r2 = xi_alpha_radius2(Kp)
         spans = SpanCache()
-        out = [(i, _evaluate(K, spec, ctx, D=D, r2_delta=r2, spans=spans)) for i, spec in items]
+        out = [
+            (i, evaluate_candidate(K, spec, ctx, D=D, r2_delta=r2, spans=spans))
+            for i, spec in items
+        ]
     return out, len(caught)
 
 
@@ -315,6 +202,20 @@ class SpanRule(Selector):
 
     name = "span_rule"
     kernels = ("rbf",)
+    _parameter_constraints = {
+        "search": [Options(*SEARCHES), None],
+        "criterion": [Options(*CRITERIA)],
+        "weight_fn": [Check(_check_callable, "a callable"), None],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "unit_gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "floor": [Interval(Real, 0, None, closed="left")],
+        "n_splits": [IntegerLike(2)],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "log2_C_pos": [Check(_log2_grid_values, "a tuple (lo, hi) or (lo, hi, step)")],
+        "log2_C_neg": [Check(_log2_grid_values, "a tuple (lo, hi) or (lo, hi, step)")],
+        "A_values": [Check(_values, "a non-empty sequence of finite numbers")],
+        "B_values": [Check(_values, "a non-empty sequence of finite numbers")],
+    }
 
     def __init__(
         self,
@@ -337,38 +238,24 @@ class SpanRule(Selector):
         n_splits: int = 5,
         tol: float = 1e-3,
     ):
-        if search is None:
-            search = "instance_weights" if scores is not None else "sigma_C"
-        if search not in SEARCHES:
-            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
-        if criterion not in CRITERIA:
-            raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-        if search == "instance_weights" and scores is None:
-            raise ValueError(
-                "search='instance_weights' needs scores=: one importance score per sample"
-            )
-        if scores is not None and search != "instance_weights":
-            raise ValueError(f"scores are used by search='instance_weights', not {search!r}")
-        if weight_fn is not None and not callable(weight_fn):
-            raise ValueError("weight_fn must be a callable weight_fn(q, A, B, C) -> C_i")
-        if weight_fn is not None and scores is None:
-            raise ValueError("weight_fn maps importance scores to weights: give scores= too")
-        if sigma is not None and unit_gamma is not None:
-            raise ValueError("give either sigma (on the input features) or unit_gamma, not both")
-        if search == "sigma_C" and (sigma is not None or unit_gamma is not None):
-            raise ValueError(
-                "search='sigma_C' selects sigma on a grid (log2_sigma / sigmas); sigma= and "
-                "unit_gamma= fix the width of the class- or instance-weight searches"
-            )
-        if sigma is not None and not (np.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma must be positive and finite, got {sigma}")
-        if unit_gamma is not None and not (np.isfinite(unit_gamma) and unit_gamma > 0):
-            raise ValueError(f"unit_gamma must be positive and finite, got {unit_gamma}")
-        if not (np.isfinite(floor) and floor >= 0):
-            raise ValueError(f"floor must be a non-negative number, got {floor}")
-        n_splits = check_int_option("n_splits", n_splits, minimum=2)
-        if not (np.isfinite(tol) and tol > 0):
-            raise ValueError(f"tol must be positive, got {tol}")
+        opts = self._validate_options(
+            search=search,
+            criterion=criterion,
+            weight_fn=weight_fn,
+            sigma=sigma,
+            unit_gamma=unit_gamma,
+            floor=floor,
+            n_splits=n_splits,
+            tol=tol,
+            log2_C_pos=log2_C_pos,
+            log2_C_neg=log2_C_neg,
+            A_values=A_values,
+            B_values=B_values,
+        )
+        if opts["search"] is None:
+            opts["search"] = "instance_weights" if scores is not None else "sigma_C"
+        search = opts["search"]
+        self._check_combination(search, scores, opts["weight_fn"], sigma, unit_gamma)
         self.search = search
         self.criterion = criterion
         if search == "sigma_C":
@@ -379,19 +266,39 @@ class SpanRule(Selector):
             self.sigmas = None
         c_default = (-6.0, 10.0, 1.0) if search == "instance_weights" else (-8.0, 8.0, 1.0)
         self.Cs = grid_values("Cs", Cs, "log2_C", c_default if log2_C is None else log2_C)
-        self.C_pos = grid_values("C_pos", None, "log2_C_pos", log2_C_pos)
-        self.C_neg = grid_values("C_neg", None, "log2_C_neg", log2_C_neg)
+        self.C_pos = opts["log2_C_pos"]
+        self.C_neg = opts["log2_C_neg"]
         self.scores = None if scores is None else check_scores(scores)
         if self.scores is not None and self.scores.size == 0:
             raise ValueError("scores must hold one importance score per sample, got none")
         self.weight_fn = weight_fn
-        self.A_values = _values("A_values", A_values)
-        self.B_values = _values("B_values", B_values)
+        self.A_values = opts["A_values"]
+        self.B_values = opts["B_values"]
         self.floor = float(floor)
         self.sigma = None if sigma is None else float(sigma)
         self.unit_gamma = None if unit_gamma is None else float(unit_gamma)
-        self.n_splits = int(n_splits)
+        self.n_splits = opts["n_splits"]
         self.tol = float(tol)
+
+    @staticmethod
+    def _check_combination(search, scores, weight_fn, sigma, unit_gamma) -> None:
+        """The rules between options: scores go with the instance-weight search, weight_fn
+        with scores, one fixed width at most, and none for the (sigma, C) grid search."""
+        if search == "instance_weights" and scores is None:
+            raise ValueError(
+                "search='instance_weights' needs scores=: one importance score per sample"
+            )
+        if scores is not None and search != "instance_weights":
+            raise ValueError(f"scores are used by search='instance_weights', not {search!r}")
+        if weight_fn is not None and scores is None:
+            raise ValueError("weight_fn maps importance scores to weights: give scores= too")
+        if sigma is not None and unit_gamma is not None:
+            raise ValueError("give either sigma (on the input features) or unit_gamma, not both")
+        if search == "sigma_C" and (sigma is not None or unit_gamma is not None):
+            raise ValueError(
+                "search='sigma_C' selects sigma on a grid (log2_sigma / sigmas); sigma= and "
+                "unit_gamma= fix the width of the class- or instance-weight searches"
+            )
 
     # ------------------------------------------------------------------ candidates
     def _candidates(
@@ -500,7 +407,7 @@ class SpanRule(Selector):
                         y,
                         [p],
                         folds=folds,
-                        sample_weight=_candidate_weights(spec, ctx),
+                        sample_weight=candidate_weights(spec, ctx),
                         multiclass=ctx["multiclass"],
                         n_jobs=n_jobs,
                     )[0]
@@ -509,22 +416,9 @@ class SpanRule(Selector):
             )
         return np.asarray(errs, dtype=float), len(cands) * len(folds)
 
-    # ------------------------------------------------------------------ select
-    def select(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-        groups=None,
-    ):
-        self.check_kernel(kernel)
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y).astype(int)
+    def _context(self, y, sample_weight, multiclass: str) -> dict[str, Any]:
+        """Check that the search and criterion fit the number of classes; return what every
+        candidate's evaluation needs (one-vs-rest tasks, user weights, scores, ...)."""
         n = y.shape[0]
         n_classes = int(y.max()) + 1
         if self.search == "class_weights" and n_classes > 2:
@@ -549,8 +443,59 @@ class SpanRule(Selector):
             "floor": self.floor,
             "tol": self.tol,
         }
-        n_tasks = len(ctx["tasks"])
-        w_pos = w_user > 0
+        return ctx
+
+    def _by_cv(self, X, y, D2, cands, ctx, random_state, n_jobs, groups):
+        """The candidate of least K-fold CV error (``criterion="cv"``); its span-rule record
+        is computed too (for ``estimate``).  Returns ``(best, values, chosen record,
+        history, n_fits, n_warnings, seconds per candidate)``."""
+        t0 = time.perf_counter()
+        values, n_fits = self._cv_losses(X, y, cands, ctx, random_state, n_jobs, groups)
+        time_per_model = (time.perf_counter() - t0) / len(cands)
+        best = int(np.argmin(values))
+        recs, n_warn = self._span_records(D2, [cands[best]], ctx, None)
+        chosen = recs[0]
+        n_fits += len(ctx["tasks"])
+        history = [
+            dict(self._history_entry(c[0], c[1]), cv=float(v)) for c, v in zip(cands, values)
+        ]
+        history[best].update(chosen)
+        return best, values, chosen, history, n_fits, n_warn, time_per_model
+
+    def _by_estimate(self, D2, cands, ctx, n_jobs):
+        """The candidate of least span-rule estimate or bound (Weighted span eq. (38)); ties go
+        to the fewest support vectors.  Returns as :meth:`_by_cv`."""
+        records, n_warn = self._span_records(D2, cands, ctx, n_jobs)
+        values = np.array([r[self.criterion] for r in records], dtype=float)
+        n_sv = np.array([r["n_sv"] for r in records])
+        ties = np.flatnonzero(values == values.min())
+        best = int(ties[np.argmin(n_sv[ties])])
+        chosen = records[best]
+        n_fits = len(cands) * len(ctx["tasks"])
+        history = [dict(self._history_entry(c[0], c[1]), **r) for c, r in zip(cands, records)]
+        time_per_model = float(np.mean([r["time_fit"] + r["time_span"] for r in records]))
+        return best, values, chosen, history, n_fits, n_warn, time_per_model
+
+    # ------------------------------------------------------------------ select
+    def select(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        *,
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
+        self.check_kernel(kernel)
+        self.check_groups(groups)
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y).astype(int)
+        ctx = self._context(y, sample_weight, multiclass)
+        w_pos = ctx["w_user"] > 0
         cands = self._candidates(X, None if w_pos.all() else w_pos)
         check_dense_memory(
             len(y),
@@ -561,28 +506,13 @@ class SpanRule(Selector):
         D2 = squared_distances(X)
 
         if self.criterion == "cv":
-            t0 = time.perf_counter()
-            values, n_fits = self._cv_losses(X, y, cands, ctx, random_state, n_jobs, groups)
-            time_per_model = (time.perf_counter() - t0) / len(cands)
-            best = int(np.argmin(values))
-            s, spec, _ = cands[best]
-            recs, n_warn = self._span_records(D2, [cands[best]], ctx, None)
-            chosen = recs[0]
-            n_fits += n_tasks
-            history = [
-                dict(self._history_entry(c[0], c[1]), cv=float(v)) for c, v in zip(cands, values)
-            ]
-            history[best].update(chosen)
+            best, values, chosen, history, n_fits, n_warn, time_per_model = self._by_cv(
+                X, y, D2, cands, ctx, random_state, n_jobs, groups
+            )
         else:
-            records, n_warn = self._span_records(D2, cands, ctx, n_jobs)
-            values = np.array([r[self.criterion] for r in records], dtype=float)
-            n_sv = np.array([r["n_sv"] for r in records])
-            ties = np.flatnonzero(values == values.min())
-            best = int(ties[np.argmin(n_sv[ties])])
-            chosen = records[best]
-            n_fits = len(cands) * n_tasks
-            history = [dict(self._history_entry(c[0], c[1]), **r) for c, r in zip(cands, records)]
-            time_per_model = float(np.mean([r["time_fit"] + r["time_span"] for r in records]))
+            best, values, chosen, history, n_fits, n_warn, time_per_model = self._by_estimate(
+                D2, cands, ctx, n_jobs
+            )
         if n_warn:
             warnings.warn(
                 f"span-rule selection: {n_warn} numerical warnings while evaluating the "
@@ -606,7 +536,7 @@ class SpanRule(Selector):
             info["sigma_rule"] = "fixed" if self.sigma is not None else "unit_range"
         chosen_weights = None
         if self.search == "instance_weights":
-            chosen_weights = _candidate_weights(spec, ctx)
+            chosen_weights = candidate_weights(spec, ctx)
         return Selection(
             params=dict(params),
             estimate=float(chosen["span_rule"]),

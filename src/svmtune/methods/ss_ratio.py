@@ -34,12 +34,12 @@ random maps, ``"nystroem"`` Nystroem features.
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from svmtune._validation import check_bool_option, check_int_option
 from svmtune._warnings import user_stacklevel
 from svmtune.criteria.repeats import (
     SHARE_ROWS,
@@ -55,7 +55,6 @@ from svmtune.criteria.ss_ratio import (
     SPREADS,
     SS_KERNEL,
     SSMatrix,
-    SSResult,
     c_opt,
     class_weight_matrix,
     exact_kernel_features,
@@ -70,9 +69,10 @@ from svmtune.criteria.ss_ratio import (
     worst_pairs,
 )
 from svmtune.kernels import Kernel
+from svmtune.methods._constraints import Boolean, Check, IntegerLike, Interval, Options
+from svmtune.methods._ss_edges import kernel_label, warn_width_edge, width_edge
 from svmtune.methods.base import Selection, Selector
 from svmtune.methods.baselines import log2_grid, rbf_params
-from svmtune.search.gradient import BoundWarning
 
 __all__ = ["SSRatio"]
 
@@ -83,97 +83,71 @@ _FAMILIES = ("linear", "poly", "rbf")
 _FEATURE_MAPS = ("auto", "exact", "approx", "nystroem")
 
 
-def _label(kern: Kernel) -> str:
-    if kern.name == "rbf":
-        return f"rbf(sigma={kern.sigma:.4g})"
-    if kern.name == "poly":
-        return f"poly(degree={int(kern.degree)})"
-    return "linear"
-
-
-def _width_edge(kern: Kernel, cands: list[Kernel]) -> str | None:
-    """``"lower"`` / ``"upper"`` when the chosen RBF width is the smallest / largest of
-    several candidate widths, else None."""
-    widths = [k.sigma for k in cands if k.name == "rbf"]
-    if kern.name != "rbf" or len(widths) < 2:
-        return None
-    if kern.sigma == min(widths):
-        return "lower"
-    if kern.sigma == max(widths):
-        return "upper"
-    return None
-
-
-#: a class of at most this many samples (of positive weight) is named as a cause when S&S
-#: chooses the smallest width
-TINY_CLASS = 2
-
-
-def _warn_width_edge(
-    kern: Kernel,
-    edge: str,
-    X: np.ndarray,
-    res: SSResult,
-    threshold: float | None,
-    share: float,
-    smallest: tuple[Any, int] | None = None,
-) -> None:
-    """Warn that the chosen width is an end of the candidate widths, and why it may be.
-
-    ``smallest`` is the smallest class (label, number of samples of positive weight): with
-    :data:`TINY_CLASS` samples or fewer its spread rests on single rows, and S&S can rise
-    without limit as the width shrinks (with two samples the leave-one-out centre of each is
-    the other one), a third cause named at the lower end.
-
-    At the lower end two causes are named when they apply.  When every candidate is at or
-    below ``threshold`` (``None`` when one passed it; the paper's is -5 dB) the classes overlap
-    in every candidate feature space, and the worst pair's S&S can keep rising as the width
-    shrinks (glass's two window-glass classes, standardised: from -44 dB at sigma = 4.2 to
-    -17.5 dB at 0.75): S&S then does not identify a width.  When exact repeats carry most of
-    the within-class similarity (``share``, the chosen width's :func:`repeat_share`; common
-    with categorical or coarsely rounded features) the repeats keep kernel value 1 while
-    distinct rows stop being similar, and S&S can keep rising towards widths that only
-    memorise them (``SSRatio(max_repeat_share=None)``, or every width repeat-dominated).  On
-    the KEEL hayes-roth
-    data (160 rows, 84 distinct, standardised) over 99.9 % of the within-class kernel mass of
-    classes 1 and 2, the pair S&S scores, comes from repeated rows at sigma = 0.25, the width
-    it chooses there.
-    """
-    word = "smallest" if edge == "lower" else "largest"
-    msg = f"S&S chose sigma = {kern.sigma:.4g}, the {word} candidate width"
-    causes = []
-    if edge == "lower":
-        if threshold is not None:
-            causes.append(
-                f"every candidate has S&S at or below {threshold:g} dB (here {res.ss:.1f} dB "
-                f"for classes {res.classes[0]!r} and {res.classes[1]!r}), where the paper "
-                "discards a kernel: the classes overlap and S&S does not identify a width; "
-                "a cross-validated method (e.g. method='grid') is the safer choice here"
-            )
-        if share >= 0.5:
-            n_rep = X.shape[0] - np.unique(X, axis=0).shape[0]
-            causes.append(
-                f"{n_rep} of the {X.shape[0]} rows repeat another row exactly and carry "
-                f"{100 * share:.0f} % of the within-class similarity at this width: they stay "
-                "similar at every width while distinct rows stop being similar as the width "
-                "shrinks, which can make S&S favour widths that only memorise the repeats; if so, "
-                "keep the widths above the distance between distinct rows (log2_sigma or sigmas)"
-            )
-        if smallest is not None and smallest[1] <= TINY_CLASS:
-            causes.append(
-                f"class {smallest[0]!r} has {smallest[1]} samples, so its spread rests on single "
-                "rows and S&S can keep rising as the width shrinks without the classes being "
-                "any better separated: S&S does not identify a width on so few samples; "
-                "method='default' or a wider log2_sigma is the safer choice"
-            )
-    if causes:
-        msg += "; " + "; ".join(causes)
-    else:
-        msg += (
-            f"; the best width may be {'smaller' if edge == 'lower' else 'larger'}: "
-            "widen log2_sigma or pass sigmas"
+def _check_families(name: str, kernels: Any) -> tuple[str, ...]:
+    """The kernel families of option ``kernels``: "all", one family or a tuple of them."""
+    if isinstance(kernels, str):
+        if kernels == "all":
+            return _FAMILIES
+        if kernels in _FAMILIES:
+            return (kernels,)
+        raise ValueError(f"{name} must be None, 'all' or a tuple of {_FAMILIES}, got {kernels!r}")
+    fam = tuple(kernels)
+    bad = [k for k in fam if k not in _FAMILIES]
+    if not fam or bad:
+        raise ValueError(
+            f"{name} must be None, 'all' or a non-empty tuple of {_FAMILIES}; unknown: {bad}"
         )
-    warnings.warn(msg, BoundWarning, stacklevel=user_stacklevel())
+    return tuple(k for k in _FAMILIES if k in fam)
+
+
+def _check_sigmas(name: str, sigmas: Any) -> np.ndarray:
+    """Explicit RBF widths: a non-empty array of positive finite numbers."""
+    s = np.asarray(sigmas, dtype=float).ravel()
+    if s.size == 0 or np.any(~np.isfinite(s)) or np.any(s <= 0):
+        raise ValueError(f"{name} must be a non-empty sequence of positive widths")
+    return s
+
+
+def _check_rel_sigmas(name: str, log2_sigma: Any) -> np.ndarray:
+    """The relative widths ``2^k`` of the log2 grid ``(lo, hi, step)``."""
+    try:
+        return log2_grid(*log2_sigma)
+    except TypeError:
+        raise ValueError(f"{name} must be (lo, hi, step), got {log2_sigma!r}") from None
+
+
+def _check_degrees(name: str, degrees: Any) -> tuple[int, ...]:
+    """Polynomial degrees: positive integers, sorted, each once."""
+    try:
+        deg = np.atleast_1d(np.asarray(degrees, dtype=float))
+    except (TypeError, ValueError):
+        deg = np.array([])
+    if (
+        isinstance(degrees, str)
+        or deg.size == 0
+        or not np.all(np.isfinite(deg))
+        or np.any(deg != np.round(deg))
+        or np.any(deg < 1)
+    ):
+        raise ValueError(f"{name} must be positive integers, got {degrees!r}")
+    return tuple(sorted({int(v) for v in deg}))
+
+
+def _history(results, shares, dropped) -> list[dict[str, Any]]:
+    """One history row per candidate kernel: its parameters, S&S and repeat share."""
+    return [
+        dict(
+            k.params(),
+            label=kernel_label(k),
+            ss=float(r.ss),
+            d=float(r.d),
+            scatteredness=float(r.sigma),
+            pair=list(pr),
+            repeat_share=float(sh),
+            discarded_for_repeats=bool(dr),
+        )
+        for (k, pr, r), sh, dr in zip(results, shares, dropped)
+    ]
 
 
 class SSRatio(Selector):
@@ -234,6 +208,23 @@ class SSRatio(Selector):
 
     name = "ss"
     kernels = ("rbf", "linear", "poly")
+    _parameter_constraints = {
+        "kernels": [Check(_check_families, f"'all' or a tuple of {_FAMILIES}"), None],
+        "sigmas": [Check(_check_sigmas, "a non-empty sequence of positive widths"), None],
+        "log2_sigma": [Check(_check_rel_sigmas, "(lo, hi, step)")],
+        "degrees": [Check(_check_degrees, "positive integers")],
+        "poly_coef0": [Interval(Real, None, None)],
+        "spread": [Options(*SPREADS)],
+        "estimator": [Options(*ESTIMATORS)],
+        "feature_map": [Options(*_FEATURE_MAPS)],
+        "n_components": [IntegerLike(2)],
+        "max_exact": [IntegerLike(0)],
+        "curve": [Options("table", "paper")],
+        "threshold": [Interval(Real, None, None, note="S&S in dB")],
+        "max_samples": [IntegerLike(4), None],
+        "rescale": [Boolean()],
+        "max_repeat_share": [Interval(Real, 0.0, 1.0, closed="right"), None],
+    }
 
     def __init__(
         self,
@@ -254,84 +245,31 @@ class SSRatio(Selector):
         max_samples: int | None = None,
         max_repeat_share: float | None = 0.5,
     ):
-        if kernels is None:
-            self.families = None
-        elif isinstance(kernels, str):
-            if kernels == "all":
-                self.families = _FAMILIES
-            elif kernels in _FAMILIES:
-                self.families = (kernels,)
-            else:
-                raise ValueError(
-                    f"kernels must be None, 'all' or a tuple of {_FAMILIES}, got {kernels!r}"
-                )
-        else:
-            fam = tuple(kernels)
-            bad = [k for k in fam if k not in _FAMILIES]
-            if not fam or bad:
-                raise ValueError(
-                    f"kernels must be None, 'all' or a non-empty tuple of {_FAMILIES}; "
-                    f"unknown: {bad}"
-                )
-            self.families = tuple(k for k in _FAMILIES if k in fam)
-        if sigmas is not None:
-            s = np.asarray(sigmas, dtype=float).ravel()
-            if s.size == 0 or np.any(~np.isfinite(s)) or np.any(s <= 0):
-                raise ValueError("sigmas must be a non-empty sequence of positive widths")
-            self.sigmas = s
-        else:
-            self.sigmas = None
-        try:
-            self.rel_sigmas = log2_grid(*log2_sigma)
-        except TypeError:
-            raise ValueError(f"log2_sigma must be (lo, hi, step), got {log2_sigma!r}") from None
-        try:
-            deg = np.atleast_1d(np.asarray(degrees, dtype=float))
-        except (TypeError, ValueError):
-            deg = np.array([])
-        if (
-            isinstance(degrees, str)
-            or deg.size == 0
-            or not np.all(np.isfinite(deg))
-            or np.any(deg != np.round(deg))
-            or np.any(deg < 1)
-        ):
-            raise ValueError(f"degrees must be positive integers, got {degrees!r}")
-        self.degrees = tuple(sorted({int(v) for v in deg}))
-        if not np.isfinite(poly_coef0):
-            raise ValueError("poly_coef0 must be finite")
-        self.poly_coef0 = float(poly_coef0)
-        if spread not in SPREADS:
-            raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
-        if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-        if feature_map not in _FEATURE_MAPS:
-            raise ValueError(f"feature_map must be one of {_FEATURE_MAPS}, got {feature_map!r}")
-        n_components = check_int_option("n_components", n_components, minimum=2)
-        max_exact = check_int_option("max_exact", max_exact, minimum=0)
-        if curve not in ("table", "paper"):
-            raise ValueError(f"curve must be 'table' or 'paper', got {curve!r}")
-        if not np.isfinite(threshold):
-            raise ValueError("threshold must be a finite S&S value in dB")
-        max_samples = check_int_option("max_samples", max_samples, minimum=4, allow_none=True)
-        rescale = check_bool_option("rescale", rescale)
-        if max_repeat_share is not None and not (
-            isinstance(max_repeat_share, (int, float, np.integer, np.floating))
-            and 0.0 < float(max_repeat_share) <= 1.0
-        ):
-            raise ValueError(
-                f"max_repeat_share must be in (0, 1] or None, got {max_repeat_share!r}"
-            )
-        self.spread = spread
-        self.estimator = estimator
-        self.feature_map = feature_map
-        self.n_components = int(n_components)
-        self.max_exact = int(max_exact)
-        self.curve = curve
-        self.rescale = rescale
-        self.threshold = float(threshold)
-        self.max_samples = None if max_samples is None else int(max_samples)
-        self.max_repeat_share = None if max_repeat_share is None else float(max_repeat_share)
+        opts = self._validate_options(
+            kernels=kernels,
+            sigmas=sigmas,
+            log2_sigma=log2_sigma,
+            degrees=degrees,
+            poly_coef0=poly_coef0,
+            spread=spread,
+            estimator=estimator,
+            feature_map=feature_map,
+            n_components=n_components,
+            max_exact=max_exact,
+            curve=curve,
+            threshold=threshold,
+            max_samples=max_samples,
+            rescale=rescale,
+            max_repeat_share=max_repeat_share,
+        )
+        self.families = opts.pop("kernels")
+        self.rel_sigmas = opts.pop("log2_sigma")
+        for key, value in opts.items():
+            setattr(self, key, value)
+        self.poly_coef0 = float(self.poly_coef0)
+        self.threshold = float(self.threshold)
+        if self.max_repeat_share is not None:
+            self.max_repeat_share = float(self.max_repeat_share)
 
     # ------------------------------------------------------------------ candidates
     def _candidates(self, families: tuple[str, ...], p: int) -> list[Kernel]:
@@ -369,15 +307,18 @@ class SSRatio(Selector):
     # ------------------------------------------------------------------ select
     def select(
         self,
-        X,
-        y,
-        sample_weight=None,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
         *,
-        kernel="rbf",
-        random_state=None,
-        n_jobs=None,
-        multiclass="ovr",
-    ):
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.select`."""
+        self.check_groups(groups)
         if self.families is None:
             self.check_kernel(kernel)
             families: tuple[str, ...] = (kernel,)
@@ -391,91 +332,23 @@ class SSRatio(Selector):
         how = self._how(ys.shape[0])
         cands = self._candidates(families, X.shape[1])
 
-        within = None
-        if how == "exact" and self.spread == "directional":
-            results, within = self._exact_directional(Xs, ys, ws, cands)
-        else:
-            results = []
-            for kern in cands:
-                if how == "exact":
-                    Z = Xs if kern.name == "linear" else exact_kernel_features(kern(Xs))
-                else:
-                    method = (
-                        "nystroem"
-                        if how == "nystroem"
-                        else ("rff" if kern.name == "rbf" else "tensor_sketch")
-                    )
-                    Z = kernel_features(
-                        Xs, kern, method=method, n_components=self.n_components, random_state=seed
-                    )
-                pair, res = min_pairwise_ss(
-                    ys, Z=Z, sample_weight=ws, spread=self.spread, estimator=self.estimator
-                )
-                results.append((kern, pair, res))
-
+        results, within = self._scores(Xs, ys, ws, cands, how, seed)
         shares = self._repeat_shares(Xs, ys, ws, cands, seed, within=within)
-        scores = [r.ss for _, _, r in results]
-        dropped = [
-            self.max_repeat_share is not None and sh >= self.max_repeat_share for sh in shares
-        ]
-        rbf = [c for c, k in enumerate(cands) if k.name == "rbf"]
-        if any(dropped) and not all(dropped[c] for c in rbf):
-            scores = [-np.inf if dr else sc for sc, dr in zip(scores, dropped)]
-        else:
-            dropped = [False] * len(cands)
-        best, admissible = select_kernel(scores, self.threshold)
+        best, admissible, dropped = self._choose(results, shares, cands)
         kern, pair, res = results[best]
-        if res.ss == -np.inf:
-            warnings.warn(
-                "no candidate kernel separates the class centres (S&S = -inf for every "
-                "candidate): C is read at the end of the C_opt curve",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-        edge = _width_edge(kern, cands)
-        if not admissible and res.ss > -np.inf and edge != "lower":  # (lower: said below)
-            warnings.warn(
-                f"every candidate has S&S at or below {self.threshold:g} dB, where the paper "
-                f"discards a kernel (the best: {res.ss:.1f} dB for classes {res.classes[0]!r} "
-                f"and {res.classes[1]!r}): the classes overlap in every candidate feature "
-                "space, S&S says little about the width, and C is read from the C_opt curve "
-                "beyond the threshold; a cross-validated method (e.g. method='grid') is the "
-                "safer choice here",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-        if edge is not None:
-            threshold = None if admissible else self.threshold
-            share = shares[best]
-            if edge == "lower" and not np.isfinite(share):  # not computed: max_repeat_share=None
-                share = repeat_share(Xs, ys, ws, kern.sigma, max_rows=SHARE_ROWS, random_state=seed)
-            labels, counts = np.unique(ys if ws is None else ys[ws > 0], return_counts=True)
-            smallest = (labels.tolist()[int(np.argmin(counts))], int(counts.min()))
-            _warn_width_edge(kern, edge, Xs, res, threshold, share, smallest)
+        edge = self._warn_choice(kern, res, admissible, cands, shares[best], Xs, ys, ws, seed)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
         if res.d > 0:
             C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
         else:  # no separation at all: nothing to rescale by
             C = c_opt(-np.inf, curve=curve, rescale=False)
         params = self._params(kern, C)
-        history = [
-            dict(
-                k.params(),
-                label=_label(k),
-                ss=float(r.ss),
-                d=float(r.d),
-                scatteredness=float(r.sigma),
-                pair=list(pr),
-                repeat_share=float(sh),
-                discarded_for_repeats=bool(dr),
-            )
-            for (k, pr, r), sh, dr in zip(results, shares, dropped)
-        ]
+        history = _history(results, shares, dropped)
         info = {
             "d": float(res.d),
             "sigma": float(res.sigma),
             "ss": float(res.ss),
-            "kernel_scores": {_label(k): float(r.ss) for k, _, r in results},
+            "kernel_scores": {kernel_label(k): float(r.ss) for k, _, r in results},
             "C_opt": float(C),
             "regime": ss_regime(res.ss),
             "admissible": bool(admissible),
@@ -502,6 +375,80 @@ class SSRatio(Selector):
             final_model="l1",
             info=info,
         )
+
+    def _scores(self, Xs, ys, ws, cands: list[Kernel], how: str, seed: int):
+        """``[(kernel, worst pair, SSResult)]`` of every candidate (Shamsi & Beheshti eq. (7)-(9),
+        (31)) and, on the exact directional path, the within-class similarities
+        (:func:`within_mass`; None otherwise)."""
+        within = None
+        if how == "exact" and self.spread == "directional":
+            results, within = self._exact_directional(Xs, ys, ws, cands)
+        else:
+            results = []
+            for kern in cands:
+                if how == "exact":
+                    Z = Xs if kern.name == "linear" else exact_kernel_features(kern(Xs))
+                else:
+                    method = (
+                        "nystroem"
+                        if how == "nystroem"
+                        else ("rff" if kern.name == "rbf" else "tensor_sketch")
+                    )
+                    Z = kernel_features(
+                        Xs, kern, method=method, n_components=self.n_components, random_state=seed
+                    )
+                pair, res = min_pairwise_ss(
+                    ys, Z=Z, sample_weight=ws, spread=self.spread, estimator=self.estimator
+                )
+                results.append((kern, pair, res))
+
+        return results, within
+
+    def _choose(self, results, shares, cands: list[Kernel]) -> tuple[int, bool, list[bool]]:
+        """The chosen candidate (largest S&S above the threshold, eq. (26)-(27)), whether it
+        passed the threshold, and which RBF widths were discarded for repeated rows."""
+        scores = [r.ss for _, _, r in results]
+        dropped = [
+            self.max_repeat_share is not None and sh >= self.max_repeat_share for sh in shares
+        ]
+        rbf = [c for c, k in enumerate(cands) if k.name == "rbf"]
+        if any(dropped) and not all(dropped[c] for c in rbf):
+            scores = [-np.inf if dr else sc for sc, dr in zip(scores, dropped)]
+        else:
+            dropped = [False] * len(cands)
+        best, admissible = select_kernel(scores, self.threshold)
+        return best, admissible, dropped
+
+    def _warn_choice(self, kern, res, admissible, cands, share, Xs, ys, ws, seed) -> str | None:
+        """Warn when no candidate separates the class centres, when none passes the threshold,
+        and when the chosen RBF width is an end of the candidates; return that end (or None)."""
+        if res.ss == -np.inf:
+            warnings.warn(
+                "no candidate kernel separates the class centres (S&S = -inf for every "
+                "candidate): C is read at the end of the C_opt curve",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
+        edge = width_edge(kern, cands)
+        if not admissible and res.ss > -np.inf and edge != "lower":  # (lower: said below)
+            warnings.warn(
+                f"every candidate has S&S at or below {self.threshold:g} dB, where the paper "
+                f"discards a kernel (the best: {res.ss:.1f} dB for classes {res.classes[0]!r} "
+                f"and {res.classes[1]!r}): the classes overlap in every candidate feature "
+                "space, S&S says little about the width, and C is read from the C_opt curve "
+                "beyond the threshold; a cross-validated method (e.g. method='grid') is the "
+                "safer choice here",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
+        if edge is not None:
+            threshold = None if admissible else self.threshold
+            if edge == "lower" and not np.isfinite(share):  # not computed: max_repeat_share=None
+                share = repeat_share(Xs, ys, ws, kern.sigma, max_rows=SHARE_ROWS, random_state=seed)
+            labels, counts = np.unique(ys if ws is None else ys[ws > 0], return_counts=True)
+            smallest = (labels.tolist()[int(np.argmin(counts))], int(counts.min()))
+            warn_width_edge(kern, edge, Xs, res, threshold, share, smallest)
+        return edge
 
     def _exact_directional(self, X, y, w, cands: list[Kernel]):
         """Directional S&S of every candidate from its kernel: the class sums ``K W`` (all RBF

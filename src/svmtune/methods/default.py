@@ -1,0 +1,52 @@
+"""scikit-learn's default ``SVC()``: gamma='scale', C=1, the zero-cost baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmtune.kernels import sigma_from_gamma
+from svmtune.methods.base import Selection, Selector
+from svmtune.methods.baselines import rbf_params
+
+__all__ = ["DefaultSVC"]
+
+
+class DefaultSVC(Selector):
+    """scikit-learn's ``SVC()`` as is: gamma='scale', C=1 -- the practitioner's zero-cost choice.
+
+    gamma='scale' is ``1 / (d * Var(X))`` over all entries of the training matrix.
+    """
+
+    name = "default"
+    kernels = ("rbf",)
+    accepts_sparse = True
+
+    def select(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        *,
+        groups: np.ndarray | None = None,
+        kernel: str = "rbf",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        multiclass: str = "ovr",
+    ) -> Selection:
+        """Choose sigma from ``gamma='scale'`` and C = 1 (no search, no groups)."""
+        self.check_kernel(kernel)
+        self.check_groups(groups)
+        # weighted like repeated rows, so sample_weight=2 equals a duplicated row
+        w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+        if sp.issparse(X):  # from the row sums of x and x^2: X stays sparse
+            d = X.shape[1]
+            s1 = np.asarray(X.sum(axis=1)).ravel()
+            s2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+            mean = float(np.average(s1 / d, weights=w))
+            var = float(np.average((s2 - 2.0 * mean * s1) / d + mean**2, weights=w))
+        else:
+            mean = float(np.average(X, axis=0, weights=w).mean())
+            var = float(np.average(((X - mean) ** 2).mean(axis=1), weights=w))
+        gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        return Selection(params=rbf_params(sigma_from_gamma(gamma), 1.0), n_svm_fits=0)
