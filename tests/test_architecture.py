@@ -27,7 +27,6 @@ LENGTH_MARKER = "Length:"
 
 #: cycles other changes are removing; each is tolerated as it is (no module more) until then
 PENDING_CYCLES = {
-    "cli": frozenset({"svmtune.bench.cli", "svmtune.cli"}),
     "rbsvm_paper": frozenset(
         {"svmtune.bench.suites._rbsvm_experiments", "svmtune.bench.suites.rbsvm_paper"}
     ),
@@ -37,18 +36,10 @@ PENDING_CYCLES = {
 #: bench, methods, datasets); the coordinator drops each entry once it passes
 PENDING_SIZES = frozenset(
     {
-        "svmtune.bench.cli",
         "svmtune.bench.report",
         "svmtune.bench.runner",
         "svmtune.bench.suites._rbsvm_experiments",
         "svmtune.bench.suites.span_paper",
-        "svmtune.cli",
-        "svmtune.datasets.loaders",
-        "svmtune.methods.baselines",
-        "svmtune.methods.esdr",
-        "svmtune.methods.span_rule",
-        "svmtune.methods.ss_ratio",
-        "svmtune.tuner",
     }
 )
 

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from svmtune._factor import ExtendedFactor, WoodburyFactor
 
 __all__ = [
+    "ovr_tasks",
+    "pm1",
     "DualSolution",
     "LOSSES",
     "NONSUPPORT",
@@ -402,3 +404,20 @@ def objective_terms(
     if nonsupport == "label":
         dL[~sol.support] = 0.0
     return L, dL
+
+
+# ----------------------------------------------------------------------------- labels
+def pm1(y_binary: np.ndarray) -> np.ndarray:
+    """Encoded binary labels {0, 1} as {-1, +1} floats."""
+    return np.where(np.asarray(y_binary) == 1, 1.0, -1.0)
+
+
+def ovr_tasks(y: np.ndarray) -> list[np.ndarray]:
+    """One-vs-rest decomposition of encoded labels: a list of {-1, +1} label vectors.
+
+    Binary ``y`` (classes 0, 1) gives a single task with class 1 as +1.
+    """
+    k = int(np.max(y)) + 1
+    if k <= 2:
+        return [pm1(y)]
+    return [np.where(y == c, 1.0, -1.0) for c in range(k)]

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 from scipy.special import entr
 
+from svmtune._support import ovr_tasks
 from svmtune._validation import validate_sample_weight
 from svmtune.estimators import class_weight_vector
 from svmtune.kernels import Kernel, squared_distances
 from svmtune.loo.closed_form import _check_encoded_labels, closed_form_loo
 from svmtune.loo.rbsvm_lowrank import lowrank_loo
 from svmtune.lowrank import fit_tasks_lowrank, pivoted_cholesky_landmarks
-from svmtune.methods.base import ovr_tasks
 from svmtune.svm import fit_l2_svm
 
 #: largest n for which :func:`l2_model_entropy` forms the exact n x n kernel (1.8 GB at 15,000)

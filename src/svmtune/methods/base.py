@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from svmtune._support import ovr_tasks, pm1
 from svmtune.methods._constraints import Constraint, validate_options
 
 __all__ = [
@@ -243,22 +244,6 @@ def require(module: str, method: str, extra: str = "baselines") -> ModuleType:
         raise ImportError(
             f'method {method!r} needs {module}: pip install "svmtune[{extra}]"'
         ) from exc
-
-
-def pm1(y_binary: np.ndarray) -> np.ndarray:
-    """Encoded binary labels {0, 1} as {-1, +1} floats."""
-    return np.where(np.asarray(y_binary) == 1, 1.0, -1.0)
-
-
-def ovr_tasks(y: np.ndarray) -> list[np.ndarray]:
-    """One-vs-rest decomposition of encoded labels: a list of {-1, +1} label vectors.
-
-    Binary ``y`` (classes 0, 1) gives a single task with class 1 as +1.
-    """
-    k = int(np.max(y)) + 1
-    if k <= 2:
-        return [pm1(y)]
-    return [np.where(y == c, 1.0, -1.0) for c in range(k)]
 
 
 # Method name -> "module:Class".  Modules are imported on first use.
