@@ -19,6 +19,24 @@ from typing import Any
 import numpy as np
 from sklearn.metrics.pairwise import euclidean_distances
 
+__all__ = [
+    "COLUMN_BLOCK",
+    "KERNELS",
+    "Kernel",
+    "KernelColumns",
+    "as_kernel",
+    "gamma_from_sigma",
+    "kernel_block",
+    "kernel_columns",
+    "kernel_dlogparams",
+    "kernel_matrix",
+    "rbf_columns",
+    "rbf_dlogsigma",
+    "rbf_from_sqdist",
+    "sigma_from_gamma",
+    "squared_distances",
+]
+
 KERNELS = ("rbf", "linear", "poly", "sigmoid")
 
 
