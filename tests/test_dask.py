@@ -1,4 +1,4 @@
-"""The joblib candidate evaluation runs unchanged on a Dask cluster (issue #10, part 3).
+"""The joblib candidate evaluation runs unchanged on a Dask cluster.
 
 A ``LocalCluster`` (2 in-process workers, 1 thread each) stands in for a real cluster; the
 searches run under ``joblib.parallel_config(backend="dask")`` and must return exactly what the

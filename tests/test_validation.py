@@ -1,4 +1,4 @@
-"""Bad input gives one clear error naming the problem (issue #2 acceptance), library side.
+"""Bad input gives one clear error naming the problem, library side.
 
 The same cases through the command line are in ``tests/cli/test_commands.py``.
 """
@@ -270,7 +270,7 @@ def test_bad_class_weight_is_a_clear_error(class_weight, match):
         SVMTuner(class_weight=class_weight).fit(X, y)
 
 
-# ------------------------------------------------------------------ issue #50 regressions
+# ------------------------------------------------------------------ hardening regressions
 _INTEGER_OPTIONS = [
     (method, option)
     for method, options in {

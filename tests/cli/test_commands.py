@@ -692,7 +692,7 @@ def test_select_groups_of_a_bundled_data_set_from_its_side_file():
     assert r.exit_code == 2 and "no column 'UPDRS_x'" in r.output
 
 
-# ---------------------------------------------------------------------------- issue #50
+# ---------------------------------------------------------------------------- hardening
 def test_param_infinity_for_an_integer_option_is_a_one_line_error(csv_file):
     path, _ = csv_file
     for method, option in (

@@ -500,7 +500,7 @@ def test_bom_crlf_and_latin1(tmp_path):
     assert list(X["city"]) == ["Málaga", "Zürich"]
 
 
-# ---------------------------------------------------------------------------- bounds (#50)
+# ---------------------------------------------------------------------------- bounds
 def test_csv_field_over_the_csv_limit_names_the_line(tmp_path):
     big = "x" * (loaders.MAX_CSV_FIELD + 10)
     for name, text in [
