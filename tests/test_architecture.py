@@ -190,6 +190,60 @@ def test_pending_cycle_is_gone(name):
     assert not left, "still a cycle: " + "; ".join(_describe(c, graph) for c in left)
 
 
+#: the layers, lowest first: a module imports only from its own layer or those below it
+#: (docs/ARCHITECTURE.md draws them); a module is placed by its longest listed prefix
+LAYERS = [
+    ("support", ["svmtune.exceptions", "svmtune._warnings", "svmtune._jit", "svmtune._progress"]),
+    (
+        "kernels and inputs",
+        [
+            "svmtune._factor",
+            "svmtune._support",
+            "svmtune.kernels",
+            "svmtune.preprocess",
+            "svmtune._validation",
+        ],
+    ),
+    ("solvers", ["svmtune.svm", "svmtune.lowrank", "svmtune.estimators"]),
+    ("closed forms and data criteria", ["svmtune.loo", "svmtune.criteria"]),
+    ("searches", ["svmtune.search"]),
+    ("methods", ["svmtune.methods"]),
+    (
+        "estimator",
+        [
+            "svmtune._results",
+            "svmtune.tuner",
+            "svmtune.persist",
+            "svmtune.plotting",
+            "svmtune.datasets",
+        ],
+    ),
+    ("benchmark harness", ["svmtune.bench"]),
+    ("command line and package", ["svmtune.cli", "svmtune"]),
+]
+
+
+def _layer(module: str) -> int:
+    best, rank = "", None
+    for k, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+                best, rank = prefix, k
+    assert rank is not None, f"{module} is in no layer of LAYERS"
+    return rank
+
+
+def test_imports_go_downwards_only():
+    graph = import_graph()
+    upward = [
+        f"{a} ({LAYERS[_layer(a)][0]}) imports {b} ({LAYERS[_layer(b)][0]})"
+        for a, targets in graph.items()
+        for b in targets
+        if _layer(b) > _layer(a)
+    ]
+    assert not upward, "imports against the layers:\n" + "\n".join(sorted(upward))
+
+
 def _function_lengths(tree: ast.AST):
     """``(name, line, length without the docstring, docstring)`` of every function."""
     for node in ast.walk(tree):

@@ -12,6 +12,8 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_X_y
 
+from svmtune.preprocess import _convertible, _numeric_values, _only_numbers, categorical_columns
+
 __all__ = [
     "as_table",
     "explained_errors",
@@ -60,7 +62,6 @@ def check_labels(y) -> None:
     """Raise a ``ValueError`` when the labels ``y`` are missing somewhere (None, NaN,
     ``pd.NA``) or mix numbers and strings: cases that numpy's sorting otherwise reports as
     "'<' not supported between instances of 'NoneType' and 'str'"."""
-    import pandas as pd
 
     arr = y if isinstance(y, np.ndarray) else np.asarray(y)
     if arr.ndim != 1 or arr.dtype.kind in "biu":
@@ -226,7 +227,6 @@ def validate_groups(groups, n: int) -> np.ndarray | None:
         If ``groups`` is not one label per sample or some label is missing (None, NaN,
         ``pd.NA``).
     """
-    import pandas as pd
 
     if groups is None:
         return None
@@ -325,9 +325,6 @@ def _numeric_part(X) -> tuple[np.ndarray, list]:
     missing values, and their names (positions for an array): number dtypes except complex
     (left to scikit-learn's "Complex data not supported") and ``object`` columns holding
     only numbers and missing values."""
-    import pandas as pd
-
-    from svmtune.preprocess import _numeric_values, _only_numbers
 
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
     keep = [
@@ -462,7 +459,6 @@ def check_numeric_features(X) -> None:
     (one-hot with ``preprocess="auto"``) before an RBF kernel can use them.  Other inputs are
     left to scikit-learn's checks.
     """
-    from svmtune.preprocess import _convertible, categorical_columns
 
     check_time_columns(X)
     is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")
