@@ -46,7 +46,8 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "ARCHITECTURE.md", "**/README.md", "auto_examples/*.ipynb",
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "ARCHITECTURE.md", "**/README.md", "_generated/*.md", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
                     "auto_examples/*.json"]
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
@@ -64,6 +65,30 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks: set[str] = set()
 
+import re  # noqa: E402
+
+#: tracker references in docstrings are not something a reader of the site can open
+_ISSUE = re.compile(r"\s*\((?:[^()]*?\s)?issue #\d+[^()]*\)|\bissue #\d+'s\s+|\s*issue #\d+")
+
+
+def _strip_issue_refs(app, what, name, obj, options, lines):
+    lines[:] = [_ISSUE.sub("", line) for line in lines]
+
+
+def _skip_foreign(app, what, name, obj, skip, options):
+    """Leave out members scikit-learn's base classes add (get_params, set_*_request, ...):
+    their docstrings belong to scikit-learn's site."""
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("sklearn") or (name.startswith("set_") and name.endswith("_request")):
+        return True
+    return skip
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _strip_issue_refs)
+    app.connect("autodoc-skip-member", _skip_foreign)
+
+
 # --- examples gallery --------------------------------------------------------------------
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
@@ -75,6 +100,9 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "image_scrapers": ("matplotlib",),
     "show_memory": False,
+    "doc_module": ("svmtune",),
+    "backreferences_dir": "api/backreferences",
+    "reference_url": {"svmtune": None},
 }
 
 # --- theme -------------------------------------------------------------------------------
