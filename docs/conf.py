@@ -109,12 +109,18 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = "svmtune"
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "header_links_before_dropdown": 7,
-    "secondary_sidebar_items": ["page-toc"],
+    # the method pages' equation tables need the width more than an "on this page" column
+    "secondary_sidebar_items": {
+        "**": ["page-toc"],
+        **{f"{p.parent.name}/{p.stem}": [] for d in ("methods", "notes")
+           for p in (DOCS / d).glob("*.md")},
+    },
 }
 html_sidebars = {"index": [], "getting_started": [], "choosing": []}
 html_show_sourcelink = False

@@ -9,6 +9,15 @@ criterion over (log2 sigma, log2 C) with the search's path and the chosen point,
 the method computed one, the held-out error of the same points.
 """
 
+# sphinx_gallery_start_ignore
+# (hidden on the site: print warnings as "Category: message", without file paths)
+import warnings
+
+warnings.formatwarning = lambda message, category, *args, **kwargs: (
+    f"{category.__name__}: {message}\n")
+# sphinx_gallery_end_ignore
+
+
 import matplotlib.pyplot as plt
 from sklearn.model_selection import train_test_split
 

@@ -9,6 +9,15 @@ every step costs O(n m^2) time and O(n m) memory. Here: 12,000 synthetic trainin
 scikit-learn's ``SVC()``.
 """
 
+# sphinx_gallery_start_ignore
+# (hidden on the site: print warnings as "Category: message", without file paths)
+import warnings
+
+warnings.formatwarning = lambda message, category, *args, **kwargs: (
+    f"{category.__name__}: {message}\n")
+# sphinx_gallery_end_ignore
+
+
 import time
 
 import matplotlib.pyplot as plt

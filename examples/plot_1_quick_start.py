@@ -7,6 +7,15 @@ recordings, 22 features): select ``(sigma, C)``, look at the candidates ``auto``
 compare the selected model with scikit-learn's ``SVC()`` on held-out rows.
 """
 
+# sphinx_gallery_start_ignore
+# (hidden on the site: print warnings as "Category: message", without file paths)
+import warnings
+
+warnings.formatwarning = lambda message, category, *args, **kwargs: (
+    f"{category.__name__}: {message}\n")
+# sphinx_gallery_end_ignore
+
+
 # %%
 # Load the data and split it.
 import time

@@ -14,6 +14,15 @@ rows whose label is the group's, with 20 % of the group labels flipped, and new 
 test on.
 """
 
+# sphinx_gallery_start_ignore
+# (hidden on the site: print warnings as "Category: message", without file paths)
+import warnings
+
+warnings.formatwarning = lambda message, category, *args, **kwargs: (
+    f"{category.__name__}: {message}\n")
+# sphinx_gallery_end_ignore
+
+
 import matplotlib.pyplot as plt
 import numpy as np
 

@@ -13,6 +13,15 @@ F1 of the rare class:
   (``search="class_weights"``, the Weighted span paper's Experiment #1).
 """
 
+# sphinx_gallery_start_ignore
+# (hidden on the site: print warnings as "Category: message", without file paths)
+import warnings
+
+warnings.formatwarning = lambda message, category, *args, **kwargs: (
+    f"{category.__name__}: {message}\n")
+# sphinx_gallery_end_ignore
+
+
 import time
 
 import matplotlib.pyplot as plt
