@@ -39,6 +39,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # a copy of MathJax served with the site, so that the notes' equations render without
+    # a network connection (package sphinx-mathjax-offline)
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
