@@ -52,6 +52,15 @@ FAMILY = {
     "ss": ("no search", "#8c564b", "P"),
 }
 
+#: where a label goes when the default (up and right of its point) would overlap another
+LABELS = {
+    "auto": ((6, -10), "left"),
+    "rbsvm": ((-5, 3), "right"),
+    "span": ((-5, -9), "right"),
+    "tpe": ((-5, 3), "right"),
+    "dbtc": ((4, -9), "left"),
+}
+
 
 def load(path: Path = RESULTS) -> pd.DataFrame:
     """The latest ``ok`` row of every stored cell, with its cost in ``SVC()`` fits."""
@@ -91,8 +100,9 @@ def draw(s: pd.DataFrame, png: Path) -> None:
             s=160 if name == "auto" else 50, label=None if label in seen else label, zorder=3,
         )
         seen.add(label)
+        offset, align = LABELS.get(name, ((4, 3), "left"))
         ax.annotate(name, (max(r["median_cost"], 0.5), r["accuracy"]), fontsize=7,
-                    xytext=(6, -10) if name == "auto" else (4, 3), textcoords="offset points",
+                    xytext=offset, textcoords="offset points", ha=align,
                     fontweight="bold" if name == "auto" else "normal")
     ax.set_xscale("log")
     ax.set_xlabel("median cost: (selection + final fit) / one SVC() fit  (log scale)")
