@@ -145,7 +145,10 @@ def method_snippets() -> dict[str, str]:
 
     out = {}
     for name, target in METHODS.items():
-        module, cls = target.split(":")
+        if isinstance(target, str):  # "module:Class"
+            module, cls = target.split(":")
+        else:  # a class
+            module, cls = target.__module__, target.__qualname__
         out[f"method_{name}"] = "\n".join([
             f"Registered as `{name}`: class `{module}.{cls}`.",
             "",
