@@ -8,8 +8,10 @@ registered method, the command is in ``benchmarks/auto_eval.py``'s docstring) an
   (y) against the median cost (x, log scale), where the cost of a cell is (selection time +
   final fit time) / the time of one scikit-learn ``SVC()`` fit in the same cell, as in
   ``benchmarks/auto_eval.md``;
-* ``docs/_static/accuracy_cost.csv``: the same numbers as a table, which the documentation
-  includes (``docs/choosing.md``).
+* ``docs/_static/accuracy_cost.csv``: the same numbers as a table, with the mean Brier score
+  and log-loss of ``predict_proba`` on the test rows (scikit-learn's ``brier_score_loss`` and
+  ``log_loss``, as ``svmtune bench`` stores them; the tuner's default tanh probabilities),
+  which the documentation includes (``docs/choosing.md``).
 
 Only methods that ran on every data set are shown, so every point averages the same sets::
 
@@ -73,12 +75,16 @@ def load(path: Path = RESULTS) -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per method (registered name): data sets, mean accuracy (%), median and largest cost."""
-    per_set = df.groupby(["method_name", "task"]).agg(acc=("accuracy", "mean"), cost=("cost", "median"))
+    """Per method (registered name): data sets, mean accuracy (%), median and largest cost,
+    mean Brier score and log-loss (each averaged over a data set's splits, then over sets)."""
+    per_set = df.groupby(["method_name", "task"]).agg(
+        acc=("accuracy", "mean"), cost=("cost", "median"), brier=("brier", "mean"),
+        log_loss=("log_loss", "mean"),
+    )
     n_sets = df["task"].nunique()
     out = per_set.groupby("method_name").agg(
         sets=("acc", "size"), accuracy=("acc", "mean"), median_cost=("cost", "median"),
-        largest_cost=("cost", "max"),
+        largest_cost=("cost", "max"), brier=("brier", "mean"), log_loss=("log_loss", "mean"),
     )
     out = out[out["sets"] == n_sets]
     out["accuracy"] = 100 * out["accuracy"]
@@ -124,6 +130,8 @@ def main() -> None:
     table["accuracy"] = table["accuracy"].map("{:.2f}".format)
     table["median_cost"] = table["median_cost"].map("{:.1f}".format)
     table["largest_cost"] = table["largest_cost"].map("{:.0f}".format)
+    table["brier"] = table["brier"].map("{:.3f}".format)
+    table["log_loss"] = table["log_loss"].map("{:.3f}".format)
     table.to_csv(STATIC / "accuracy_cost.csv", index=False)
     print(table.to_string(index=False))
 

@@ -42,6 +42,31 @@ def tables(text: str) -> list[str]:
     return out
 
 
+def rows(table: str, first_cells: list[str]) -> str:
+    """The header of a Markdown table and its rows whose first cell is in ``first_cells``."""
+    lines = table.splitlines()
+    keep = [ln for ln in lines[2:] if ln.split("|")[1].strip() in first_cells]
+    if not keep:
+        raise ValueError(f"no row for {first_cells}")
+    return "\n".join(lines[:2] + keep)
+
+
+#: method page -> the labels of its methods in the report's quick+data summary
+QUICK_ROWS = {
+    "auto": ["auto", "default", "grid-10fold"],
+    "rbsvm": ["rbsvm", "default", "grid-10fold"],
+    "lowrank": ["rbsvm_lowrank", "span_lowrank", "radius_margin_lowrank", "rbsvm", "span",
+                "radius_margin"],
+    "span": ["span", "span_lowrank", "default", "grid-10fold"],
+    "radius_margin": ["radius_margin", "radius_margin_lowrank", "default", "grid-10fold"],
+    "esdr": ["esdr", "dbtc", "j4", "default", "grid-10fold"],
+    "ld": ["ld", "ld_c1", "cv_cv", "default", "grid-10fold"],
+    "span_rule": ["span_rule", "default", "grid-10fold"],
+    "ss": ["ss", "default", "grid-10fold"],
+    "baselines": ["default", "grid-10fold", "random", "tpe", "optuna", "halving"],
+}
+
+
 def paragraph(text: str, prefix: str) -> str:
     """The first paragraph of ``text`` starting with ``prefix``."""
     for para in re.split(r"\n\s*\n", text):
@@ -107,6 +132,10 @@ def snippets() -> dict[str, str]:
     for suite in re.findall(r"^### Suite `([^`]+)`$", report, re.M):
         key = "report_suite_" + re.sub(r"[^a-z0-9]+", "_", suite)
         out[key] = clean(section(report, f"### Suite `{suite}`")) + "\n\n" + cite("REPORT.md")
+    quick = section(report, "### Suite `quick+data`")
+    for key, methods in QUICK_ROWS.items():
+        out[f"quick_rows_{key}"] = (rows(tables(quick)[0], methods) + "\n\n" + cite("REPORT.md")
+                                    + " *Suite `quick+data`: 26 bundled data sets, 2 splits each.*")
     scaling = next(h for h in re.findall(r"^## Scaling.*$", report, re.M))
     body = section(report, scaling)
     out["scaling_intro"] = clean(body.split("\n\n")[0]) + "\n\n" + cite("REPORT.md")
