@@ -121,9 +121,10 @@ html_theme_options = {
     # the method pages' equation tables need the width more than an "on this page" column
     "secondary_sidebar_items": {
         "**": ["page-toc"],
-        **{f"{p.parent.name}/{p.stem}": [] for d in ("methods", "notes")
+        **{f"{p.parent.name}/{p.stem}": [] for d in ("methods", "notes", "user_guide")
            for p in (DOCS / d).glob("*.md")},
     },
 }
-html_sidebars = {"index": [], "getting_started": [], "choosing": []}
+# single pages without sub-pages need no section navigation
+html_sidebars = {"index": [], "getting_started": [], "choosing": [], "benchmarks": []}
 html_show_sourcelink = False

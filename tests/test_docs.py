@@ -56,3 +56,18 @@ def test_every_subpackage_all_is_in_the_api_reference(api_source):
     for package, names in gen_api.public_packages():
         missing = set(names) - _listed(api_source, package)
         assert not missing, f"{package}: not in the API reference: {sorted(missing)}"
+
+
+def test_benchmark_snippets_and_method_pages_are_generated():
+    """The measured tables the pages include are found in ``benchmarks/`` (a renamed heading
+    or a missing file fails here before it fails the docs build), and every registered method
+    has its reference snippet."""
+    path = GEN_API.parent / "gen_snippets.py"
+    spec = importlib.util.spec_from_file_location("gen_snippets", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    snippets = gen.snippets()
+    assert all(text.strip() for text in snippets.values())
+    assert "| | auto | grid |" in snippets["auto_eval_summary"]
+    methods = gen.method_snippets()
+    assert set(methods) == {f"method_{name}" for name in svmtune.available_methods()}

@@ -146,7 +146,7 @@ def snippets() -> dict[str, str]:
 def cli_help(args: list[str]) -> str:
     """``svmtune ARGS --help`` as the installed command prints it."""
     code = "import sys; from svmtune.cli import main; sys.argv[0] = 'svmtune'; main()"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "100"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "88"}
     run = subprocess.run([sys.executable, "-c", code, *args, "--help"], capture_output=True,
                          text=True, env=env, check=True)
     return run.stdout
