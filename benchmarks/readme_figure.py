@@ -78,13 +78,19 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per method (registered name): data sets, mean accuracy (%), median and largest cost,
     mean Brier score and log-loss (each averaged over a data set's splits, then over sets)."""
     per_set = df.groupby(["method_name", "task"]).agg(
-        acc=("accuracy", "mean"), cost=("cost", "median"), brier=("brier", "mean"),
+        acc=("accuracy", "mean"),
+        cost=("cost", "median"),
+        brier=("brier", "mean"),
         log_loss=("log_loss", "mean"),
     )
     n_sets = df["task"].nunique()
     out = per_set.groupby("method_name").agg(
-        sets=("acc", "size"), accuracy=("acc", "mean"), median_cost=("cost", "median"),
-        largest_cost=("cost", "max"), brier=("brier", "mean"), log_loss=("log_loss", "mean"),
+        sets=("acc", "size"),
+        accuracy=("acc", "mean"),
+        median_cost=("cost", "median"),
+        largest_cost=("cost", "max"),
+        brier=("brier", "mean"),
+        log_loss=("log_loss", "mean"),
     )
     out = out[out["sets"] == n_sets]
     out["accuracy"] = 100 * out["accuracy"]
@@ -102,19 +108,33 @@ def draw(s: pd.DataFrame, png: Path) -> None:
     for name, r in s.iterrows():
         label, colour, marker = FAMILY.get(name, ("other", "black", "x"))
         ax.scatter(
-            max(r["median_cost"], 0.5), r["accuracy"], c=colour, marker=marker,
-            s=160 if name == "auto" else 50, label=None if label in seen else label, zorder=3,
+            max(r["median_cost"], 0.5),
+            r["accuracy"],
+            c=colour,
+            marker=marker,
+            s=160 if name == "auto" else 50,
+            label=None if label in seen else label,
+            zorder=3,
         )
         seen.add(label)
         offset, align = LABELS.get(name, ((4, 3), "left"))
-        ax.annotate(name, (max(r["median_cost"], 0.5), r["accuracy"]), fontsize=7,
-                    xytext=offset, textcoords="offset points", ha=align,
-                    fontweight="bold" if name == "auto" else "normal")
+        ax.annotate(
+            name,
+            (max(r["median_cost"], 0.5), r["accuracy"]),
+            fontsize=7,
+            xytext=offset,
+            textcoords="offset points",
+            ha=align,
+            fontweight="bold" if name == "auto" else "normal",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("median cost: (selection + final fit) / one SVC() fit  (log scale)")
     ax.set_ylabel("mean test accuracy (%)")
-    ax.set_title(f"{int(s['sets'].iloc[0])} bundled data sets, 2 splits each "
-                 "(benchmarks/results/quick+data)", fontsize=9)
+    ax.set_title(
+        f"{int(s['sets'].iloc[0])} bundled data sets, 2 splits each "
+        "(benchmarks/results/quick+data)",
+        fontsize=9,
+    )
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()

@@ -50,9 +50,17 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "ARCHITECTURE.md", "**/README.md", "_generated/*.md", "auto_examples/*.ipynb",
-                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
-                    "auto_examples/*.json"]
+exclude_patterns = [
+    "_build",
+    "ARCHITECTURE.md",
+    "**/README.md",
+    "_generated/*.md",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.zip",
+    "auto_examples/*.md5",
+    "auto_examples/*.json",
+]
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]
@@ -121,8 +129,11 @@ html_theme_options = {
     # the method pages' equation tables need the width more than an "on this page" column
     "secondary_sidebar_items": {
         "**": ["page-toc"],
-        **{f"{p.parent.name}/{p.stem}": [] for d in ("methods", "notes", "user_guide")
-           for p in (DOCS / d).glob("*.md")},
+        **{
+            f"{p.parent.name}/{p.stem}": []
+            for d in ("methods", "notes", "user_guide")
+            for p in (DOCS / d).glob("*.md")
+        },
     },
 }
 # single pages without sub-pages need no section navigation

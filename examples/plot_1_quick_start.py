@@ -9,10 +9,12 @@ compare the selected model with scikit-learn's ``SVC()`` on held-out rows.
 
 # sphinx_gallery_start_ignore
 # (hidden on the site: print warnings as "Category: message", without file paths)
+# ruff: noqa: E402
 import warnings
 
 warnings.formatwarning = lambda message, category, *args, **kwargs: (
-    f"{category.__name__}: {message}\n")
+    f"{category.__name__}: {message}\n"
+)
 # sphinx_gallery_end_ignore
 
 
@@ -32,7 +34,7 @@ from svmtune.datasets import load_dataset
 
 X, y, info = load_dataset("parkinsons")
 X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-print(f"{X.shape[0]} rows, {X.shape[1]} features, classes {sorted(set(y))}")
+print(f"{X.shape[0]} rows, {X.shape[1]} features, classes {np.unique(y).tolist()}")
 
 # %%
 # Select and fit. ``estimate_`` is the referee's closed-form leave-one-out error of the
@@ -42,12 +44,13 @@ t0 = time.perf_counter()
 tuner = SVMTuner(random_state=0).fit(X_tr, y_tr)
 seconds = time.perf_counter() - t0
 print("chosen:", tuner.best_params_)
-print(f"leave-one-out estimate {tuner.estimate_:.3f}, final model {tuner.final_model_}, "
-      f"{tuner.n_svm_fits_} SVM fits, {seconds:.2f} s")
+print(
+    f"leave-one-out estimate {tuner.estimate_:.3f}, final model {tuner.final_model_}, "
+    f"{tuner.n_svm_fits_} SVM fits, {seconds:.2f} s"
+)
 
 baseline = make_pipeline(StandardScaler(), SVC()).fit(X_tr, y_tr)
-print(f"test accuracy: auto {tuner.score(X_te, y_te):.3f}, "
-      f"SVC() {baseline.score(X_te, y_te):.3f}")
+print(f"test accuracy: auto {tuner.score(X_te, y_te):.3f}, SVC() {baseline.score(X_te, y_te):.3f}")
 
 # %%
 # Every candidate ``auto`` scored: its origin (a data-only start or the end of the gradient
@@ -62,11 +65,16 @@ print(res[cols].to_string())
 # %%
 # Where the candidates lie, coloured by their leave-one-out accuracy; the star is the choice.
 fig, ax = plt.subplots(figsize=(6, 4.5))
-sc = ax.scatter(np.log2(res["param_sigma"].astype(float)), np.log2(res["param_C"].astype(float)),
-                c=res["mean_test_score"].astype(float), cmap="viridis", s=80, edgecolors="k")
+sc = ax.scatter(
+    np.log2(res["param_sigma"].astype(float)),
+    np.log2(res["param_C"].astype(float)),
+    c=res["mean_test_score"].astype(float),
+    cmap="viridis",
+    s=80,
+    edgecolors="k",
+)
 best = tuner.best_params_
-ax.scatter(np.log2(best["sigma"]), np.log2(best["C"]), marker="*", s=300, c="red",
-           label="chosen")
+ax.scatter(np.log2(best["sigma"]), np.log2(best["C"]), marker="*", s=300, c="red", label="chosen")
 ax.set_xlabel("log2 sigma")
 ax.set_ylabel("log2 C")
 ax.set_title("auto's candidates on parkinsons")

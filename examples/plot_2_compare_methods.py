@@ -11,10 +11,12 @@ On the command line the same comparison, with repeated splits and every method, 
 
 # sphinx_gallery_start_ignore
 # (hidden on the site: print warnings as "Category: message", without file paths)
+# ruff: noqa: E402
 import warnings
 
 warnings.formatwarning = lambda message, category, *args, **kwargs: (
-    f"{category.__name__}: {message}\n")
+    f"{category.__name__}: {message}\n"
+)
 # sphinx_gallery_end_ignore
 
 
@@ -71,9 +73,11 @@ for name, params in methods.items():
     seconds = time.perf_counter() - t0
     cost = seconds / unit
     rows.append((name, tuner.score(X_te, y_te), cost, tuner.best_params_))
-    print(f"{name:8s} test accuracy {rows[-1][1]:.3f}  {seconds:6.2f} s = {cost:7.1f} SVC() fits  "
-          f"sigma {tuner.best_params_.get('sigma', float('nan')):.3g}  "
-          f"C {tuner.best_params_.get('C', float('nan')):.3g}")
+    print(
+        f"{name:8s} test accuracy {rows[-1][1]:.3f}  {seconds:6.2f} s = {cost:7.1f} SVC() fits  "
+        f"sigma {tuner.best_params_.get('sigma', float('nan')):.3g}  "
+        f"C {tuner.best_params_.get('C', float('nan')):.3g}"
+    )
 
 # %%
 # Accuracy against cost. One split of one data set is noisy: a difference of one or two test

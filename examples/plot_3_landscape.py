@@ -11,10 +11,12 @@ the method computed one, the held-out error of the same points.
 
 # sphinx_gallery_start_ignore
 # (hidden on the site: print warnings as "Category: message", without file paths)
+# ruff: noqa: E402
 import warnings
 
 warnings.formatwarning = lambda message, category, *args, **kwargs: (
-    f"{category.__name__}: {message}\n")
+    f"{category.__name__}: {message}\n"
+)
 # sphinx_gallery_end_ignore
 
 
@@ -30,9 +32,11 @@ X_tr, X_te, y_tr, y_te = train_test_split(X, y, train_size=300, stratify=y, rand
 
 # %%
 # A 5-fold grid search: its landscape is the cross-validated error on the whole grid.
-grid = SVMTuner(method="grid", random_state=0,
-                method_params={"log2_sigma": (-6, 6, 1), "log2_C": (-6, 8, 1),
-                               "n_splits": 5}).fit(X_tr, y_tr)
+grid = SVMTuner(
+    method="grid",
+    random_state=0,
+    method_params={"log2_sigma": (-6, 6, 1), "log2_C": (-6, 8, 1), "n_splits": 5},
+).fit(X_tr, y_tr)
 fig = svmtune.plot_landscape(grid)
 plt.show()
 
@@ -46,6 +50,8 @@ plt.show()
 # %%
 # What the two chose and what it cost.
 for name, t in (("grid", grid), ("rbsvm", rbsvm)):
-    print(f"{name:6s} sigma {t.best_params_['sigma']:.3g}  C {t.best_params_['C']:.3g}  "
-          f"{t.n_svm_fits_} SVM fits  {t.selection_time_:.2f} s  "
-          f"test accuracy {t.score(X_te, y_te):.4f}")
+    print(
+        f"{name:6s} sigma {t.best_params_['sigma']:.3g}  C {t.best_params_['C']:.3g}  "
+        f"{t.n_svm_fits_} SVM fits  {t.selection_time_:.2f} s  "
+        f"test accuracy {t.score(X_te, y_te):.4f}"
+    )

@@ -11,10 +11,12 @@ scikit-learn's ``SVC()``.
 
 # sphinx_gallery_start_ignore
 # (hidden on the site: print warnings as "Category: message", without file paths)
+# ruff: noqa: E402
 import warnings
 
 warnings.formatwarning = lambda message, category, *args, **kwargs: (
-    f"{category.__name__}: {message}\n")
+    f"{category.__name__}: {message}\n"
+)
 # sphinx_gallery_end_ignore
 
 
@@ -29,8 +31,15 @@ from sklearn.svm import SVC
 
 from svmtune import SVMTuner
 
-X, y = make_classification(n_samples=16000, n_features=20, n_informative=8, n_redundant=4,
-                           flip_y=0.03, class_sep=0.8, random_state=0)
+X, y = make_classification(
+    n_samples=16000,
+    n_features=20,
+    n_informative=8,
+    n_redundant=4,
+    flip_y=0.03,
+    class_sep=0.8,
+    random_state=0,
+)
 X_tr, X_te, y_tr, y_te = train_test_split(X, y, train_size=12000, random_state=0)
 
 # %%
@@ -47,15 +56,18 @@ print(f"SVC(): test accuracy {svc.score(X_te, y_te):.4f}, fit {unit:.1f} s")
 results = []
 for rank in (100, 300):
     t0 = time.perf_counter()
-    tuner = SVMTuner(method="rbsvm_lowrank", method_params={"rank": rank},
-                     random_state=0).fit(X_tr, y_tr)
+    tuner = SVMTuner(method="rbsvm_lowrank", method_params={"rank": rank}, random_state=0).fit(
+        X_tr, y_tr
+    )
     total = time.perf_counter() - t0
     acc = tuner.score(X_te, y_te)
     results.append((rank, acc, total / unit))
-    print(f"rank {rank}: sigma {tuner.best_params_['sigma']:.3g}, C {tuner.best_params_['C']:.3g}, "
-          f"test accuracy {acc:.4f}, selection {tuner.selection_time_:.1f} s, "
-          f"cost {total / unit:.1f} SVC() fits, landmarks used: "
-          f"{tuner.selection_.info.get('rank', 'n/a')}")
+    print(
+        f"rank {rank}: sigma {tuner.best_params_['sigma']:.3g}, C {tuner.best_params_['C']:.3g}, "
+        f"test accuracy {acc:.4f}, selection {tuner.selection_time_:.1f} s, "
+        f"cost {total / unit:.1f} SVC() fits, landmarks used: "
+        f"{tuner.selection_.info.get('rank', 'n/a')}"
+    )
 
 # %%
 # Accuracy and cost per rank, beside ``SVC()`` (cost 1 by definition).

@@ -15,10 +15,12 @@ F1 of the rare class:
 
 # sphinx_gallery_start_ignore
 # (hidden on the site: print warnings as "Category: message", without file paths)
+# ruff: noqa: E402
 import warnings
 
 warnings.formatwarning = lambda message, category, *args, **kwargs: (
-    f"{category.__name__}: {message}\n")
+    f"{category.__name__}: {message}\n"
+)
 # sphinx_gallery_end_ignore
 
 
@@ -32,26 +34,43 @@ from sklearn.model_selection import train_test_split
 
 from svmtune import SVMTuner
 
-X, y = make_classification(n_samples=900, n_features=10, n_informative=5, weights=[0.92],
-                           flip_y=0.02, class_sep=0.9, random_state=3)
+X, y = make_classification(
+    n_samples=900,
+    n_features=10,
+    n_informative=5,
+    weights=[0.92],
+    flip_y=0.02,
+    class_sep=0.9,
+    random_state=3,
+)
 X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.4, stratify=y, random_state=0)
 print(f"training rows {len(y_tr)}, positives {int(y_tr.sum())}")
 
 # %%
-# The candidates. ``span_rule``'s class-weight search fits one SVM per (C+, C-) pair on a
-# coarser grid than its default here (step 1 in log2 over [-4, 8] for both), to keep the example short.
+# The candidates. ``span_rule``'s class-weight search fits one SVM per (C+, C-) pair, here on
+# a coarser grid than its default (step 1 in log2 over [-4, 8] for both), to keep it short.
 configs = {
     "default": dict(method="default"),
     "default, balanced": dict(method="default", class_weight="balanced"),
     "auto": dict(method="auto"),
     "auto, balanced": dict(method="auto", class_weight="balanced"),
-    "grid, F1": dict(method="grid", method_params={"scoring": "f1", "n_splits": 5,
-                                                    "log2_sigma": (-4, 6, 2),
-                                                    "log2_C": (-4, 8, 2)}),
-    "span_rule, class weights": dict(method="span_rule",
-                                     method_params={"search": "class_weights",
-                                                    "log2_C_pos": (-4, 8, 1),
-                                                    "log2_C_neg": (-4, 8, 1)}),
+    "grid, F1": dict(
+        method="grid",
+        method_params={
+            "scoring": "f1",
+            "n_splits": 5,
+            "log2_sigma": (-4, 6, 2),
+            "log2_C": (-4, 8, 2),
+        },
+    ),
+    "span_rule, class weights": dict(
+        method="span_rule",
+        method_params={
+            "search": "class_weights",
+            "log2_C_pos": (-4, 8, 1),
+            "log2_C_neg": (-4, 8, 1),
+        },
+    ),
 }
 scores = {}
 for label, kw in configs.items():
@@ -60,8 +79,10 @@ for label, kw in configs.items():
     pred = tuner.predict(X_te)
     scores[label] = (balanced_accuracy_score(y_te, pred), f1_score(y_te, pred))
     extra = tuner.best_params_.get("class_weight", "")
-    print(f"{label:26s} balanced accuracy {scores[label][0]:.3f}  F1 {scores[label][1]:.3f}  "
-          f"{time.perf_counter() - t0:5.1f} s  {extra}")
+    print(
+        f"{label:26s} balanced accuracy {scores[label][0]:.3f}  F1 {scores[label][1]:.3f}  "
+        f"{time.perf_counter() - t0:5.1f} s  {extra}"
+    )
 
 # %%
 # Balanced accuracy and F1 of the rare class per configuration.

@@ -16,10 +16,12 @@ test on.
 
 # sphinx_gallery_start_ignore
 # (hidden on the site: print warnings as "Category: message", without file paths)
+# ruff: noqa: E402
 import warnings
 
 warnings.formatwarning = lambda message, category, *args, **kwargs: (
-    f"{category.__name__}: {message}\n")
+    f"{category.__name__}: {message}\n"
+)
 # sphinx_gallery_end_ignore
 
 
@@ -40,22 +42,26 @@ def make_groups(n_groups, per_group, rng, flip=0.2, d=5, spread=0.05):
 
 rng = np.random.default_rng(0)
 X, y, g = make_groups(40, 10, rng)
-X_new, y_new, _ = make_groups(400, 1, rng, flip=0.0)   # new groups, true labels
+X_new, y_new, _ = make_groups(400, 1, rng, flip=0.0)  # new groups, true labels
 
 # %%
 # The same two methods with and without the groups. ``estimate_`` is each method's own
 # estimate of its error; the test error is on the new groups.
 runs = {}
-for method, params in (("rbsvm", {}), ("grid", {"n_splits": 5, "log2_sigma": (-6, 6, 1),
-                                                "log2_C": (-6, 8, 1)})):
+for method, params in (
+    ("rbsvm", {}),
+    ("grid", {"n_splits": 5, "log2_sigma": (-6, 6, 1), "log2_C": (-6, 8, 1)}),
+):
     for grouped in (False, True):
         tuner = SVMTuner(method=method, method_params=params, random_state=0)
         tuner.fit(X, y, groups=g if grouped else None)
         err = 1 - tuner.score(X_new, y_new)
         label = f"{method}, {'groups held out' if grouped else 'rows held out'}"
         runs[label] = (tuner.estimate_, err)
-        print(f"{label:26s} estimate {tuner.estimate_:.3f}  error on new groups {err:.3f}  "
-              f"sigma {tuner.best_params_['sigma']:.3g}  C {tuner.best_params_['C']:.3g}")
+        print(
+            f"{label:26s} estimate {tuner.estimate_:.3f}  error on new groups {err:.3f}  "
+            f"sigma {tuner.best_params_['sigma']:.3g}  C {tuner.best_params_['C']:.3g}"
+        )
 
 # %%
 # The estimate against the error on new groups. Holding out rows makes both estimates far too

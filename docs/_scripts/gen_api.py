@@ -49,8 +49,11 @@ def section(package: str, names: list[str]) -> str:
     summary = _first_line(mod)
     if summary:
         lines += [summary, ""]
-    documented = [n for n in names if inspect.isclass(getattr(mod, n, None))
-                  or callable(getattr(mod, n, None))]
+    documented = [
+        n
+        for n in names
+        if inspect.isclass(getattr(mod, n, None)) or callable(getattr(mod, n, None))
+    ]
     data = [n for n in names if n not in documented]
     if documented:
         lines += [".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]
@@ -58,8 +61,11 @@ def section(package: str, names: list[str]) -> str:
     for n in data:
         value = getattr(mod, n, None)
         if isinstance(value, str):
-            desc = f"The string ``{value!r}``." if n != "__version__" else (
-                "The installed version of svmtune (``\"0.0.0\"`` when run from a source tree).")
+            desc = (
+                f"The string ``{value!r}``."
+                if n != "__version__"
+                else ('The installed version of svmtune (``"0.0.0"`` when run from a source tree).')
+            )
         else:
             desc = f"A ``{type(value).__name__}``; see the package's source for its contents."
         lines += [f".. py:data:: {n}", "", f"   {desc}", ""]
