@@ -162,6 +162,8 @@ def snippets() -> dict[str, str]:
     for suite in re.findall(r"^### Suite `([^`]+)`$", report, re.M):
         key = "report_suite_" + re.sub(r"[^a-z0-9]+", "_", suite)
         out[key] = clean(section(report, f"### Suite `{suite}`")) + "\n\n" + cite("REPORT.md")
+    out["hayes_roth_cells"] = task_cells(
+        "quick+data", "hayes_roth", ["default", "grid-10fold", "ss", "esdr", "dbtc", "j4"])
     quick = section(report, "### Suite `quick+data`")
     for key, methods in QUICK_ROWS.items():
         out[f"quick_rows_{key}"] = (
@@ -175,6 +177,34 @@ def snippets() -> dict[str, str]:
     out["scaling_intro"] = clean(body.split("\n\n")[0]) + "\n\n" + cite("REPORT.md")
     out["scaling_cells"] = tables(body)[0] + "\n\n" + cite("REPORT.md")
     return out
+
+
+def task_cells(suite: str, task: str, methods: list[str]) -> str:
+    """A table of one task's stored cells: per method, each split's sigma and C and the mean
+    test accuracy (%), read from ``benchmarks/results/<suite>/results.jsonl``."""
+    import json
+
+    path = BENCH / "results" / suite / "results.jsonl"
+    cells = {}
+    for line in path.open(encoding="utf-8"):
+        r = json.loads(line)
+        if r.get("kind") == "cell" and r.get("task") == task and r.get("status") == "ok":
+            old = cells.get(r["key"])
+            if old is None or r["timestamp"] >= old["timestamp"]:
+                cells[r["key"]] = r
+    lines = ["| method | sigma per split | C per split | mean test accuracy (%) |",
+             "|---|---|---|---|"]
+    for method in methods:
+        rs = sorted((r for r in cells.values() if r["method"] == method), key=lambda r: r["split"])
+        if not rs:
+            continue
+        sig = ", ".join(f"{r['params'].get('sigma', float('nan')):.3g}" for r in rs)
+        c = ", ".join(f"{r['params'].get('C', float('nan')):.3g}" for r in rs)
+        acc = 100 * sum(r["accuracy"] for r in rs) / len(rs)
+        lines.append(f"| `{method}` | {sig} | {c} | {acc:.2f} |")
+    return "\n".join(lines) + (
+        f"\n\n*Source: the `{task}` cells of `benchmarks/results/{suite}/results.jsonl` "
+        f"(`svmtune bench --suite quick --data {task}`).*")
 
 
 def cli_help(args: list[str]) -> str:
