@@ -1,0 +1,73 @@
+"""The API reference lists every public name of ``svmtune``.
+
+The reference's source is generated from the packages' ``__all__`` by
+``docs/_scripts/gen_api.py`` (run by ``docs/conf.py`` before every build); this test runs the
+generator into a temporary folder and checks that each name of ``svmtune.__all__`` (and of
+each documented subpackage's ``__all__``) appears in it, so the reference follows the code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+import svmtune
+
+GEN_API = Path(__file__).resolve().parents[1] / "docs" / "_scripts" / "gen_api.py"
+
+
+@pytest.fixture(scope="module")
+def api_source(tmp_path_factory) -> str:
+    spec = importlib.util.spec_from_file_location("gen_api", GEN_API)
+    gen_api = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_api)
+    path = gen_api.write(tmp_path_factory.mktemp("api"))
+    return path.read_text(encoding="utf-8")
+
+
+def _listed(source: str, package: str) -> set[str]:
+    """Names listed under ``.. currentmodule:: package`` (autosummary rows or py:data)."""
+    names, current = set(), None
+    for line in source.splitlines():
+        m = re.match(r"\.\. currentmodule:: (\S+)", line)
+        if m:
+            current = m.group(1)
+            continue
+        if current != package:
+            continue
+        m = re.match(r"\.\. py:data:: (\S+)", line) or re.match(r"   ([A-Za-z_]\w*)$", line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def test_every_public_name_of_svmtune_is_in_the_api_reference(api_source):
+    missing = set(svmtune.__all__) - _listed(api_source, "svmtune")
+    assert not missing, f"not in the generated API reference: {sorted(missing)}"
+
+
+def test_every_subpackage_all_is_in_the_api_reference(api_source):
+    spec = importlib.util.spec_from_file_location("gen_api2", GEN_API)
+    gen_api = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_api)
+    for package, names in gen_api.public_packages():
+        missing = set(names) - _listed(api_source, package)
+        assert not missing, f"{package}: not in the API reference: {sorted(missing)}"
+
+
+def test_benchmark_snippets_and_method_pages_are_generated():
+    """The measured tables the pages include are found in ``benchmarks/`` (a renamed heading
+    or a missing file fails here before it fails the docs build), and every registered method
+    has its reference snippet."""
+    path = GEN_API.parent / "gen_snippets.py"
+    spec = importlib.util.spec_from_file_location("gen_snippets", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    snippets = gen.snippets()
+    assert all(text.strip() for text in snippets.values())
+    assert "| | auto | grid |" in snippets["auto_eval_summary"]
+    methods = gen.method_snippets()
+    assert set(methods) == {f"method_{name}" for name in svmtune.available_methods()}
