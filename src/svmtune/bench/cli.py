@@ -29,7 +29,13 @@ def _split_list(value: str | None, option: str = "--tasks") -> list[str] | None:
 
 
 @click.command("bench")
-@click.option("--suite", "suite_name", required=True, help="Suite name, e.g. 'quick'.")
+@click.option(
+    "--suite",
+    "suite_name",
+    required=True,
+    help="Suite name ('quick', or e.g. 'rbsvm-paper', looked up in benchmarks/suites of the "
+    "current directory or a parent, and in $SVMTUNE_SUITES) or a suite file's path.",
+)
 @click.option(
     "--out",
     default="benchmarks/results",
@@ -155,14 +161,12 @@ def bench(
     from rich.console import Console
 
     from svmtune.bench.runner import run_suite
-    from svmtune.bench.suite import available_suites, get_suite
+    from svmtune.bench.suite import get_suite
 
-    if suite_name not in available_suites():
-        raise click.UsageError(
-            f"unknown suite {suite_name!r}; choose one of: {', '.join(available_suites())}"
-        )
     try:
         suite = get_suite(suite_name)
+    except ValueError as exc:  # unknown name (the message lists where it looked)
+        raise click.UsageError(str(exc)) from None
     except ModuleNotFoundError as exc:
         raise click.ClickException(
             f"suite {suite_name!r} is registered but its module is not available ({exc.name})"

@@ -1010,7 +1010,7 @@ def build_report(
         else:
             for name in sorted(df_all["suite"].dropna().unique()):
                 rows_s = [r for r in rows if r.get("suite") == name]
-                suite = (suites or {}).get(name) or _registered_suite(name, rows_s)
+                suite = (suites or {}).get(name) or _registered_suite(name, rows_s, results)
                 rows_s, n_stale = _current_rows(rows_s, suite)
                 cells = stats.cells_frame(rows_s)
                 exp = pd.DataFrame([r for r in rows_s if r.get("kind") == "experiment"])
@@ -1070,9 +1070,10 @@ def _current_rows(rows: list[dict], suite: Suite | None) -> tuple[list[dict], in
     return keep, len(rows) - len(keep)
 
 
-def _registered_suite(name: str, rows: list[dict]) -> Suite | None:
-    """The suite definition of ``name``; for a registered suite run on other data
-    (``svmtune bench --data``) the suite with the tasks its rows record."""
+def _registered_suite(name: str, rows: list[dict], results: Path | None = None) -> Suite | None:
+    """The suite definition of ``name`` (looked up as :func:`svmtune.bench.suite.get_suite`
+    does, also from ``results`` upwards); for a suite run on other data (``svmtune bench
+    --data``) the suite with the tasks its rows record."""
     from svmtune.bench.suite import DATA_SUFFIX, data_task, with_tasks
 
     try:
@@ -1084,8 +1085,9 @@ def _registered_suite(name: str, rows: list[dict]) -> Suite | None:
                 for r in sorted(rows, key=lambda r: str(r.get("timestamp", "")))
                 if r.get("kind", "cell") == "cell" and "task" in r and "dataset" in r
             }
-            return with_tasks(get_suite(name.removesuffix(DATA_SUFFIX)), list(tasks.values()))
-        return get_suite(name)
+            base = get_suite(name.removesuffix(DATA_SUFFIX), search_from=results)
+            return with_tasks(base, list(tasks.values()))
+        return get_suite(name, search_from=results)
     except Exception:
         return None
 

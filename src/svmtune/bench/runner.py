@@ -31,7 +31,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -297,6 +297,9 @@ def build_cells(
     task names and by method labels or method names."""
     ts = _select(suite.tasks, tasks, lambda t: {t.name}, "tasks")
     ms = _select(suite.methods, methods, lambda m: {m.label, m.method}, "methods")
+    # cells travel to worker processes, which may not import the modules of a suite file's
+    # figures and experiments (those run in the main process): the cells' suite has none
+    cell_suite = replace(suite, figures=[], experiments=[])
     cells = []
     for t in ts:
         for s in range(suite.protocol.n_splits_per_task):
@@ -319,7 +322,7 @@ def build_cells(
                     # ... and how it is read (label column, format, dropped columns) if given
                     **({"data_read": t.options["read"]} if "read" in t.options else {}),
                 )
-                cells.append(Cell(suite, t, s, m, seed, key))
+                cells.append(Cell(cell_suite, t, s, m, seed, key))
     return cells
 
 

@@ -12,12 +12,12 @@ Reproduces, on the paper's data sets that svmtune bundles (MANIFEST.md, papers c
   S&S statistics and the SVM fit, for the F1 of a minority class), plus the yardsticks
   (default SVC, 10-fold grid search).
 * **Table 1** (``d``, ``sigma``, ``S&S_min`` per data set) as an experiment
-  (:func:`svmtune.bench.suites._ss_experiments.table1_experiment`) computed by the pure
+  (:func:`_ss_experiments.table1_experiment`) computed by the pure
   functions of :mod:`svmtune.criteria.ss_ratio`, both spread variants, paper beside ours.
 * **Fig. 11** (F1 against S&S) as a PNG from the S&S-RB result rows
   (:func:`fig11_f1_vs_ss`), the paper's Table 1/Table 2 points beside ours.
 * The spread-variant study (which of directional / isotropic predicts C_opt better), an
-  experiment (:func:`svmtune.bench.suites._ss_experiments.spread_copt_experiment`).
+  experiment (:func:`_ss_experiments.spread_copt_experiment`).
 
 Protocol: the paper does not say how its F1 was measured; here 5-fold stratified CV (one row
 per fold and method), the grid searches run an inner 5-fold CV on the training part.
@@ -84,7 +84,8 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
-from svmtune.bench.suites._ss_experiments import spread_copt_experiment, table1_experiment
+
+from ._ss_experiments import spread_copt_experiment, table1_experiment
 
 __all__ = [
     "SUITE",

@@ -59,6 +59,8 @@ import pandas as pd
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
 from svmtune.bench.suites._markdown import markdown_table
 
+from . import _span_experiments as X
+
 __all__ = [
     "SUITE",
     "CELL_TRAIN_SIZE",
@@ -337,8 +339,6 @@ def _grid_study_task(task: Task, spec: dict, seed: int, loader) -> dict:
     import warnings
     from dataclasses import replace
 
-    from svmtune.bench.suites import _span_experiments as X
-
     t0 = time.perf_counter()
     if "n_train" in spec:  # a smaller training set than Table 1's
         task = replace(task, options={**task.options, "n_train": int(spec["n_train"])})
@@ -381,7 +381,6 @@ def run_grid_study(
     "not run".
     """
     from svmtune.bench.checkpoint import Checkpoint
-    from svmtune.bench.suites import _span_experiments as X
 
     outdir = Path(outdir)
     profile = GRID_PROFILE if profile is None else profile
@@ -503,7 +502,6 @@ def _mnist_efficiency_row(
     import warnings
     from dataclasses import replace
 
-    from svmtune.bench.suites import _span_experiments as X
     from svmtune.methods.span_rule import class_weight_params
 
     t = replace(task, options={**task.options, "n_train": int(n)})
@@ -615,7 +613,6 @@ def run_ringnorm_scaling(
     paper: 0.5, 1089 models per point).
     """
     from svmtune.bench.checkpoint import Checkpoint
-    from svmtune.bench.suites import _span_experiments as X
 
     outdir = Path(outdir)
     grid = X.class_weight_grid(step)

@@ -11,15 +11,15 @@ import pandas as pd
 import pytest
 
 from svmtune.bench.runner import run_suite
-from svmtune.bench.suite import MethodSpec, get_suite
-from svmtune.bench.suites import _span_experiments as X
-from svmtune.bench.suites import span_paper as sp
+from svmtune.bench.suite import MethodSpec, get_suite, suite_module
 from svmtune.datasets import list_datasets, load_dataset
 from svmtune.loo.span_rule import holdout_error, worst_case_at_minimum
 from svmtune.methods.base import METHODS
 from svmtune.svm import fit_l1_svm
+from tests.bench._resume import stop_then_resume
 
-from ._resume import stop_then_resume
+X = suite_module("_span_experiments")
+sp = suite_module("span_paper")
 
 
 def test_suite_is_registered_and_consistent():

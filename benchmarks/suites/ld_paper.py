@@ -61,7 +61,8 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
-from svmtune.bench.suites import _esdr_ld_figures as H
+
+from . import _esdr_ld_figures as H
 
 __all__ = [
     "SUITE",
