@@ -5,9 +5,10 @@ for support vector machines" (RBSVM, IEEE TNNLS 2023):
 
 * ``PAPER_TABLE_II`` / ``PAPER_TABLE_III`` / ``PAPER_TABLE_V`` / ``PAPER_WILCOXON``: the
   paper's Tables II (learned sigma, C), III (10-fold accuracy, mean and std in %), V (model
-  entropy) and IV / VI (paired Wilcoxon tests of RBSVM against each baseline), transcribed
-  from the paper text (``tests/lab/test_suite_rbsvm_paper.py`` re-parses the paper and checks
-  every number when the paper file is available);
+  entropy) and IV / VI (paired Wilcoxon tests of RBSVM against each baseline), read from
+  ``paper_tables/rbsvm_paper.json``, transcribed from the paper text
+  (``tests/lab/test_suite_rbsvm_paper.py`` re-parses the paper and checks every number when
+  the paper file is available);
 * :func:`paper_tables` (a suite *figure*): Tables II-VI with our numbers beside the paper's,
   and the acceptance check of issue #3 (RBSVM vs grid search accuracy and selection-time ratio
   per task on the same folds, from the stored cells; ``benchmarks/rbsvm_time_ratio.py``
@@ -24,6 +25,11 @@ for support vector machines" (RBSVM, IEEE TNNLS 2023):
 * :class:`CriterionAtPaperPoint` (a suite *experiment*, beyond the paper): the same
   criterion at our learned point and at the paper's Table II point on the same folds --
   whether our (sigma, C) differ from the paper's because our search stops short.
+
+This module gathers the names of the modules that hold them: ``_rbsvm_labels`` (labels,
+tasks, the paper's numbers), ``_rbsvm_stats`` (Wilcoxon tests, acceptance, probabilities,
+C on its bound), ``_rbsvm_tables`` (:func:`paper_tables`), ``_rbsvm_fig4``
+(:class:`RuntimeVsN`) and ``_rbsvm_criterion`` (the two criterion experiments).
 """
 
 from __future__ import annotations
@@ -31,10 +37,16 @@ from __future__ import annotations
 from ._rbsvm_criterion import (
     CriterionAlongC,
     CriterionAtPaperPoint,
+    criterion_along_c_markdown,
+    criterion_along_c_plot,
+    criterion_at_paper_point_markdown,
+    criterion_at_paper_point_plot,
 )
 from ._rbsvm_fig4 import (
     FIG4_METHODS,
     RuntimeVsN,
+    runtime_column,
+    runtime_plot,
 )
 from ._rbsvm_labels import (
     BAYES_L2_LABEL,
@@ -68,6 +80,7 @@ from ._rbsvm_labels import (
     published_entries,
 )
 from ._rbsvm_stats import (
+    DEFAULT_LOG2_C,
     acceptance_table,
     c_on_bound,
     probability_table,
@@ -78,13 +91,6 @@ from ._rbsvm_tables import (
 )
 
 __all__ = [
-    "TASKS",
-    "TASK_SIZES",
-    "SMALL_TASKS",
-    "LARGE_TASKS",
-    "PROTOCOL",
-    "SEED",
-    "PAPER_FILE",
     "METHOD_LABELS",
     "GRID_L2_LABEL",
     "RANDOM_L2_LABEL",
@@ -92,6 +98,7 @@ __all__ = [
     "L2_SEARCHES",
     "REFIT_LABEL",
     "OPEN_C_LABEL",
+    "OPEN_C_LOG2_C",
     "LABEL_NONSV_LABEL",
     "LOWRANK_LABEL",
     "LOWRANK_SPAN_LABEL",
@@ -99,21 +106,34 @@ __all__ = [
     "PLATT_LABEL",
     "REFIT_PLATT_LABEL",
     "PROBABILITY_METHODS",
-    "OPEN_C_LOG2_C",
-    "VARIANTS",
     "STAND_INS",
+    "VARIANTS",
+    "PAPER_FILE",
     "PAPER_TABLE_II",
     "PAPER_TABLE_III",
     "PAPER_TABLE_V",
     "PAPER_WILCOXON",
+    "TASK_SIZES",
+    "TASKS",
+    "PROTOCOL",
+    "SEED",
+    "SMALL_TASKS",
+    "LARGE_TASKS",
     "published_entries",
     "wilcoxon_vs_reference",
     "acceptance_table",
-    "c_on_bound",
     "probability_table",
+    "DEFAULT_LOG2_C",
+    "c_on_bound",
     "paper_tables",
-    "RuntimeVsN",
-    "CriterionAlongC",
-    "CriterionAtPaperPoint",
     "FIG4_METHODS",
+    "RuntimeVsN",
+    "runtime_column",
+    "runtime_plot",
+    "CriterionAlongC",
+    "criterion_along_c_markdown",
+    "criterion_along_c_plot",
+    "CriterionAtPaperPoint",
+    "criterion_at_paper_point_markdown",
+    "criterion_at_paper_point_plot",
 ]
