@@ -4,6 +4,7 @@ numbers beside the paper's (Peng et al., IEEE TNNLS 2023), and the acceptance ch
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,76 +45,86 @@ __all__ = [
 ]
 
 
-def paper_tables(
-    results: pd.DataFrame,
-    outdir: Path,
-    *,
-    task_sizes: dict[str, int] | None = None,
-    n_splits: int = 10,
-) -> list[Path]:
-    """RBSVM Tables II-VI with our numbers beside the paper's, how often each gradient
-    method's C sits on its box's bound (:func:`c_on_bound`), and the issue #3 acceptance.
+@dataclass
+class _Ours:
+    """Our per-task aggregates of the cells, as the paper tables print them."""
 
-    Writes ``rbsvm_paper_tables.md`` (all tables), ``rbsvm_acceptance.csv`` and
-    ``rbsvm_paper_vs_ours.png`` (our mean accuracy against Table III per task and method).
-    Cells we did not run are printed as "not run", cells with fewer than ``n_splits``
-    successful splits as "[k/n_splits]" after the value; where a column's method has no
-    result but its :data:`STAND_INS` label has, that one is printed, named after the value.
-    """
-    sizes = TASK_SIZES if task_sizes is None else task_sizes
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    ok = _ok(results)
-    acc = task_means(ok, "accuracy")
-    std = (
-        ok.assign(_a=pd.to_numeric(ok["accuracy"], errors="coerce"))
-        .groupby(["task", "method"])["_a"]
-        .std(ddof=1)
-        if not ok.empty
-        else pd.Series(dtype=float)
-    )
-    ent = task_means(ok, "entropy")
-    params = _median_params(results)
-    counts = ok.groupby(["task", "method"]).size() if not ok.empty else pd.Series(dtype=int)
+    acc: pd.Series
+    std: pd.Series
+    ent: pd.Series
+    params: dict[tuple[str, str], tuple[float, float]]
+    counts: pd.Series
+    n_splits: int
 
-    def part(task: str, m: str) -> str:
-        k = int(counts.get((task, m), 0)) if len(counts) else 0
-        return f" [{k}/{n_splits}]" if 0 < k < n_splits else ""
+    @classmethod
+    def of(cls, results: pd.DataFrame, n_splits: int) -> _Ours:
+        ok = _ok(results)
+        std = (
+            ok.assign(_a=pd.to_numeric(ok["accuracy"], errors="coerce"))
+            .groupby(["task", "method"])["_a"]
+            .std(ddof=1)
+            if not ok.empty
+            else pd.Series(dtype=float)
+        )
+        counts = ok.groupby(["task", "method"]).size() if not ok.empty else pd.Series(dtype=int)
+        return cls(
+            task_means(ok, "accuracy"),
+            std,
+            task_means(ok, "entropy"),
+            _median_params(results),
+            counts,
+            n_splits,
+        )
 
-    def source(task: str, m: str) -> tuple[str, str]:
+    def part(self, task: str, m: str) -> str:
+        """The marker " [k/n]" after a value from fewer than all splits."""
+        k = int(self.counts.get((task, m), 0)) if len(self.counts) else 0
+        return f" [{k}/{self.n_splits}]" if 0 < k < self.n_splits else ""
+
+    def source(self, task: str, m: str) -> tuple[str, str]:
         """The label whose rows fill column ``m`` on ``task``, and the marker to print."""
-        src = _stand_in(acc, task, m)
+        src = _stand_in(self.acc, task, m)
         return src, (f" {src}" if src != m else "")
 
-    lines = ["# RBSVM paper (Peng et al. 2023): paper vs ours", ""]
-    # Table III
+
+def _table_iii_lines(o: _Ours) -> list[str]:
     rows = []
     for task, cols in PAPER_TABLE_III.items():
         r = [task]
         for m, (pm, ps) in zip(METHOD_LABELS, cols):
-            src, mark = source(task, m)
-            v = _task_value(acc, task, src)
-            s = std.get((task, src)) if len(std) else None
+            src, mark = o.source(task, m)
+            v = _task_value(o.acc, task, src)
+            s = o.std.get((task, src)) if len(o.std) else None
             s = 0.0 if s is None or pd.isna(s) else float(s)
             ours = (
-                "not run" if v is None else f"{100 * v:.2f} ({100 * s:.2f}){part(task, src)}{mark}"
+                "not run"
+                if v is None
+                else f"{100 * v:.2f} ({100 * s:.2f}){o.part(task, src)}{mark}"
             )
             r.append(f"{pm:.2f} ({ps:.2f}) / {ours}")
         rows.append(r)
-    lines += ["## Table III: 10-fold accuracy % mean (std), paper / ours", ""]
-    lines += _md_table(["task", *METHOD_LABELS], rows) + [""]
-    # Table V
+    lines = ["## Table III: 10-fold accuracy % mean (std), paper / ours", ""]
+    return lines + _md_table(["task", *METHOD_LABELS], rows) + [""]
+
+
+def _table_v_lines(o: _Ours) -> list[str]:
     rows = []
     for task, vals in PAPER_TABLE_V.items():
         r = [task]
         for m, pv in zip(METHOD_LABELS, vals):
-            src, mark = source(task, m)
-            v = _task_value(ent, task, src)
-            r.append(f"{pv:.4f} / {'not run' if v is None else f'{v:.4f}{part(task, src)}{mark}'}")
+            src, mark = o.source(task, m)
+            v = _task_value(o.ent, task, src)
+            r.append(
+                f"{pv:.4f} / {'not run' if v is None else f'{v:.4f}{o.part(task, src)}{mark}'}"
+            )
         rows.append(r)
-    lines += ["## Table V: model entropy (eq. 39), paper / ours", ""]
-    lines += _md_table(["task", *METHOD_LABELS], rows) + [""]
-    # Tables IV and VI
+    lines = ["## Table V: model entropy (eq. 39), paper / ours", ""]
+    return lines + _md_table(["task", *METHOD_LABELS], rows) + [""]
+
+
+def _wilcoxon_lines(results: pd.DataFrame) -> list[str]:
+    """Tables IV and VI: the paper's Wilcoxon tests beside ours."""
+    lines: list[str] = []
     for table, metric in _WILCOXON_METRIC.items():
         ours = wilcoxon_vs_reference(results, metric).set_index("method")
         rows = []
@@ -140,30 +151,40 @@ def paper_tables(
             "task); R+ = ranks where RBSVM's value is larger.",
             "",
         ]
-    # Table II
+    return lines
+
+
+def _table_ii_lines(o: _Ours) -> list[str]:
     rows = []
     for task, cols in PAPER_TABLE_II.items():
         r = [task]
         for m, (ps, pc) in zip(METHOD_LABELS, cols):
-            src, mark = source(task, m)
-            o = params.get((task, src))
-            mine = "not run" if o is None else f"{o[0]:.4g}, {o[1]:.4g}{mark}"
+            src, mark = o.source(task, m)
+            pt = o.params.get((task, src))
+            mine = "not run" if pt is None else f"{pt[0]:.4g}, {pt[1]:.4g}{mark}"
             r.append(f"{ps:g}, {pc:g} / {mine}")
         rows.append(r)
-    lines += ["## Table II: learned (sigma, C), paper / ours (median over folds)", ""]
-    lines += _md_table(["task", *METHOD_LABELS], rows) + [""]
+    lines = ["## Table II: learned (sigma, C), paper / ours (median over folds)", ""]
+    return lines + _md_table(["task", *METHOD_LABELS], rows) + [""]
+
+
+def _bound_lines(results: pd.DataFrame) -> list[str]:
+    """How often each gradient method's C sits on its box's bound (:func:`c_on_bound`)."""
     bound = c_on_bound(results)
-    if not bound.empty:
-        lines += [
-            "### C on the upper bound of the search box",
-            "",
-            "A fold on the bound means the criterion was still falling in C where the box "
-            "stopped it; the open-C variant shows how far it keeps falling (2^20 is a "
-            "numerical guard, near hard margin). The paper's searches were not held to a box: "
-            "its Table II has C above 2^8 on the tasks counted in the last column.",
-            "",
-        ]
-        lines += _md_table(
+    if bound.empty:
+        return []
+    lines = [
+        "### C on the upper bound of the search box",
+        "",
+        "A fold on the bound means the criterion was still falling in C where the box "
+        "stopped it; the open-C variant shows how far it keeps falling (2^20 is a "
+        "numerical guard, near hard margin). The paper's searches were not held to a box: "
+        "its Table II has C above 2^8 on the tasks counted in the last column.",
+        "",
+    ]
+    return (
+        lines
+        + _md_table(
             [
                 "method",
                 "box max (log2 C)",
@@ -187,11 +208,15 @@ def paper_tables(
                 ]
                 for r in bound.itertuples()
             ],
-        ) + [""]
-    lines += _probability_lines(results, n_splits)
-    # acceptance
+        )
+        + [""]
+    )
+
+
+def _acceptance_lines(results: pd.DataFrame, sizes: dict[str, int]) -> tuple[list[str], Any]:
+    """The acceptance check (RBSVM against GridSearch on the same folds) and its table."""
     table, summary = acceptance_table(results, sizes)
-    lines += [
+    lines = [
         "## Issue #3 acceptance: RBSVM vs GridSearch, same folds",
         "",
         f"Tasks with both: {summary['n_tasks']}; mean accuracy RBSVM "
@@ -221,6 +246,13 @@ def paper_tables(
             for r in table.itertuples()
         ],
     )
+    return lines, table
+
+
+def _variant_lines(results: pd.DataFrame, sizes: dict[str, int]) -> list[str]:
+    """One acceptance line per RBSVM variant of :data:`VARIANTS` that ran."""
+    ok = _ok(results)
+    lines: list[str] = []
     for label, what in VARIANTS.items():
         if ok.empty or not (ok["method"] == label).any():
             continue
@@ -235,13 +267,46 @@ def paper_tables(
             + ", ".join(f"{r.task} {100 * r.d_acc:+.2f}" for r in t2.itertuples())
             + ".",
         ]
+    return lines
+
+
+def paper_tables(
+    results: pd.DataFrame,
+    outdir: Path,
+    *,
+    task_sizes: dict[str, int] | None = None,
+    n_splits: int = 10,
+) -> list[Path]:
+    """RBSVM Tables II-VI with our numbers beside the paper's, how often each gradient
+    method's C sits on its box's bound (:func:`c_on_bound`), and the issue #3 acceptance.
+
+    Writes ``rbsvm_paper_tables.md`` (all tables), ``rbsvm_acceptance.csv`` and
+    ``rbsvm_paper_vs_ours.png`` (our mean accuracy against Table III per task and method).
+    Cells we did not run are printed as "not run", cells with fewer than ``n_splits``
+    successful splits as "[k/n_splits]" after the value; where a column's method has no
+    result but its :data:`STAND_INS` label has, that one is printed, named after the value.
+    """
+    sizes = TASK_SIZES if task_sizes is None else task_sizes
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    o = _Ours.of(results, n_splits)
+    lines = ["# RBSVM paper (Peng et al. 2023): paper vs ours", ""]
+    lines += _table_iii_lines(o)
+    lines += _table_v_lines(o)
+    lines += _wilcoxon_lines(results)
+    lines += _table_ii_lines(o)
+    lines += _bound_lines(results)
+    lines += _probability_lines(results, n_splits)
+    acceptance, table = _acceptance_lines(results, sizes)
+    lines += acceptance
+    lines += _variant_lines(results, sizes)
     lines += _l2_search_lines(results, sizes)
     md = outdir / "rbsvm_paper_tables.md"
     md.write_text("\n".join(lines) + "\n")
     csv = outdir / "rbsvm_acceptance.csv"
     table.to_csv(csv, index=False)
     paths = [md, csv]
-    png = _paper_vs_ours_plot(acc, outdir / "rbsvm_paper_vs_ours.png")
+    png = _paper_vs_ours_plot(o.acc, outdir / "rbsvm_paper_vs_ours.png")
     if png is not None:
         paths.append(png)
     return paths
