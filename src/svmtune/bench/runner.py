@@ -541,15 +541,10 @@ def _warm_up_compiled() -> None:
         _WARMED_UP = True
 
 
-def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
-    from sklearn.svm import SVC
-
-    from svmtune.tuner import SVMTuner
-
-    loader = loader or default_loader
-    t_start, cpu_start = time.perf_counter(), time.process_time()
+def _cell_row(cell: Cell) -> dict[str, Any]:
+    """The row of a cell before it runs: what it is, and the environment."""
     m = cell.method
-    row: dict[str, Any] = {
+    return {
         "kind": "cell",
         "key": cell.key,
         "suite": cell.suite.name,
@@ -570,30 +565,87 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
         "jit_warmed_up": True,  # svmtune's numba loops were loaded before the clocks
         **environment(),
     }
+
+
+def _cell_data(cell: Cell, loader: Loader, row: dict) -> tuple[TaskData, Any, Any, Any, Any, Any]:
+    """The task's prepared data and the cell's split ``(data, train indices, X_train,
+    y_train, X_test, y_test)``; records the data versions and sizes in ``row``."""
+    data, splits = _prepared(cell.suite, cell.task, loader)
+    version = _info_get(data.info, "version")
+    expected = cell.task.options.get("sha256")
+    if expected is not None and version != expected:
+        raise RuntimeError(
+            f"{cell.task.dataset} changed since the run started (SHA-256 "
+            f"{str(version)[:12]}... now, {expected[:12]}... when its cells were "
+            "defined): its cells are not run on other contents; run the command again"
+        )
+    row["dataset_version"] = version
+    if data.test_info is not None:
+        row["test_dataset"] = cell.task.test_dataset
+        row["test_dataset_version"] = _info_get(data.test_info, "version")
+    train, test = splits[cell.split]
+    Xtr, ytr = data.X.iloc[train], data.y[train]
+    if test is None:
+        Xte, yte = data.X_test, data.y_test
+    else:
+        Xte, yte = data.X.iloc[test], data.y[test]
+    row.update(n_train=len(ytr), n_test=len(yte), n_classes=len(np.unique(ytr)))
+    return data, train, Xtr, ytr, Xte, yte
+
+
+def _fit_groups(cell: Cell, data: TaskData, train: Any, row: dict):
+    """The training part's groups for the methods that cross-validate or hold out whole
+    groups in closed form (rbsvm); None for the others, which hold out single rows or
+    nothing (SVMTuner refuses or ignores groups for them).  Records in ``row`` the groups
+    column and whether the method's selection saw the groups."""
+    if data.groups is None:
+        return None
+    m = cell.method
+    fit_groups = None
+    if get_selector(m.method, dict(m.params)).holdout() in ("folds", "groups"):
+        fit_groups = data.groups[train]
+    row["groups"] = cell.task.groups
+    # whether the method's selection saw the groups (by K-fold CV or by the
+    # leave-one-group-out closed form)
+    row["cv_groups"] = fit_groups is not None
+    return fit_groups
+
+
+def _yardstick_and_entropy(
+    svc_class, tuner, Xtr, ytr, Xte, yte, row: dict, notes: dict, entropy: bool
+) -> None:
+    """The yardstick, one SVC() with scikit-learn's defaults on the same preprocessed
+    training part, and the model entropy of the chosen model, into ``row``."""
+    Xp_tr = transform_as_fitted(tuner.preprocessor_, Xtr)
+    Xp_te = transform_as_fitted(tuner.preprocessor_, Xte)
+    ytr_enc = np.searchsorted(tuner.classes_, ytr)
+    row["n_features"] = int(Xp_tr.shape[1])
+    row["default_fit_time"], svc = _timed_default_fit(svc_class, Xp_tr, ytr_enc)
+    row["default_accuracy"] = float(np.mean(tuner.classes_[svc.predict(Xp_te)] == yte))
+    if entropy:
+        sw = getattr(tuner.selection_, "sample_weight", None)
+        # the selection's own params: a chosen class_weight keyed by encoded labels
+        row["entropy"], note = _entropy(Xp_tr, ytr_enc, tuner.selection_.params, sw)
+        if note:
+            notes["entropy"] = note
+    else:
+        row["entropy"], notes["entropy"] = None, "not computed (entropy=False)"
+
+
+def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
+    from sklearn.svm import SVC
+
+    from svmtune.tuner import SVMTuner
+
+    loader = loader or default_loader
+    t_start, cpu_start = time.perf_counter(), time.process_time()
+    m = cell.method
+    row = _cell_row(cell)
     caught: list[str] = []
     try:
         with recorded_warnings() as wlist:
             _warm_up_compiled()  # before the tuner's clocks; a failure is this cell's status
-            data, splits = _prepared(cell.suite, cell.task, loader)
-            version = _info_get(data.info, "version")
-            expected = cell.task.options.get("sha256")
-            if expected is not None and version != expected:
-                raise RuntimeError(
-                    f"{cell.task.dataset} changed since the run started (SHA-256 "
-                    f"{str(version)[:12]}... now, {expected[:12]}... when its cells were "
-                    "defined): its cells are not run on other contents; run the command again"
-                )
-            row["dataset_version"] = version
-            if data.test_info is not None:
-                row["test_dataset"] = cell.task.test_dataset
-                row["test_dataset_version"] = _info_get(data.test_info, "version")
-            train, test = splits[cell.split]
-            Xtr, ytr = data.X.iloc[train], data.y[train]
-            if test is None:
-                Xte, yte = data.X_test, data.y_test
-            else:
-                Xte, yte = data.X.iloc[test], data.y[test]
-            row.update(n_train=len(ytr), n_test=len(yte), n_classes=len(np.unique(ytr)))
+            data, train, Xtr, ytr, Xte, yte = _cell_data(cell, loader, row)
             tuner_kw = {
                 "preprocess": data.preprocess,
                 "n_jobs": 1,
@@ -607,17 +659,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
                 random_state=cell.seed,
                 **tuner_kw,
             )
-            # the training part's groups reach the methods that cross-validate or hold out
-            # whole groups (rbsvm); the others hold out single rows or nothing (SVMTuner
-            # refuses or ignores groups for them)
-            fit_groups = None
-            if data.groups is not None:
-                if get_selector(m.method, dict(m.params)).holdout() in ("folds", "groups"):
-                    fit_groups = data.groups[train]
-                row["groups"] = cell.task.groups
-                # whether the method's selection saw the groups (by K-fold CV or by the
-                # leave-one-group-out closed form)
-                row["cv_groups"] = fit_groups is not None
+            fit_groups = _fit_groups(cell, data, train, row)
             sel_time, final_time, repeats = _timed_tuner_fit(tuner, Xtr, ytr, fit_groups)
             row["selection_time"] = sel_time
             row["final_fit_time"] = final_time
@@ -632,21 +674,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
             )
             metrics, notes = _metrics(tuner, Xte, yte)
             row.update(metrics)
-            # yardstick: one SVC() with scikit-learn's defaults on the same preprocessed fold
-            Xp_tr = transform_as_fitted(tuner.preprocessor_, Xtr)
-            Xp_te = transform_as_fitted(tuner.preprocessor_, Xte)
-            ytr_enc = np.searchsorted(tuner.classes_, ytr)
-            row["n_features"] = int(Xp_tr.shape[1])
-            row["default_fit_time"], svc = _timed_default_fit(SVC, Xp_tr, ytr_enc)
-            row["default_accuracy"] = float(np.mean(tuner.classes_[svc.predict(Xp_te)] == yte))
-            if entropy:
-                sw = getattr(tuner.selection_, "sample_weight", None)
-                # the selection's own params: a chosen class_weight keyed by encoded labels
-                row["entropy"], note = _entropy(Xp_tr, ytr_enc, tuner.selection_.params, sw)
-                if note:
-                    notes["entropy"] = note
-            else:
-                row["entropy"], notes["entropy"] = None, "not computed (entropy=False)"
+            _yardstick_and_entropy(SVC, tuner, Xtr, ytr, Xte, yte, row, notes, entropy)
             row["notes"] = notes
         caught = [str(w.message) for w in wlist]
     except Exception as exc:
