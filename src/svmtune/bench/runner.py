@@ -828,6 +828,64 @@ def _run_experiments(
         summary.experiments.append(jsonable(rec))
 
 
+def _check_run_options(
+    suite: Suite, experiments: bool, rerun_experiments: Iterable[str] | None, max_cells
+) -> set[str]:
+    """The experiments to run again, after checking :func:`run_suite`'s options."""
+    rerun = set(rerun_experiments or ())
+    if rerun and not experiments:
+        raise ValueError("rerun_experiments needs experiments=True (drop --no-experiments)")
+    names = {getattr(fn, "__name__", repr(fn)) for fn in suite.experiments}
+    if rerun - names:
+        raise ValueError(
+            f"suite {suite.name!r} has no experiment {sorted(rerun - names)}; "
+            f"its experiments: {sorted(names) or 'none'}"
+        )
+    if max_cells is not None and int(max_cells) < 0:
+        raise ValueError(f"max_cells must be >= 0, got {max_cells}")
+    return rerun
+
+
+def _run_cells(
+    suite: Suite,
+    todo: list[Cell],
+    store: ResultStore,
+    par: Any,
+    run: Callable[..., dict],
+    loader: Loader,
+    retry_errors: bool,
+    since: datetime | None,
+    progress: bool,
+    summary: RunSummary,
+) -> None:
+    """Run the cells ``todo`` with ``par`` (a joblib ``Parallel``) and ``run(cell, loader)``
+    (:func:`run_cell`), storing each row as it comes and counting it in ``summary``; cells a
+    concurrent run stores meanwhile are skipped."""
+    from joblib import delayed
+
+    meanwhile: list[Cell] = []  # stored by a concurrent run after this one started
+    jobs = (
+        delayed(run)(c, loader)
+        for c in _not_stored_meanwhile(todo, store, retry_errors, meanwhile, since)
+    )
+    with _sigterm_as_exit(), _progress(progress) as bar:
+        tid = bar.add_task(suite.name, total=len(todo), last="")
+        for row in par(jobs):
+            store.append(row)
+            summary.n_run += 1
+            ok = row.get("status") == "ok"
+            summary.n_ok += ok
+            summary.n_error += not ok
+            last = f"{row['task']} #{row['split']} {row['method']}"
+            bar.update(
+                tid,
+                advance=1,
+                total=len(todo) - len(meanwhile),
+                last=last + ("" if ok else " [red]error"),
+            )
+    summary.n_skipped += len(meanwhile)
+
+
 def run_suite(
     suite: Suite,
     out: str | Path,
@@ -892,21 +950,11 @@ def run_suite(
     last row wins.  The experiments run in one run at a time: a run that finds them running
     elsewhere skips them with a ``RuntimeWarning``.
     """
-    from joblib import Parallel, delayed
+    from joblib import Parallel
 
     loader = loader or default_loader
     cells = build_cells(suite, tasks=tasks, methods=methods)
-    rerun = set(rerun_experiments or ())
-    if rerun and not experiments:
-        raise ValueError("rerun_experiments needs experiments=True (drop --no-experiments)")
-    names = {getattr(fn, "__name__", repr(fn)) for fn in suite.experiments}
-    if rerun - names:
-        raise ValueError(
-            f"suite {suite.name!r} has no experiment {sorted(rerun - names)}; "
-            f"its experiments: {sorted(names) or 'none'}"
-        )
-    if max_cells is not None and int(max_cells) < 0:
-        raise ValueError(f"max_cells must be >= 0, got {max_cells}")
+    rerun = _check_run_options(suite, experiments, rerun_experiments, max_cells)
     since = parse_time(rerun_before, "rerun_before")
     directory = suite_dir(out, suite)
     with ResultStore(directory) as store:
@@ -916,28 +964,9 @@ def run_suite(
         todo = pending if max_cells is None else pending[: int(max_cells)]
         summary.n_remaining = len(pending) - len(todo)
         if todo:
-            meanwhile: list[Cell] = []  # stored by a concurrent run after this one started
             par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-            jobs = (
-                delayed(run_cell)(c, loader, entropy=entropy, blas_threads=blas_threads)
-                for c in _not_stored_meanwhile(todo, store, retry_errors, meanwhile, since)
-            )
-            with _sigterm_as_exit(), _progress(progress) as bar:
-                tid = bar.add_task(suite.name, total=len(todo), last="")
-                for row in par(jobs):
-                    store.append(row)
-                    summary.n_run += 1
-                    ok = row.get("status") == "ok"
-                    summary.n_ok += ok
-                    summary.n_error += not ok
-                    last = f"{row['task']} #{row['split']} {row['method']}"
-                    bar.update(
-                        tid,
-                        advance=1,
-                        total=len(todo) - len(meanwhile),
-                        last=last + ("" if ok else " [red]error"),
-                    )
-            summary.n_skipped += len(meanwhile)
+            run = functools.partial(run_cell, entropy=entropy, blas_threads=blas_threads)
+            _run_cells(suite, todo, store, par, run, loader, retry_errors, since, progress, summary)
         if experiments and suite.experiments:
             try:
                 with store.exclusive("experiments"):
