@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench.checkpoint import Checkpoint
+from svmtune.bench.markdown import markdown_table
 from svmtune.bench.suite import Task
-from svmtune.bench.suites._markdown import markdown_table
 
 from . import _span_experiments as X
 from ._span_tables import (
