@@ -19,30 +19,39 @@ every method on the same split -- CV-based methods see the same inner folds.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-import platform
-import signal
 import threading
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from svmtune._warnings import recorded_warnings, user_stacklevel
+from svmtune.bench.measure import (
+    _entropy,
+    _error_status,
+    _metrics,
+    _timed_default_fit,
+    environment,
+)
+from svmtune.bench.runcontrol import (
+    RunSummary,
+    _not_stored_meanwhile,
+    _progress,
+    _sigterm_as_exit,
+    suite_dir,
+)
 from svmtune.bench.store import (
     ResultStore,
     StoreBusy,
     cell_key,
-    counts_as_done,
     jsonable,
     parse_time,
 )
@@ -142,103 +151,6 @@ def build_cells(
     return cells
 
 
-@cache
-def environment() -> dict[str, dict[str, Any]]:
-    """Package versions and machine description recorded with every row."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions: dict[str, Any] = {"python": platform.python_version()}
-    for mod, dist in (
-        ("svmtune", "svmtune"),
-        ("numpy", "numpy"),
-        ("scipy", "scipy"),
-        ("sklearn", "scikit-learn"),
-        ("pandas", "pandas"),
-        ("hyperopt", "hyperopt"),
-        ("optuna", "optuna"),
-    ):
-        try:
-            versions[mod] = version(dist)
-        except PackageNotFoundError:
-            versions[mod] = None
-    machine = {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-    }
-    return {"versions": versions, "machine": machine}
-
-
-@functools.lru_cache(maxsize=1)
-def _cpu_model() -> str | None:
-    """The CPU's model name (Linux ``/proc/cpuinfo``; else ``platform.processor()``, which
-    is empty on Linux), or None."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip() or None
-    except OSError:
-        pass
-    return platform.processor() or None
-
-
-def _error_status(exc: BaseException) -> str:
-    if isinstance(exc, ModuleNotFoundError):
-        return f"error: method module not available ({exc.name or exc})"
-    msg = " ".join(str(exc).split()) or type(exc).__name__
-    return f"error: {type(exc).__name__}: {msg}"[:500]
-
-
-def _metrics(tuner, X_test, y_test) -> tuple[dict[str, Any], dict[str, str]]:
-    """Test accuracy, F1 (binary: of classes_[1]; multiclass: macro), log-loss, Brier and the
-    confusion matrix.
-
-    ``confusion`` (rows: true class, columns: predicted, in the order of ``confusion_labels``:
-    the sorted union of the tuner's classes and the test labels, so a test label the tuner
-    never saw has its own row) keeps every count-based score recomputable from the row, e.g.
-    F1 with the other class as positive or macro-F1 of a binary task (the papers rarely say
-    which F1 they print).
-    """
-    from sklearn.metrics import brier_score_loss, confusion_matrix, f1_score, log_loss
-
-    out: dict[str, Any] = {}
-    notes: dict[str, str] = {}
-    classes = tuner.classes_
-    pred = tuner.predict(X_test)
-    out["accuracy"] = float(np.mean(pred == y_test))
-    labels = np.union1d(classes, y_test)
-    out["confusion_labels"] = labels.tolist()
-    out["confusion"] = confusion_matrix(y_test, pred, labels=labels).tolist()
-    if len(classes) == 2:
-        out["f1"] = float(f1_score(y_test, pred, pos_label=classes[1], zero_division=0.0))
-    else:
-        out["f1"] = float(
-            f1_score(y_test, pred, labels=classes, average="macro", zero_division=0.0)
-        )
-    try:
-        P = tuner.predict_proba(X_test)
-        out["log_loss"] = float(log_loss(y_test, P, labels=classes))
-        out["brier"] = float(brier_score_loss(y_test, P, labels=classes))
-    except Exception as exc:  # e.g. a test label unseen in training
-        out["log_loss"] = out["brier"] = None
-        notes["proba"] = _error_status(exc)
-    return out, notes
-
-
-def _timed_default_fit(svc_class, X: np.ndarray, y: np.ndarray, repeats: int = 3):
-    """Fit ``SVC()`` ``repeats`` times; the fastest is the fit time (a fit takes milliseconds
-    on small data, where one measurement is mostly timer and scheduler noise)."""
-    best, svc = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        svc = svc_class().fit(X, y)
-        best = min(best, time.perf_counter() - t0)
-    return best, svc
-
-
 #: a method whose selection plus final fit takes less than this (seconds) is timed like the
 #: SVC() yardstick: the fastest of ``TIMING_REPEATS`` identical fits
 CHEAP_CELL_SECONDS = 1.0
@@ -281,29 +193,6 @@ def _timed_tuner_fit(tuner, X, y, groups=None) -> tuple[float, float, int]:
             )
         sel, final, repeats = min(sel, s2), min(final, f2), repeats + 1
     return sel, final, repeats
-
-
-def _entropy(
-    Xp: np.ndarray, y_enc: np.ndarray, params: dict, sample_weight: np.ndarray | None = None
-) -> tuple[float | None, str | None]:
-    """RBSVM model entropy (eq. (39)-(40)) of the L2-SVM at ``params`` (class weights
-    included, with the instance weights a method chose), or None and why."""
-    if params.get("kernel", "rbf") != "rbf":
-        return None, "not an RBF model"
-    try:
-        from svmtune.loo.entropy import LOWRANK_ENTROPY_RANK, MAX_EXACT_ENTROPY, l2_model_entropy
-    except ImportError as exc:
-        return None, f"svmtune.loo.entropy not available ({exc})"
-    note = None
-    if Xp.shape[0] > MAX_EXACT_ENTROPY:
-        note = (
-            f"L2-SVM on the Nystroem kernel (n > {MAX_EXACT_ENTROPY}; "
-            f"rank <= {LOWRANK_ENTROPY_RANK})"
-        )
-    try:
-        return float(l2_model_entropy(Xp, y_enc, dict(params), sample_weight)), note
-    except Exception as exc:
-        return None, _error_status(exc)
 
 
 def run_cell(
@@ -507,23 +396,6 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
 
 
 # ----------------------------------------------------------------------------- suites
-def suite_dir(out: str | Path, suite: Suite | str) -> Path:
-    """The output directory of a suite: ``<out>/<suite name>``."""
-    return Path(out) / (suite if isinstance(suite, str) else suite.name)
-
-
-@dataclass
-class RunSummary:
-    """What one invocation of :func:`run_suite` did."""
-
-    path: Path
-    n_cells: int
-    n_skipped: int
-    n_run: int = 0
-    n_ok: int = 0
-    n_error: int = 0
-    n_remaining: int = 0
-    experiments: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _run_experiment(fn, outdir: Path, seed: int) -> tuple[str, list[str], float]:
@@ -534,77 +406,6 @@ def _run_experiment(fn, outdir: Path, seed: int) -> tuple[str, list[str], float]
     except Exception as exc:
         paths, status = [], _error_status(exc)
     return status, [str(p) for p in paths], time.perf_counter() - t0
-
-
-def _progress(enabled: bool):
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[last]}"),
-        console=Console(stderr=True),
-        disable=not enabled,
-    )
-
-
-@contextlib.contextmanager
-def _sigterm_as_exit():
-    """Within the block, SIGTERM raises ``SystemExit(143)`` in the main thread.
-
-    By default SIGTERM ends the parent at once and joblib's loky workers are orphaned: they
-    go on computing their cells (whose rows only the parent writes) until they finish.  As an
-    exception, the signal unwinds through joblib's result generator, which terminates the
-    workers, and through the result store, which closes cleanly.  Outside the main thread
-    (where handlers cannot be installed) this does nothing.  The previous handler is restored
-    on exit.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _exit(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, _exit)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _not_stored_meanwhile(
-    cells: Sequence[Cell],
-    store: ResultStore,
-    ok_only: bool,
-    skipped: list[Cell],
-    since: datetime | None = None,
-) -> Iterable[Cell]:
-    """``cells`` less those a concurrent run has stored since this run read the store.
-
-    Follows the store's file (:meth:`~svmtune.bench.store.ResultStore.rows_from`): each row,
-    of any run, is parsed once; the cells left out are added to ``skipped``.
-    """
-    offset, done = 0, set()
-    for cell in cells:
-        rows, offset = store.rows_from(offset)
-        done.update(r.get("key") for r in rows if counts_as_done(r, ok_only, since))
-        if cell.key in done:
-            skipped.append(cell)
-        else:
-            yield cell
 
 
 def _run_experiments(
