@@ -49,7 +49,7 @@ def units(max_n: int = 5000) -> list[tuple[str, str, int]]:
     qd = on_data(get_suite("quick"), quick_data_names())
     for t in qd.tasks:
         out += [("quick+data", t.name, s) for s in range(qd.protocol.n_splits_per_task)]
-    rp = get_suite("rbsvm-paper")
+    rp = get_suite("rbsvm-paper", search_from=Path(__file__).parent)
     for t in rp.tasks:
         if t.options.get("large") or t.subsample is not None and t.subsample > max_n:
             continue
@@ -62,7 +62,9 @@ def units(max_n: int = 5000) -> list[tuple[str, str, int]]:
 
 def _suite(name: str):
     return (
-        on_data(get_suite("quick"), quick_data_names()) if name == "quick+data" else get_suite(name)
+        on_data(get_suite("quick"), quick_data_names())
+        if name == "quick+data"
+        else get_suite(name, search_from=Path(__file__).parent)
     )
 
 

@@ -58,7 +58,7 @@ def criterion_on_grid(D2: np.ndarray, y: np.ndarray, grid: np.ndarray) -> np.nda
 
 def probe(task_name: str, split: int, grid: np.ndarray) -> dict:
     """RBSVM's end point and the grid's minimum of ``J`` on one outer fold of the suite."""
-    suite = get_suite("rbsvm-paper")
+    suite = get_suite("rbsvm-paper", search_from=Path(__file__).parent)
     (task,) = [t for t in suite.tasks if t.name == task_name]
     data, splits = _prepared(suite, task, default_loader)
     train, _ = splits[split]

@@ -39,8 +39,10 @@ import numpy as np
 
 from svmtune.bench.runner import build_cells, run_cell
 from svmtune.bench.store import read_rows
-from svmtune.bench.suite import get_suite
-from svmtune.bench.suites.rbsvm_paper import LABEL_NONSV_LABEL, SMALL_TASKS
+from svmtune.bench.suite import get_suite, suite_module
+
+_RP = suite_module("rbsvm-paper", search_from=Path(__file__).parent)
+LABEL_NONSV_LABEL, SMALL_TASKS = _RP.LABEL_NONSV_LABEL, _RP.SMALL_TASKS
 
 HERE = Path(__file__).resolve().parent
 METHODS = ("RBSVM", "GridSearch", LABEL_NONSV_LABEL)
@@ -54,7 +56,7 @@ def _stored(store_path: Path) -> dict[str, dict]:
 
 
 def run(splits: list[int], tasks: list[str], out: Path, stored_path: Path) -> None:
-    suite = get_suite("rbsvm-paper")
+    suite = get_suite("rbsvm-paper", search_from=Path(__file__).parent)
     done = {r["key"] for r in read_rows(out)}
     stored = _stored(stored_path)
     wanted = set(splits)

@@ -31,10 +31,12 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench.store import latest_by_key, read_rows
-from svmtune.bench.suites.ss_paper import MACRO_LABEL, TABLE2, TASKS
+from svmtune.bench.suite import suite_module
 from svmtune.datasets import load_dataset
 
 HERE = Path(__file__).resolve().parent
+_SS = suite_module("ss-paper", search_from=HERE)
+MACRO_LABEL, TABLE2, TASKS = _SS.MACRO_LABEL, _SS.TABLE2, _SS.TASKS
 RULES = ("second", "first", "majority", "macro", "accuracy")
 METHODS = ("CV (F1)", "CV (Hinge)", "S&S-RB")
 

@@ -25,24 +25,6 @@ MAX_FUNCTION_LINES = 100
 #: a longer function states why in its docstring, after this marker
 LENGTH_MARKER = "Length:"
 
-#: cycles other changes are removing; each is tolerated as it is (no module more) until then
-PENDING_CYCLES = {
-    "rbsvm_paper": frozenset(
-        {"svmtune.bench.suites._rbsvm_experiments", "svmtune.bench.suites.rbsvm_paper"}
-    ),
-}
-
-#: modules over the limits whose owners are splitting them in other changes (cli, tuner,
-#: bench, methods, datasets); the coordinator drops each entry once it passes
-PENDING_SIZES = frozenset(
-    {
-        "svmtune.bench.report",
-        "svmtune.bench.runner",
-        "svmtune.bench.suites._rbsvm_experiments",
-        "svmtune.bench.suites.span_paper",
-    }
-)
-
 
 def _modules() -> dict[str, Path]:
     """Dotted module name -> file, for every module of the package."""
@@ -176,18 +158,8 @@ def test_graph_sees_function_local_and_relative_imports():
 def test_no_import_cycles():
     """No cycle among the modules of svmtune, but for the pending ones as they are."""
     graph = import_graph()
-    cycles = [c for c in import_cycles(graph) if not any(c <= p for p in PENDING_CYCLES.values())]
+    cycles = import_cycles(graph)
     assert not cycles, "import cycles:\n" + "\n".join(_describe(c, graph) for c in cycles)
-
-
-@pytest.mark.parametrize("name", sorted(PENDING_CYCLES))
-@pytest.mark.xfail(strict=False, reason="a cycle another change is removing (PENDING_CYCLES)")
-def test_pending_cycle_is_gone(name):
-    """Each pending cycle, until it is removed; then drop it from :data:`PENDING_CYCLES`."""
-    graph = import_graph()
-    pending = PENDING_CYCLES[name]
-    left = [c for c in import_cycles(graph) if c & pending]
-    assert not left, "still a cycle: " + "; ".join(_describe(c, graph) for c in left)
 
 
 #: the layers, lowest first: a module imports only from its own layer or those below it
@@ -275,20 +247,7 @@ def _size_problems(module: str, path: Path) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        pytest.param(
-            m,
-            marks=pytest.mark.xfail(
-                strict=False, reason="its owner is splitting it (PENDING_SIZES)"
-            ),
-        )
-        if m in PENDING_SIZES
-        else m
-        for m in sorted(_modules())
-    ],
-)
+@pytest.mark.parametrize("module", sorted(_modules()))
 def test_module_and_function_sizes(module):
     """At most 600 lines a module and 100 a function (docstring aside) unless the function's
     docstring says why after ``Length:``."""

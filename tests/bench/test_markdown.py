@@ -1,11 +1,11 @@
-"""Markdown tables of the suites' experiment files (svmtune.bench.suites._markdown)."""
+"""Markdown tables of the suites' experiment files (svmtune.bench.markdown)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from svmtune.bench.suites._markdown import format_cell, markdown_table
+from svmtune.bench.markdown import format_cell, markdown_table
 
 
 def test_cells_keep_whole_numbers_in_full():

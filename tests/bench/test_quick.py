@@ -9,11 +9,11 @@ from dataclasses import replace
 
 from click.testing import CliRunner
 
-from svmtune.bench.cli import bench, report
 from svmtune.bench.report import build_report
 from svmtune.bench.runner import run_suite
 from svmtune.bench.suite import MethodSpec, Protocol, get_suite
 from svmtune.bench.suites.quick import SUITE
+from svmtune.cli._bench import bench, report
 from svmtune.methods.base import METHODS
 
 

@@ -265,7 +265,7 @@ def test_a_store_quarantines_damaged_lines_once(tmp_path):
 def test_report_on_a_damaged_results_file_is_no_traceback(tmp_path):
     from click.testing import CliRunner
 
-    from svmtune.bench.cli import report
+    from svmtune.cli._bench import report
 
     p = tmp_path / "s" / "results.jsonl"
     p.parent.mkdir()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -18,18 +19,62 @@ from svmtune.datasets import (
     load_dataset,
     manifest,
 )
-from svmtune.datasets.registry import parse_class_counts
+from svmtune.datasets.registry import DATA_ENV, data_dirs, parse_class_counts
 
 NAMES = list_datasets()
 
 
 def test_names_are_the_file_stems_and_have_manifest_rows():
-    stems = sorted(p.name[: -len(".csv.gz")] for p in DATA_DIR.glob("*.csv.gz"))
-    assert NAMES == stems
-    assert len(NAMES) >= 79
+    stems = sorted(p.name[: -len(".csv.gz")] for d in data_dirs() for p in d.glob("*.csv.gz"))
+    assert NAMES == stems  # no name in two directories
+    assert len(NAMES) >= 79  # run from the repository: its benchmarks/data too
     assert sorted(manifest()) == NAMES
     for must in ("pima", "ijcnn1_train", "mnist_2v9_test", "banknote"):
         assert must in NAMES
+
+
+# the sets the package ships: its demo, the quick suite and the library's tests use them
+SHIPPED = {
+    "balance_scale", "banana", "banknote", "breast_cancer", "crx", "glass", "hayes_roth",
+    "heart_statlog", "ionosphere", "iris", "parkinson_speech_train", "parkinsons", "pima",
+    "sonar", "spect", "tic_tac_toe",
+}  # fmt: skip
+
+
+def test_outside_a_repository_only_the_shipped_sets(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    assert data_dirs() == [DATA_DIR]
+    assert set(list_datasets()) == SHIPPED
+    assert sorted(manifest()) == sorted(SHIPPED)
+    with pytest.raises(ValueError, match="unknown data set 'ijcnn1_train'") as err:
+        load_dataset("ijcnn1_train")
+    assert str(DATA_DIR) in str(err.value) and "SVMTUNE_DATA" in str(err.value)
+
+
+def test_more_data_directories_from_the_environment(tmp_path, monkeypatch):
+    repo_data = next(d for d in data_dirs() if d != DATA_DIR)
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "toy.csv.gz").write_bytes((DATA_DIR / "iris.csv.gz").read_bytes())
+    monkeypatch.setenv(DATA_ENV, os.pathsep.join([str(mine), str(repo_data)]))
+    assert data_dirs() == [DATA_DIR, mine, repo_data]
+    names = list_datasets()
+    assert "toy" in names and "ijcnn1_train" in names
+    X, y, info = load_dataset("toy")
+    assert info.path == str(mine / "toy.csv.gz") and len(y) == 150
+    assert info.version == hashlib.sha256((mine / "toy.csv.gz").read_bytes()).hexdigest()
+    assert info.source == ""  # no manifest row
+    assert load_dataset("ijcnn1_train")[2].path.startswith(str(repo_data))
+
+
+def test_the_repository_data_from_a_subdirectory(monkeypatch):
+    repo_data = next(d for d in data_dirs() if d != DATA_DIR)
+    monkeypatch.chdir(repo_data.parent / "suites")
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    assert data_dirs() == [DATA_DIR, repo_data]
+    assert load_dataset("mnist_2v9_test")[2].path == str(repo_data / "mnist_2v9_test.csv.gz")
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -19,38 +19,53 @@ every method on the same split -- CV-based methods see the same inner folds.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
-import json
 import os
-import platform
-import signal
 import threading
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from svmtune._validation import validate_groups
 from svmtune._warnings import recorded_warnings, user_stacklevel
+from svmtune.bench.measure import (
+    _entropy,
+    _error_status,
+    _metrics,
+    _timed_default_fit,
+    environment,
+)
+from svmtune.bench.runcontrol import (
+    RunSummary,
+    _not_stored_meanwhile,
+    _progress,
+    _sigterm_as_exit,
+    suite_dir,
+)
 from svmtune.bench.store import (
     ResultStore,
     StoreBusy,
     cell_key,
-    counts_as_done,
     jsonable,
     parse_time,
 )
 from svmtune.bench.suite import MethodSpec, Suite, Task
+from svmtune.bench.tasks import (
+    Loader,
+    TaskData,
+    _info_get,
+    _prepared,
+    default_loader,
+    derive_seed,
+    prepare_task,
+    split_indices,
+)
 from svmtune.methods.base import get_selector
 from svmtune.preprocess import transform_as_fitted
 
@@ -68,196 +83,6 @@ __all__ = [
     "environment",
     "suite_dir",
 ]
-
-Loader = Callable[[str], tuple[Any, np.ndarray, Any]]
-
-
-# ----------------------------------------------------------------------------- data
-def default_loader(name: str):
-    """``svmtune.datasets.load_dataset(name)`` (imported on first use)."""
-    from svmtune.datasets import load_dataset
-
-    return load_dataset(name)
-
-
-def derive_seed(*parts: Any) -> int:
-    """A stable 31-bit seed from any JSON-able parts (independent of ``PYTHONHASHSEED``)."""
-    text = json.dumps(jsonable(list(parts)), separators=(",", ":"))
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
-
-
-def _info_get(info: Any, key: str, default: Any = None) -> Any:
-    if info is None:
-        return default
-    if isinstance(info, dict):
-        return info.get(key, default)
-    return getattr(info, key, default)
-
-
-@dataclass
-class TaskData:
-    """A prepared task: features, labels, the fixed test file if the protocol has one, and
-    each row's group if the task has a ``groups`` column."""
-
-    X: pd.DataFrame
-    y: np.ndarray
-    info: Any
-    X_test: pd.DataFrame | None = None
-    y_test: np.ndarray | None = None
-    test_info: Any = None
-    groups: np.ndarray | None = None
-
-    @property
-    def preprocess(self) -> str:
-        """ "auto" when any part has categorical columns or missing values, else "standard"."""
-        from svmtune.preprocess import needs_auto
-
-        parts = [self.X] + ([self.X_test] if self.X_test is not None else [])
-        return "auto" if any(needs_auto(p) for p in parts) else "standard"
-
-
-def _label_mask(y: np.ndarray, label: Any, task: str, what: str) -> np.ndarray:
-    """Rows of class ``label``; labels read as strings match a numeric ``label`` and the
-    reverse.  A label absent from ``y`` is an error naming the task and the labels."""
-    mask = y == label
-    if not np.any(mask):
-        mask = y.astype(str) == str(label)
-    if not np.any(mask):
-        raise ValueError(
-            f"task {task!r}: {what} {label!r} is not among the labels "
-            f"{sorted(map(str, np.unique(y)))}"
-        )
-    return mask
-
-
-def _binarise(y: np.ndarray, positive: Any, task: str) -> np.ndarray:
-    """One-vs-rest labels: 1 for ``positive``, 0 for every other class."""
-    y = np.asarray(y)
-    mask = _label_mask(y, positive, task, "positive class")
-    if np.all(mask):
-        raise ValueError(f"task {task!r}: every sample is of the positive class {positive!r}")
-    return mask.astype(int)
-
-
-def _apply_task(X, y, task: Task) -> tuple[pd.DataFrame, np.ndarray]:
-    X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
-    if task.drop_columns:
-        missing = [c for c in task.drop_columns if c not in X.columns]
-        if missing:
-            raise ValueError(f"task {task.name!r}: drop_columns {missing} not in the data")
-        X = X.drop(columns=list(task.drop_columns))
-    y = np.asarray(y)
-    if task.classes is not None:
-        keep = np.zeros(len(y), dtype=bool)
-        for label in task.classes:
-            keep |= _label_mask(y, label, task.name, "class")
-        X, y = X[keep], y[keep]
-    if task.positive is not None:
-        y = _binarise(y, task.positive, task.name)
-    return X.reset_index(drop=True), y
-
-
-def prepare_task(task: Task, loader: Loader, seed: int) -> TaskData:
-    """Load ``task.dataset`` (and ``task.test_dataset``) and apply the task's definition.
-
-    The subsample (``task.subsample`` rows of the training data, stratified) is drawn with
-    ``seed`` (the suite's seed); the row order of the subsample follows the file.  The
-    ``task.groups`` column (of the data, or of a bundled data set's ``groups`` side file)
-    leaves the features and becomes ``TaskData.groups``.
-    """
-    from sklearn.model_selection import train_test_split
-
-    X, y, info = loader(task.dataset)
-    if task.groups is not None and hasattr(info, "add_group_column"):  # a bundled side file
-        X = info.add_group_column(X, task.groups)
-    X, y = _apply_task(X, y, task)
-    if task.subsample is not None and int(task.subsample) < len(y):
-        idx, _ = train_test_split(
-            np.arange(len(y)), train_size=int(task.subsample), stratify=y, random_state=seed
-        )
-        idx = np.sort(idx)
-        X, y = X.iloc[idx].reset_index(drop=True), y[idx]
-    groups = None
-    if task.groups is not None:
-        if task.groups not in X.columns:
-            raise ValueError(f"task {task.name!r}: groups column {task.groups!r} not in the data")
-        groups = validate_groups(X[task.groups].to_numpy(), len(y))
-        X = X.drop(columns=[task.groups])
-    data = TaskData(X=X, y=y, info=info, groups=groups)
-    if task.test_dataset is not None:
-        Xt, yt, tinfo = loader(task.test_dataset)
-        data.X_test, data.y_test = _apply_task(Xt, yt, task)
-        data.test_info = tinfo
-    return data
-
-
-def split_indices(
-    y: np.ndarray, suite: Suite, task: Task, groups: np.ndarray | None = None
-) -> list[tuple[np.ndarray, Any]]:
-    """The protocol's (train, test) index pairs for one task; ``test`` is None for the
-    fixed train/test protocol (the test part is the task's test file).
-
-    With ``groups`` every group stays on one side of each split: K-fold CV becomes
-    ``StratifiedGroupKFold`` (each repeat shuffled with its own seed drawn from the suite's),
-    random splits ``GroupShuffleSplit`` (not stratified; ``train_size`` and ``test_size``
-    count groups).
-    """
-    from sklearn.model_selection import (
-        GroupShuffleSplit,
-        RepeatedStratifiedKFold,
-        StratifiedGroupKFold,
-        StratifiedShuffleSplit,
-    )
-
-    p = suite.protocol
-    dummy = np.zeros(len(y))
-    if groups is not None and p.kind == "kfold":
-        rng = np.random.RandomState(suite.seed)
-        out = []
-        for _ in range(int(p.n_repeats)):
-            seed = int(rng.randint(np.iinfo(np.int32).max))
-            cv = StratifiedGroupKFold(int(p.n_splits), shuffle=True, random_state=seed)
-            out += list(cv.split(dummy, y, groups))
-        return out
-    if groups is not None and p.kind == "split":
-        cv = GroupShuffleSplit(
-            n_splits=int(p.n_repeats),
-            train_size=p.train_size,
-            test_size=p.test_size,
-            random_state=suite.seed,
-        )
-        return list(cv.split(dummy, y, groups))
-    if p.kind == "kfold":
-        cv = RepeatedStratifiedKFold(
-            n_splits=int(p.n_splits), n_repeats=int(p.n_repeats), random_state=suite.seed
-        )
-        return list(cv.split(dummy, y))
-    if p.kind == "split":
-        cv = StratifiedShuffleSplit(
-            n_splits=int(p.n_repeats),
-            train_size=p.train_size,
-            test_size=p.test_size,
-            random_state=suite.seed,
-        )
-        return list(cv.split(dummy, y))
-    return [(np.arange(len(y)), None)]
-
-
-_TASK_CACHE: dict[tuple[str, Any], tuple[TaskData, list]] = {}
-
-
-def _prepared(suite: Suite, task: Task, loader: Loader) -> tuple[TaskData, list]:
-    """Prepared data and splits of a task, cached per process (cells of one task share it)."""
-    k = (
-        cell_key(suite=suite.name, seed=suite.seed, task=repr(task), protocol=repr(suite.protocol)),
-        loader,
-    )
-    if k not in _TASK_CACHE:
-        if len(_TASK_CACHE) >= 4:
-            _TASK_CACHE.pop(next(iter(_TASK_CACHE)))
-        data = prepare_task(task, loader, suite.seed)
-        _TASK_CACHE[k] = (data, split_indices(data.y, suite, task, data.groups))
-    return _TASK_CACHE[k]
 
 
 # ----------------------------------------------------------------------------- cells
@@ -297,6 +122,9 @@ def build_cells(
     task names and by method labels or method names."""
     ts = _select(suite.tasks, tasks, lambda t: {t.name}, "tasks")
     ms = _select(suite.methods, methods, lambda m: {m.label, m.method}, "methods")
+    # cells travel to worker processes, which may not import the modules of a suite file's
+    # figures and experiments (those run in the main process): the cells' suite has none
+    cell_suite = replace(suite, figures=[], experiments=[])
     cells = []
     for t in ts:
         for s in range(suite.protocol.n_splits_per_task):
@@ -319,105 +147,8 @@ def build_cells(
                     # ... and how it is read (label column, format, dropped columns) if given
                     **({"data_read": t.options["read"]} if "read" in t.options else {}),
                 )
-                cells.append(Cell(suite, t, s, m, seed, key))
+                cells.append(Cell(cell_suite, t, s, m, seed, key))
     return cells
-
-
-@cache
-def environment() -> dict[str, dict[str, Any]]:
-    """Package versions and machine description recorded with every row."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions: dict[str, Any] = {"python": platform.python_version()}
-    for mod, dist in (
-        ("svmtune", "svmtune"),
-        ("numpy", "numpy"),
-        ("scipy", "scipy"),
-        ("sklearn", "scikit-learn"),
-        ("pandas", "pandas"),
-        ("hyperopt", "hyperopt"),
-        ("optuna", "optuna"),
-    ):
-        try:
-            versions[mod] = version(dist)
-        except PackageNotFoundError:
-            versions[mod] = None
-    machine = {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-    }
-    return {"versions": versions, "machine": machine}
-
-
-@functools.lru_cache(maxsize=1)
-def _cpu_model() -> str | None:
-    """The CPU's model name (Linux ``/proc/cpuinfo``; else ``platform.processor()``, which
-    is empty on Linux), or None."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip() or None
-    except OSError:
-        pass
-    return platform.processor() or None
-
-
-def _error_status(exc: BaseException) -> str:
-    if isinstance(exc, ModuleNotFoundError):
-        return f"error: method module not available ({exc.name or exc})"
-    msg = " ".join(str(exc).split()) or type(exc).__name__
-    return f"error: {type(exc).__name__}: {msg}"[:500]
-
-
-def _metrics(tuner, X_test, y_test) -> tuple[dict[str, Any], dict[str, str]]:
-    """Test accuracy, F1 (binary: of classes_[1]; multiclass: macro), log-loss, Brier and the
-    confusion matrix.
-
-    ``confusion`` (rows: true class, columns: predicted, in the order of ``confusion_labels``:
-    the sorted union of the tuner's classes and the test labels, so a test label the tuner
-    never saw has its own row) keeps every count-based score recomputable from the row, e.g.
-    F1 with the other class as positive or macro-F1 of a binary task (the papers rarely say
-    which F1 they print).
-    """
-    from sklearn.metrics import brier_score_loss, confusion_matrix, f1_score, log_loss
-
-    out: dict[str, Any] = {}
-    notes: dict[str, str] = {}
-    classes = tuner.classes_
-    pred = tuner.predict(X_test)
-    out["accuracy"] = float(np.mean(pred == y_test))
-    labels = np.union1d(classes, y_test)
-    out["confusion_labels"] = labels.tolist()
-    out["confusion"] = confusion_matrix(y_test, pred, labels=labels).tolist()
-    if len(classes) == 2:
-        out["f1"] = float(f1_score(y_test, pred, pos_label=classes[1], zero_division=0.0))
-    else:
-        out["f1"] = float(
-            f1_score(y_test, pred, labels=classes, average="macro", zero_division=0.0)
-        )
-    try:
-        P = tuner.predict_proba(X_test)
-        out["log_loss"] = float(log_loss(y_test, P, labels=classes))
-        out["brier"] = float(brier_score_loss(y_test, P, labels=classes))
-    except Exception as exc:  # e.g. a test label unseen in training
-        out["log_loss"] = out["brier"] = None
-        notes["proba"] = _error_status(exc)
-    return out, notes
-
-
-def _timed_default_fit(svc_class, X: np.ndarray, y: np.ndarray, repeats: int = 3):
-    """Fit ``SVC()`` ``repeats`` times; the fastest is the fit time (a fit takes milliseconds
-    on small data, where one measurement is mostly timer and scheduler noise)."""
-    best, svc = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        svc = svc_class().fit(X, y)
-        best = min(best, time.perf_counter() - t0)
-    return best, svc
 
 
 #: a method whose selection plus final fit takes less than this (seconds) is timed like the
@@ -462,29 +193,6 @@ def _timed_tuner_fit(tuner, X, y, groups=None) -> tuple[float, float, int]:
             )
         sel, final, repeats = min(sel, s2), min(final, f2), repeats + 1
     return sel, final, repeats
-
-
-def _entropy(
-    Xp: np.ndarray, y_enc: np.ndarray, params: dict, sample_weight: np.ndarray | None = None
-) -> tuple[float | None, str | None]:
-    """RBSVM model entropy (eq. (39)-(40)) of the L2-SVM at ``params`` (class weights
-    included, with the instance weights a method chose), or None and why."""
-    if params.get("kernel", "rbf") != "rbf":
-        return None, "not an RBF model"
-    try:
-        from svmtune.loo.entropy import LOWRANK_ENTROPY_RANK, MAX_EXACT_ENTROPY, l2_model_entropy
-    except ImportError as exc:
-        return None, f"svmtune.loo.entropy not available ({exc})"
-    note = None
-    if Xp.shape[0] > MAX_EXACT_ENTROPY:
-        note = (
-            f"L2-SVM on the Nystroem kernel (n > {MAX_EXACT_ENTROPY}; "
-            f"rank <= {LOWRANK_ENTROPY_RANK})"
-        )
-    try:
-        return float(l2_model_entropy(Xp, y_enc, dict(params), sample_weight)), note
-    except Exception as exc:
-        return None, _error_status(exc)
 
 
 def run_cell(
@@ -538,15 +246,10 @@ def _warm_up_compiled() -> None:
         _WARMED_UP = True
 
 
-def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
-    from sklearn.svm import SVC
-
-    from svmtune.tuner import SVMTuner
-
-    loader = loader or default_loader
-    t_start, cpu_start = time.perf_counter(), time.process_time()
+def _cell_row(cell: Cell) -> dict[str, Any]:
+    """The row of a cell before it runs: what it is, and the environment."""
     m = cell.method
-    row: dict[str, Any] = {
+    return {
         "kind": "cell",
         "key": cell.key,
         "suite": cell.suite.name,
@@ -567,30 +270,87 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
         "jit_warmed_up": True,  # svmtune's numba loops were loaded before the clocks
         **environment(),
     }
+
+
+def _cell_data(cell: Cell, loader: Loader, row: dict) -> tuple[TaskData, Any, Any, Any, Any, Any]:
+    """The task's prepared data and the cell's split ``(data, train indices, X_train,
+    y_train, X_test, y_test)``; records the data versions and sizes in ``row``."""
+    data, splits = _prepared(cell.suite, cell.task, loader)
+    version = _info_get(data.info, "version")
+    expected = cell.task.options.get("sha256")
+    if expected is not None and version != expected:
+        raise RuntimeError(
+            f"{cell.task.dataset} changed since the run started (SHA-256 "
+            f"{str(version)[:12]}... now, {expected[:12]}... when its cells were "
+            "defined): its cells are not run on other contents; run the command again"
+        )
+    row["dataset_version"] = version
+    if data.test_info is not None:
+        row["test_dataset"] = cell.task.test_dataset
+        row["test_dataset_version"] = _info_get(data.test_info, "version")
+    train, test = splits[cell.split]
+    Xtr, ytr = data.X.iloc[train], data.y[train]
+    if test is None:
+        Xte, yte = data.X_test, data.y_test
+    else:
+        Xte, yte = data.X.iloc[test], data.y[test]
+    row.update(n_train=len(ytr), n_test=len(yte), n_classes=len(np.unique(ytr)))
+    return data, train, Xtr, ytr, Xte, yte
+
+
+def _fit_groups(cell: Cell, data: TaskData, train: Any, row: dict):
+    """The training part's groups for the methods that cross-validate or hold out whole
+    groups in closed form (rbsvm); None for the others, which hold out single rows or
+    nothing (SVMTuner refuses or ignores groups for them).  Records in ``row`` the groups
+    column and whether the method's selection saw the groups."""
+    if data.groups is None:
+        return None
+    m = cell.method
+    fit_groups = None
+    if get_selector(m.method, dict(m.params)).holdout() in ("folds", "groups"):
+        fit_groups = data.groups[train]
+    row["groups"] = cell.task.groups
+    # whether the method's selection saw the groups (by K-fold CV or by the
+    # leave-one-group-out closed form)
+    row["cv_groups"] = fit_groups is not None
+    return fit_groups
+
+
+def _yardstick_and_entropy(
+    svc_class, tuner, Xtr, ytr, Xte, yte, row: dict, notes: dict, entropy: bool
+) -> None:
+    """The yardstick, one SVC() with scikit-learn's defaults on the same preprocessed
+    training part, and the model entropy of the chosen model, into ``row``."""
+    Xp_tr = transform_as_fitted(tuner.preprocessor_, Xtr)
+    Xp_te = transform_as_fitted(tuner.preprocessor_, Xte)
+    ytr_enc = np.searchsorted(tuner.classes_, ytr)
+    row["n_features"] = int(Xp_tr.shape[1])
+    row["default_fit_time"], svc = _timed_default_fit(svc_class, Xp_tr, ytr_enc)
+    row["default_accuracy"] = float(np.mean(tuner.classes_[svc.predict(Xp_te)] == yte))
+    if entropy:
+        sw = getattr(tuner.selection_, "sample_weight", None)
+        # the selection's own params: a chosen class_weight keyed by encoded labels
+        row["entropy"], note = _entropy(Xp_tr, ytr_enc, tuner.selection_.params, sw)
+        if note:
+            notes["entropy"] = note
+    else:
+        row["entropy"], notes["entropy"] = None, "not computed (entropy=False)"
+
+
+def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
+    from sklearn.svm import SVC
+
+    from svmtune.tuner import SVMTuner
+
+    loader = loader or default_loader
+    t_start, cpu_start = time.perf_counter(), time.process_time()
+    m = cell.method
+    row = _cell_row(cell)
     caught: list[str] = []
     try:
         with recorded_warnings() as wlist:
             _warm_up_compiled()  # before the tuner's clocks; a failure is this cell's status
-            data, splits = _prepared(cell.suite, cell.task, loader)
-            version = _info_get(data.info, "version")
-            expected = cell.task.options.get("sha256")
-            if expected is not None and version != expected:
-                raise RuntimeError(
-                    f"{cell.task.dataset} changed since the run started (SHA-256 "
-                    f"{str(version)[:12]}... now, {expected[:12]}... when its cells were "
-                    "defined): its cells are not run on other contents; run the command again"
-                )
-            row["dataset_version"] = version
-            if data.test_info is not None:
-                row["test_dataset"] = cell.task.test_dataset
-                row["test_dataset_version"] = _info_get(data.test_info, "version")
-            train, test = splits[cell.split]
-            Xtr, ytr = data.X.iloc[train], data.y[train]
-            if test is None:
-                Xte, yte = data.X_test, data.y_test
-            else:
-                Xte, yte = data.X.iloc[test], data.y[test]
-            row.update(n_train=len(ytr), n_test=len(yte), n_classes=len(np.unique(ytr)))
+            data, train, Xtr, ytr, Xte, yte = _cell_data(cell, loader, row)
             tuner_kw = {
                 "preprocess": data.preprocess,
                 "n_jobs": 1,
@@ -604,17 +364,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
                 random_state=cell.seed,
                 **tuner_kw,
             )
-            # the training part's groups reach the methods that cross-validate or hold out
-            # whole groups (rbsvm); the others hold out single rows or nothing (SVMTuner
-            # refuses or ignores groups for them)
-            fit_groups = None
-            if data.groups is not None:
-                if get_selector(m.method, dict(m.params)).holdout() in ("folds", "groups"):
-                    fit_groups = data.groups[train]
-                row["groups"] = cell.task.groups
-                # whether the method's selection saw the groups (by K-fold CV or by the
-                # leave-one-group-out closed form)
-                row["cv_groups"] = fit_groups is not None
+            fit_groups = _fit_groups(cell, data, train, row)
             sel_time, final_time, repeats = _timed_tuner_fit(tuner, Xtr, ytr, fit_groups)
             row["selection_time"] = sel_time
             row["final_fit_time"] = final_time
@@ -629,21 +379,7 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
             )
             metrics, notes = _metrics(tuner, Xte, yte)
             row.update(metrics)
-            # yardstick: one SVC() with scikit-learn's defaults on the same preprocessed fold
-            Xp_tr = transform_as_fitted(tuner.preprocessor_, Xtr)
-            Xp_te = transform_as_fitted(tuner.preprocessor_, Xte)
-            ytr_enc = np.searchsorted(tuner.classes_, ytr)
-            row["n_features"] = int(Xp_tr.shape[1])
-            row["default_fit_time"], svc = _timed_default_fit(SVC, Xp_tr, ytr_enc)
-            row["default_accuracy"] = float(np.mean(tuner.classes_[svc.predict(Xp_te)] == yte))
-            if entropy:
-                sw = getattr(tuner.selection_, "sample_weight", None)
-                # the selection's own params: a chosen class_weight keyed by encoded labels
-                row["entropy"], note = _entropy(Xp_tr, ytr_enc, tuner.selection_.params, sw)
-                if note:
-                    notes["entropy"] = note
-            else:
-                row["entropy"], notes["entropy"] = None, "not computed (entropy=False)"
+            _yardstick_and_entropy(SVC, tuner, Xtr, ytr, Xte, yte, row, notes, entropy)
             row["notes"] = notes
         caught = [str(w.message) for w in wlist]
     except Exception as exc:
@@ -660,23 +396,6 @@ def _run_cell(cell: Cell, loader: Loader | None, *, entropy: bool) -> dict:
 
 
 # ----------------------------------------------------------------------------- suites
-def suite_dir(out: str | Path, suite: Suite | str) -> Path:
-    """The output directory of a suite: ``<out>/<suite name>``."""
-    return Path(out) / (suite if isinstance(suite, str) else suite.name)
-
-
-@dataclass
-class RunSummary:
-    """What one invocation of :func:`run_suite` did."""
-
-    path: Path
-    n_cells: int
-    n_skipped: int
-    n_run: int = 0
-    n_ok: int = 0
-    n_error: int = 0
-    n_remaining: int = 0
-    experiments: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _run_experiment(fn, outdir: Path, seed: int) -> tuple[str, list[str], float]:
@@ -687,77 +406,6 @@ def _run_experiment(fn, outdir: Path, seed: int) -> tuple[str, list[str], float]
     except Exception as exc:
         paths, status = [], _error_status(exc)
     return status, [str(p) for p in paths], time.perf_counter() - t0
-
-
-def _progress(enabled: bool):
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[last]}"),
-        console=Console(stderr=True),
-        disable=not enabled,
-    )
-
-
-@contextlib.contextmanager
-def _sigterm_as_exit():
-    """Within the block, SIGTERM raises ``SystemExit(143)`` in the main thread.
-
-    By default SIGTERM ends the parent at once and joblib's loky workers are orphaned: they
-    go on computing their cells (whose rows only the parent writes) until they finish.  As an
-    exception, the signal unwinds through joblib's result generator, which terminates the
-    workers, and through the result store, which closes cleanly.  Outside the main thread
-    (where handlers cannot be installed) this does nothing.  The previous handler is restored
-    on exit.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _exit(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, _exit)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _not_stored_meanwhile(
-    cells: Sequence[Cell],
-    store: ResultStore,
-    ok_only: bool,
-    skipped: list[Cell],
-    since: datetime | None = None,
-) -> Iterable[Cell]:
-    """``cells`` less those a concurrent run has stored since this run read the store.
-
-    Follows the store's file (:meth:`~svmtune.bench.store.ResultStore.rows_from`): each row,
-    of any run, is parsed once; the cells left out are added to ``skipped``.
-    """
-    offset, done = 0, set()
-    for cell in cells:
-        rows, offset = store.rows_from(offset)
-        done.update(r.get("key") for r in rows if counts_as_done(r, ok_only, since))
-        if cell.key in done:
-            skipped.append(cell)
-        else:
-            yield cell
 
 
 def _run_experiments(
@@ -795,6 +443,64 @@ def _run_experiments(
         }
         store.append(rec)
         summary.experiments.append(jsonable(rec))
+
+
+def _check_run_options(
+    suite: Suite, experiments: bool, rerun_experiments: Iterable[str] | None, max_cells
+) -> set[str]:
+    """The experiments to run again, after checking :func:`run_suite`'s options."""
+    rerun = set(rerun_experiments or ())
+    if rerun and not experiments:
+        raise ValueError("rerun_experiments needs experiments=True (drop --no-experiments)")
+    names = {getattr(fn, "__name__", repr(fn)) for fn in suite.experiments}
+    if rerun - names:
+        raise ValueError(
+            f"suite {suite.name!r} has no experiment {sorted(rerun - names)}; "
+            f"its experiments: {sorted(names) or 'none'}"
+        )
+    if max_cells is not None and int(max_cells) < 0:
+        raise ValueError(f"max_cells must be >= 0, got {max_cells}")
+    return rerun
+
+
+def _run_cells(
+    suite: Suite,
+    todo: list[Cell],
+    store: ResultStore,
+    par: Any,
+    run: Callable[..., dict],
+    loader: Loader,
+    retry_errors: bool,
+    since: datetime | None,
+    progress: bool,
+    summary: RunSummary,
+) -> None:
+    """Run the cells ``todo`` with ``par`` (a joblib ``Parallel``) and ``run(cell, loader)``
+    (:func:`run_cell`), storing each row as it comes and counting it in ``summary``; cells a
+    concurrent run stores meanwhile are skipped."""
+    from joblib import delayed
+
+    meanwhile: list[Cell] = []  # stored by a concurrent run after this one started
+    jobs = (
+        delayed(run)(c, loader)
+        for c in _not_stored_meanwhile(todo, store, retry_errors, meanwhile, since)
+    )
+    with _sigterm_as_exit(), _progress(progress) as bar:
+        tid = bar.add_task(suite.name, total=len(todo), last="")
+        for row in par(jobs):
+            store.append(row)
+            summary.n_run += 1
+            ok = row.get("status") == "ok"
+            summary.n_ok += ok
+            summary.n_error += not ok
+            last = f"{row['task']} #{row['split']} {row['method']}"
+            bar.update(
+                tid,
+                advance=1,
+                total=len(todo) - len(meanwhile),
+                last=last + ("" if ok else " [red]error"),
+            )
+    summary.n_skipped += len(meanwhile)
 
 
 def run_suite(
@@ -861,21 +567,11 @@ def run_suite(
     last row wins.  The experiments run in one run at a time: a run that finds them running
     elsewhere skips them with a ``RuntimeWarning``.
     """
-    from joblib import Parallel, delayed
+    from joblib import Parallel
 
     loader = loader or default_loader
     cells = build_cells(suite, tasks=tasks, methods=methods)
-    rerun = set(rerun_experiments or ())
-    if rerun and not experiments:
-        raise ValueError("rerun_experiments needs experiments=True (drop --no-experiments)")
-    names = {getattr(fn, "__name__", repr(fn)) for fn in suite.experiments}
-    if rerun - names:
-        raise ValueError(
-            f"suite {suite.name!r} has no experiment {sorted(rerun - names)}; "
-            f"its experiments: {sorted(names) or 'none'}"
-        )
-    if max_cells is not None and int(max_cells) < 0:
-        raise ValueError(f"max_cells must be >= 0, got {max_cells}")
+    rerun = _check_run_options(suite, experiments, rerun_experiments, max_cells)
     since = parse_time(rerun_before, "rerun_before")
     directory = suite_dir(out, suite)
     with ResultStore(directory) as store:
@@ -885,28 +581,9 @@ def run_suite(
         todo = pending if max_cells is None else pending[: int(max_cells)]
         summary.n_remaining = len(pending) - len(todo)
         if todo:
-            meanwhile: list[Cell] = []  # stored by a concurrent run after this one started
             par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-            jobs = (
-                delayed(run_cell)(c, loader, entropy=entropy, blas_threads=blas_threads)
-                for c in _not_stored_meanwhile(todo, store, retry_errors, meanwhile, since)
-            )
-            with _sigterm_as_exit(), _progress(progress) as bar:
-                tid = bar.add_task(suite.name, total=len(todo), last="")
-                for row in par(jobs):
-                    store.append(row)
-                    summary.n_run += 1
-                    ok = row.get("status") == "ok"
-                    summary.n_ok += ok
-                    summary.n_error += not ok
-                    last = f"{row['task']} #{row['split']} {row['method']}"
-                    bar.update(
-                        tid,
-                        advance=1,
-                        total=len(todo) - len(meanwhile),
-                        last=last + ("" if ok else " [red]error"),
-                    )
-            summary.n_skipped += len(meanwhile)
+            run = functools.partial(run_cell, entropy=entropy, blas_threads=blas_threads)
+            _run_cells(suite, todo, store, par, run, loader, retry_errors, since, progress, summary)
         if experiments and suite.experiments:
             try:
                 with store.exclusive("experiments"):

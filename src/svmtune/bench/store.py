@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from svmtune._warnings import user_stacklevel
+from svmtune.exceptions import NotAResultsFile, StoreBusy
 
 __all__ = [
     "RESULTS_FILE",
@@ -180,10 +181,6 @@ def counts_as_done(
     except ValueError:
         return False
     return written is not None and written >= since
-
-
-class StoreBusy(RuntimeError):
-    """Another process holds a lock of :meth:`ResultStore.exclusive`."""
 
 
 class ResultStore:
@@ -358,10 +355,6 @@ class ResultStore:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-
-
-class NotAResultsFile(ValueError):
-    """A file given as results that is not a JSON-lines file (``*.jsonl``)."""
 
 
 def find_result_files(path: str | Path) -> list[Path]:

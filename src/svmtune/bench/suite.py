@@ -1,7 +1,10 @@
 """What a benchmark suite is: data sets x methods x protocol, plus the papers' numbers.
 
-Each paper's suite lives in ``svmtune/bench/suites/<name>.py`` and exposes a module-level
-``SUITE`` (a :class:`Suite`); :data:`SUITES` maps suite names to those modules.  The runner
+A suite is a Python file exposing a module-level ``SUITE`` (a :class:`Suite`).  The package
+ships one, ``quick`` (:data:`SUITES`); the papers' suites live in the repository, outside the
+installed package, in a ``benchmarks/suites/`` directory (one file per suite, helper modules
+starting with ``_`` beside them).  :func:`get_suite` loads a suite by name or by file path
+(:func:`suite_dirs` says where names are looked up).  The runner
 (:mod:`svmtune.bench.runner`) turns a suite into cells (task x split x method), runs them,
 and appends one result row per cell to the result store.  :func:`on_data` runs a suite's
 methods and protocol on other data (the user's files or other bundled sets) instead of its
@@ -10,7 +13,12 @@ own tasks, with :class:`DataLoader` reading them.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.machinery
+import os
+import sys
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,8 +30,11 @@ __all__ = [
     "Protocol",
     "Suite",
     "SUITES",
+    "SUITES_ENV",
     "get_suite",
     "available_suites",
+    "suite_dirs",
+    "suite_module",
     "DataLoader",
     "on_data",
     "with_tasks",
@@ -219,26 +230,161 @@ class Suite:
         return out
 
 
-#: suite name -> module defining ``SUITE``
+#: suite name -> module defining ``SUITE``: the suites shipped with the package
 SUITES: dict[str, str] = {
     "quick": "svmtune.bench.suites.quick",
-    "rbsvm-paper": "svmtune.bench.suites.rbsvm_paper",
-    "esdr-paper": "svmtune.bench.suites.esdr_paper",
-    "ld-paper": "svmtune.bench.suites.ld_paper",
-    "span-paper": "svmtune.bench.suites.span_paper",
-    "ss-paper": "svmtune.bench.suites.ss_paper",
 }
 
+#: environment variable naming more suite directories (``os.pathsep``-separated)
+SUITES_ENV = "SVMTUNE_SUITES"
+#: where a repository keeps its suites, relative to the repository's root
+SUITES_SUBDIR = Path("benchmarks") / "suites"
+_PACKAGE_PREFIX = "svmtune_suites_"
 
-def available_suites() -> list[str]:
-    return sorted(SUITES)
+
+def _candidate_dirs(search_from: str | Path | None = None) -> list[Path]:
+    """Directories where suite names are looked up, in order, whether they exist or not:
+    each entry of ``$SVMTUNE_SUITES``, then ``benchmarks/suites`` in the current directory
+    and each of its parents, then the same from ``search_from`` (e.g. a results directory)."""
+    out: list[Path] = [
+        Path(p).expanduser() for p in os.environ.get(SUITES_ENV, "").split(os.pathsep) if p
+    ]
+    starts = [Path.cwd()] + ([Path(search_from)] if search_from is not None else [])
+    for start in starts:
+        start = start.expanduser().resolve()
+        out += [base / SUITES_SUBDIR for base in (start, *start.parents)]
+    seen: set[Path] = set()
+    uniq = []
+    for d in out:
+        key = d.resolve()
+        if key not in seen:
+            seen.add(key)
+            uniq.append(d)
+    return uniq
 
 
-def get_suite(name: str) -> Suite:
-    """Load the suite registered as ``name``."""
-    if name not in SUITES:
-        raise ValueError(f"unknown suite {name!r}; choose one of: {', '.join(available_suites())}")
-    return importlib.import_module(SUITES[name]).SUITE
+def suite_dirs(search_from: str | Path | None = None) -> list[Path]:
+    """The existing suite directories, in lookup order.
+
+    Parameters
+    ----------
+    search_from : path, optional
+        Also look in ``benchmarks/suites`` under this directory and its parents (after the
+        current directory's).
+
+    Returns
+    -------
+    list of Path
+        Each entry of the environment variable ``SVMTUNE_SUITES`` (``os.pathsep``-separated)
+        that is a directory, then every ``benchmarks/suites`` directory found in the current
+        directory or one of its parents (then from ``search_from``).
+    """
+    return [d for d in _candidate_dirs(search_from) if d.is_dir()]
+
+
+def _suite_package(directory: Path) -> str:
+    """Name of the package that holds the modules of a suite directory (registered on first
+    use), so that suite files import their helper modules relatively
+    (``from ._rbsvm_experiments import ...``) without the directory on ``sys.path``."""
+    directory = directory.resolve()
+    name = _PACKAGE_PREFIX + hashlib.sha1(str(directory).encode()).hexdigest()[:10]
+    if name not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [str(directory)]
+        pkg = types.ModuleType(name, f"Suites of {directory}")
+        pkg.__spec__ = spec
+        pkg.__path__ = [str(directory)]
+        pkg.__package__ = name
+        sys.modules[name] = pkg
+    return name
+
+
+def _load_file(path: Path) -> types.ModuleType:
+    """Import the suite file ``path`` as a module of its directory's package."""
+    path = Path(path).expanduser().resolve()
+    if not path.is_file() or path.suffix != ".py":
+        raise ValueError(f"{path}: not a Python file")
+    return importlib.import_module(f"{_suite_package(path.parent)}.{path.stem}")
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.endswith(".py") or "/" in name or os.sep in name
+
+
+def _not_found(name: str, search_from: str | Path | None) -> ValueError:
+    searched = "\n  ".join(str(d) for d in _candidate_dirs(search_from))
+    return ValueError(
+        f"unknown suite {name!r}; available: {', '.join(available_suites(search_from))}. "
+        f"Looked for {name.replace('-', '_')}.py in:\n  {searched}\nRun from the repository "
+        f"(or below it), give the suite file's path, or name suite directories in "
+        f"${SUITES_ENV} ({os.pathsep!r}-separated)."
+    )
+
+
+def suite_module(name: str, *, search_from: str | Path | None = None) -> types.ModuleType:
+    """The module of a suite file or of a helper module beside it.
+
+    Parameters
+    ----------
+    name : str
+        A path to a ``.py`` file, or a module name in a suite directory (:func:`suite_dirs`):
+        a suite's name (``"rbsvm-paper"``: ``-`` stands for ``_``) or a helper's
+        (``"_rbsvm_experiments"``).
+    search_from : path, optional
+        As in :func:`suite_dirs`.
+
+    Raises
+    ------
+    ValueError
+        No such file; the message lists the directories searched.
+    """
+    if _looks_like_path(name):
+        return _load_file(Path(name))
+    stem = name.replace("-", "_")
+    for d in suite_dirs(search_from):
+        if (d / f"{stem}.py").is_file():
+            return _load_file(d / f"{stem}.py")
+    raise _not_found(name, search_from)
+
+
+def available_suites(search_from: str | Path | None = None) -> list[str]:
+    """Names of the package's suites and of the suite files in :func:`suite_dirs` (files
+    whose name starts with ``_`` are helpers, not suites)."""
+    names = set(SUITES)
+    for d in suite_dirs(search_from):
+        names |= {p.stem.replace("_", "-") for p in d.glob("*.py") if not p.name.startswith("_")}
+    return sorted(names)
+
+
+def get_suite(name: str, *, search_from: str | Path | None = None) -> Suite:
+    """Load a suite by name or path.
+
+    Parameters
+    ----------
+    name : str
+        ``"quick"`` (shipped with the package), the name of a suite file in a suite directory
+        (``"rbsvm-paper"`` for ``rbsvm_paper.py``; see :func:`suite_dirs`), or the path of a
+        suite file (``benchmarks/suites/rbsvm_paper.py``).
+    search_from : path, optional
+        As in :func:`suite_dirs` (the report passes its results directory).
+
+    Returns
+    -------
+    Suite
+        The module's ``SUITE`` (the same object on every call: modules are imported once).
+
+    Raises
+    ------
+    ValueError
+        Unknown name (listing the directories searched) or a file without ``SUITE``.
+    """
+    if name in SUITES:
+        return importlib.import_module(SUITES[name]).SUITE
+    module = suite_module(name, search_from=search_from)
+    suite = getattr(module, "SUITE", None)
+    if not isinstance(suite, Suite):
+        raise ValueError(f"{module.__file__} defines no SUITE (a svmtune.bench.suite.Suite)")
+    return suite
 
 
 # ----------------------------------------------------------------------------- other data

@@ -14,7 +14,7 @@ from rich.table import Table
 from svmtune.bench.report import SUMMARY_TITLE, build_report
 from svmtune.bench.runner import run_suite
 from svmtune.bench.store import NotAResultsFile
-from svmtune.bench.suite import DataLoader, available_suites, get_suite, on_data
+from svmtune.bench.suite import DataLoader, get_suite, on_data
 from svmtune.cli._source import load_source, pop_column, without_columns
 
 __all__ = ["bench", "report"]
@@ -38,7 +38,13 @@ def _split_list(value: str | None, option: str = "--tasks") -> list[str] | None:
 
 
 @click.command("bench")
-@click.option("--suite", "suite_name", required=True, help="Suite name, e.g. 'quick'.")
+@click.option(
+    "--suite",
+    "suite_name",
+    required=True,
+    help="Suite name ('quick', or e.g. 'rbsvm-paper', looked up in benchmarks/suites of the "
+    "current directory or a parent, and in $SVMTUNE_SUITES) or a suite file's path.",
+)
 @click.option(
     "--out",
     default="benchmarks/results",
@@ -162,12 +168,10 @@ def bench(
     quick --data mine.csv --target label`).
     """
 
-    if suite_name not in available_suites():
-        raise click.UsageError(
-            f"unknown suite {suite_name!r}; choose one of: {', '.join(available_suites())}"
-        )
     try:
         suite = get_suite(suite_name)
+    except ValueError as exc:  # unknown name (the message lists where it looked)
+        raise click.UsageError(str(exc)) from None
     except ModuleNotFoundError as exc:
         raise click.ClickException(
             f"suite {suite_name!r} is registered but its module is not available ({exc.name})"

@@ -1,9 +1,13 @@
-"""Registry of the bundled benchmark data sets.
+"""Registry of the benchmark data sets: the package's own and those of data directories.
 
-Every data set is one gzip CSV in ``svmtune/datasets/data/`` (header row, feature columns,
-then the class labels in a last column ``target``; empty cells are missing values; categorical
-features are kept as the source gives them).  Names are the file stems (``"pima"``,
-``"ijcnn1_train"``, ``"mnist_2v9_test"``, ...).  ``MANIFEST.md`` beside the files records each
+The package ships the few small sets its demo, quick suite and tests use, in
+``svmtune/datasets/data/``; more data directories are searched after it (:func:`data_dirs`):
+those named by the environment variable ``SVMTUNE_DATA`` (``os.pathsep``-separated) and a
+repository's ``benchmarks/data`` found from the current directory upwards (where the papers'
+benchmark sets live).  Every data set is one gzip CSV in a data directory (header row, feature
+columns, then the class labels in a last column ``target``; empty cells are missing values;
+categorical features are kept as the source gives them).  Names are the file stems (``"pima"``,
+``"ijcnn1_train"``, ``"mnist_2v9_test"``, ...).  A ``MANIFEST.md`` beside the files records each
 set's provenance, licence, size and class counts; :func:`datasets_table` reads those rows
 without loading any data.  Side files ``<name>.<kind>.npz`` (e.g. ``spect.splits.npz``,
 ``parkinson_speech_train.groups.npz``) hold row-aligned arrays or index splits.
@@ -14,6 +18,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -27,6 +32,8 @@ from svmtune.preprocess import categorical_columns
 
 __all__ = [
     "DATA_DIR",
+    "DATA_ENV",
+    "data_dirs",
     "TARGET",
     "DatasetInfo",
     "ManifestEntry",
@@ -39,12 +46,16 @@ __all__ = [
     "resolve_name",
 ]
 
-#: directory of the bundled files
+#: directory of the files shipped with the package
 DATA_DIR: Path = Path(__file__).resolve().parent / "data"
-#: name of the label column of every bundled CSV
+#: environment variable naming more data directories (``os.pathsep``-separated)
+DATA_ENV = "SVMTUNE_DATA"
+#: where a repository keeps its benchmark data, relative to the repository's root
+REPO_DATA_SUBDIR = Path("benchmarks") / "data"
+#: name of the label column of every data set's CSV
 TARGET = "target"
 _SUFFIX = ".csv.gz"
-#: missing-value markers of the bundled CSVs (empty cells); pandas' defaults apart from "" are
+#: missing-value markers of the data sets' CSVs (empty cells); pandas' defaults apart from "" are
 #: switched off so that category strings such as "NA" or "None" stay categories
 _NA_VALUES = [""]
 
@@ -109,7 +120,7 @@ class DatasetInfo:
     version : str
         SHA-256 of the file's bytes (benchmark rows record it).
     path : str
-        The bundled file.
+        The data set's file.
     source, provenance, notes, papers : str
         From the data set's row of MANIFEST.md ("" when the manifest has no row for it).
     side_files : dict
@@ -179,9 +190,48 @@ def _py(value: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------- names
+def _repo_data_dir() -> Path | None:
+    """The first ``benchmarks/data`` directory in the current directory or a parent."""
+    here = Path.cwd().resolve()
+    for base in (here, *here.parents):
+        if (base / REPO_DATA_SUBDIR).is_dir():
+            return base / REPO_DATA_SUBDIR
+    return None
+
+
+def data_dirs() -> list[Path]:
+    """The data directories searched, in order (the first holding a name wins).
+
+    Returns
+    -------
+    list of Path
+        :data:`DATA_DIR` (the package's files), each existing directory of the environment
+        variable ``SVMTUNE_DATA`` (``os.pathsep``-separated), then the first
+        ``benchmarks/data`` directory found in the current directory or one of its parents
+        (a repository's benchmark data).
+    """
+    env = [Path(p).expanduser() for p in os.environ.get(DATA_ENV, "").split(os.pathsep) if p]
+    out: list[Path] = []
+    for d in [DATA_DIR, *env, _repo_data_dir()]:
+        if d is not None and d.is_dir() and d.resolve() not in {o.resolve() for o in out}:
+            out.append(d)
+    return out
+
+
+def _index() -> dict[str, Path]:
+    """Registry name -> file, over :func:`data_dirs` (the first directory holding a name
+    wins)."""
+    out: dict[str, Path] = {}
+    for d in data_dirs():
+        for p in sorted(d.glob("*" + _SUFFIX)):
+            out.setdefault(p.name[: -len(_SUFFIX)], p)
+    return out
+
+
 def list_datasets() -> list[str]:
-    """Names of the bundled data sets (file stems), sorted."""
-    return sorted(p.name[: -len(_SUFFIX)] for p in DATA_DIR.glob("*" + _SUFFIX))
+    """Names of the data sets (file stems) in the package and the data directories
+    (:func:`data_dirs`), sorted."""
+    return sorted(_index())
 
 
 def _normalise(name: str) -> str:
@@ -207,20 +257,23 @@ def resolve_name(name: str) -> str:
         return key
     close = difflib.get_close_matches(key, names, n=5, cutoff=0.6)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    looked = ", ".join(str(d) for d in data_dirs())
     raise ValueError(
-        f"unknown data set {name!r}.{hint} `svmtune datasets` (or "
-        "svmtune.datasets.list_datasets()) lists the bundled ones."
+        f"unknown data set {name!r}.{hint} Looked in: {looked}. `svmtune datasets` (or "
+        "svmtune.datasets.list_datasets()) lists the known ones; the papers' benchmark sets "
+        "are in a repository's benchmarks/data (run from the repository), and "
+        f"${DATA_ENV} (directories separated by {os.pathsep!r}) adds more directories."
     )
 
 
 def dataset_path(name: str) -> Path:
-    """Path of the bundled file of data set ``name``."""
-    return DATA_DIR / (resolve_name(name) + _SUFFIX)
+    """Path of the file of data set ``name`` (in the package or a data directory)."""
+    return _index()[resolve_name(name)]
 
 
-def _side_files(name: str) -> dict[str, str]:
+def _side_files(name: str, directory: Path = DATA_DIR) -> dict[str, str]:
     out = {}
-    for p in sorted(DATA_DIR.glob(f"{name}.*.npz")):
+    for p in sorted(directory.glob(f"{name}.*.npz")):
         kind = p.name[len(name) + 1 : -len(".npz")]
         if kind and "." not in kind:
             out[kind] = str(p)
@@ -254,16 +307,28 @@ def parse_class_counts(cell: str) -> tuple[int, dict[str, int]]:
     return int(k), counts
 
 
-def _read_manifest_text() -> str:
-    return (DATA_DIR / "MANIFEST.md").read_text(encoding="utf-8")
+def _read_manifest_text(directory: Path = DATA_DIR) -> str:
+    path = directory / "MANIFEST.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
 
 
-@functools.lru_cache(maxsize=1)
 def manifest() -> dict[str, ManifestEntry]:
-    """The data-file rows of ``MANIFEST.md``, keyed by registry name (cached)."""
+    """The data-file rows of the ``MANIFEST.md`` of every data directory
+    (:func:`data_dirs`), keyed by registry name (the first directory's row wins; cached per
+    directory)."""
+    out: dict[str, ManifestEntry] = {}
+    for d in data_dirs():
+        for name, entry in _manifest_of(d.resolve()).items():
+            out.setdefault(name, entry)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _manifest_of(directory: Path) -> dict[str, ManifestEntry]:
+    """The data-file rows of ``directory``'s ``MANIFEST.md``."""
     header: list[str] | None = None
     out: dict[str, ManifestEntry] = {}
-    for line in _read_manifest_text().splitlines():
+    for line in _read_manifest_text(directory).splitlines():
         if not line.startswith("|"):
             header = None if not line.strip() else header
             continue
@@ -299,7 +364,7 @@ def manifest() -> dict[str, ManifestEntry]:
 
 
 def datasets_table() -> list[dict[str, Any]]:
-    """One row per bundled data set, from MANIFEST.md (nothing is loaded).
+    """One row per data set (:func:`list_datasets`), from MANIFEST.md (nothing is loaded).
 
     Keys: name, n, d, n_classes, papers, missing, source.  Sets missing from the manifest
     appear with ``None`` sizes.
@@ -350,19 +415,18 @@ def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _read_frame(name: str, version: str) -> pd.DataFrame:
-    """Parsed CSV of a bundled set (cached per process; callers must copy)."""
-    path = DATA_DIR / (name + _SUFFIX)
+def _read_frame(path: Path, version: str) -> pd.DataFrame:
+    """Parsed CSV of a data set's file (cached per process; callers must copy)."""
     df = pd.read_csv(path, na_values=_NA_VALUES, keep_default_na=False)
     if TARGET not in df.columns:
-        raise ValueError(f"bundled file {path.name} has no {TARGET!r} column")
+        raise ValueError(f"data file {path.name} has no {TARGET!r} column")
     if df[TARGET].isna().any():
-        raise ValueError(f"bundled file {path.name} has missing labels")
+        raise ValueError(f"data file {path.name} has missing labels")
     return df
 
 
 def load_dataset(name: str, *, as_frame: bool = True) -> tuple[Any, np.ndarray, DatasetInfo]:
-    """Load a bundled data set.
+    """Load a data set of the package or of a data directory (:func:`data_dirs`).
 
     Parameters
     ----------
@@ -383,9 +447,9 @@ def load_dataset(name: str, *, as_frame: bool = True) -> tuple[Any, np.ndarray, 
     info : DatasetInfo
     """
     name = resolve_name(name)
-    path = DATA_DIR / (name + _SUFFIX)
+    path = dataset_path(name)
     version = file_sha256(path)
-    df = _read_frame(name, version)
+    df = _read_frame(path, version)
     X = df.drop(columns=[TARGET]).copy(deep=True)
     y = df[TARGET].to_numpy(copy=True)
     categorical = tuple(str(c) for c in categorical_columns(X))
@@ -405,7 +469,7 @@ def load_dataset(name: str, *, as_frame: bool = True) -> tuple[Any, np.ndarray, 
         provenance=entry.provenance if entry else "",
         notes=entry.notes if entry else "",
         papers=entry.papers if entry else "",
-        side_files=_side_files(name),
+        side_files=_side_files(name, path.parent),
     )
     if as_frame:
         return X, y, info

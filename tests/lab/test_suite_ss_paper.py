@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 
 from svmtune.bench.runner import run_suite
-from svmtune.bench.suite import Task, get_suite
-from svmtune.bench.suites import _ss_experiments as E
-from svmtune.bench.suites import ss_paper as sp
+from svmtune.bench.suite import Task, get_suite, suite_module
 from svmtune.criteria.ss_ratio import ss_db
 from svmtune.datasets import list_datasets
 from svmtune.methods.base import METHODS
+
+E = suite_module("_ss_experiments")
+sp = suite_module("ss_paper")
 
 
 def test_suite_is_registered_and_consistent():

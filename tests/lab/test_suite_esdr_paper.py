@@ -13,13 +13,13 @@ import pytest
 
 from svmtune.bench.report import PUBLISHED_METRICS
 from svmtune.bench.runner import run_suite
-from svmtune.bench.suite import MethodSpec, Protocol, Task, get_suite
-from svmtune.bench.suites import _esdr_ld_figures as H
-from svmtune.bench.suites import esdr_paper as E
+from svmtune.bench.suite import MethodSpec, Protocol, Task, get_suite, suite_module
 from svmtune.datasets import load_dataset
 from svmtune.methods.base import METHODS
+from tests.bench._resume import stop_then_resume
 
-from ._resume import stop_then_resume
+H = suite_module("_esdr_ld_figures")
+E = suite_module("esdr_paper")
 
 SUITE = E.SUITE
 

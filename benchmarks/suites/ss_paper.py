@@ -12,12 +12,12 @@ Reproduces, on the paper's data sets that svmtune bundles (MANIFEST.md, papers c
   S&S statistics and the SVM fit, for the F1 of a minority class), plus the yardsticks
   (default SVC, 10-fold grid search).
 * **Table 1** (``d``, ``sigma``, ``S&S_min`` per data set) as an experiment
-  (:func:`svmtune.bench.suites._ss_experiments.table1_experiment`) computed by the pure
+  (:func:`_ss_experiments.table1_experiment`) computed by the pure
   functions of :mod:`svmtune.criteria.ss_ratio`, both spread variants, paper beside ours.
 * **Fig. 11** (F1 against S&S) as a PNG from the S&S-RB result rows
   (:func:`fig11_f1_vs_ss`), the paper's Table 1/Table 2 points beside ours.
 * The spread-variant study (which of directional / isotropic predicts C_opt better), an
-  experiment (:func:`svmtune.bench.suites._ss_experiments.spread_copt_experiment`).
+  experiment (:func:`_ss_experiments.spread_copt_experiment`).
 
 Protocol: the paper does not say how its F1 was measured; here 5-fold stratified CV (one row
 per fold and method), the grid searches run an inner 5-fold CV on the training part.
@@ -84,7 +84,9 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
-from svmtune.bench.suites._ss_experiments import spread_copt_experiment, table1_experiment
+
+from ._paper_tables import paper_table
+from ._ss_experiments import spread_copt_experiment, table1_experiment
 
 __all__ = [
     "SUITE",
@@ -101,59 +103,12 @@ __all__ = [
 #: the shared coarse grid of both grid searches (log2 units)
 _GRID = {"log2_sigma": (-8.0, 8.0, 2.0), "log2_C": (-8.0, 8.0, 2.0)}
 
-#: Table 1 as printed: task -> (d, sigma, S&S_min).  Task names are ours (Table 2's names).
-TABLE1: dict[str, tuple[float, float, float]] = {
-    "eeg-eye-state": (5.87, 1.1336, -1.28),
-    "spambase": (5.41, 0.8045, 0.99),
-    "mnist_784": (1.38, 0.2124, 0.69),
-    "waveform-5000": (4.23, 0.8235, -1.35),
-    "adult": (2.16, 0.4464, -1.87),
-    "appendicitis": (3.28, 0.7537, -2.79),
-    "australian": (3.45, 0.5089, 1.06),
-    "balance": (-2.59, 0.9746, -2.59),
-    "banana": (-0.88, 0.1604, -0.88),
-    "bands": (2.44, 0.375, 2.44),
-    "banknote authentication": (4.78, 0.695, 4.78),
-    "breast tissue": (1.45, 0.3808, -3.95),
-    "haberman": (1.98, 0.4571, -2.83),
-    "hayes-roth": (1.98, 0.4036, -1.75),
-    "heart": (1.87, 0.3529, -1.08),
-    "hepatitis": (2.19, 0.3264, 0.97),
-    "ilpd": (3.85, 0.6604, -0.25),
-    "iris": (4.54, 0.5369, 2.98),
-    "mammographic": (1.56, 0.3531, -2.66),
-    "newthyroid": (1.78, 0.2361, 1.98),
-    "penbased_1(5,8,9)": (1.56, 0.3479, -2.53),
-    "tae": (2.89, 0.6512, -2.62),
-    "diabetes": (3.97, 0.8339, -2.01),  # printed as "pima"
-}
+#: Table 1 as printed (paper_tables/ss_paper.json): task -> (d, sigma, S&S_min).  Task names
+#: are ours (Table 2's names; "diabetes" is printed as "pima")
+TABLE1: dict[str, tuple[float, float, float]] = paper_table("ss_paper", "1")
 
 #: Table 2 as printed: task -> (F1: CV (F1), CV (Hinge), S&S-RB; time s: same order)
-TABLE2: dict[str, tuple[float, float, float, float, float, float]] = {
-    "eeg-eye-state": (87.98, 88.01, 88.01, 832.059, 865.34, 23.14),
-    "spambase": (91.77, 92.03, 92.29, 128.24, 130.41, 6.28),
-    "mnist_784": (91.08, 91.08, 91.12, 3452.14, 3677.28, 124.14),
-    "waveform-5000": (86.74, 86.74, 88.24, 200.45, 210.53, 9.81),
-    "adult": (82.41, 84.44, 85.62, 1255.14, 1156.52, 15.67),
-    "appendicitis": (74.69, 76.71, 76.71, 73.41, 73.24, 1.05),
-    "australian": (91.81, 92.74, 93.25, 63.32, 62.42, 0.71),
-    "balance": (76.65, 78.48, 78.48, 45.57, 44.44, 0.03),
-    "banana": (89.01, 89.01, 89.01, 61.33, 63.15, 0.63),
-    "bands": (98.22, 98.81, 98.81, 75.51, 74.62, 0.97),
-    "banknote authentication": (100.0, 100.0, 100.0, 10.17, 11.04, 0.01),
-    "breast tissue": (41.44, 45.51, 47.01, 15.02, 15.23, 0.01),
-    "diabetes": (72.62, 72.55, 72.66, 80.12, 80.41, 0.94),
-    "haberman": (72.24, 73.52, 73.52, 44.23, 44.58, 0.07),
-    "hayes-roth": (86.42, 87.14, 87.61, 7.12, 7.11, 0.01),
-    "heart": (88.62, 88.52, 88.92, 12.14, 12.01, 0.01),
-    "hepatitis": (90.3, 92.2, 92.2, 16.62, 16.72, 3.08),
-    "ilpd": (86.31, 87.35, 88.45, 7.56, 7.27, 0.41),
-    "iris": (98.23, 98.87, 98.89, 1.24, 1.14, 0.04),
-    "mammographic": (78.15, 77.63, 77.71, 10.51, 10.17, 0.01),
-    "newthyroid": (93.05, 94.14, 94.14, 4.86, 4.75, 0.01),
-    "penbased_1(5,8,9)": (81.24, 81.52, 81.52, 77.52, 78.02, 1.13),
-    "tae": (77.34, 77.21, 78.31, 3.41, 3.22, 0.01),
-}
+TABLE2: dict[str, tuple[float, float, float, float, float, float]] = paper_table("ss_paper", "2")
 
 #: one-vs-one final SVMs for the multiclass tasks (see the module docstring)
 _OVO = {"multiclass": "ovo"}

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 from svmtune.bench.runner import prepare_task, run_suite
-from svmtune.bench.suite import get_suite
-from svmtune.bench.suites import _rbsvm_experiments as ex
-from svmtune.bench.suites import rbsvm_paper as rp
+from svmtune.bench.suite import get_suite, suite_module
 from svmtune.datasets.registry import manifest
 from svmtune.methods.base import METHODS, get_selector
+from tests.bench._resume import stop_then_resume
 
-from ._resume import stop_then_resume
+ex = suite_module("_rbsvm_experiments")
+rp = suite_module("rbsvm_paper")
 
 #: the lines of the paper's Tables II-VI the transcription is checked against, shipped with
 #: the tests (its header cites the paper); copied verbatim from the paper's text

@@ -52,7 +52,9 @@ import pandas as pd
 
 from svmtune.bench.checkpoint import Checkpoint
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
-from svmtune.bench.suites import _esdr_ld_figures as H
+
+from . import _esdr_ld_figures as H
+from ._paper_tables import paper_table
 
 __all__ = [
     "SUITE",
@@ -114,19 +116,9 @@ METHODS = [
     MethodSpec("ESDR (svmtune defaults)", "esdr"),
 ]
 
-# ESDR Table 2: best CV accuracy (fraction, as printed) and running time T (s), per data set
-_TABLE2 = {
-    "banknote": [(1.0, 3630.7), (0.9847, 96.7550), (1.0, 61.0177), (0.9847, 96.5371)],
-    "planning_relax": [(0.7363, 4297.8), (0.7363, 16.9723), (0.7363, 18.9390), (0.7363, 16.9654)],
-    "vertebral_column": [
-        (0.8516, 5317.2),
-        (0.8452, 688.4488),
-        (0.8419, 593.8834),
-        (0.8258, 22.9523),
-    ],
-    "ilpd": [(0.7237, 1671.9), (0.7219, 73.3224), (0.6649, 1948.6), (0.6079, 35.5591)],
-    "tic_tac_toe": [(1.0, 24181.0), (1.0, 242.1531), (1.0, 242.1573), (0.9906, 1213.8)],
-}
+#: ESDR Table 2 (paper_tables/esdr_paper.json): best CV accuracy (fraction, as printed) and
+#: running time T (s), per data set and method of :data:`_TABLE2_COLUMNS`
+_TABLE2 = paper_table("esdr_paper", "2")
 _TABLE2_COLUMNS = ["Grid search-CV", "ESDR-CV", "DBTC-CV", "J4-CV"]
 
 PUBLISHED = [

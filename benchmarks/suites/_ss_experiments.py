@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from svmtune.bench.suites._markdown import markdown_table
+from svmtune.bench.markdown import markdown_table
 from svmtune.criteria.ss_ratio import SPREADS, min_pairwise_ss
 
 __all__ = [

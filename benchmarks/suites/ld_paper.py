@@ -61,7 +61,9 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
-from svmtune.bench.suites import _esdr_ld_figures as H
+
+from . import _esdr_ld_figures as H
+from ._paper_tables import paper_table
 
 __all__ = [
     "SUITE",
@@ -102,28 +104,10 @@ METHODS = [
     MethodSpec("LD-CV", "ld"),
 ]
 
-# LD Table 1: accuracy (%) mean ± std, columns CV-CV, LD-C1, LD-CV (as printed; note that the
-# paper prints identical std columns for LD-C1 and LD-CV on every set)
-_TABLE1 = {
-    "appendicitis": [(82.000, 8.341), (86.818, 9.727), (87.818, 9.727)],
-    "australian": [(86.522, 4.929), (85.797, 4.773), (86.667, 4.773)],
-    "banknote": [(100.000, 0.000), (100.000, 0.000), (100.000, 0.000)],
-    "breastcancer": [(96.775, 2.173), (97.067, 1.964), (97.067, 1.964)],
-    "breastHess": [(79.615, 10.926), (82.692, 10.267), (80.44, 10.267)],
-    "bupa": [(71.580, 8.287), (69.849, 8.749), (69.866, 8.749)],
-    "climate": [(96.296, 3.381), (96.111, 3.909), (95.741, 3.909)],
-    "diabetes": [(76.948, 3.871), (76.692, 3.553), (77.081, 3.553)],
-    "fertility": [(87.000, 4.830), (88.000, 4.830), (87.000, 4.830)],
-    "german": [(75.200, 2.936), (75.700, 3.860), (75.300, 3.860)],
-    "glass": [(96.710, 3.194), (96.710, 3.745), (96.234, 3.745)],
-    "haberman": [(71.247, 6.777), (72.527, 7.267), (72.849, 7.267)],
-    "heart": [(82.963, 8.226), (82.963, 9.884), (82.593, 9.884)],
-    "ILPD": [(69.080, 4.730), (71.334, 6.303), (70.46, 6.303)],
-    "ionosphere": [(94.024, 3.899), (94.008, 2.705), (95.159, 2.705)],
-    "parkinsons": [(94.816, 5.495), (88.658, 5.429), (91.816, 5.429)],
-    "segmentation": [(99.048, 2.008), (98.571, 2.008), (99.048, 2.008)],
-    "sonar": [(87.071, 7.063), (82.262, 5.508), (87.048, 5.508)],
-}
+#: LD Table 1 (paper_tables/ld_paper.json): task -> [(accuracy %, std %)] per method of
+#: :data:`_TABLE1_COLUMNS`, as printed (the paper prints identical std columns for LD-C1 and
+#: LD-CV on every set)
+_TABLE1 = paper_table("ld_paper", "1")
 _TABLE1_COLUMNS = ["CV-CV", "LD-C1", "LD-CV"]
 
 PUBLISHED = [
@@ -138,13 +122,11 @@ PUBLISHED = [
 
 #: LD Table 1 "average" row as printed (mean ± std over the 18 sets).  The printed averages
 #: are 0.14-0.23 pp below the means of the printed per-set accuracies (85.939, 85.875, 86.233)
-PUBLISHED_AVERAGE = {"CV-CV": (85.795, 10.086), "LD-C1": (85.660, 9.630), "LD-CV": (85.999, 9.835)}
+PUBLISHED_AVERAGE = paper_table("ld_paper", "1_average")
 
 #: LD Table 2: Wilcoxon signed-rank z and p of the three pairs
 PUBLISHED_WILCOXON = [
-    ("CV-CV", "LD-CV", -0.2585, 0.795),
-    ("CV-CV", "LD-C1", -0.0517, 0.960),
-    ("LD-CV", "LD-C1", -0.5947, 0.555),
+    (*pair.split(" vs "), z, p) for pair, (z, p) in paper_table("ld_paper", "2").items()
 ]
 
 #: dense scan of the golden-section check: 1000 points over the LD selector's scan range

@@ -12,10 +12,11 @@ from scipy import stats as sst
 
 from svmtune.bench.report import PUBLISHED_METRICS
 from svmtune.bench.runner import default_loader, prepare_task, run_suite
-from svmtune.bench.suite import MethodSpec, Protocol, Task, get_suite
-from svmtune.bench.suites import _esdr_ld_figures as H
-from svmtune.bench.suites import ld_paper as L
+from svmtune.bench.suite import MethodSpec, Protocol, Task, get_suite, suite_module
 from svmtune.methods.base import METHODS
+
+H = suite_module("_esdr_ld_figures")
+L = suite_module("ld_paper")
 
 SUITE = L.SUITE
 

@@ -11,15 +11,16 @@ import pandas as pd
 import pytest
 
 from svmtune.bench.runner import run_suite
-from svmtune.bench.suite import MethodSpec, get_suite
-from svmtune.bench.suites import _span_experiments as X
-from svmtune.bench.suites import span_paper as sp
+from svmtune.bench.suite import MethodSpec, get_suite, suite_module
 from svmtune.datasets import list_datasets, load_dataset
 from svmtune.loo.span_rule import holdout_error, worst_case_at_minimum
 from svmtune.methods.base import METHODS
 from svmtune.svm import fit_l1_svm
+from tests.bench._resume import stop_then_resume
 
-from ._resume import stop_then_resume
+X = suite_module("_span_experiments")
+sp = suite_module("span_paper")
+studies = suite_module("_span_studies")  # where the experiments' units of work live
 
 
 def test_suite_is_registered_and_consistent():
@@ -233,7 +234,7 @@ def test_grid_study_resumes_a_stopped_run(tmp_path, monkeypatch):
     (tmp_path / "fresh").mkdir()
     sp.run_grid_study(tmp_path / "fresh", 0, profile)
     calls, _ = stop_then_resume(
-        monkeypatch, sp, "_grid_study_task", lambda: sp.run_grid_study(tmp_path, 0, profile)
+        monkeypatch, studies, "_grid_study_task", lambda: sp.run_grid_study(tmp_path, 0, profile)
     )
     assert [c[0].name for c in calls] == ["banana"]
     assert not (tmp_path / "grid_study.checkpoint.jsonl").exists()
@@ -250,7 +251,7 @@ def test_grid_study_resumes_a_stopped_run(tmp_path, monkeypatch):
     "owner, name, run, arg, unit",
     [
         (
-            sp,
+            studies,
             "_mnist_efficiency_row",
             lambda out: sp.run_mnist_efficiency(
                 out, 0, sizes=(60, 80), log2_C=((0.0, 0.0),), tasks=["MNIST 1's vs. 7's"]

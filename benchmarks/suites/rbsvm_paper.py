@@ -87,8 +87,8 @@ on ijcnn1 (44,991 training points per fold) the three low-rank gradient methods 
 
 Published numbers: Table III (accuracy and std, %), Table V (entropy) and Tables IV / VI
 (Wilcoxon, as ``task = "all tasks"`` entries) are in ``SUITE.published``; Table II (learned
-sigma, C) is :data:`~svmtune.bench.suites._rbsvm_experiments.PAPER_TABLE_II`.  The suite
-figure :func:`~svmtune.bench.suites._rbsvm_experiments.paper_tables` prints all of them beside
+sigma, C) is :data:`~_rbsvm_experiments.PAPER_TABLE_II`.  The suite
+figure :func:`~_rbsvm_experiments.paper_tables` prints all of them beside
 ours, with the issue #3 acceptance check (RBSVM vs GridSearch accuracy and selection-time
 ratio per task on the same folds).  The experiment ``runtime_vs_n`` is Fig. 4 (run time vs n on
 skin_nonskin subsamples 500..10000); :data:`FIG4_RUN_LIMITS` says which points run here
@@ -104,11 +104,13 @@ the same folds.
 
 from __future__ import annotations
 
-from svmtune.bench.suite import MethodSpec, Protocol, Suite, Task
-from svmtune.bench.suites._rbsvm_experiments import (
+from svmtune.bench.suite import MethodSpec, Suite
+
+from ._rbsvm_experiments import (
     BAYES_L2_LABEL,
     GRID_L2_LABEL,
     LABEL_NONSV_LABEL,
+    LARGE_TASKS,
     LOWRANK_LABEL,
     LOWRANK_RM_LABEL,
     LOWRANK_SPAN_LABEL,
@@ -116,9 +118,14 @@ from svmtune.bench.suites._rbsvm_experiments import (
     OPEN_C_LABEL,
     OPEN_C_LOG2_C,
     PLATT_LABEL,
+    PROTOCOL,
     RANDOM_L2_LABEL,
     REFIT_LABEL,
     REFIT_PLATT_LABEL,
+    SEED,
+    SMALL_TASKS,
+    TASK_SIZES,
+    TASKS,
     CriterionAlongC,
     CriterionAtPaperPoint,
     RuntimeVsN,
@@ -137,62 +144,6 @@ __all__ = [
     "runtime_vs_n",
     "criterion_along_c",
 ]
-
-_LARGE = {"large": True}
-
-TASKS: list[Task] = [
-    Task("breast-cancer", "breast_cancer"),
-    Task("spect-heart", "spect"),
-    Task("hepatitis", "hepatitis"),
-    Task("diabetes", "pima"),
-    Task("thyroid", "new_thyroid", positive="normal"),
-    Task("monks-1", "monks_1"),
-    Task("monks-2", "monks_2"),
-    Task("monks-3", "monks_3"),
-    Task("tic-tac-toe", "tic_tac_toe"),
-    Task("adult", "adult_train", subsample=1213),
-    Task("crx", "crx"),
-    Task("cmc", "cmc", positive=1),
-    Task("twonorm", "twonorm"),
-    Task("balance-1", "balance_scale", positive="L"),
-    Task("balance-2", "balance_scale", positive="B"),
-    Task("balance-3", "balance_scale", positive="R"),
-    Task("german", "german"),
-    Task("australian", "australian"),
-    Task("ijcnn1", "ijcnn1_train", options=dict(_LARGE)),
-    Task("skin-nonskin", "skin_nonskin", subsample=10000),
-]
-
-#: number of samples of every task as used (after subsampling); Table I's n
-TASK_SIZES: dict[str, int] = {
-    "breast-cancer": 286,
-    "spect-heart": 267,
-    "hepatitis": 155,
-    "diabetes": 768,
-    "thyroid": 215,
-    "monks-1": 432,
-    "monks-2": 432,
-    "monks-3": 432,
-    "tic-tac-toe": 958,
-    "adult": 1213,
-    "crx": 690,
-    "cmc": 1473,
-    "twonorm": 7400,
-    "balance-1": 625,
-    "balance-2": 625,
-    "balance-3": 625,
-    "german": 1000,
-    "australian": 690,
-    "ijcnn1": 49990,
-    "skin-nonskin": 10000,
-}
-
-#: tasks with n <= 2000 (where issue #3's 1/20 time criterion applies), smallest first
-SMALL_TASKS: list[str] = sorted(
-    (t for t, n in TASK_SIZES.items() if n <= 2000), key=lambda t: (TASK_SIZES[t], t)
-)
-#: tasks where the exact n x n methods do not fit on a 2-core, 24 GiB machine (the scale issue)
-LARGE_TASKS: list[str] = [t.name for t in TASKS if t.options.get("large")]
 
 _BOX = {"log2_sigma": (-8.0, 8.0), "log2_C": (-8.0, 8.0)}
 _GRID = {"log2_sigma": (-8.0, 8.0, 1.0), "log2_C": (-8.0, 8.0, 1.0), "n_splits": 10}
@@ -286,8 +237,8 @@ SUITE = Suite(
     ),
     tasks=TASKS,
     methods=METHODS,
-    protocol=Protocol(kind="kfold", n_splits=10, n_repeats=1),
-    seed=0,
+    protocol=PROTOCOL,
+    seed=SEED,
     published=published_entries(),
     figures=[paper_tables],
     experiments=[runtime_vs_n, criterion_along_c, criterion_at_paper_point],
