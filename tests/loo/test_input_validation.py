@@ -33,14 +33,12 @@ from svmtune.loo.span_rule import (
     enclosing_diameter,
     estimate_span_rule,
     estimate_xi_alpha,
-    holdout_error,
     lemma1_condition,
     lemma1_lhs,
     n_empty_spans,
     span_bound_value,
     span_box,
     span_rule_loo_decision,
-    worst_case_at_minimum,
     xi_alpha_radius2,
 )
 from svmtune.loo.sphere import enclosing_ball, min_enclosing_ball, radius2_derivative
@@ -137,10 +135,6 @@ def test_span_rule_error_weights_and_lowrank_inputs():
 
 def test_pm1_labels():
     with pytest.raises(ValueError, match="-1 and \\+1"):
-        holdout_error(SOL1, K, Y01)
-    with pytest.raises(ValueError, match="one column per"):
-        holdout_error(SOL1, K[:, :5], YPM)
-    with pytest.raises(ValueError, match="-1 and \\+1"):
         loo_loss(Y01, R)
     with pytest.raises(ValueError, match="shape"):
         loo_loss(YPM[:1], R)
@@ -187,8 +181,6 @@ def test_span_rule_helpers():
         span_box(SOL1, 50)
     with pytest.raises(ValueError, match="sample indices"):
         box_constrained_spans(SOL1, K, [50])
-    with pytest.raises(ValueError, match="NaN"):
-        worst_case_at_minimum([np.nan, 1.0], [0.0, 1.0])
     with pytest.raises(ValueError, match="n_splits"):
         estimate_kfold_cv(SOL1, K, X=X, params={"sigma": 1.0, "C": 1.0}, n_splits=1)
 

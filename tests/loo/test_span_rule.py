@@ -17,24 +17,18 @@ from svmtune.kernels import Kernel
 from svmtune.loo import brute_force_loo
 from svmtune.loo.span_rule import (
     SpanCache,
-    best_slices,
     box_constrained_spans,
     enclosing_diameter,
     estimate_span_bound,
     estimate_span_rule,
     estimate_xi_alpha,
-    holdout_error,
     lemma1_condition,
     lemma1_lhs,
-    lemma1_statistics,
-    make_ringnorm,
     n_empty_spans,
-    prediction_rmse,
     span_bound_value,
     span_box,
     span_rule_loo_decision,
     span_rule_spans,
-    worst_case_at_minimum,
     xi_alpha_radius2,
 )
 from svmtune.loo.sphere import min_enclosing_ball
@@ -503,58 +497,3 @@ def test_rejects_l2_solution_and_bad_shapes():
         estimate_span_rule(sol, K[:10, :10])
     with pytest.raises(TypeError):
         span_rule_spans("model", K)
-
-
-# ---------------------------------------------------------------------------------------------
-# Paper-reproduction helpers
-# ---------------------------------------------------------------------------------------------
-def test_holdout_error_and_rmse():
-    X, y = make_problem(40, 2, 2)
-    Xt, yt = make_problem(30, 2, 12)
-    kern = Kernel("rbf", sigma=1.0)
-    sol = fit_l1_svm(y, 1.0, K=kern(X))
-    f = sol.decision_function(kern(Xt, X))
-    assert holdout_error(sol, kern(Xt, X), yt) == np.mean(np.sign(f) != yt)
-    assert prediction_rmse([0.1, 0.2], [0.1, 0.4]) == pytest.approx(np.sqrt(0.02))
-    with pytest.raises(ValueError):
-        prediction_rmse([0.1], [0.1, 0.2])
-    with pytest.raises(ValueError, match="rows"):
-        holdout_error(sol, kern(Xt, X), yt[:5])
-
-
-def test_worst_case_at_minimum_and_best_slices():
-    assert worst_case_at_minimum([0.2, 0.1, 0.1, 0.3], [0.0, 0.25, 0.3, 0.1]) == 0.3
-    with pytest.raises(ValueError):
-        worst_case_at_minimum([0.1], [])
-    actual = np.array([[0.3, 0.2, 0.4], [0.25, 0.1, 0.5]])
-    pred = actual + 0.01
-    (a0, p0), (a1, p1) = best_slices(actual, pred)
-    np.testing.assert_array_equal(a0, [0.2, 0.1])  # along axis 0 at column 1
-    np.testing.assert_array_equal(a1, [0.25, 0.1, 0.5])  # along axis 1 at row 1
-    np.testing.assert_allclose(p1, a1 + 0.01)
-    with pytest.raises(ValueError, match="shape"):
-        best_slices(actual, pred[:1])
-
-
-def test_lemma1_statistics():
-    s = lemma1_statistics([0, 1, 2], [4, 5, 6], [10, 10, 16])
-    assert s["empty_mean"] == 1.0 and s["empty_std"] == pytest.approx(np.std([0, 1, 2]))
-    assert s["inbound_mean"] == 5.0 and s["sv_mean"] == 12.0
-    with pytest.raises(ValueError):
-        lemma1_statistics([], [], [])
-
-
-def test_ringnorm_generator_matches_section_6_7():
-    X, y = make_ringnorm(40000, 3, random_state=0)
-    pos, neg = X[y > 0], X[y < 0]
-    assert np.mean(y > 0) == pytest.approx(0.3, abs=0.01)
-    np.testing.assert_allclose(pos.mean(axis=0), 1.0, atol=0.03)
-    np.testing.assert_allclose(neg.mean(axis=0), 0.0, atol=0.05)
-    np.testing.assert_allclose(np.cov(pos.T), np.eye(3), atol=0.05)
-    np.testing.assert_allclose(np.cov(neg.T), 4.0 * np.eye(3), atol=0.15)
-    X2, y2 = make_ringnorm(40000, 3, random_state=0)
-    assert np.array_equal(X, X2) and np.array_equal(y, y2)
-    with pytest.raises(ValueError):
-        make_ringnorm(10, 0)
-    with pytest.raises(ValueError):
-        make_ringnorm(10, 2, p_positive=1.0)

@@ -38,10 +38,6 @@ Estimates of the error rate of a trained model, all ``estimate_*(sol, K, ...) ->
 
 This module is the public face of the Weighted span closed forms: it holds the span rule and
 re-exports the spans (:mod:`svmtune.loo._spans`), the bounds (:mod:`svmtune.loo.span_bounds`)
-and the helpers for reproducing the paper's experiments (:mod:`svmtune.loo.span_study`):
-:func:`holdout_error`, :func:`prediction_rmse` (Table 4), :func:`worst_case_at_minimum`
-(Tables 2-3), :func:`best_slices` (Fig. 2-4), :func:`lemma1_statistics` (Table 5) and
-:func:`make_ringnorm` (the synthetic data of Section 6.7, Fig. 5-6).
 """
 
 from __future__ import annotations
@@ -68,14 +64,6 @@ from svmtune.loo.span_bounds import (
     span_bound_value,
     xi_alpha_radius2,
 )
-from svmtune.loo.span_study import (
-    best_slices,
-    holdout_error,
-    lemma1_statistics,
-    make_ringnorm,
-    prediction_rmse,
-    worst_case_at_minimum,
-)
 
 __all__ = [
     "SpanCache",
@@ -92,12 +80,6 @@ __all__ = [
     "estimate_span_bound",
     "xi_alpha_radius2",
     "estimate_xi_alpha",
-    "holdout_error",
-    "prediction_rmse",
-    "worst_case_at_minimum",
-    "best_slices",
-    "lemma1_statistics",
-    "make_ringnorm",
 ]
 
 
