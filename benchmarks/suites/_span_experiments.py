@@ -37,18 +37,12 @@ from svmtune.bench.checkpoint import Checkpoint
 from svmtune.bench.suite import Task
 from svmtune.kernels import Kernel, sigma_from_gamma
 from svmtune.loo.span_rule import (
-    best_slices,
     enclosing_diameter,
     estimate_span_bound,
     estimate_span_rule,
     estimate_xi_alpha,
-    holdout_error,
-    lemma1_statistics,
-    make_ringnorm,
     n_empty_spans,
-    prediction_rmse,
     span_rule_spans,
-    worst_case_at_minimum,
     xi_alpha_radius2,
 )
 from svmtune.loo.weights import minmax_scores, sigmoid_sample_weights
@@ -56,6 +50,15 @@ from svmtune.methods.baselines import log2_grid, rbf_params
 from svmtune.methods.span_rule import class_weight_params
 from svmtune.search.cv import cv_errors, make_folds
 from svmtune.svm import fit_l1_svm
+
+from ._span_study import (
+    best_slices,
+    holdout_error,
+    lemma1_statistics,
+    make_ringnorm,
+    prediction_rmse,
+    worst_case_at_minimum,
+)
 
 __all__ = [
     "SplitData",

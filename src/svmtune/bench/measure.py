@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from svmtune.loo.entropy import LOWRANK_ENTROPY_RANK, MAX_EXACT_ENTROPY, l2_model_entropy
+
 __all__ = ["environment"]
 
 
@@ -120,10 +122,6 @@ def _entropy(
     included, with the instance weights a method chose), or None and why."""
     if params.get("kernel", "rbf") != "rbf":
         return None, "not an RBF model"
-    try:
-        from svmtune.loo.entropy import LOWRANK_ENTROPY_RANK, MAX_EXACT_ENTROPY, l2_model_entropy
-    except ImportError as exc:
-        return None, f"svmtune.loo.entropy not available ({exc})"
     note = None
     if Xp.shape[0] > MAX_EXACT_ENTROPY:
         note = (

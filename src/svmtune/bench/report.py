@@ -45,8 +45,18 @@ from svmtune.bench.report_summary import (
     _summary_section,
     summary_table,
 )
+from svmtune.bench.runner import build_cells
 from svmtune.bench.store import load_results
-from svmtune.bench.suite import SUITES, Suite, get_suite, suite_dirs, suite_module
+from svmtune.bench.suite import (
+    DATA_SUFFIX,
+    SUITES,
+    Suite,
+    data_task,
+    get_suite,
+    suite_dirs,
+    suite_module,
+    with_tasks,
+)
 
 __all__ = [
     "Table",
@@ -211,8 +221,6 @@ def _current_rows(rows: list[dict], suite: Suite | None) -> tuple[list[dict], in
     rows were dropped because the suite definition has changed since they were written."""
     if suite is None:
         return rows, 0
-    from svmtune.bench.runner import build_cells
-
     current = {c.key for c in build_cells(suite)}
     keep = [r for r in rows if r.get("kind", "cell") != "cell" or r.get("key") in current]
     return keep, len(rows) - len(keep)
@@ -222,8 +230,6 @@ def _registered_suite(name: str, rows: list[dict], results: Path | None = None) 
     """The suite definition of ``name`` (looked up as :func:`svmtune.bench.suite.get_suite`
     does, also from ``results`` upwards); for a suite run on other data (``svmtune bench
     --data``) the suite with the tasks its rows record."""
-    from svmtune.bench.suite import DATA_SUFFIX, data_task, with_tasks
-
     try:
         if name.endswith(DATA_SUFFIX):  # the latest contents of each task's file
             tasks = {
@@ -236,5 +242,5 @@ def _registered_suite(name: str, rows: list[dict], results: Path | None = None) 
             base = get_suite(name.removesuffix(DATA_SUFFIX), search_from=results)
             return with_tasks(base, list(tasks.values()))
         return get_suite(name, search_from=results)
-    except Exception:
+    except ValueError:  # no suite file of that name (a broken one raises its own error)
         return None

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from svmtune._factor import warm_up as warm_up_factor
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.bench.measure import (
     _entropy,
@@ -66,6 +67,7 @@ from svmtune.bench.tasks import (
     prepare_task,
     split_indices,
 )
+from svmtune.criteria._pairloops import warm_up
 from svmtune.methods.base import get_selector
 from svmtune.preprocess import transform_as_fitted
 
@@ -238,9 +240,6 @@ def _warm_up_compiled() -> None:
     update, :func:`svmtune._factor.warm_up`)."""
     global _WARMED_UP
     if not _WARMED_UP:
-        from svmtune._factor import warm_up as warm_up_factor
-        from svmtune.criteria._pairloops import warm_up
-
         warm_up()
         warm_up_factor()
         _WARMED_UP = True
