@@ -293,10 +293,9 @@ def test_cheap_methods_are_timed_like_the_yardstick(monkeypatch):
 def test_compiled_loops_are_warmed_up_once_before_the_clock(monkeypatch):
     """The numba loops are compiled / loaded once per process, outside the timed fits."""
     import svmtune.bench.runner as runner_module
-    import svmtune.criteria._pairloops as loops
 
     events = []
-    monkeypatch.setattr(loops, "warm_up", lambda: events.append("warm"))
+    monkeypatch.setattr(runner_module, "warm_up", lambda: events.append("warm"))
     monkeypatch.setattr(runner_module, "_WARMED_UP", False)
     timed = runner_module._timed_tuner_fit
 
@@ -315,12 +314,11 @@ def test_compiled_loops_are_warmed_up_once_before_the_clock(monkeypatch):
 def test_a_failing_warm_up_is_the_cells_status(monkeypatch):
     """run_cell never raises: a warm-up that fails becomes the row's status."""
     import svmtune.bench.runner as runner_module
-    import svmtune.criteria._pairloops as loops
 
     def broken():
         raise RuntimeError("no compiler")
 
-    monkeypatch.setattr(loops, "warm_up", broken)
+    monkeypatch.setattr(runner_module, "warm_up", broken)
     monkeypatch.setattr(runner_module, "_WARMED_UP", False)
     cell = build_cells(tiny_suite(methods=[MethodSpec("default", "default")]))[0]
     row = run_cell(cell, loader)
