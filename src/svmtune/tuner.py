@@ -38,6 +38,7 @@ from svmtune.estimators import (
     ovo_to_ovr_decision,
     tanh_proba,
 )
+from svmtune.methods._constraints import Check, validate_options
 from svmtune.methods.base import METHODS, get_selector
 from svmtune.preprocess import PREPROCESS_MODES, fit_preprocessor, make_preprocessor
 from svmtune.search.cv import check_class_groups
@@ -89,6 +90,60 @@ def _check_sparse_fit(tuner, selector) -> None:
 def _rows(X, keep: np.ndarray):
     """The rows ``keep`` (a boolean mask) of a DataFrame or an array."""
     return X.iloc[keep] if isinstance(X, pd.DataFrame) else X[keep]
+
+
+def _check_preprocess_mode(name: str, value) -> str:
+    if not isinstance(value, str) or value not in PREPROCESS_MODES:
+        raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {value!r}")
+    return value
+
+
+def _check_n_jobs(name: str, value) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value == 0:
+        raise ValueError(
+            f"n_jobs must be None or a non-zero integer (-1: all cores), got {value!r}"
+        )
+    return int(value)
+
+
+def _check_backend(name: str, value) -> str:
+    if not isinstance(value, str):
+        raise ValueError(
+            "backend must be None or a joblib backend name ('loky', 'threading', "
+            f"'multiprocessing', or 'dask' with a running dask.distributed.Client), "
+            f"got {value!r}"
+        )
+    return value
+
+
+def _check_verbose(name: str, value) -> int:
+    if isinstance(value, bool) or value not in (0, 1, 2):
+        raise ValueError(f"verbose must be 0, 1 or 2, got {value!r}")
+    return int(value)
+
+
+def _check_choice(*choices: str):
+    """A check of one of ``choices``, with the message ``name must be 'a' or 'b', got x``."""
+    text = ", ".join(map(repr, choices[:-1])) + f" or {choices[-1]!r}"
+
+    def check(name: str, value) -> str:
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError(f"{name} must be {text}, got {value!r}")
+        return value
+
+    return check
+
+
+#: the declared checks of SVMTuner's parameters (name -> admissible kinds; None allows None)
+_PARAMETER_CHECKS = {
+    "preprocess": [Check(_check_preprocess_mode, "one of PREPROCESS_MODES")],
+    "multiclass": [Check(_check_choice("ovr", "ovo"), "'ovr' or 'ovo'")],
+    "final_model": [Check(_check_choice("auto", "l1", "l2"), "'auto', 'l1' or 'l2'")],
+    "probability": [Check(_check_choice("tanh", "platt"), "'tanh' or 'platt'")],
+    "backend": [None, Check(_check_backend, "a joblib backend name")],
+    "n_jobs": [None, Check(_check_n_jobs, "a non-zero integer")],
+    "verbose": [Check(_check_verbose, "0, 1 or 2")],
+}
 
 
 class SVMTuner(ClassifierMixin, BaseEstimator):
@@ -219,32 +274,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self) -> None:
-        if self.preprocess not in PREPROCESS_MODES:
-            raise ValueError(
-                f"preprocess must be one of {PREPROCESS_MODES}, got {self.preprocess!r}"
-            )
-        if self.multiclass not in ("ovr", "ovo"):
-            raise ValueError(f"multiclass must be 'ovr' or 'ovo', got {self.multiclass!r}")
-        if self.final_model not in ("auto", "l1", "l2"):
-            raise ValueError(f"final_model must be 'auto', 'l1' or 'l2', got {self.final_model!r}")
-        if self.backend is not None and not isinstance(self.backend, str):
-            raise ValueError(
-                "backend must be None or a joblib backend name ('loky', 'threading', "
-                f"'multiprocessing', or 'dask' with a running dask.distributed.Client), "
-                f"got {self.backend!r}"
-            )
-        if self.n_jobs is not None and (
-            not isinstance(self.n_jobs, (int, np.integer))
-            or isinstance(self.n_jobs, bool)
-            or self.n_jobs == 0
-        ):
-            raise ValueError(
-                f"n_jobs must be None or a non-zero integer (-1: all cores), got {self.n_jobs!r}"
-            )
-        if self.probability not in ("tanh", "platt"):
-            raise ValueError(f"probability must be 'tanh' or 'platt', got {self.probability!r}")
-        if isinstance(self.verbose, bool) or self.verbose not in (0, 1, 2):
-            raise ValueError(f"verbose must be 0, 1 or 2, got {self.verbose!r}")
+        """Every constructor parameter against :data:`_PARAMETER_CHECKS` (one declared
+        table, as scikit-learn's ``_parameter_constraints``; checked by
+        :func:`svmtune.methods._constraints.validate_options`)."""
+        validate_options(_PARAMETER_CHECKS, {k: getattr(self, k) for k in _PARAMETER_CHECKS})
 
     def _validate_X(self, X, reset: bool):
         if self.preprocess == "auto":
