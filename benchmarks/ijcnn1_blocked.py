@@ -6,7 +6,7 @@ folds do not.  With ``SVMTuner.fit(groups=...)`` RBSVM's leave-one-out closed fo
 whole groups (:mod:`svmtune.loo.rbsvm_groups`), so contiguous blocks of the file can be its
 groups.  This script runs, one after the other in one process:
 
-* ``SVC()`` (the yardstick of issue #10),
+* ``SVC()`` (the yardstick of the large-n benchmark),
 * ``SVMTuner(method="rbsvm_lowrank")`` without groups (leave-one-row-out),
 * the same with ``groups = row // block`` in file order (leave-one-block-out),
 

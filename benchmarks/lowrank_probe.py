@@ -1,4 +1,4 @@
-"""Probe the low-rank RBSVM criterion at given (sigma, C) points (issue #10 diagnostics).
+"""Probe the low-rank RBSVM criterion at given (sigma, C) points.
 
 For every point the landmarks are re-chosen by pivoted Cholesky *at that point's width*
 (``--rank`` landmarks at most, trace residual ``--rank-tol``), so no point is favoured by

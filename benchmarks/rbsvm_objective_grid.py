@@ -1,4 +1,4 @@
-"""Does RBSVM's gradient search end at the minimum of its own criterion? (issue #3)
+"""Does RBSVM's gradient search end at the minimum of its own criterion?
 
 RBSVM's criterion ``J`` (the mean closed-form LOO cross-entropy of the L2-SVM, RBSVM eq.
 (27)-(33)) jumps wherever the support set changes, so L-BFGS-B can stop short of the box's

@@ -1,4 +1,4 @@
-"""Issue #3's time criterion in one run: RBSVM's selection time over GridSearch's, same folds.
+"""The time criterion in one run: RBSVM's selection time over GridSearch's, same folds.
 
 The rbsvm-paper report divides the mean selection times of cells stored by separate
 ``svmtune bench`` invocations.  This script measures both in one process instead: for each
@@ -112,14 +112,15 @@ def table(out: Path) -> str:
     recs = read_rows(out)
     by = {(r["task"], r["split"], r["method"]): r for r in recs}
     lines = [
-        "# RBSVM / GridSearch selection time, measured in one run (issue #3)",
+        "# RBSVM / GridSearch selection time, measured in one run",
         "",
         "From `"
         + str(out.relative_to(HERE.parent) if out.is_relative_to(HERE.parent) else out)
         + "` (`benchmarks/rbsvm_time_ratio.py`): the rbsvm-paper cells of each task run one "
         "after the other in one process, one BLAS thread; selection wall time (fastest of 3 "
         "for selections under 1 s, as in the suite). 'stored' = the ratio of the same cells "
-        "stored in the suite's result file (separate invocations). Issue #3 asks for at most "
+        "stored in the suite's result file (separate invocations). The acceptance check asks "
+        "for at most "
         f"{LIMIT:.2f} on every task with n <= 2,000.",
         "",
         "| task | fold | GridSearch s | RBSVM s | RBSVM / grid | stored | "

@@ -1,4 +1,4 @@
-"""Scaling benchmark (issue #10): selection time and peak memory against n.
+"""Scaling benchmark: selection time and peak memory against n.
 
 Every (data set, n, method) cell runs in a fresh Python process (so that its peak resident
 memory, ``resource.getrusage(RUSAGE_SELF).ru_maxrss``, is its own) and writes one JSON file
@@ -21,7 +21,7 @@ Methods:
                  (``svmtune.methods.span_lowrank``, ``...radius_margin_lowrank``), reported
                  like rbsvm_lowrank.
   esdr, dbtc, j4, ld
-                 the data criteria of issue #10 item 2 (:mod:`svmtune.methods.esdr`,
+                 the data criteria (:mod:`svmtune.methods.esdr`,
                  :mod:`svmtune.methods.ld`): sigma maximising the index, C fixed at 1
                  (``c_search="fixed"``: their C search is a CV grid of its own); the pair
                  statistics are a full histogram pass in O(n) memory, or with ``--max-pairs``

@@ -1,6 +1,6 @@
-"""Does a data set's official test file come from its training file's distribution? (issue #10)
+"""Does a data set's official test file come from its training file's distribution?
 
-The acceptance of issue #10 judges RBSVM on ijcnn1's official test file, while every selection
+The large-n benchmark judges RBSVM on ijcnn1's official test file, while every selection
 method (RBSVM's leave-one-out criterion, grid search's cross-validation) can only see the
 training file.  This script measures how far the two files differ and whether they rank
 hyperparameters the same way:

@@ -1,6 +1,6 @@
-"""Issue #8's F1 line under each definition of binary F1, from the stored ss-paper cells.
+"""The F1 line under each definition of binary F1, from the stored ss-paper cells.
 
-Neither issue #8 nor the S&S paper says which F1 Table 2 prints.  The runner stores, per
+The S&S paper does not say which F1 Table 2 prints.  The runner stores, per
 cell, the test accuracy, the F1 of the second label in sorted order and the test size (and,
 for cells written since, the confusion matrix).  For two classes these determine the whole
 confusion matrix (:func:`confusion_from_scores`), so every count-based binary F1 can be read
@@ -14,7 +14,7 @@ off the stored cells without rerunning them:
 
 Multiclass tasks keep their stored macro-F1 under every definition.  For each definition the
 script writes, per binary task, the three Table 2 columns (CV (F1), CV (Hinge), S&S-RB)
-beside the paper's, and the mean of S&S-RB - CV (F1) over all 22 tasks: issue #8's F1 line.
+beside the paper's, and the mean of S&S-RB - CV (F1) over all 22 tasks: the F1 line.
 "CV (F1)" chose its models by the stored (second-label) F1, so under the other definitions it
 is not the search that tunes for that F1 (the suite's "CV (macro F1)" is, for macro-F1; its
 row is added where it ran).  The committed ``benchmarks/ss_f1_definitions.md`` came from::
@@ -107,7 +107,7 @@ def tables(df: pd.DataFrame) -> list[str]:
     binary = [t.name for t in TASKS if not t.tuner_params]
     means = df.groupby(["task", "method"])[list(RULES)].mean()
     lines = [
-        "# Issue #8's F1 line under each definition of binary F1 (ss-paper cells)",
+        "# The F1 line under each definition of binary F1 (ss-paper cells)",
         "",
         "From `benchmarks/results/ss-paper/results.jsonl` (`python benchmarks/"
         "ss_f1_definitions.py`); the other-class F1 of a binary cell is derived exactly "

@@ -10,7 +10,7 @@ for support vector machines" (RBSVM, IEEE TNNLS 2023):
   (``tests/lab/test_suite_rbsvm_paper.py`` re-parses the paper and checks every number when
   the paper file is available);
 * :func:`paper_tables` (a suite *figure*): Tables II-VI with our numbers beside the paper's,
-  and the acceptance check of issue #3 (RBSVM vs grid search accuracy and selection-time ratio
+  and the acceptance check (RBSVM vs grid search accuracy and selection-time ratio
   per task on the same folds, from the stored cells; ``benchmarks/rbsvm_time_ratio.py``
   measures the ratio in one run);
 * :class:`RuntimeVsN` (a suite *experiment*): RBSVM Fig. 4, selection time against the

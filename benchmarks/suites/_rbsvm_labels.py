@@ -96,7 +96,7 @@ OPEN_C_LOG2_C: tuple[float, float] = (-8.0, 20.0)
 #: label of the RBSVM variant whose J takes non-support vectors at their labels (eq. (27)
 #: read literally with alpha_i = 0; ``nonsupport="label"``)
 LABEL_NONSV_LABEL = "RBSVM (eq. 27 at non-SVs)"
-#: labels of the low-rank gradient methods (issue #10) in the rbsvm-paper suite: the same
+#: labels of the low-rank gradient methods in the rbsvm-paper suite: the same
 #: searches on a Nystroem kernel, where the exact methods' n x n matrices do not fit
 LOWRANK_LABEL = "RBSVM (low-rank)"
 LOWRANK_SPAN_LABEL = "SpanSVM (low-rank)"
@@ -202,7 +202,7 @@ TASKS: list[Task] = [
 PROTOCOL = Protocol(kind="kfold", n_splits=10, n_repeats=1)
 SEED = 0
 
-#: tasks with n <= 2000 (where issue #3's 1/20 time criterion applies), smallest first
+#: tasks with n <= 2000 (where the 1/20 time criterion applies), smallest first
 SMALL_TASKS: list[str] = sorted(
     (t for t, n in TASK_SIZES.items() if n <= 2000), key=lambda t: (TASK_SIZES[t], t)
 )

@@ -82,7 +82,7 @@ def acceptance_table(
     max_n: int = 2000,
     max_ratio: float = 1.0 / 20.0,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Issue #3 acceptance on our rows: ``method`` vs ``grid`` per task, same folds.
+    """Acceptance check on our rows: ``method`` vs ``grid`` per task, same folds.
 
     Per task where both ran on the same splits: mean test accuracy of each (over the shared
     splits), their difference, and the ratio of mean selection times (method / grid); the time
@@ -178,7 +178,7 @@ def probability_table(
     reference: str = "RBSVM",
     yardstick: str = PLATT_LABEL,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Log-loss and Brier score of the methods' test-set probabilities (issue #3 item 4).
+    """Log-loss and Brier score of the methods' test-set probabilities.
 
     Where a method has no rows on a task but its :data:`STAND_INS` label has (the low-rank
     RBSVM on ijcnn1), that label's values stand in, named in ``source[m]``.

@@ -29,7 +29,7 @@ def _scaling_options(cell: dict) -> str:
 
 
 def scaling_section(directory: Path) -> Section | None:
-    """The large-n benchmark (issue #10) from ``benchmarks/scaling.py``'s result files.
+    """The large-n benchmark from ``benchmarks/scaling.py``'s result files.
 
     Reads ``<directory>/<dataset>_n<n>_<method><tag>.json`` (one per cell) and the
     ``probe_*.jsonl`` lines of ``benchmarks/lowrank_probe.py`` and the ``shift_*.json`` files
@@ -41,7 +41,7 @@ def scaling_section(directory: Path) -> Section | None:
     if not cells:
         return None
     sec = Section(
-        title="Scaling (issue #10): selection time, peak memory and test accuracy against n",
+        title="Scaling: selection time, peak memory and test accuracy against n",
         text=[
             f"From `{directory}` (`benchmarks/scaling.py`, one process per cell, one BLAS "
             "thread). 'sel. s' is wall time, 'CPU s' its process CPU time, 'peak MB' the "

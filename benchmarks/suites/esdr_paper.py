@@ -36,8 +36,8 @@ Gender column is one-hot encoded and its 4 missing values median-imputed.
 
 Figures: ESDR Figs. 5-7 (ESDR, DBTC, J4 against log2 sigma on each whole data set, computed by
 the experiment ``esdr_fig5_7_index_curves``, with the width each selector chose on every outer
-fold marked from the result rows) and the Table 2 comparison with the acceptance checks of
-issue #5.  Experiments: the curves of Figs. 5-7, ESDR Fig. 4 (best CV accuracy
+fold marked from the result rows) and the Table 2 comparison with the acceptance checks.
+Experiments: the curves of Figs. 5-7, ESDR Fig. 4 (best CV accuracy
 against log2 sigma), the Gaussian-data study (Figs. 2, 3 and 9, with a Monte Carlo check of the
 analytic ESDR eq. (17)-(18)) and the cost of the sigma step against one ``SVC()`` fit.
 """
@@ -194,7 +194,7 @@ def esdr_index_curves(
 
 
 def esdr_table2(results: pd.DataFrame, outdir: Path) -> list[Path]:
-    """ESDR Table 2 beside ours, plus issue #5's acceptance checks, as markdown.
+    """ESDR Table 2 beside ours, plus the acceptance checks, as markdown.
 
     Per task and method: our outer-fold test accuracy, our selection-CV accuracy
     (``1 - estimate``, the paper's "best CV accuracy"), the paper's Acc, our mean selection
@@ -236,7 +236,7 @@ def esdr_table2(results: pd.DataFrame, outdir: Path) -> list[Path]:
             lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
-        "## Acceptance (issue #5): ESDR-CV vs the grid yardstick, same outer folds",
+        "## Acceptance: ESDR-CV vs the grid yardstick, same outer folds",
         "",
         "ESDR-CV = the paper's procedure (C by a 35-value 10-fold CV grid); ESDR (svmtune "
         "defaults) = the library's ESDR-CV (golden-section C search).",
@@ -465,7 +465,7 @@ def _esdr_with_self_pairs(i: int, j: int, sigmas: np.ndarray, n_per_class: int) 
 
 
 def esdr_sigma_step_cost(outdir: Path, seed: int) -> list[Path]:
-    """Issue #5 acceptance: the sigma step of ESDR-CV (block statistics plus the index over
+    """Acceptance check: the sigma step of ESDR-CV (block statistics plus the index over
     all 35 widths, paper procedure) against one ``SVC()`` fit on the same whole data set;
     fastest of 3 repeats each."""
     from sklearn.svm import SVC

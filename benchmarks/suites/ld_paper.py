@@ -48,7 +48,7 @@ Protocol: 10-fold stratified CV, accuracy mean ± std over the folds (as Table 1
 
 Figures (from the result rows): ``ld_tables`` writes Table 1 (mean ± std beside the paper's),
 Table 2 (Wilcoxon z and p for the paper's three pairs beside the paper's), the run time of
-each variant, and issue #6's acceptance checks.  Experiments: the likelihood-space picture
+each variant, and the acceptance checks.  Experiments: the likelihood-space picture
 (Fig. 2b), the objective against log sigma (Fig. 4, two spirals), decision boundaries on four
 2-D data sets (Fig. 5) and the golden-section vs dense 1000-point scan check on the 18 sets.
 """
@@ -136,7 +136,7 @@ LD_LOG2_RANGE = (-8.0, 9.0)
 
 # ----------------------------------------------------------------------------- figures
 def ld_tables(results: pd.DataFrame, outdir: Path) -> list[Path]:
-    """LD Tables 1 and 2 beside ours, run times, and issue #6's acceptance checks (markdown)."""
+    """LD Tables 1 and 2 beside ours, run times, and the acceptance checks (markdown)."""
     ok = results[results["status"] == "ok"]
     labels = ["CV-CV", "LD-C1", "LD-CV", "default"]
     lines = [
@@ -217,7 +217,7 @@ def ld_tables(results: pd.DataFrame, outdir: Path) -> list[Path]:
     a = ok[ok["method"] == "LD-CV"][["task", "split", "accuracy", "selection_time"]]
     b = ok[ok["method"] == "CV-CV"][["task", "split", "accuracy", "selection_time"]]
     j = a.merge(b, on=["task", "split"], suffixes=("_ld", "_cv"))
-    lines += ["", "# Acceptance (issue #6): LD-CV vs CV-CV on the folds both ran", ""]
+    lines += ["", "# Acceptance: LD-CV vs CV-CV on the folds both ran", ""]
     if j.empty:
         lines.append("CV-CV and LD-CV share no fold yet (not run).")
     else:
@@ -351,7 +351,7 @@ def ld_decision_boundaries(outdir: Path, seed: int) -> list[Path]:
 
 
 def ld_golden_vs_dense(outdir: Path, seed: int) -> list[Path]:
-    """Issue #6 acceptance: the LD width search (coarse scan + golden section, LD-C1's
+    """Acceptance check: the LD width search (coarse scan + golden section, LD-C1's
     defaults) against the argmax of a dense 1000-point scan of log2 sigma over the same range,
     on the whole preprocessed data of each Table 1 set.  Reports the two widths, the objective
     at each, the number of interior local maxima of the dense curve (multimodality) and the

@@ -65,7 +65,7 @@ BayesSearch train libsvm's hinge-loss SVC.  The report compares RBSVM with each 
 of its own, beside the libsvm search and the paper's Tables III and IV.
 "SVC() (Platt)" is ``SVC()`` with scikit-learn's Platt scaling (``probability="platt"``): the
 yardstick of the report's probability section, which compares the test log-loss and Brier
-score of RBSVM's tanh probabilities with it (issue #3; the paper reports no probabilities);
+score of RBSVM's tanh probabilities with it (the paper reports no probabilities);
 "RBSVM (libsvm refit + Platt)" is the libsvm refit with Platt scaling, the same SVM as "RBSVM
 (libsvm refit)" with the other mapping.
 "RBSVM (low-rank)", "SpanSVM (low-rank)" and "RMSVM (low-rank)" are the same searches on a
@@ -89,7 +89,7 @@ Published numbers: Table III (accuracy and std, %), Table V (entropy) and Tables
 (Wilcoxon, as ``task = "all tasks"`` entries) are in ``SUITE.published``; Table II (learned
 sigma, C) is :data:`~_rbsvm_experiments.PAPER_TABLE_II`.  The suite
 figure :func:`~_rbsvm_experiments.paper_tables` prints all of them beside
-ours, with the issue #3 acceptance check (RBSVM vs GridSearch accuracy and selection-time
+ours, with the acceptance check check (RBSVM vs GridSearch accuracy and selection-time
 ratio per task on the same folds).  The experiment ``runtime_vs_n`` is Fig. 4 (run time vs n on
 skin_nonskin subsamples 500..10000); :data:`FIG4_RUN_LIMITS` says which points run here
 (after raising a limit, ``svmtune bench --suite rbsvm-paper --max-cells 0
@@ -178,7 +178,7 @@ METHODS: list[MethodSpec] = [
     # vector (alpha_i = 0) enters with its label instead of its exact LOO output f(x_i)
     MethodSpec(LABEL_NONSV_LABEL, "rbsvm", {"nonsupport": "label"}),
     # where the exact methods' n x n matrices do not fit (ijcnn1), the same searches on a
-    # Nystroem kernel (issue #10; rank <= 500, libsvm refit); they stand in for them there
+    # Nystroem kernel (rank <= 500, libsvm refit); they stand in for them there
     MethodSpec(LOWRANK_LABEL, "rbsvm_lowrank"),
     MethodSpec(LOWRANK_SPAN_LABEL, "span_lowrank"),
     MethodSpec(LOWRANK_RM_LABEL, "radius_margin_lowrank"),

@@ -230,13 +230,13 @@ def fig11_f1_vs_ss(results: pd.DataFrame, outdir: Path) -> list[Path]:
 
 #: the grid searches S&S-RB is compared with: Table 2's two and the 10-fold yardstick
 _CV_LABELS = ("CV (F1)", "CV (Hinge)", "grid-10fold")
-#: the method issue #8's criteria are about, and the variants (label: what it is) given the
+#: the method the acceptance criteria are about, and the variants (label: what it is) given the
 #: same numbers
 ISSUE_LABEL = "S&S-RB"
 VARIANTS = {BALANCED_LABEL: "S&S-RB with SVMTuner(class_weight='balanced')"}
-#: issue #8 acceptance: S&S-RB's F1 at most this many points below grid-search CV on average
+#: acceptance check: S&S-RB's F1 at most this many points below grid-search CV on average
 F1_MARGIN = 2.0
-#: issue #8 acceptance: S&S-RB's total time (S&S + one SVM fit) in units of one SVC() fit
+#: acceptance check: S&S-RB's total time (S&S + one SVM fit) in units of one SVC() fit
 MAX_SVC_FITS = 5.0
 
 
@@ -273,7 +273,7 @@ def _macro_cv_rows(ok: pd.DataFrame) -> pd.DataFrame:
 
 
 def time_ratio_table(results: pd.DataFrame, outdir: Path) -> list[Path]:
-    """Issue #8 acceptance per task, and its summary.
+    """Acceptance check per task, and its summary.
 
     Per task: S&S-RB total time (selection + final fit) in units of one default SVC fit on
     the same fold (mean and max over folds), mean F1 of S&S-RB, CV (F1), CV (Hinge), the
@@ -332,7 +332,7 @@ def time_ratio_table(results: pd.DataFrame, outdir: Path) -> list[Path]:
 
 def _macro_columns(table: pd.DataFrame, ok: pd.DataFrame, label: str) -> None:
     """From the rows ``ok`` that have a macro-F1 (``f1_macro``), add to ``table`` ``label``'s
-    macro-F1 and its difference to the macro-F1 grid search on the same folds: issue #8's F1
+    macro-F1 and its difference to the macro-F1 grid search on the same folds: the F1
     line with no class singled out as positive."""
     cols = ["task", "split", "f1_macro"]
     ss_rows = ok[ok["method"] == label][cols]
@@ -349,9 +349,9 @@ def _macro_columns(table: pd.DataFrame, ok: pd.DataFrame, label: str) -> None:
 
 
 def _acceptance_lines(table: pd.DataFrame) -> list[str]:
-    """The markdown summary of :func:`time_ratio_table`'s table: issue #8's criteria for
+    """The markdown summary of :func:`time_ratio_table`'s table: the criteria for
     S&S-RB, then the same numbers for the variants beyond the paper (not the issue's)."""
-    lines = ["### Issue #8 acceptance: S&S-RB against grid-search CV, same folds", ""]
+    lines = ["### Acceptance check: S&S-RB against grid-search CV, same folds", ""]
     lines += _criteria_lines(table, ISSUE_LABEL)
     for label, note in VARIANTS.items():
         if f"{label} time / SVC fit (mean)" in table:
