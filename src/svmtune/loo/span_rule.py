@@ -1,43 +1,18 @@
-"""Span of the support vectors of a weighted L1-SVM; span-rule, span bound and xi-alpha bound.
+"""The span rule of a weighted L1-SVM, and the public face of the Weighted span closed forms.
 
 Sarafis, Diou & Delopoulos, "Span error bound for weighted SVM with applications in
-hyperparameter selection" (JMLR), cited as *Weighted span*.  The SVM is the hinge-loss SVM
-with one penalty per sample, ``0 <= alpha_i <= C_i`` (Weighted span eq. (5)-(7)), as
-:func:`svmtune.svm.fit_l1_svm` trains it (``C_i = C w_i``, ``sol.upper``).  Support vectors
-are *in-bound* (``0 < alpha_i < C_i``, the set ``I`` of size ``n*``) or *bounded*
-(``alpha_i = C_i``, ``m`` of them).
-
-Span of a support vector ``p`` (eq. (24)-(32)): the distance in feature space from
-``Phi(x_p)`` to
-
-    Lambda_p = { sum_{i in I, i != p} lambda_i Phi(x_i) :  sum lambda_i = 1,
-                 0 <= alpha_i + y_i y_p alpha_p lambda_i <= C_i }.
-
-* :func:`span_rule_spans` -- the box constraints dropped (Theorem 2: they hold automatically
-  when the in-bound / bounded sets survive leaving ``p`` out).  ``Lambda_p`` is then the
-  affine hull of the other in-bound support vectors and every span has a closed form
-  through the extended matrix ``M = [[K_II, 1], [1^T, 0]]`` of the in-bound support vectors
-  (Vapnik & Chapelle 2000; Chapelle et al. 2002 eq. (10)):
-
-      in-bound p:   S_p^2 = 1 / (M^{-1})_pp
-      bounded p:    S_p^2 = K_pp - [k_Ip; 1]^T M^{-1} [k_Ip; 1]
-
-  one factorisation (:class:`svmtune._factor.ExtendedFactor`) for all of them,
-  ``O(n*^3 + n n*^2)``.
-* :func:`box_constrained_spans` -- with the box constraints (eq. (28)-(32)), one QP per
-  support vector solved by clarabel; ``inf`` where ``Lambda_p`` is empty.
-* :func:`lemma1_condition` -- Lemma 1's existence condition (eq. (25)) per in-bound SV.
-
-Estimates of the error rate of a trained model, all ``estimate_*(sol, K, ...) -> float``:
+hyperparameter selection" (JMLR), cited as *Weighted span*.  The spans of the support
+vectors (eq. (24)-(32), Theorem 2, Lemma 1) are computed in :mod:`svmtune.loo._spans`
+(:func:`span_rule_spans`, :func:`box_constrained_spans`, :func:`lemma1_condition`); the
+bounds in :mod:`svmtune.loo.span_bounds`.  This module re-exports them beside the estimates
+of a trained model's error rate, all ``estimate_*(sol, K, ...) -> float``:
 
 * :func:`estimate_span_rule` -- the span-rule ``t_l`` (Corollary 1, eq. (37)), which is the
-  leave-one-out error itself when the support-vector sets are stable (Theorem 2, eq. (35)).
+  leave-one-out error itself when the support-vector sets are stable (Theorem 2, eq. (35));
+  :func:`span_rule_loo_decision` gives the leave-one-out decision values it counts.
 * :func:`estimate_span_bound` -- Theorem 1's bound (may exceed 1).
 * :func:`estimate_xi_alpha` -- the xi-alpha bound, eq. (21) (Joachims 2000; Yang et al. 2015).
 * :func:`svmtune.search.estimates.estimate_kfold_cv` -- K-fold cross-validation.
-
-This module is the public face of the Weighted span closed forms: it holds the span rule and
-re-exports the spans (:mod:`svmtune.loo._spans`), the bounds (:mod:`svmtune.loo.span_bounds`)
 """
 
 from __future__ import annotations
