@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 from click.testing import CliRunner
 from sklearn.datasets import dump_svmlight_file
+from sklearn.svm import SVC
 
 from svmtune import SVMTuner
 from svmtune.cli import main
@@ -137,7 +138,7 @@ def test_sparse_tag_follows_the_method():
 
 # ------------------------------------------------------------------ Nystroem searches (low rank)
 @pytest.mark.parametrize("method", sorted(_LOWRANK))
-@pytest.mark.parametrize("case", ["binary", "three_ovr", "weighted", "csc"])
+@pytest.mark.parametrize("case", ["binary", "three_ovr", "weighted", "csc", "groups"])
 def test_lowrank_sparse_and_dense_select_the_same(method, case, request):
     """The same kernel, the same pivoted-Cholesky landmarks: the same selection, criterion and
     estimate to round-off.  rbsvm_lowrank: standardised (an RBF kernel does not see the
@@ -146,13 +147,14 @@ def test_lowrank_sparse_and_dense_select_the_same(method, case, request):
     X, y = _data(3 if case.startswith("three") else 2, n=120)
     w = np.random.default_rng(1).uniform(0.5, 2.0, len(y)) if case == "weighted" else None
     S = sp.csc_matrix(X) if case == "csc" else sp.csr_matrix(X)
+    kw = {"groups": np.arange(len(y)) // 4} if case == "groups" else {}
     prep = "none" if method == "auto" else "standard"
     dense = SVMTuner(method=method, method_params=_LOWRANK[method], preprocess=prep, random_state=0)
-    dense.fit(X, y, sample_weight=w)
+    dense.fit(X, y, sample_weight=w, **kw)
     request.getfixturevalue("no_densifying")
     params = {"max_eval": 12} if method == "rbsvm_lowrank" else None
     sparse = SVMTuner(method=method, method_params=params, preprocess=prep, random_state=0)
-    sparse.fit(S, y, sample_weight=w)
+    sparse.fit(S, y, sample_weight=w, **kw)
     assert_params_close(sparse.best_params_, dense.best_params_, rel=1e-8)
     assert sparse.criterion_ == pytest.approx(dense.criterion_, abs=1e-8)
     assert sparse.estimate_ == pytest.approx(dense.estimate_, abs=1e-8)
@@ -185,6 +187,7 @@ def test_auto_on_sparse_x_takes_the_low_rank_path_at_any_size(no_densifying):
     svc = [c for c in t.history_ if c["origin"] == "default"][0]
     assert svc["C"] == 1.0
     assert 1.0 / (2.0 * svc["sigma"] ** 2) == pytest.approx(gamma, rel=1e-10)
+    assert gamma == pytest.approx(SVC().fit(scaled, y)._gamma, rel=1e-12)
     # the median-width candidate: the median squared distance of the (sub)sample's pairs
     median = [c for c in t.history_ if c["origin"] == "median"][0]
     D2 = squared_distances(X * (1.0 / t.preprocessor_.scale_))
