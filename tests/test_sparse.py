@@ -12,6 +12,7 @@ from sklearn.datasets import dump_svmlight_file
 from sklearn.svm import SVC
 
 from svmtune import SVMTuner
+from svmtune import kernels
 from svmtune.cli import main
 from svmtune.kernels import sparse_row_norms, sparse_squared_distances, squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
@@ -222,6 +223,14 @@ def test_sparse_squared_distances_match_the_dense_ones(no_densifying):
     D = sparse_squared_distances(S)
     assert np.all(np.diag(D) == 0.0) and np.array_equal(D, D.T) and np.all(D >= 0)
     np.testing.assert_allclose(sparse_row_norms(S), (X**2).sum(axis=1), rtol=1e-12)
+
+
+def test_sparse_products_by_blocks_of_rows_are_the_same(monkeypatch, no_densifying):
+    X, _ = _data(n=50)
+    S = sp.csr_matrix(X)
+    whole = sparse_squared_distances(S, S[:9])
+    monkeypatch.setattr(kernels, "SPARSE_PRODUCT_BLOCK", 20)  # blocks of 2 rows
+    np.testing.assert_array_equal(sparse_squared_distances(S, S[:9]), whole)
 
 
 def test_pivoted_cholesky_landmarks_are_the_same_on_sparse_x(no_densifying):

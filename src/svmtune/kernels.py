@@ -89,12 +89,24 @@ def sparse_row_norms(X) -> np.ndarray:
     return np.asarray(sp.csr_matrix(X).multiply(X).sum(axis=1), dtype=float).ravel()
 
 
+#: entries of the sparse product ``X Y^T`` formed at once by :func:`_sparse_dot_dense`
+SPARSE_PRODUCT_BLOCK = 1 << 20
+
+
 def _sparse_dot_dense(X, Y) -> np.ndarray:
-    """``X Y^T`` of two sparse matrices as a dense ``(n, m)`` array, filled from the sparse
-    product's non-zeros (neither ``X`` nor ``Y`` is densified; the product is ``n x m``)."""
-    P = (sp.csr_matrix(X, dtype=float) @ sp.csr_matrix(Y, dtype=float).T).tocoo()
-    out = np.zeros(P.shape)
-    out[P.row, P.col] = P.data  # a CSR product has no duplicate entries
+    """``X Y^T`` of two sparse matrices as a dense ``(n, m)`` array, filled block of rows by
+    block from the sparse product's non-zeros: neither ``X`` nor ``Y`` is densified, and the
+    sparse product (up to ``n m`` stored entries with their indices) takes at most
+    :data:`SPARSE_PRODUCT_BLOCK` entries at a time besides the dense result."""
+    X = sp.csr_matrix(X, dtype=float)
+    Yt = sp.csr_matrix(sp.csr_matrix(Y, dtype=float).T)
+    n, m = X.shape[0], Yt.shape[1]
+    out = np.zeros((n, m))
+    step = max(1, SPARSE_PRODUCT_BLOCK // max(m, 1))
+    for i in range(0, n, step):
+        P = sp.csr_matrix(X[i : i + step] @ Yt)
+        rows = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
+        out[i + rows, P.indices] = P.data  # a CSR product has no duplicate entries
     return out
 
 
