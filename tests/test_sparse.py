@@ -11,8 +11,7 @@ from click.testing import CliRunner
 from sklearn.datasets import dump_svmlight_file
 from sklearn.svm import SVC
 
-from svmtune import SVMTuner
-from svmtune import kernels
+from svmtune import SVMTuner, kernels
 from svmtune.cli import main
 from svmtune.kernels import sparse_row_norms, sparse_squared_distances, squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
