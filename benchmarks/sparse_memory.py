@@ -66,7 +66,9 @@ NOTES = (
     "arrays (76 MiB each at n = 20,000, m = 500; not profiled array by array).  "
     "On this data both end at sigma = 2^8, the upper",
     "bound of the default `log2_sigma` box (a BoundWarning says so).  The final libsvm fit on the",
-    "sparse rows dominates the time at n = 20,000.",
+    "sparse rows dominates the time at n = 20,000.  The n = 20,000 runs of `auto` and",
+    "`rbsvm_lowrank` ran in parallel on commit 47b5932 (the sparse product X L^T in one piece),",
+    "the n = 5,000 runs on b0f504d (by blocks of rows; the same values).",
 )
 
 
