@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "rbf_dlogsigma",
     "rbf_from_sqdist",
     "sigma_from_gamma",
+    "sparse_row_norms",
+    "sparse_squared_distances",
     "squared_distances",
 ]
 
@@ -66,10 +69,86 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     """Pairwise squared Euclidean distances, clipped at zero, exact zeros on the diagonal.
 
     Uses the expansion ||x||^2 + ||y||^2 - 2 x.y (BLAS speed) and repairs its round-off:
-    negative values are clipped and, when ``Y is None``, the diagonal is set to 0.
+    negative values are clipped and, when ``Y is None``, the diagonal is set to 0.  A scipy
+    sparse ``X`` or ``Y`` goes to :func:`sparse_squared_distances` (never densified).
     """
+    if sp.issparse(X) or sp.issparse(Y):
+        return sparse_squared_distances(X, Y)
     X = np.asarray(X, dtype=float)
     D = euclidean_distances(X, X if Y is None else np.asarray(Y, dtype=float), squared=True)
+    np.maximum(D, 0.0, out=D)
+    if Y is None:
+        np.fill_diagonal(D, 0.0)
+        _symmetrise(D)
+    return D
+
+
+def sparse_row_norms(X) -> np.ndarray:
+    """Squared Euclidean norms ``||x_i||^2`` of the rows of a scipy sparse matrix, from
+    ``X.multiply(X).sum(1)`` (``O(nnz)``; ``X`` is not densified)."""
+    return np.asarray(sp.csr_matrix(X).multiply(X).sum(axis=1), dtype=float).ravel()
+
+
+#: entries of the sparse product ``X Y^T`` formed at once by :func:`_sparse_dot_dense`
+SPARSE_PRODUCT_BLOCK = 1 << 20
+
+
+def _sparse_dot_dense(X, Y) -> np.ndarray:
+    """``X Y^T`` of two sparse matrices as a dense ``(n, m)`` array, filled block of rows by
+    block from the sparse product's non-zeros: neither ``X`` nor ``Y`` is densified, and the
+    sparse product (up to ``n m`` stored entries with their indices) takes at most
+    :data:`SPARSE_PRODUCT_BLOCK` entries at a time besides the dense result."""
+    X = sp.csr_matrix(X, dtype=float)
+    Yt = sp.csr_matrix(sp.csr_matrix(Y, dtype=float).T)
+    n, m = X.shape[0], Yt.shape[1]
+    out = np.zeros((n, m))
+    step = max(1, SPARSE_PRODUCT_BLOCK // max(m, 1))
+    for i in range(0, n, step):
+        P = sp.csr_matrix(X[i : i + step] @ Yt)
+        rows = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
+        out[i + rows, P.indices] = P.data  # a CSR product has no duplicate entries
+    return out
+
+
+def sparse_squared_distances(X, Y=None, *, X_norms=None, Y_norms=None) -> np.ndarray:
+    """Pairwise squared Euclidean distances of the rows of sparse ``X`` and ``Y``, dense.
+
+    ``||x||^2 + ||y||^2 - 2 x.y`` with the dot products from the sparse product ``X Y^T``
+    and the norms from :func:`sparse_row_norms` (or ``X_norms`` / ``Y_norms`` given), clipped
+    at 0; when ``Y is None`` the diagonal is 0 and the result symmetric, as in
+    :func:`squared_distances`.  ``O(nnz)`` memory besides the ``(n, m)`` result: only kernel
+    columns between the rows and a few others (landmarks, a subsample) are ever formed, never
+    a dense copy of ``X``.  A dense ``X`` or ``Y`` is taken as sparse.
+
+    Parameters
+    ----------
+    X : sparse matrix (n, d)
+    Y : sparse matrix (m, d), optional
+        Default ``X``.
+    X_norms, Y_norms : ndarray, optional
+        Precomputed squared row norms.
+
+    Returns
+    -------
+    ndarray (n, m)
+    """
+    X = sp.csr_matrix(X, dtype=float)
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError("X contains NaN or infinity; the points must be finite")
+    Ys = X if Y is None else sp.csr_matrix(Y, dtype=float)
+    if Ys.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"X and Y must have the same number of features, got {X.shape[1]} and {Ys.shape[1]}"
+        )
+    xx = sparse_row_norms(X) if X_norms is None else np.asarray(X_norms, dtype=float)
+    if Y is None:
+        yy = xx
+    else:
+        yy = sparse_row_norms(Ys) if Y_norms is None else np.asarray(Y_norms, dtype=float)
+    D = _sparse_dot_dense(X, Ys)
+    D *= -2.0
+    D += xx[:, None]
+    D += yy[None, :]
     np.maximum(D, 0.0, out=D)
     if Y is None:
         np.fill_diagonal(D, 0.0)

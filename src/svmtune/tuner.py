@@ -77,7 +77,8 @@ def _check_sparse_fit(tuner, selector) -> None:
         ok = [m for m in sorted(METHODS) if get_selector(m).accepts_sparse]
         raise ValueError(
             f"method {tuner.method!r} computes dense kernel matrices or data statistics from "
-            f"X and takes no sparse X; the methods that do (libsvm on sparse rows): "
+            f"X and takes no sparse X; the methods that do (libsvm on sparse rows, or a "
+            f"Nystroem factor from sparse dot products): "
             f"{', '.join(ok)}; or pass X.toarray() if it fits in memory"
         )
     if tuner.final_model == "l2" or getattr(selector, "final_model", "l1") == "l2":
@@ -298,9 +299,11 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             A CSR/CSC matrix stays sparse (never densified): ``preprocess="standard"`` then
             scales without centring (``StandardScaler(with_mean=False)``; an RBF kernel does
             not see centring, so the selection is that of the dense matrix), and only the
-            methods that fit libsvm on sparse rows take it (``grid``, ``random``, ``tpe``,
-            ``optuna``, ``halving``, ``cv_cv``, ``default``; final model ``"l1"``); the
-            others, which compute dense kernel matrices, raise a ``ValueError`` saying so.
+            methods that fit libsvm on sparse rows (``grid``, ``random``, ``tpe``,
+            ``optuna``, ``halving``, ``cv_cv``, ``default``) or build a Nystroem factor from
+            sparse dot products (``auto``, always on its low-rank path there, and
+            ``rbsvm_lowrank``) take it, final model ``"l1"``; the others, which compute
+            dense kernel matrices, raise a ``ValueError`` saying so.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes, two samples each).
         sample_weight : array-like of shape (n_samples,) or float, optional

@@ -220,9 +220,10 @@ def select_cmd(
 
 def _load_sparse_svmlight(file: str, fmt: str | None, method: str, opts: SelectionOptions):
     """``(CSR X, y, description)`` of an svmlight/LIBSVM ``file`` when the selection can
-    use it sparse (a cross-validated search, which fits libsvm on sparse rows, no
-    imputing/one-hot preprocessing, no L2-SVM final model), else None (the file is then read
-    densely, as before).  Feature
+    use it sparse (a selector that takes sparse X: a cross-validated search, which fits
+    libsvm on sparse rows, or ``auto`` / ``rbsvm_lowrank``, whose Nystroem factor comes from
+    sparse dot products; no imputing/one-hot preprocessing, no L2-SVM final model), else None
+    (the file is then read densely, as before).  Feature
     indices start at 1 unless index 0 occurs, as the dense reader decides."""
 
     path = Path(file).expanduser()

@@ -24,9 +24,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from svmtune._warnings import user_stacklevel
-from svmtune.kernels import _check_points, rbf_dlogsigma, rbf_from_sqdist, squared_distances
+from svmtune.kernels import (
+    _check_points,
+    rbf_dlogsigma,
+    rbf_from_sqdist,
+    sparse_row_norms,
+    sparse_squared_distances,
+    squared_distances,
+)
 
 __all__ = ["NystroemFactor", "nystroem_factor", "pivoted_cholesky_landmarks"]
 
@@ -44,7 +52,9 @@ def pivoted_cholesky_landmarks(
 
     Parameters
     ----------
-    X : ndarray (n, d)
+    X : ndarray or scipy sparse matrix (n, d)
+        A sparse ``X`` is never densified: each kernel column comes from sparse dot
+        products with the pivot row.
     sigma : float
         RBF width at which the kernel is factored.
     tol : float
@@ -66,8 +76,7 @@ def pivoted_cholesky_landmarks(
     ValueError
         If ``X`` is not a finite, non-empty 2-D array or a parameter is out of range.
     """
-    X = np.asarray(X, dtype=float)
-    _check_points(X)
+    X = _as_points(X)
     n = X.shape[0]
     if n == 0:
         raise ValueError("pivoted_cholesky_landmarks needs at least one point; X is empty")
@@ -80,6 +89,7 @@ def pivoted_cholesky_landmarks(
     if not (np.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be positive and finite, got {sigma}")
     m_max = min(int(max_rank), n)
+    norms = sparse_row_norms(X) if sp.issparse(X) else None
     L = np.zeros((n, m_max))
     resid = np.ones(n)
     piv: list[int] = []
@@ -89,7 +99,7 @@ def pivoted_cholesky_landmarks(
         j = int(np.argmax(resid))
         if resid[j] <= 1e-12:  # numerically exhausted (duplicates, sigma -> inf)
             break
-        col = rbf_from_sqdist(squared_distances(X, X[j : j + 1])[:, 0], sigma)
+        col = rbf_from_sqdist(_distances_to_row(X, j, norms), sigma)
         col -= L[:, :k] @ L[j, :k]
         L[:, k] = col / np.sqrt(resid[j])
         resid -= L[:, k] ** 2
@@ -97,6 +107,27 @@ def pivoted_cholesky_landmarks(
         resid[j] = 0.0
         piv.append(j)
     return np.asarray(piv, dtype=int), float(resid.sum()) / n
+
+
+def _as_points(X):
+    """``X`` as a finite float64 array, or a CSR matrix (with finite entries) if sparse."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=float)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError("X contains NaN or infinity; the points must be finite")
+        return X
+    X = np.asarray(X, dtype=float)
+    _check_points(X)
+    return X
+
+
+def _distances_to_row(X, j: int, norms: np.ndarray | None) -> np.ndarray:
+    """Squared distances of all rows of ``X`` to row ``j``: one kernel column's distances.
+    Sparse ``X``: from the sparse dot products and the squared row norms ``norms``
+    (:func:`svmtune.kernels.sparse_squared_distances`), ``O(nnz)``."""
+    if norms is None:
+        return squared_distances(X, X[j : j + 1])[:, 0]
+    return sparse_squared_distances(X, X[j : j + 1], X_norms=norms, Y_norms=norms[j : j + 1])[:, 0]
 
 
 @dataclass

@@ -22,7 +22,11 @@ their options, start rule, landmark/refresh loop and result are :class:`LowRankS
   search continues from there;
 * both kinds of re-choice together happen ``refresh`` times at most;
 * the median-heuristic start uses a random subsample of ``start_sample`` points
-  (``random_state``), since the full distance matrix is ``n x n``.
+  (``random_state``), since the full distance matrix is ``n x n``;
+* a scipy sparse ``X`` is never densified: every squared distance (the subsample's, the
+  pivoted-Cholesky columns, points to landmarks) comes from sparse dot products,
+  ``||x||^2 + ||l||^2 - 2 x.l`` (:func:`svmtune.kernels.sparse_squared_distances`), and the
+  rest works on the ``n x m`` factor and distances alone.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
 from svmtune.kernels import squared_distances
@@ -67,7 +72,8 @@ def lowrank_start(
 
     ``start`` is a rule of :func:`svmtune.search.gradient.initial_sigma` or a ``(sigma, C)``
     pair; the median heuristic uses at most ``start_sample`` points of positive weight drawn
-    with ``random_state`` (the full distance matrix is ``n x n``).
+    with ``random_state`` (the full distance matrix is ``n x n``); a sparse ``X``'s
+    subsample distances come from sparse dot products.
     """
     if isinstance(start, tuple):
         return initial_theta(None, start, C0, n_features=X.shape[1])
@@ -399,7 +405,9 @@ class LowRankSearch(Selector):
         """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
         self.check_groups(groups)
-        X = np.asarray(X, dtype=float)
+        # a sparse X stays sparse: the landmarks, the factor's distances and the start's
+        # subsample come from sparse dot products (svmtune.kernels.sparse_squared_distances)
+        X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)

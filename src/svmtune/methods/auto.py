@@ -37,6 +37,17 @@ the referee is RBSVM eq. (27) of the L2-SVM on a Nystroem kernel
 that kernel, and the final model libsvm's SVC (refitting the exact L2-SVM needs the ``n x n``
 kernel).
 
+**Sparse X.**  A scipy sparse ``X`` (CSR/CSC) always takes the low-rank path, whatever ``n``:
+its Nystroem factor needs only kernel columns between the rows and ``m`` landmarks, from
+sparse dot products (:mod:`svmtune.methods._lowrank_search`), so ``X`` is never densified;
+``SVC()``'s point takes ``gamma="scale"`` from the sparse matrix as scikit-learn does
+(:class:`svmtune.methods.baselines.DefaultSVC`), the median width a random subsample's
+distances, and the final model is libsvm's SVC, which fits on the sparse rows.  (An exact
+path for small sparse ``X`` would compute the same dense ``n x n`` kernel from sparse dot
+products, but its LD and S&S starts and its L2-SVM final model need dense ``X``; one path
+for all sparse ``X`` keeps it simple and its memory ``O(nnz + n m)``.)  Starts that need a
+dense ``X`` (LD, S&S) are skipped there, as LD is on the low-rank path.
+
 **Groups.**  With ``groups`` the referee and the refinement hold out whole groups: the
 leave-one-group-out outputs of the L2-SVM (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`)
 and RBSVM with groups; the span-rule holds out single rows, so the family is the L2-SVM.
@@ -49,6 +60,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
@@ -117,7 +129,8 @@ class Auto(Selector):
     max_dense : int
         Largest number of training rows for the exact path (default 5,000: its ``n x n``
         matrices then take ``EXACT_DENSE_MATRICES * 8 n^2`` = 1.2 GB and more rows make its
-        ``O(n_sv^3)`` steps the cost); above it the low-rank path runs.
+        ``O(n_sv^3)`` steps the cost); above it, and for sparse ``X`` at any size, the
+        low-rank path runs.
     rank : int
         Nystroem rank of the low-rank path
         (as :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`).
@@ -132,6 +145,7 @@ class Auto(Selector):
 
     name = "auto"
     kernels = ("rbf",)
+    accepts_sparse = True  # sparse X: the low-rank path (module docstring)
     held_out = "groups"
     _parameter_constraints = {
         "starts": [_names(START_NAMES[1:], empty_ok=True)],
@@ -176,6 +190,8 @@ class Auto(Selector):
         for origin in ("default", *self.starts):
             if origin == "ld" and D2 is None:
                 continue  # O(n^2) pair statistics: exact path only
+            if origin == "ss" and sp.issparse(X) and not get_selector("ss").accepts_sparse:
+                continue  # its statistics need a dense X
             t0 = time.perf_counter()
             if origin == "median":
                 sigma, C, fits = self._median_sigma(X, sw, D2, random_state), 1.0, 0
@@ -200,7 +216,7 @@ class Auto(Selector):
 
     @staticmethod
     def _median_sigma(X, sw, D2, random_state) -> float:
-        keep = np.ones(len(X), dtype=bool) if sw is None else sw > 0
+        keep = np.ones(X.shape[0], dtype=bool) if sw is None else sw > 0
         if D2 is not None:
             return initial_sigma(D2[np.ix_(keep, keep)], rule="median")
         rng = np.random.RandomState(random_state)
@@ -322,11 +338,12 @@ class Auto(Selector):
                 f"families={self.families!r} cannot hold out groups: the span-rule of libsvm's "
                 "SVC holds out single rows; include 'l2' (leave-one-group-out of the L2-SVM)"
             )
-        X = np.asarray(X, dtype=float)
+        sparse = sp.issparse(X)  # the low-rank path, never densified (module docstring)
+        X = sp.csr_matrix(X, dtype=float) if sparse else np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
-        exact = self._exact_fits(len(y))
+        exact = not sparse and self._exact_fits(len(y))
         D2 = squared_distances(X) if exact else None
         cands = self._start_points(X, y, sw, D2, multiclass, random_state)
         cands = [c for i, c in enumerate(cands) if not _same_point(c, cands[:i])]

@@ -11,7 +11,10 @@ the exact method (and from the paper, beyond those listed in :mod:`svmtune.metho
 * the default final model is libsvm's SVC (``final_model="l1"``): refitting the exact L2-SVM
   needs the ``n x n`` kernel matrix;
 * with ``groups``, leave-one-group-out outputs as in :class:`svmtune.methods.rbsvm.RBSVM`,
-  through the Woodbury factor (:func:`svmtune.loo.rbsvm_groups.lowrank_lgo`).
+  through the Woodbury factor (:func:`svmtune.loo.rbsvm_groups.lowrank_lgo`);
+* a scipy sparse ``X`` (CSR/CSC) is taken without densifying it: the landmarks' kernel
+  columns and the start's distances come from sparse dot products
+  (:mod:`svmtune.methods._lowrank_search`); the final model is then libsvm's SVC.
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ class RBSVMLowRank(LowRankSearch):
     """
 
     name = "rbsvm_lowrank"
+    # the search needs only squared distances to landmarks (sparse dot products, never a
+    # dense X); the final model is libsvm's SVC on sparse rows (the L2-SVM is refused)
+    accepts_sparse = True
     held_out = "groups"  # single rows, or whole groups with the block closed form
     _parameter_constraints = {
         "loss": [Options(*LOSSES)],
