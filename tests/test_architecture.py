@@ -183,6 +183,7 @@ LAYERS = [
     (
         "estimator",
         [
+            "svmtune._params",
             "svmtune._results",
             "svmtune.tuner",
             "svmtune.persist",

@@ -7,9 +7,10 @@ import re
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 
 from svmtune import SVMTuner
-from svmtune._progress import Progress, current, progress
+from svmtune._progress import HAS_CALLBACKS, Progress, current, progress
 
 GRID = {"log2_sigma": (-1, 1, 1), "log2_C": (-1, 1, 1), "n_splits": 3}
 
@@ -133,3 +134,47 @@ def test_span_rule_candidates_reported(data, capsys):
         assert line == f"svmtune span_rule: sigma={h['sigma']:.4g} C={h['C']:.4g}: " + (
             f"span_rule {h['span_rule']:.4f}"
         )
+
+
+# ---------------------------------------------------------------- scikit-learn's callbacks
+class _Recorder:
+    """A ``sklearn.callback`` fit callback that records the tasks it sees."""
+
+    def __init__(self):
+        self.events = []
+
+    def setup(self, estimator, context):
+        self.events.append(("setup", context.task_name))
+
+    def on_fit_task_begin(self, estimator, context):
+        self.events.append(("begin", context.task_name))
+
+    def on_fit_task_end(self, estimator, context, *, fitted_estimator=None):
+        self.events.append(("end", context.task_name, fitted_estimator is not None))
+
+    def teardown(self, estimator, context):
+        self.events.append(("teardown", context.task_name))
+
+
+@pytest.mark.skipif(not HAS_CALLBACKS, reason="this scikit-learn has no sklearn.callback")
+def test_sklearn_callbacks_see_every_unit_of_work_and_change_nothing():
+    from sklearn.base import clone
+    from sklearn.callback import ProgressBar
+
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    params = {"log2_sigma": (-2.0, 2.0, 2.0), "log2_C": (-2.0, 2.0, 2.0), "n_splits": 3}
+    plain = SVMTuner(method="grid", method_params=params).fit(X, y)
+    rec = _Recorder()
+    tuner = SVMTuner(method="grid", method_params=params).set_callbacks(rec)
+    assert clone(tuner)._skl_callbacks == [rec]  # scikit-learn's clone keeps them
+    tuner.fit(X, y)
+    assert tuner.best_params_ == plain.best_params_
+    ends = [e for e in rec.events if e[0] == "end"]
+    # 9 candidates x 3 folds, each a finished subtask, then the fit itself (fitted)
+    assert [e[1] for e in ends[:-1]] == ["CV fits"] * 27
+    assert ends[-1] == ("end", "fit", True)
+    assert rec.events[0] == ("setup", "fit") and rec.events[-1] == ("teardown", "fit")
+    # scikit-learn's own progress bar runs on it (rich draws it; nothing to assert on)
+    SVMTuner(method="rbsvm").set_callbacks(ProgressBar()).fit(X, y)
+    with pytest.raises(TypeError, match="FitCallback"):
+        SVMTuner().set_callbacks(object())

@@ -7,6 +7,12 @@ decides as it goes).  On a terminal the line is redrawn in place (``\\r``); else
 file, a captured stream) it is written once per tenth of the work, so that logs stay short.
 ``verbose=2`` writes a line per evaluated candidate with its score instead.
 
+Where the installed scikit-learn has its callbacks API (``sklearn.callback``), the same
+reports reach the callbacks set with ``SVMTuner().set_callbacks(...)`` (e.g.
+``sklearn.callback.ProgressBar()``): each unit of work is a finished subtask of the fit
+(``on_advance``); :data:`CallbackSupportMixin` and :func:`with_callbacks` are scikit-learn's,
+or do nothing where it has none.
+
 The selection code reports through :func:`current`, which is None unless a selection runs
 inside :func:`progress`; the reports happen in the process that runs the selection (joblib
 workers report nothing themselves: their results are counted as they come back).
@@ -17,11 +23,34 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import IO
 
-__all__ = ["Progress", "current", "describe", "progress"]
+try:  # scikit-learn's callbacks API (its public sklearn.callback module)
+    from sklearn.callback import CallbackSupportMixin, with_callbacks
+
+    HAS_CALLBACKS = True
+except ImportError:  # pragma: no cover - scikit-learn without sklearn.callback
+    HAS_CALLBACKS = False
+
+    class CallbackSupportMixin:  # type: ignore[no-redef]
+        """Nothing: this scikit-learn has no callbacks API."""
+
+    def with_callbacks(method):  # type: ignore[no-redef]
+        """The method as it is: this scikit-learn has no callbacks API."""
+        return method
+
+
+__all__ = [
+    "HAS_CALLBACKS",
+    "CallbackSupportMixin",
+    "Progress",
+    "current",
+    "describe",
+    "progress",
+    "with_callbacks",
+]
 
 _CURRENT: ContextVar[Progress | None] = ContextVar("svmtune_progress", default=None)
 
@@ -53,19 +82,28 @@ class Progress:
 
     Parameters
     ----------
-    verbose : {1, 2}
-        1: the status line; 2: a line per candidate (:meth:`line`) and a summary at the end.
+    verbose : {0, 1, 2}
+        0: nothing drawn (the reports only reach ``on_advance``); 1: the status line; 2: a
+        line per candidate (:meth:`line`) and a summary at the end.
     stream : file, default=sys.stderr
     label : str
         What the line starts with (the method's name).
     width : int
         Characters of the bar.
+    on_advance : callable, optional
+        ``on_advance(n, unit)`` at every :meth:`advance` (scikit-learn's callbacks).
     """
 
     def __init__(
-        self, verbose: int, stream: IO[str] | None = None, label: str = "", width: int = 24
+        self,
+        verbose: int,
+        stream: IO[str] | None = None,
+        label: str = "",
+        width: int = 24,
+        on_advance: Callable[[int, str], None] | None = None,
     ):
         self.verbose = int(verbose)
+        self.on_advance = on_advance
         self.stream = sys.stderr if stream is None else stream
         self.label = label
         self.width = width
@@ -94,6 +132,8 @@ class Progress:
     def advance(self, n: int = 1, unit: str = "steps") -> None:
         """``n`` more ``unit`` are done."""
         self.done[unit] = self.done.get(unit, 0) + int(n)
+        if self.on_advance is not None:
+            self.on_advance(int(n), unit)
         if self.verbose == 1:
             self._draw()
 
@@ -154,20 +194,24 @@ class Progress:
             self._draw(final=True)
             if self._tty:
                 self.stream.write("\n")
-        if summary:
+        if summary and self.verbose:
             self.stream.write(f"{self.label}: {summary}\n" if self.label else f"{summary}\n")
         self.stream.flush()
 
 
 @contextlib.contextmanager
 def progress(
-    verbose: int, stream: IO[str] | None = None, label: str = ""
+    verbose: int,
+    stream: IO[str] | None = None,
+    label: str = "",
+    on_advance: Callable[[int, str], None] | None = None,
 ) -> Iterator[Progress | None]:
-    """Report the selection run inside to ``stream`` (``verbose`` 0: nothing, None)."""
-    if not verbose:
+    """Report the selection run inside to ``stream`` and ``on_advance`` (``verbose`` 0 and
+    no ``on_advance``: nothing, None)."""
+    if not verbose and on_advance is None:
         yield None
         return
-    reporter = Progress(verbose, stream=stream, label=label)
+    reporter = Progress(verbose, stream=stream, label=label, on_advance=on_advance)
     token = _CURRENT.set(reporter)
     try:
         yield reporter

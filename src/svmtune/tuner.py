@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 import warnings
 from typing import Any
@@ -16,7 +17,14 @@ from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from svmtune._progress import describe, progress
+from svmtune._params import PARAMETER_CHECKS
+from svmtune._progress import (
+    HAS_CALLBACKS,
+    CallbackSupportMixin,
+    describe,
+    progress,
+    with_callbacks,
+)
 from svmtune._results import search_results
 from svmtune._validation import (
     as_table,
@@ -38,9 +46,9 @@ from svmtune.estimators import (
     ovo_to_ovr_decision,
     tanh_proba,
 )
-from svmtune.methods._constraints import Check, validate_options
+from svmtune.methods._constraints import validate_options
 from svmtune.methods.base import METHODS, get_selector
-from svmtune.preprocess import PREPROCESS_MODES, fit_preprocessor, make_preprocessor
+from svmtune.preprocess import fit_preprocessor, make_preprocessor
 from svmtune.search.cv import check_class_groups
 
 __all__ = ["SVMTuner"]
@@ -49,6 +57,15 @@ __all__ = ["SVMTuner"]
 def _class_counts(y_enc: np.ndarray, w: np.ndarray | None, n_classes: int) -> np.ndarray:
     """Samples of positive weight in each class."""
     return np.bincount(y_enc if w is None else y_enc[w > 0], minlength=n_classes)
+
+
+def _forward(tuner, ctx, n: int, unit: str) -> None:
+    """``n`` units of work done: ``n`` subtasks of the fit begun and ended for
+    scikit-learn's callbacks."""
+    for _ in range(n):
+        sub = ctx.subcontext(task_name=unit)
+        sub.call_on_fit_task_begin(estimator=tuner)
+        sub.call_on_fit_task_end(estimator=tuner)
 
 
 def _announce(selector, reporter) -> None:
@@ -93,61 +110,7 @@ def _rows(X, keep: np.ndarray):
     return X.iloc[keep] if isinstance(X, pd.DataFrame) else X[keep]
 
 
-def _check_preprocess_mode(name: str, value) -> str:
-    if not isinstance(value, str) or value not in PREPROCESS_MODES:
-        raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {value!r}")
-    return value
-
-
-def _check_n_jobs(name: str, value) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value == 0:
-        raise ValueError(
-            f"n_jobs must be None or a non-zero integer (-1: all cores), got {value!r}"
-        )
-    return int(value)
-
-
-def _check_backend(name: str, value) -> str:
-    if not isinstance(value, str):
-        raise ValueError(
-            "backend must be None or a joblib backend name ('loky', 'threading', "
-            f"'multiprocessing', or 'dask' with a running dask.distributed.Client), "
-            f"got {value!r}"
-        )
-    return value
-
-
-def _check_verbose(name: str, value) -> int:
-    if isinstance(value, bool) or value not in (0, 1, 2):
-        raise ValueError(f"verbose must be 0, 1 or 2, got {value!r}")
-    return int(value)
-
-
-def _check_choice(*choices: str):
-    """A check of one of ``choices``, with the message ``name must be 'a' or 'b', got x``."""
-    text = ", ".join(map(repr, choices[:-1])) + f" or {choices[-1]!r}"
-
-    def check(name: str, value) -> str:
-        if not isinstance(value, str) or value not in choices:
-            raise ValueError(f"{name} must be {text}, got {value!r}")
-        return value
-
-    return check
-
-
-#: the declared checks of SVMTuner's parameters (name -> admissible kinds; None allows None)
-_PARAMETER_CHECKS = {
-    "preprocess": [Check(_check_preprocess_mode, "one of PREPROCESS_MODES")],
-    "multiclass": [Check(_check_choice("ovr", "ovo"), "'ovr' or 'ovo'")],
-    "final_model": [Check(_check_choice("auto", "l1", "l2"), "'auto', 'l1' or 'l2'")],
-    "probability": [Check(_check_choice("tanh", "platt"), "'tanh' or 'platt'")],
-    "backend": [None, Check(_check_backend, "a joblib backend name")],
-    "n_jobs": [None, Check(_check_n_jobs, "a non-zero integer")],
-    "verbose": [Check(_check_verbose, "0, 1 or 2")],
-}
-
-
-class SVMTuner(ClassifierMixin, BaseEstimator):
+class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
     """Select SVM hyperparameters with a published method, then fit the final SVM.
 
     Parameters
@@ -275,10 +238,10 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self) -> None:
-        """Every constructor parameter against :data:`_PARAMETER_CHECKS` (one declared
+        """Every constructor parameter against :data:`PARAMETER_CHECKS` (one declared
         table, as scikit-learn's ``_parameter_constraints``; checked by
         :func:`svmtune.methods._constraints.validate_options`)."""
-        validate_options(_PARAMETER_CHECKS, {k: getattr(self, k) for k in _PARAMETER_CHECKS})
+        validate_options(PARAMETER_CHECKS, {k: getattr(self, k) for k in PARAMETER_CHECKS})
 
     def _validate_X(self, X, reset: bool):
         if self.preprocess == "auto":
@@ -289,6 +252,7 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
             return validate_data(self, X, reset=reset, accept_sparse=_SPARSE)
 
     # ------------------------------------------------------------------ fit
+    @with_callbacks
     def fit(self, X, y, sample_weight=None, groups=None):
         """Select hyperparameters on ``(X, y)`` and refit the final SVM on all of it.
 
@@ -345,10 +309,30 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         y_enc, w, groups = self._encode_and_weigh(y, sample_weight, groups, holdout)
         Xp = self._fit_preprocessing(X, X_named, w)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        sel = self._select(selector, Xp, y_enc, w, groups, seed)
+        ctx = self._callbacks_begin(Xp, y_enc, w)
+        sel = self._select(selector, Xp, y_enc, w, groups, seed, ctx)
         self._fit_final(sel, Xp, y_enc, w, seed)
         self._record(sel, selector)
+        if ctx is not None:
+            ctx.call_on_fit_task_end(
+                estimator=self,
+                X=Xp,
+                y=y_enc,
+                metadata={"sample_weight": w},
+                reconstruction_attributes={},
+            )
         return self
+
+    def _callbacks_begin(self, Xp, y_enc, w):
+        """The root context of scikit-learn's callbacks set with ``set_callbacks`` (its
+        ``sklearn.callback`` API), its fit task begun; None when none are set.  Each unit
+        of the selection's work (a CV fit, a candidate, a gradient step) is a subtask of
+        the fit, begun and ended as the selection reports it (:func:`_forward`)."""
+        if not HAS_CALLBACKS or not getattr(self, "_skl_callbacks", None):
+            return None
+        ctx = self._init_callback_context(task_name="fit", max_subtasks=None)
+        ctx.call_on_fit_task_begin(estimator=self, X=Xp, y=y_enc, metadata={"sample_weight": w})
+        return ctx
 
     def _validate_Xy(self, X, y, selector):
         """``(X, X_named, y)`` validated: ``X_named`` keeps a DataFrame's column names for
@@ -431,16 +415,18 @@ class SVMTuner(ClassifierMixin, BaseEstimator):
         fit_preprocessor(self.preprocessor_, X_fit, w_fit)
         return _as_float(self.preprocessor_.transform(X))
 
-    def _select(self, selector, Xp, y_enc, w, groups, seed: int):
-        """Run the method (under ``backend`` and with the progress display); sets
-        ``selection_time_``."""
+    def _select(self, selector, Xp, y_enc, w, groups, seed: int, ctx=None):
+        """Run the method (under ``backend``, with the progress display and scikit-learn's
+        callbacks of ``ctx``); sets ``selection_time_``."""
         t0 = time.perf_counter()
         backend = (
             joblib.parallel_config(backend=self.backend)
             if self.backend is not None
             else contextlib.nullcontext()
         )
-        with backend, progress(self.verbose, label=f"svmtune {self.method}") as reporter:
+        forward = None if ctx is None else functools.partial(_forward, self, ctx)
+        label = f"svmtune {self.method}"
+        with backend, progress(self.verbose, label=label, on_advance=forward) as reporter:
             if reporter is not None:
                 _announce(selector, reporter)
             sel = selector.select(
