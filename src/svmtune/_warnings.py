@@ -14,6 +14,14 @@ from typing import Any
 __all__ = ["recorded_warnings", "user_stacklevel"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: frames that belong to svmtune's call although their code is not svmtune's: scikit-learn's
+#: callbacks decorator around ``SVMTuner.fit`` (``sklearn.callback.with_callbacks``)
+_WRAPPER_SUFFIX = os.path.join("sklearn", "callback", "_callback_support.py")
+
+
+def _inside(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return path.startswith(_PACKAGE_DIR) or path.endswith(_WRAPPER_SUFFIX)
 
 
 def user_stacklevel() -> int:
@@ -26,7 +34,7 @@ def user_stacklevel() -> int:
     """
     frame = sys._getframe(1)  # the function that warns
     level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+    while frame is not None and _inside(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
     return level

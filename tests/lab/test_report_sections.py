@@ -57,7 +57,7 @@ def test_scaling_section_from_the_scaling_scripts_files(tmp_path):
     (sc / "ijcnn1_blocked.json").write_text(json.dumps(blocked))
     build_report(tmp_path / "res", md=tmp_path / "r.md")
     text = (tmp_path / "r.md").read_text()
-    assert "## Scaling (issue #10)" in text
+    assert "## Scaling:" in text
     assert "| ijcnn1 | 5000 | rbsvm_lowrank | 12.500 | 10.000 | 300.000 | 0.9765 | 4.000 |" in text
     assert "| 4.000 | 256.000 | 382 | 2 | — |" in text  # rank, landmark re-choices, options
     assert "| ijcnn1 | 5000 | rbsvm_lowrank_label | 12.500 |" in text
