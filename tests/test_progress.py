@@ -163,9 +163,9 @@ def test_sklearn_callbacks_see_every_unit_of_work_and_change_nothing():
 
     X, y = make_classification(n_samples=60, n_features=4, random_state=0)
     params = {"log2_sigma": (-2.0, 2.0, 2.0), "log2_C": (-2.0, 2.0, 2.0), "n_splits": 3}
-    plain = SVMTuner(method="grid", method_params=params).fit(X, y)
+    plain = SVMTuner(method="grid", method_params=params, random_state=0).fit(X, y)
     rec = _Recorder()
-    tuner = SVMTuner(method="grid", method_params=params).set_callbacks(rec)
+    tuner = SVMTuner(method="grid", method_params=params, random_state=0).set_callbacks(rec)
     assert clone(tuner)._skl_callbacks == [rec]  # scikit-learn's clone keeps them
     tuner.fit(X, y)
     assert tuner.best_params_ == plain.best_params_
