@@ -334,7 +334,7 @@ def summarise_grid(df: pd.DataFrame) -> dict[str, float]:
     """One data set's entries of Tables 2-6 from its :func:`grid_study` rows.
 
     ``sel_<criterion>``: test error of the model the criterion selects, ties resolved
-    pessimistically (Tables 2-3, :func:`svmtune.loo.span_rule.worst_case_at_minimum`);
+    pessimistically (Tables 2-3, :func:`._span_study.worst_case_at_minimum`);
     ``min_error``; ``rmse_<criterion>`` (Table 4; the span bound is left out, as in the
     paper); Lemma 1 statistics (Table 5); mean seconds per model (Table 6): ``time_span_rule``
     = fit + spans, ``time_spans`` = spans only, ``time_cv`` = the K-fold CV.
@@ -367,7 +367,7 @@ _LABELS = {
 
 def plot_error_curves(df: pd.DataFrame, axes: Sequence[str], title: str, path: Path) -> Path:
     """Fig. 2-4: test error and predictions along each training parameter, the others fixed
-    at the model of minimum test error (:func:`svmtune.loo.span_rule.best_slices`); each
+    at the model of minimum test error (:func:`._span_study.best_slices`); each
     curve's minimum marked with a square, the minimum test error with a star."""
     from matplotlib.figure import Figure
 
@@ -417,7 +417,7 @@ def ringnorm_study(
 ) -> pd.DataFrame:
     """Time per model of the span-rule and of K-fold CV on the paper's ringnorm variant.
 
-    For every ``(l, d)``: data from :func:`svmtune.loo.span_rule.make_ringnorm` (priors
+    For every ``(l, d)``: data from :func:`._span_study.make_ringnorm` (priors
     0.3 / 0.7, ``N(1, I)`` vs ``N(0, 4 I)``), features scaled to ``[0, 1]``, ``gamma = 1/d``,
     and the class-weight ``grid``; rows for sizes not in ``run_sizes`` are written with
     ``status = "not run"`` and no numbers.  With a ``checkpoint``

@@ -72,7 +72,7 @@ class RBSVMLowRank(LowRankSearch):
             setattr(self, key, value)
 
     def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, groups=None):
-        """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.lowrank.lowrank_rbsvm_objective`),
+        """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.loo.rbsvm_lowrank.lowrank_rbsvm_objective`),
         of the leave-one-group-out outputs with ``groups``."""
         obj = lowrank_rbsvm_objective(
             D2_nm,
