@@ -182,13 +182,11 @@ def test_every_invalid_option_value_is_named(method):
 
 def _boolean_options(method: str) -> list[str]:
     """The options of ``method`` whose default is True or False."""
-    import importlib
     import inspect
 
-    from svmtune.methods.base import METHODS, method_options
+    from svmtune.methods.base import method_options, selector_class
 
-    module, cls = METHODS[method].split(":")
-    klass = getattr(importlib.import_module(module), cls)
+    klass = selector_class(method)
     defaults = {}
     for k in reversed(klass.__mro__):
         if "__init__" in vars(k):

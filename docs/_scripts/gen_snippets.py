@@ -163,7 +163,8 @@ def snippets() -> dict[str, str]:
         key = "report_suite_" + re.sub(r"[^a-z0-9]+", "_", suite)
         out[key] = clean(section(report, f"### Suite `{suite}`")) + "\n\n" + cite("REPORT.md")
     out["hayes_roth_cells"] = task_cells(
-        "quick+data", "hayes_roth", ["default", "grid-10fold", "ss", "esdr", "dbtc", "j4"])
+        "quick+data", "hayes_roth", ["default", "grid-10fold", "ss", "esdr", "dbtc", "j4"]
+    )
     quick = section(report, "### Suite `quick+data`")
     for key, methods in QUICK_ROWS.items():
         out[f"quick_rows_{key}"] = (
@@ -192,8 +193,10 @@ def task_cells(suite: str, task: str, methods: list[str]) -> str:
             old = cells.get(r["key"])
             if old is None or r["timestamp"] >= old["timestamp"]:
                 cells[r["key"]] = r
-    lines = ["| method | sigma per split | C per split | mean test accuracy (%) |",
-             "|---|---|---|---|"]
+    lines = [
+        "| method | sigma per split | C per split | mean test accuracy (%) |",
+        "|---|---|---|---|",
+    ]
     for method in methods:
         rs = sorted((r for r in cells.values() if r["method"] == method), key=lambda r: r["split"])
         if not rs:
@@ -204,7 +207,8 @@ def task_cells(suite: str, task: str, methods: list[str]) -> str:
         lines.append(f"| `{method}` | {sig} | {c} | {acc:.2f} |")
     return "\n".join(lines) + (
         f"\n\n*Source: the `{task}` cells of `benchmarks/results/{suite}/results.jsonl` "
-        f"(`svmtune bench --suite quick --data {task}`).*")
+        f"(`svmtune bench --suite quick --data {task}`).*"
+    )
 
 
 def cli_help(args: list[str]) -> str:
@@ -243,10 +247,7 @@ def method_snippets() -> dict[str, str]:
 
     out = {}
     for name, target in METHODS.items():
-        if isinstance(target, str):  # "module:Class"
-            module, cls = target.split(":")
-        else:  # a class
-            module, cls = target.__module__, target.__qualname__
+        module, cls = target.split(":")  # "module:Class"
         out[f"method_{name}"] = "\n".join(
             [
                 f"Registered as `{name}`: class `{module}.{cls}`.",

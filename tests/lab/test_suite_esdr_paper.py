@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -15,18 +14,13 @@ from svmtune.bench.report import PUBLISHED_METRICS
 from svmtune.bench.runner import run_suite
 from svmtune.bench.suite import MethodSpec, Protocol, Task, get_suite, suite_module
 from svmtune.datasets import load_dataset
-from svmtune.methods.base import METHODS
+from svmtune.methods import METHODS, selector_class
 from tests.bench._resume import stop_then_resume
 
 H = suite_module("_esdr_ld_figures")
 E = suite_module("esdr_paper")
 
 SUITE = E.SUITE
-
-
-def _selector_class(name: str):
-    module, cls = METHODS[name].split(":")
-    return getattr(importlib.import_module(module), cls)
 
 
 def test_registered_and_tasks_resolve_to_bundled_data():
@@ -59,17 +53,17 @@ def test_methods_resolve_and_construct():
     assert {"Grid search-CV", "ESDR-CV", "DBTC-CV", "J4-CV", "default"} <= set(labels)
     for m in SUITE.methods:
         assert m.method in METHODS
-        _selector_class(m.method)(**m.params)  # options validate
+        selector_class(m.method)(**m.params)  # options validate
     yard = SUITE.yardstick_labels()
     assert yard == {"grid": "Grid search-CV (step 1)", "default": "default"}
     paper_grid = next(m for m in SUITE.methods if m.label == "Grid search-CV")
-    sel = _selector_class("grid")(**paper_grid.params)
+    sel = selector_class("grid")(**paper_grid.params)
     assert sel.sigmas.size == 35 and sel.Cs.size == 35  # 2^-8..2^9 and 2^-1..2^16, step 0.5
     assert np.isclose(sel.sigmas.min(), 2**-8) and np.isclose(sel.Cs.max(), 2**16)
     esdr = next(m for m in SUITE.methods if m.label == "ESDR-CV")
     paper = {"refine": "none", "plateau": "argmax", "c_search": "grid", "max_repeat_share": None}
     assert esdr.params == paper  # the paper's scan keeps every width, repeated rows or not
-    assert _selector_class("esdr")(**esdr.params).max_repeat_share is None
+    assert selector_class("esdr")(**esdr.params).max_repeat_share is None
 
 
 def test_published_entries_match_the_suite_and_the_paper():

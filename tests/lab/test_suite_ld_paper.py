@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import replace
 
@@ -13,17 +12,12 @@ from scipy import stats as sst
 from svmtune.bench.report import PUBLISHED_METRICS
 from svmtune.bench.runner import default_loader, prepare_task, run_suite
 from svmtune.bench.suite import MethodSpec, Protocol, Task, get_suite, suite_module
-from svmtune.methods.base import METHODS
+from svmtune.methods import METHODS, selector_class
 
 H = suite_module("_esdr_ld_figures")
 L = suite_module("ld_paper")
 
 SUITE = L.SUITE
-
-
-def _selector_class(name: str):
-    module, cls = METHODS[name].split(":")
-    return getattr(importlib.import_module(module), cls)
 
 
 def test_registered_and_tasks_resolve_to_bundled_data():
@@ -40,9 +34,9 @@ def test_methods_resolve_and_construct():
     assert [m.label for m in SUITE.methods] == ["default", "CV-CV", "LD-C1", "LD-CV"]
     for m in SUITE.methods:
         assert m.method in METHODS
-        _selector_class(m.method)(**m.params)
+        selector_class(m.method)(**m.params)
     assert SUITE.yardstick_labels() == {"grid": "CV-CV", "default": "default"}
-    cvcv = _selector_class("cv_cv")()
+    cvcv = selector_class("cv_cv")()
     # LD Sec. 5: sigma in 2^-6..2^4, C in 2^-5..2^8
     assert cvcv.sigmas.size == 11 and cvcv.Cs.size == 14
     assert np.isclose(cvcv.sigmas.min(), 2**-6) and np.isclose(cvcv.Cs.max(), 2**8)

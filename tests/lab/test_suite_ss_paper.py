@@ -14,7 +14,7 @@ from svmtune.bench.runner import run_suite
 from svmtune.bench.suite import Task, get_suite, suite_module
 from svmtune.criteria.ss_ratio import ss_db
 from svmtune.datasets import list_datasets
-from svmtune.methods.base import METHODS
+from svmtune.methods.base import METHODS, selector_class
 
 E = suite_module("_ss_experiments")
 sp = suite_module("ss_paper")
@@ -49,11 +49,8 @@ def test_suite_is_registered_and_consistent():
     data = prepare_task(pen, load_dataset, suite.seed)
     assert data.X.shape == (3165, 16) and sorted(set(data.y)) == [5, 8, 9]
     # every option set is accepted by its selector
-    import importlib
-
     for m in suite.methods:
-        mod, cls = METHODS[m.method].split(":")
-        getattr(importlib.import_module(mod), cls)(**m.params)
+        selector_class(m.method)(**m.params)
 
 
 def test_published_entries_match_tasks_and_labels():

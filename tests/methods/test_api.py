@@ -17,7 +17,14 @@ import numpy as np
 import pytest
 
 import svmtune.methods as methods_pkg
-from svmtune.methods import METHODS, Selector, available_methods, get_selector, method_options
+from svmtune.methods import (
+    METHODS,
+    Selector,
+    available_methods,
+    get_selector,
+    method_options,
+    selector_class,
+)
 from svmtune.methods._constraints import (
     Boolean,
     Check,
@@ -121,8 +128,7 @@ def test_constraints_convert_and_name_the_option():
 @pytest.mark.parametrize("method", available_methods())
 def test_every_selector_declares_constraints_of_known_options(method):
     """Each method's table covers only its own options (a typo would never be checked)."""
-    module, cls = METHODS[method].split(":")
-    klass = getattr(importlib.import_module(module), cls)
+    klass = selector_class(method)
     declared = set(klass._constraints())
     options = set(method_options(method))
     # the CV base class declares the common log2 ranges that grid validates by itself

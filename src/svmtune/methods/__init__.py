@@ -1,7 +1,8 @@
 """Selection methods: one module per published method, plus the baselines.
 
 The public API: the selector contract (:class:`Selector`, :class:`Selection`), the registry
-(:data:`METHODS`, :func:`available_methods`, :func:`get_selector`, :func:`method_options`)
+(:data:`METHODS`, :func:`available_methods`, :func:`get_selector`, :func:`method_options`,
+:func:`selector_class`)
 and every selector class, e.g. ``from svmtune.methods import RBSVM``.  A selector class is
 imported from its module on first access, so ``import svmtune.methods`` loads no method
 module (and none of the optional dependencies hyperopt and Optuna, which the methods ``tpe``
@@ -20,6 +21,7 @@ from svmtune.methods.base import (
     available_methods,
     get_selector,
     method_options,
+    selector_class,
 )
 
 #: selector class name -> its module, from the registry (one class per method name)
@@ -32,6 +34,7 @@ __all__ = [
     "available_methods",
     "get_selector",
     "method_options",
+    "selector_class",
     # the selector classes (loaded on first access)
     "Auto",
     "CVCV",

@@ -35,6 +35,7 @@ __all__ = [
     "get_selector",
     "available_methods",
     "method_options",
+    "selector_class",
     "ovr_tasks",
     "pm1",
     "require",
@@ -277,15 +278,20 @@ def available_methods() -> list[str]:
     return sorted(METHODS)
 
 
+def selector_class(name: str) -> type[Selector]:
+    """The selector class registered as ``name`` (its module imported on first use)."""
+    module, cls = METHODS[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
 def method_options(name: str) -> list[str]:
     """Names of the options (``method_params`` keys) of the method registered as ``name``.
 
     Read from the keyword-only parameters of the selector's ``__init__``, following
     ``**options`` on to the base classes' ``__init__``.
     """
-    module, cls = METHODS[name].split(":")
     names: list[str] = []
-    for k in getattr(importlib.import_module(module), cls).__mro__:
+    for k in selector_class(name).__mro__:
         if k is object or "__init__" not in vars(k):
             continue
         params = inspect.signature(vars(k)["__init__"]).parameters.values()
@@ -314,8 +320,7 @@ def get_selector(name: str, params: dict[str, Any] | None = None) -> Selector:
             f"invalid method_params for method {name!r}: no option "
             f"{', '.join(map(repr, unknown))}; {known}"
         )
-    module, cls = METHODS[name].split(":")
-    klass = getattr(importlib.import_module(module), cls)
+    klass = selector_class(name)
     params = params or {}
     try:
         return klass(**params)
