@@ -47,7 +47,7 @@ from svmtune.estimators import (
     tanh_proba,
 )
 from svmtune.methods._constraints import validate_options
-from svmtune.methods.base import METHODS, get_selector
+from svmtune.methods.base import METHODS, get_selector, selector_class
 from svmtune.preprocess import fit_preprocessor, make_preprocessor
 from svmtune.search.cv import check_class_groups
 
@@ -91,7 +91,7 @@ def _as_float(Xt):
 def _check_sparse_fit(tuner, selector) -> None:
     """Refuse sparse ``X`` with a message saying why and what works, before any work."""
     if not selector.accepts_sparse:
-        ok = [m for m in sorted(METHODS) if get_selector(m).accepts_sparse]
+        ok = [m for m in sorted(METHODS) if selector_class(m).accepts_sparse]
         raise ValueError(
             f"method {tuner.method!r} computes dense kernel matrices or data statistics from "
             f"X and takes no sparse X; the methods that do (libsvm on sparse rows, or a "
