@@ -15,8 +15,8 @@ from svmtune import SVMTuner, kernels
 from svmtune.cli import main
 from svmtune.kernels import sparse_row_norms, sparse_squared_distances, squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
+from svmtune.methods import DefaultSVC
 from svmtune.methods.base import available_methods, get_selector
-from svmtune.methods.baselines import DefaultSVC
 from tests.conftest import assert_params_close
 
 SPARSE_METHODS = [

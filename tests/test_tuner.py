@@ -138,7 +138,7 @@ def test_platt_with_an_l2_final_model_warns_and_keeps_tanh():
 @pytest.mark.parametrize("multiclass", ["ovr", "ovo"])
 def test_cv_search_scores_the_final_multiclass_scheme(multiclass):
     """The grid's CV errors are those of SVMs built like the final model (ovr or ovo)."""
-    from svmtune.methods.baselines import GridSearch
+    from svmtune.methods import GridSearch
     from svmtune.search.cv import cv_errors, make_folds
 
     X, y = load_iris(return_X_y=True)

@@ -41,7 +41,7 @@ kernel).
 its Nystroem factor needs only kernel columns between the rows and ``m`` landmarks, from
 sparse dot products (:mod:`svmtune.methods._lowrank_search`), so ``X`` is never densified;
 ``SVC()``'s point takes ``gamma="scale"`` from the sparse matrix as scikit-learn does
-(:class:`svmtune.methods.baselines.DefaultSVC`), the median width a random subsample's
+(:class:`svmtune.methods.default.DefaultSVC`), the median width a random subsample's
 distances, and the final model is libsvm's SVC, which fits on the sparse rows.  (An exact
 path for small sparse ``X`` would compute the same dense ``n x n`` kernel from sparse dot
 products, but its LD and S&S starts and its L2-SVM final model need dense ``X``; one path

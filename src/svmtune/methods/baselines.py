@@ -18,14 +18,10 @@ those of the other searches (stratified by class and by ``weight > 0``).
 Ranges are given in log2 units, ``log2_sigma=(lo, hi)``.  The defaults are the RBSVM paper's
 search box ``sigma, C in [2^-8, 2^8]`` (RBSVM Sec. V-A: grid step 1 in log2; random and
 Bayesian search draw "independently from a uniform density on [2^-8, 2^8]").
-
-The selector classes are also importable from here (``from svmtune.methods.baselines import
-GridSearch``), loaded from their modules on first access.
 """
 
 from __future__ import annotations
 
-import importlib
 import numbers
 from collections.abc import Sequence
 from numbers import Integral
@@ -55,24 +51,6 @@ SCORINGS = ("error", "hinge", "f1", "f1_macro")
 #: the SVM a CV search trains for each candidate, and fits at the end: libsvm's hinge-loss
 #: SVC ("l1") or the exact squared-hinge L2-SVM ("l2", :class:`svmtune.estimators.L2SVC`)
 FINAL_MODELS = ("l1", "l2")
-
-#: the selectors that used to live here, by module (``baselines.GridSearch`` still works)
-_MOVED = {
-    "DefaultSVC": "svmtune.methods.default",
-    "GridSearch": "svmtune.methods.grid",
-    "RandomSearch": "svmtune.methods.random_search",
-    "HyperoptTPE": "svmtune.methods.tpe",
-    "OptunaTPE": "svmtune.methods.optuna_tpe",
-    "HalvingSearch": "svmtune.methods.halving",
-    "HALVING_RARE": "svmtune.methods.halving",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The selector classes of the baseline modules, imported on first access."""
-    if name in _MOVED:
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def log2_grid(lo: float, hi: float, step: float) -> np.ndarray:
