@@ -15,7 +15,7 @@ distributed = pytest.importorskip("dask.distributed")
 from joblib import parallel_config  # noqa: E402
 
 from svmtune import SVMTuner  # noqa: E402
-from svmtune.methods.baselines import GridSearch  # noqa: E402
+from svmtune.methods import GridSearch  # noqa: E402
 from svmtune.search.cv import cv_errors, make_folds  # noqa: E402
 
 from .conftest import make_problem  # noqa: E402

@@ -12,16 +12,9 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
 from svmtune import SVMTuner
+from svmtune.methods import GridSearch, HalvingSearch, HyperoptTPE, OptunaTPE, RandomSearch
 from svmtune.methods.base import get_selector
-from svmtune.methods.baselines import (
-    GridSearch,
-    HalvingSearch,
-    HyperoptTPE,
-    OptunaTPE,
-    RandomSearch,
-    check_log2_range,
-    sample_log2_box,
-)
+from svmtune.methods.baselines import check_log2_range, sample_log2_box
 from svmtune.search.cv import cv_errors, make_folds
 
 
