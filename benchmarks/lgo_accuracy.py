@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
+from svmtune._support import loo_loss
 from svmtune.bench.runner import environment
 from svmtune.datasets import load_dataset
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.brute import brute_force_lgo
-from svmtune.loo.rbsvm import loo_loss
 from svmtune.loo.rbsvm_groups import closed_form_lgo, lgo_exact_mask
 from svmtune.svm import fit_l2_svm
 

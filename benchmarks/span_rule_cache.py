@@ -1,7 +1,7 @@
 """Span-rule selection with and without the span cache, in one run, on the same data.
 
 ``SpanRule`` computes the spans of every one-vs-rest model of every (sigma, C) candidate;
-:class:`svmtune.loo.span_rule.SpanCache` reuses them between models on the same kernel matrix
+:class:`svmtune.loo._spans.SpanCache` reuses them between models on the same kernel matrix
 whose in-bound / bounded support-vector sets coincide.  For each data set this script runs
 ``SVMTuner(method="span_rule")`` (defaults: the 17 x 17 grid) once with the cache and once
 with a cache that never answers (every span computed, as before the cache), one after the
@@ -27,7 +27,7 @@ from sklearn.model_selection import train_test_split
 import svmtune.methods.span_rule as span_rule_method
 from svmtune import SVMTuner
 from svmtune.datasets import load_dataset
-from svmtune.loo.span_rule import SpanCache
+from svmtune.loo._spans import SpanCache
 
 #: (bundled data set, training rows drawn, stratified, seed 0)
 CASES = (("penbased", 700), ("iris", 150), ("ringnorm", 700), ("mushroom", 700))

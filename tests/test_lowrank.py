@@ -10,7 +10,8 @@ import pytest
 
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.brute import brute_force_loo
-from svmtune.loo.rbsvm import closed_form_loo, loo_exact_mask, rbsvm_objective
+from svmtune.loo.closed_form import closed_form_loo, loo_exact_mask
+from svmtune.loo.rbsvm import rbsvm_objective
 from svmtune.loo.rbsvm_lowrank import lowrank_loo, lowrank_rbsvm_objective
 from svmtune.lowrank import (
     WoodburyFactor,

@@ -94,8 +94,8 @@ class CriterionAlongC:
     preprocessing): RBSVM selects ``(sigma*, C*)`` on the training part; then, at ``sigma*``,
     for every ``log2 C`` of ``log2_C`` and for ``C*``, the L2-SVM is trained and the mean
     cross-entropy of its leave-one-out outputs (RBSVM eq. (29), ``J / n``) is computed twice:
-    from the closed form eq. (27) (:func:`svmtune.loo.rbsvm.closed_form_loo`, what the search
-    minimises) and from the exact outputs (:func:`svmtune.loo.rbsvm.decremental_loo`, equal to
+    from the closed form eq. (27) (:func:`svmtune.loo.closed_form.closed_form_loo`, what the search
+    minimises) and from the exact outputs (:func:`svmtune.loo.decremental.decremental_loo`, equal to
     n retrainings), with both LOO error rates and the test accuracy of the L2-SVM and of
     libsvm's ``SVC`` at that point.
 
@@ -130,8 +130,10 @@ class CriterionAlongC:
     def _fold_rows(self, task: str, fold: int, Xtr, ytr, Xte, yte, seed: int) -> list[dict]:
         from sklearn.svm import SVC
 
+        from svmtune._support import loo_loss
         from svmtune.kernels import Kernel, gamma_from_sigma, kernel_matrix
-        from svmtune.loo.rbsvm import closed_form_loo, decremental_loo, loo_loss
+        from svmtune.loo.closed_form import closed_form_loo
+        from svmtune.loo.decremental import decremental_loo
         from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm
         from svmtune.tuner import SVMTuner
 
@@ -293,8 +295,9 @@ class CriterionAtPaperPoint:
     def _fold_rows(self, task: str, fold: int, Xtr, ytr, Xte, yte, seed: int) -> list[dict]:
         from sklearn.svm import SVC
 
+        from svmtune._support import loo_loss
         from svmtune.kernels import Kernel, gamma_from_sigma, kernel_matrix
-        from svmtune.loo.rbsvm import closed_form_loo, loo_loss
+        from svmtune.loo.closed_form import closed_form_loo
         from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm
         from svmtune.tuner import SVMTuner
 

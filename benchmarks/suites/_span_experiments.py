@@ -36,15 +36,14 @@ import pandas as pd
 from svmtune.bench.checkpoint import Checkpoint
 from svmtune.bench.suite import Task
 from svmtune.kernels import Kernel, sigma_from_gamma
-from svmtune.loo.span_rule import (
+from svmtune.loo._spans import n_empty_spans, span_rule_spans
+from svmtune.loo.span_bounds import (
     enclosing_diameter,
     estimate_span_bound,
-    estimate_span_rule,
     estimate_xi_alpha,
-    n_empty_spans,
-    span_rule_spans,
     xi_alpha_radius2,
 )
+from svmtune.loo.span_rule import estimate_span_rule
 from svmtune.loo.weights import minmax_scores, sigmoid_sample_weights
 from svmtune.methods.baselines import log2_grid, rbf_params
 from svmtune.methods.span_rule import class_weight_params

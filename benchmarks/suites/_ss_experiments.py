@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from svmtune.bench.markdown import markdown_table
-from svmtune.criteria.ss_ratio import SPREADS, min_pairwise_ss
+from svmtune.criteria.ss_core import SPREADS
+from svmtune.criteria.ss_kernel import min_pairwise_ss
 
 __all__ = [
     "prepared_data",

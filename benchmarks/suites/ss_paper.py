@@ -13,7 +13,7 @@ Reproduces, on the paper's data sets that svmtune bundles (MANIFEST.md, papers c
   (default SVC, 10-fold grid search).
 * **Table 1** (``d``, ``sigma``, ``S&S_min`` per data set) as an experiment
   (:func:`_ss_experiments.table1_experiment`) computed by the pure
-  functions of :mod:`svmtune.criteria.ss_ratio`, both spread variants, paper beside ours.
+  functions of :mod:`svmtune.criteria.ss_core`, both spread variants, paper beside ours.
 * **Fig. 11** (F1 against S&S) as a PNG from the S&S-RB result rows
   (:func:`fig11_f1_vs_ss`), the paper's Table 1/Table 2 points beside ours.
 * The spread-variant study (which of directional / isotropic predicts C_opt better), an

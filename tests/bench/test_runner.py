@@ -504,7 +504,7 @@ def test_retry_errors_and_experiments(tmp_path, monkeypatch):
     s2 = run_suite(suite, tmp_path, loader=loader, progress=False)  # nothing to redo
     assert s2.n_run == 0 and calls == [3]
 
-    monkeypatch.setitem(methods_base.METHODS, "rbsvm", "svmtune.methods.baselines:DefaultSVC")
+    monkeypatch.setitem(methods_base.METHODS, "rbsvm", "svmtune.methods.default:DefaultSVC")
     s3 = run_suite(suite, tmp_path, loader=loader, retry_errors=True, progress=False)
     assert (s3.n_run, s3.n_ok) == (4, 4) and calls == [3]  # "study" succeeded before
     rows = [r for r in _file_rows(tmp_path) if r["kind"] == "cell"]

@@ -9,13 +9,10 @@ from scipy.spatial.distance import cdist, pdist
 from svmtune.criteria import blocks as B
 from svmtune.criteria import histogram as H
 from svmtune.criteria._pairloops import coarsen_bins, pair_bin_counts
-from svmtune.criteria.blocks import (
-    RBFBlocks,
+from svmtune.criteria.blocks import RBFBlocks, kernel_block_stats, rbf_block_stats, rbf_class_sums
+from svmtune.criteria.histogram import (
     build_pair_histogram,
     histogram_block_sums,
-    kernel_block_stats,
-    rbf_block_stats,
-    rbf_class_sums,
     sample_pair_histogram,
 )
 

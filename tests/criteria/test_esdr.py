@@ -7,13 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from svmtune.criteria.blocks import (
-    RBFBlocks,
-    build_pair_histogram,
-    histogram_block_sums,
-    kernel_block_stats,
-    rbf_block_stats,
-)
+from svmtune.criteria.blocks import RBFBlocks, kernel_block_stats, rbf_block_stats
 from svmtune.criteria.esdr import (
     dbtc_pair,
     esdr_pair,
@@ -31,6 +25,7 @@ from svmtune.criteria.esdr import (
     rbf_index_curve,
     sample_gaussian_case,
 )
+from svmtune.criteria.histogram import build_pair_histogram, histogram_block_sums
 
 KERNELS = {
     "rbf": lambda a, b: float(np.exp(-np.sum((a - b) ** 2) / (2 * 1.3**2))),

@@ -5,32 +5,34 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svmtune.criteria.ss_ratio import (
-    ALPHA,
+from svmtune.criteria.ss_copt import (
     PAPER_CURVE,
     CoptCurve,
     ExpPiece,
     c_opt,
+    load_copt_table,
+    ss_regime,
+)
+from svmtune.criteria.ss_core import (
+    ALPHA,
     class_spreads,
     class_weight_matrix,
-    exact_kernel_features,
     gaussian_error_from_ss,
-    kernel_features,
-    kernel_ss_matrix,
-    kernel_ss_ratio,
-    load_copt_table,
-    min_pairwise_ss,
-    pairwise_ss,
     pooled_sigma,
     ratio_from_ss,
-    select_kernel,
     separability,
     ss_class_codes,
     ss_db,
     ss_from_class_sums,
     ss_from_ratio,
     ss_ratio,
-    ss_regime,
+)
+from svmtune.criteria.ss_features import exact_kernel_features, kernel_features, select_kernel
+from svmtune.criteria.ss_kernel import (
+    kernel_ss_matrix,
+    kernel_ss_ratio,
+    min_pairwise_ss,
+    pairwise_ss,
     worst_pairs,
 )
 from svmtune.kernels import Kernel

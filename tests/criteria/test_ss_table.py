@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from svmtune.criteria.ss_ratio import ExpPiece, load_copt_table
+from svmtune.criteria.ss_copt import ExpPiece, load_copt_table
 from svmtune.criteria.ss_table import (
     build_table,
     c_opt_from_curve,

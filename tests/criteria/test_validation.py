@@ -7,7 +7,18 @@ import json
 import numpy as np
 import pytest
 
-from svmtune.criteria import blocks, esdr, likelihood, repeats, ss_ratio, ss_table
+from svmtune.criteria import (
+    _common,
+    blocks,
+    esdr,
+    likelihood,
+    repeats,
+    ss_copt,
+    ss_core,
+    ss_features,
+    ss_kernel,
+    ss_table,
+)
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 
 rng = np.random.default_rng(0)
@@ -28,21 +39,21 @@ M3 = np.ones((1, 3, 3))
 def _bad_table(tmp_path):
     p = tmp_path / "t.json"
     p.write_text(json.dumps({"fit": {"rising": {"a": 1, "b": 1, "c": 0}}}))
-    return ss_ratio.load_copt_table(p)
+    return ss_copt.load_copt_table(p)
 
 
 CASES = [
     # 12: kernel S&S needs a symmetric (PSD) kernel matrix
-    ("kernel_ss_ratio Kas", lambda: ss_ratio.kernel_ss_ratio(Kas, ypm), "not symmetric"),
-    ("kernel_ss_matrix Kas", lambda: ss_ratio.kernel_ss_matrix(Kas, ypm), "not symmetric"),
-    ("kernel_ss_matrix -K", lambda: ss_ratio.kernel_ss_matrix(-K, ypm), "negative diagonal"),
+    ("kernel_ss_ratio Kas", lambda: ss_kernel.kernel_ss_ratio(Kas, ypm), "not symmetric"),
+    ("kernel_ss_matrix Kas", lambda: ss_kernel.kernel_ss_matrix(Kas, ypm), "not symmetric"),
+    ("kernel_ss_matrix -K", lambda: ss_kernel.kernel_ss_matrix(-K, ypm), "negative diagonal"),
     # 13: Z path label length
-    ("pairwise_ss Z len", lambda: ss_ratio.pairwise_ss(ypm[:12], Z=X), "Z has 20 rows"),
-    ("min_pairwise_ss Z len", lambda: ss_ratio.min_pairwise_ss(ypm[:12], Z=X), "Z has 20 rows"),
+    ("pairwise_ss Z len", lambda: ss_kernel.pairwise_ss(ypm[:12], Z=X), "Z has 20 rows"),
+    ("min_pairwise_ss Z len", lambda: ss_kernel.min_pairwise_ss(ypm[:12], Z=X), "Z has 20 rows"),
     # 14: exact features
-    ("exact_kernel_features rtol", lambda: ss_ratio.exact_kernel_features(K, np.nan), "rtol"),
-    ("exact_kernel_features -K", lambda: ss_ratio.exact_kernel_features(-K), "semi-definite"),
-    ("exact_kernel_features Kas", lambda: ss_ratio.exact_kernel_features(Kas), "symmetric"),
+    ("exact_kernel_features rtol", lambda: ss_features.exact_kernel_features(K, np.nan), "rtol"),
+    ("exact_kernel_features -K", lambda: ss_features.exact_kernel_features(-K), "semi-definite"),
+    ("exact_kernel_features Kas", lambda: ss_features.exact_kernel_features(Kas), "symmetric"),
     # 18: repeats
     (
         "repeat_share w nan",
@@ -181,32 +192,32 @@ CASES = [
         "finite",
     ),
     # 24: NaN scalars
-    ("pooled_sigma nan", lambda: ss_ratio.pooled_sigma([np.nan, 1.0], [1.0, 1.0]), "finite"),
-    ("gaussian_error_from_ss nan", lambda: ss_ratio.gaussian_error_from_ss(np.nan), "NaN"),
+    ("pooled_sigma nan", lambda: ss_core.pooled_sigma([np.nan, 1.0], [1.0, 1.0]), "finite"),
+    ("gaussian_error_from_ss nan", lambda: ss_core.gaussian_error_from_ss(np.nan), "NaN"),
     (
         "select_kernel threshold nan",
-        lambda: ss_ratio.select_kernel([0.0, 1.0], threshold=np.nan),
+        lambda: ss_features.select_kernel([0.0, 1.0], threshold=np.nan),
         "threshold",
     ),
     # 37: labels, shapes, table keys
     (
         "encode_classes None",
-        lambda: blocks.encode_classes(np.array(["a", None, "b"], dtype=object)),
+        lambda: _common.encode_classes(np.array(["a", None, "b"], dtype=object)),
         "missing label",
     ),
     (
         "ss_ratio None label",
-        lambda: ss_ratio.ss_ratio(X, np.array(["a", None] * 10, dtype=object)),
+        lambda: ss_core.ss_ratio(X, np.array(["a", None] * 10, dtype=object)),
         "missing label",
     ),
-    ("ss_ratio NaN label", lambda: ss_ratio.ss_ratio(X, np.r_[np.nan, ypm[1:]]), "missing label"),
+    ("ss_ratio NaN label", lambda: ss_core.ss_ratio(X, np.r_[np.nan, ypm[1:]]), "missing label"),
     (
         "kernel_ss_ratio NaN label",
-        lambda: ss_ratio.kernel_ss_ratio(K, np.r_[np.nan, ypm[1:]]),
+        lambda: ss_kernel.kernel_ss_ratio(K, np.r_[np.nan, ypm[1:]]),
         "missing label",
     ),
-    ("worst_pairs 2-D", lambda: ss_ratio.worst_pairs(np.ones((3, 3))), "(s, k, k)"),
-    ("worst_pairs 1 class", lambda: ss_ratio.worst_pairs(np.ones((1, 1, 1))), "k >= 2"),
+    ("worst_pairs 2-D", lambda: ss_kernel.worst_pairs(np.ones((3, 3))), "(s, k, k)"),
+    ("worst_pairs 1 class", lambda: ss_kernel.worst_pairs(np.ones((1, 1, 1))), "k >= 2"),
 ]
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from svmtune.bench.runner import run_suite
 from svmtune.bench.suite import Task, get_suite, suite_module
-from svmtune.criteria.ss_ratio import ss_db
+from svmtune.criteria.ss_core import ss_db
 from svmtune.datasets import list_datasets
 from svmtune.methods.base import METHODS, selector_class
 

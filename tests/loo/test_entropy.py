@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from svmtune.kernels import Kernel
+from svmtune.loo.closed_form import closed_form_loo
 from svmtune.loo.entropy import correct_probability, l2_model_entropy, model_entropy
-from svmtune.loo.rbsvm import closed_form_loo
 from svmtune.svm import fit_l2_svm
 
 from ..conftest import make_problem

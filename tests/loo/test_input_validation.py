@@ -3,8 +3,18 @@
 import numpy as np
 import pytest
 
+from svmtune._support import loo_loss
 from svmtune.kernels import rbf_from_sqdist, squared_distances
+from svmtune.loo._spans import (
+    box_constrained_spans,
+    lemma1_condition,
+    lemma1_lhs,
+    n_empty_spans,
+    span_box,
+)
 from svmtune.loo.brute import brute_force_loo
+from svmtune.loo.closed_form import closed_form_loo, loo_error_rate, loo_exact_mask
+from svmtune.loo.decremental import decremental_loo
 from svmtune.loo.entropy import l2_model_entropy, model_entropy
 from svmtune.loo.radius_margin import margin_norm2, margin_norm2_derivative, radius_margin
 from svmtune.loo.radius_margin_lowrank import (
@@ -12,35 +22,22 @@ from svmtune.loo.radius_margin_lowrank import (
     lowrank_margin_norm2,
     lowrank_radius_margin,
 )
-from svmtune.loo.rbsvm import (
-    closed_form_loo,
-    decremental_loo,
-    loo_error_rate,
-    loo_exact_mask,
-    loo_gradient,
-    loo_loss,
-    rbsvm_objective,
-)
+from svmtune.loo.rbsvm import rbsvm_objective
+from svmtune.loo.rbsvm_gradient import loo_gradient
 from svmtune.loo.span import (
     smoothed_span,
     span_loo_margins,
     span_rule_error,
     span_rule_error_ovr,
 )
-from svmtune.loo.span_lowrank import lowrank_span_rule_error
-from svmtune.loo.span_rule import (
-    box_constrained_spans,
+from svmtune.loo.span_bounds import (
     enclosing_diameter,
-    estimate_span_rule,
     estimate_xi_alpha,
-    lemma1_condition,
-    lemma1_lhs,
-    n_empty_spans,
     span_bound_value,
-    span_box,
-    span_rule_loo_decision,
     xi_alpha_radius2,
 )
+from svmtune.loo.span_lowrank import lowrank_span_rule_error
+from svmtune.loo.span_rule import estimate_span_rule, span_rule_loo_decision
 from svmtune.loo.sphere import enclosing_ball, min_enclosing_ball, radius2_derivative
 from svmtune.lowrank import fit_l2_svm_lowrank, nystroem_factor
 from svmtune.search.estimates import estimate_kfold_cv

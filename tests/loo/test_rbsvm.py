@@ -8,19 +8,13 @@ import numpy as np
 import pytest
 
 import svmtune.loo.rbsvm as rbsvm_module
+from svmtune._support import loo_loss
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.brute import brute_force_loo
-from svmtune.loo.rbsvm import (
-    closed_form_loo,
-    decremental_loo,
-    loo_error_rate,
-    loo_exact_mask,
-    loo_gradient,
-    loo_loss,
-    loo_predictions,
-    rbf_l2_derivatives,
-    rbsvm_objective,
-)
+from svmtune.loo.closed_form import closed_form_loo, loo_error_rate, loo_exact_mask, loo_predictions
+from svmtune.loo.decremental import decremental_loo
+from svmtune.loo.rbsvm import rbsvm_objective
+from svmtune.loo.rbsvm_gradient import loo_gradient, rbf_l2_derivatives
 from svmtune.methods.base import ovr_tasks
 from svmtune.svm import fit_l1_svm, fit_l2_svm
 

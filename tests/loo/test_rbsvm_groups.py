@@ -10,12 +10,9 @@ import pytest
 
 from svmtune.kernels import rbf_columns, rbf_from_sqdist, squared_distances
 from svmtune.loo.brute import brute_force_lgo
-from svmtune.loo.rbsvm import (
-    closed_form_loo,
-    loo_exact_mask,
-    rbf_l2_derivatives,
-    rbsvm_objective,
-)
+from svmtune.loo.closed_form import closed_form_loo, loo_exact_mask
+from svmtune.loo.rbsvm import rbsvm_objective
+from svmtune.loo.rbsvm_gradient import rbf_l2_derivatives
 from svmtune.loo.rbsvm_groups import (
     closed_form_lgo,
     group_codes,

@@ -8,7 +8,7 @@ from sklearn.svm import SVC
 
 from svmtune.kernels import Kernel
 from svmtune.loo import brute_force_loo
-from svmtune.loo.rbsvm import loo_exact_mask
+from svmtune.loo.closed_form import loo_exact_mask
 from svmtune.loo.rbsvm_groups import closed_form_lgo
 from svmtune.loo.referee import (
     l1_loo_outputs,

@@ -15,22 +15,23 @@ from cvxopt import matrix, solvers
 
 from svmtune.kernels import Kernel
 from svmtune.loo import brute_force_loo
-from svmtune.loo.span_rule import (
+from svmtune.loo._spans import (
     SpanCache,
     box_constrained_spans,
-    enclosing_diameter,
-    estimate_span_bound,
-    estimate_span_rule,
-    estimate_xi_alpha,
     lemma1_condition,
     lemma1_lhs,
     n_empty_spans,
-    span_bound_value,
     span_box,
-    span_rule_loo_decision,
     span_rule_spans,
+)
+from svmtune.loo.span_bounds import (
+    enclosing_diameter,
+    estimate_span_bound,
+    estimate_xi_alpha,
+    span_bound_value,
     xi_alpha_radius2,
 )
+from svmtune.loo.span_rule import estimate_span_rule, span_rule_loo_decision
 from svmtune.loo.sphere import min_enclosing_ball
 from svmtune.search.cv import make_folds
 from svmtune.search.estimates import ESTIMATES, estimate_kfold_cv

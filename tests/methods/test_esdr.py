@@ -259,7 +259,7 @@ def test_repeat_rule_changes_nothing_without_repeats():
 
 
 def test_a_choice_on_the_scan_edge_warns():
-    from svmtune.search.gradient import BoundWarning
+    from svmtune.exceptions import BoundWarning
 
     with pytest.warns(BoundWarning, match="ESDR chose sigma = 512, the widest width scanned"):
         ESDRCV(plateau="argmax", n_splits=3).select(*blobs(), random_state=0)
@@ -271,7 +271,7 @@ def test_a_choice_on_the_scan_edge_warns():
 def test_an_edge_left_by_the_repeat_rule_says_so():
     """hayes-roth: 84 distinct rows of 160; DBTC rises to the narrowest width kept."""
     from svmtune.datasets import load_dataset
-    from svmtune.search.gradient import BoundWarning
+    from svmtune.exceptions import BoundWarning
 
     X, y, _ = load_dataset("hayes_roth")
     X = np.asarray(X, dtype=float)
@@ -297,7 +297,7 @@ def test_a_round_off_plateau_at_the_narrow_edge_warns():
     """The argmax and the refinement follow round-off along the plateau and may end inside
     the scan: the warning comes from the scan values tied with the maximum, not from where
     the refinement lands; the choice itself is unchanged."""
-    from svmtune.search.gradient import BoundWarning
+    from svmtune.exceptions import BoundWarning
     from svmtune.search.scalar import grid_then_refine_max
 
     X, y = n_below_d()
@@ -327,7 +327,7 @@ class _PeakAt(WidthIndexSelector):
 
 
 def test_an_edge_grid_point_warns_wherever_the_refinement_lands():
-    from svmtune.search.gradient import BoundWarning
+    from svmtune.exceptions import BoundWarning
 
     X, y = ring(n=20)
     # best scan point -8 (the first), refined to -7.8: 0.2 > sigma_xtol inside the scan
@@ -353,7 +353,7 @@ def contradictory(n=40, seed=0):
 
 @pytest.mark.parametrize("method", ["esdr", "dbtc", "j4", "ld_c1"])
 def test_a_flat_index_says_it_cannot_identify_a_width(method):
-    from svmtune.search.gradient import BoundWarning
+    from svmtune.exceptions import BoundWarning
 
     X, y = contradictory()
     params = {} if method == "ld_c1" else {"c_search": "fixed"}
@@ -367,7 +367,7 @@ def test_a_flat_index_says_it_cannot_identify_a_width(method):
 
 
 def test_a_strict_interior_maximum_keeps_its_choice_without_warning():
-    from svmtune.search.gradient import BoundWarning
+    from svmtune.exceptions import BoundWarning
     from svmtune.search.scalar import grid_then_refine_max
 
     X, y = ring()

@@ -7,13 +7,12 @@ import pytest
 
 import svmtune.methods.gradient_baselines as gb
 from svmtune import SVMTuner
-from svmtune.exceptions import ConvergenceWarning
+from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.radius_margin import radius_margin
 from svmtune.loo.span import smoothed_span, span_rule_error_ovr
 from svmtune.methods.base import get_selector, ovr_tasks
 from svmtune.methods.gradient_baselines import RMSVM, SpanSVM
-from svmtune.search.gradient import BoundWarning
 from svmtune.svm import fit_l2_svm
 
 from ..conftest import make_problem

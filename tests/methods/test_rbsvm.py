@@ -13,13 +13,13 @@ from sklearn.svm import SVC
 from svmtune import SVMTuner
 from svmtune.datasets import load_dataset
 from svmtune.estimators import L2SVC
-from svmtune.exceptions import ConvergenceWarning
+from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import rbf_from_sqdist, squared_distances
+from svmtune.loo.closed_form import loo_error_rate, loo_exact_mask
 from svmtune.loo.entropy import l2_model_entropy
-from svmtune.loo.rbsvm import loo_error_rate, loo_exact_mask, rbsvm_objective
+from svmtune.loo.rbsvm import rbsvm_objective
 from svmtune.methods.base import get_selector, ovr_tasks
 from svmtune.methods.rbsvm import RBSVM
-from svmtune.search.gradient import BoundWarning
 
 
 @pytest.fixture(scope="module")

@@ -141,8 +141,8 @@ def test_random_restarts_survive_landmark_re_choices():
 def test_only_the_last_landmark_stage_warns():
     """A stage that ends on a bound (here C, first landmarks) and is then refined on new
     landmarks to an interior point leaves no BoundWarning: only the returned point's."""
+    from svmtune.exceptions import BoundWarning
     from svmtune.methods._lowrank_search import landmark_search
-    from svmtune.search.gradient import BoundWarning
 
     X = np.random.default_rng(0).normal(size=(40, 2))
     stages = []

@@ -11,12 +11,8 @@ from sklearn.datasets import load_iris
 
 from svmtune import SVMTuner
 from svmtune.kernels import Kernel
-from svmtune.loo.span_rule import (
-    estimate_span_bound,
-    estimate_span_rule,
-    estimate_xi_alpha,
-    span_rule_loo_decision,
-)
+from svmtune.loo.span_bounds import estimate_span_bound, estimate_xi_alpha
+from svmtune.loo.span_rule import estimate_span_rule, span_rule_loo_decision
 from svmtune.loo.weights import sigmoid_sample_weights
 from svmtune.methods import get_selector
 from svmtune.methods.base import ovr_tasks

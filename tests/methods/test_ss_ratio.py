@@ -8,17 +8,12 @@ import numpy as np
 import pytest
 
 from svmtune import SVMTuner
-from svmtune.criteria.ss_ratio import (
-    PAPER_CURVE,
-    c_opt,
-    kernel_ss_ratio,
-    load_copt_table,
-    min_pairwise_ss,
-)
+from svmtune.criteria.ss_copt import PAPER_CURVE, c_opt, load_copt_table
+from svmtune.criteria.ss_kernel import kernel_ss_ratio, min_pairwise_ss
+from svmtune.exceptions import BoundWarning
 from svmtune.kernels import Kernel
 from svmtune.methods.base import get_selector
 from svmtune.methods.ss_ratio import SSRatio, repeat_share
-from svmtune.search.gradient import BoundWarning
 
 
 def rings(n=120, seed=0):

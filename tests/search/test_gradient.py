@@ -7,14 +7,10 @@ import warnings
 import numpy as np
 import pytest
 
-from svmtune.exceptions import ConvergenceWarning
+from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import squared_distances
-from svmtune.search.gradient import (
-    BoundWarning,
-    initial_sigma,
-    initial_theta,
-    minimize_log_params,
-)
+from svmtune.search.gradient import minimize_log_params
+from svmtune.search.start import initial_sigma, initial_theta
 
 LN2 = np.log(2.0)
 

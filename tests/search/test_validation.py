@@ -9,8 +9,8 @@ import pytest
 
 from svmtune.kernels import squared_distances
 from svmtune.search.cv import cv_errors, make_folds
-from svmtune.search.gradient import exact_search_start, initial_sigma, initial_theta
 from svmtune.search.scalar import first_crossing, golden_section_max
+from svmtune.search.start import exact_search_start, initial_sigma, initial_theta
 
 rng = np.random.default_rng(0)
 X = np.vstack([rng.normal(0, 1, (10, 2)), rng.normal(1.5, 1, (10, 2))])

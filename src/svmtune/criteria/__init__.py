@@ -8,7 +8,7 @@
 * :mod:`~svmtune.criteria.likelihood` -- LD, the likelihood-distance criterion;
 * :mod:`~svmtune.criteria.ss_core`, :mod:`~svmtune.criteria.ss_kernel`,
   :mod:`~svmtune.criteria.ss_copt` -- the S&S ratio and the C_opt curve of S&S-RB
-  (:mod:`~svmtune.criteria.ss_ratio` gathers them);
+  (:mod:`~svmtune.criteria.ss_core` states the choices made where the paper is silent);
 * :mod:`~svmtune.criteria.repeats` -- how much of the data are repeated rows.
 """
 

@@ -51,7 +51,6 @@ from svmtune.criteria._common import (
     _check_chunk,
     _check_inputs,
     _check_X,
-    encode_classes,
     rbf_t,
 )
 from svmtune.criteria.histogram import (
@@ -62,17 +61,10 @@ from svmtune.criteria.histogram import (
 )
 
 __all__ = [
-    "BlockStats",
-    "PairHistogram",
     "RBFBlocks",
-    "encode_classes",
     "kernel_block_stats",
     "rbf_block_stats",
     "rbf_class_sums",
-    "histogram_block_sums",
-    "build_pair_histogram",
-    "sample_pair_histogram",
-    "rbf_t",
 ]
 
 METHODS = ("auto", "exact", "histogram")

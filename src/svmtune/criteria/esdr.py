@@ -19,7 +19,7 @@ reduced by their **minimum** (default: the worst-separated pair must be separate
 mean.  :func:`j4_scatter` is the native k-class scatter ratio of eq. (14), for reference.
 
 ESDR, J4 and the ESDR denominator are scale-free, so they are evaluated from
-:attr:`~svmtune.criteria.blocks.BlockStats.dist` (squared distances divided by ``1 / sigma^2``
+:attr:`~svmtune.criteria._common.BlockStats.dist` (squared distances divided by ``1 / sigma^2``
 for the RBF kernel), which keeps them exact as sigma -> inf where they tend to their input-space
 values (eq. (19)).  Degenerate ratios never return NaN: ``0 / 0`` (all points of every class
 coincide and so do the classes) gives 1 for ESDR and 0 for J4; ``x / 0`` with ``x > 0`` gives
@@ -247,7 +247,7 @@ def index_uncertainty(
     """First-order propagation of the block-mean error bound and standard error to the index.
 
     Returns ``(bound, se)`` of shape ``(s,)``: ``bound = sum |d index / d s_ab| bound_ab``
-    (linear in the binning bound of :func:`~svmtune.criteria.blocks.histogram_block_sums`)
+    (linear in the binning bound of :func:`~svmtune.criteria.histogram.histogram_block_sums`)
     and ``se`` the delta-method standard error of pair subsampling (blocks sampled
     independently).  For ``reduce="min"`` they are those of the minimising pair; for
     ``"mean"`` the mean over pairs (conservative for the SE).  Both are 0 for exact statistics.

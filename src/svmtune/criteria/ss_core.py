@@ -1,10 +1,44 @@
 """The S&S ratio of two classes (S&S ratio eq. (7)-(9)): separability, scatteredness, decibels.
 
-Shamsi & Beheshti ("S&S ratio"): the separability ``d = |mu_1 - mu_2|`` (eq. (7)), the
-scatteredness ``sigma``, the pooled spread of the classes (eq. (8)), and
-``S&S = 20 log10(d / (alpha sigma))`` in decibels with ``alpha = 6`` (eq. (9)), of points or of
-their images under a feature map.  The choices of spread and estimator are those of
-:mod:`svmtune.criteria.ss_ratio`.
+This module holds the ratio of two classes; :mod:`svmtune.criteria.ss_kernel` computes it in
+a feature space for every class pair, :mod:`svmtune.criteria.ss_copt` reads the optimal C and
+:mod:`svmtune.criteria.ss_features` builds the feature maps and chooses the kernel.
+
+Shamsi & Beheshti ("S&S ratio") describe two classes by
+
+* the separability ``d = |mu_1 - mu_2|``, the distance between the class centres (eq. (7)),
+* the scatteredness ``sigma = sqrt((n_1 sigma_1^2 + n_2 sigma_2^2) / (n_1 + n_2))``, the pooled
+  spread of the classes (eq. (8)),
+* the ratio ``S&S = 20 log10(d / (alpha sigma))`` in decibels with ``alpha = 6`` (eq. (9)), so
+  that ``S&S = 0`` at ``sigma / d = 1/6`` and ``S&S = -5`` at ``sigma / d = 0.3``,
+
+and read the hinge-loss optimal ``C`` off a curve of ``sigma / d`` (eq. (22)-(23), regimes of
+eq. (28) and (32)).  Kernels are compared by the S&S of the data mapped into (an approximation
+of) their feature space (eq. (26)-(27)); multiclass problems use the worst class pair (eq. (31)).
+
+Choices this module makes where the paper is under-specified (each documented where it is
+implemented):
+
+* **Per-class spread** ``sigma_c``.  ``spread="directional"`` (default): the standard
+  deviation of the class's points projected on the line through the two centres (the
+  paper's "directional scatteredness").  It is dimension-free, so it means the same in input
+  space and in a kernel feature space of any dimension, it is computable exactly from the
+  kernel matrix, and for the paper's isotropic Gaussian classes it is exactly the simulated
+  ``sigma``.  ``spread="isotropic"``: the root-mean-square per-coordinate standard deviation
+  ``sqrt(tr Cov_c / p)`` ("the average standard deviation of all data points"), equal to
+  the simulated ``sigma`` for isotropic classes too, but in a feature space it depends on the
+  number of features ``p`` of the map (see :func:`svmtune.criteria.ss_features.kernel_features`).
+* **Estimator.**  ``estimator="plain"`` is the paper's in-sample computation.
+  ``estimator="loo"`` (default) removes every point's own contribution: ``d^2`` is the
+  unbiased (U-statistic) estimate of the squared centre distance and each point is projected
+  on the centre line built without it.  The plain estimates are biased upwards when the
+  feature dimension is comparable with ``n``; with an RBF kernel of vanishing width
+  (``K -> I``) the plain directional S&S diverges to ``+inf`` while the LOO one goes to
+  ``-inf`` (no separation left), which is what kernel selection needs.
+* **Scale of C.**  Scaling the data by ``a`` and ``C`` by ``1 / a^2`` leaves the hinge-loss
+  SVM's decision function unchanged, so a curve built at ``d = 1`` gives
+  ``C_opt = C_curve(sigma / d) / d^2`` (``rescale=True``, default).  The paper reads
+  ``C_curve`` directly (``rescale=False``), which is only right when ``d = 1``.
 """
 
 from __future__ import annotations

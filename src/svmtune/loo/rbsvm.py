@@ -49,15 +49,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svmtune._support import (
-    LOSSES,
-    NONSUPPORT,
     DualSolution,
-    check_derivative,
     check_group_nonsupport,
     check_loss,
     check_nonsupport,
     check_pm1,
-    loo_loss,
     objective_terms,
 )
 from svmtune._validation import validate_sample_weight
@@ -69,32 +65,13 @@ from svmtune.kernels import (
 from svmtune.loo import rbsvm_groups
 from svmtune.loo.closed_form import (
     _closed_form_loo,
-    closed_form_loo,
-    loo_error_rate,
-    loo_exact_mask,
-    loo_predictions,
 )
-from svmtune.loo.decremental import decremental_loo
-from svmtune.loo.rbsvm_gradient import _loo_gradient, loo_gradient, rbf_l2_derivatives
+from svmtune.loo.rbsvm_gradient import _loo_gradient, rbf_l2_derivatives
 from svmtune.svm import fit_l2_svm
 
 __all__ = [
-    "LOSSES",
-    "NONSUPPORT",
     "LOOObjective",
-    "closed_form_loo",
-    "decremental_loo",
-    "loo_exact_mask",
-    "loo_loss",
-    "objective_terms",
-    "check_derivative",
-    "check_group_nonsupport",
-    "check_nonsupport",
-    "loo_gradient",
-    "rbf_l2_derivatives",
     "rbsvm_objective",
-    "loo_predictions",
-    "loo_error_rate",
 ]
 
 

@@ -21,40 +21,15 @@ import numpy as np
 
 from svmtune._support import DualSolution
 from svmtune.loo._spans import (
-    SpanCache,
     _check,
     _check_spans,
     _n_trained,
-    box_constrained_spans,
-    lemma1_condition,
-    lemma1_lhs,
-    n_empty_spans,
-    span_box,
     span_rule_spans,
-)
-from svmtune.loo.span_bounds import (
-    enclosing_diameter,
-    estimate_span_bound,
-    estimate_xi_alpha,
-    span_bound_value,
-    xi_alpha_radius2,
 )
 
 __all__ = [
-    "SpanCache",
-    "span_rule_spans",
-    "box_constrained_spans",
-    "span_box",
-    "lemma1_lhs",
-    "lemma1_condition",
-    "n_empty_spans",
     "span_rule_loo_decision",
     "estimate_span_rule",
-    "span_bound_value",
-    "enclosing_diameter",
-    "estimate_span_bound",
-    "xi_alpha_radius2",
-    "estimate_xi_alpha",
 ]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from svmtune._validation import check_bool_option, check_int_option
-from svmtune.search.gradient import check_search_options
+from svmtune.search.start import check_search_options
 
 __all__ = [
     "Boolean",
@@ -247,12 +247,12 @@ _SEARCH_DEFAULTS = {
 
 def _search_option(name: str, value: Any) -> Any:
     """One gradient search option, checked and converted by
-    :func:`svmtune.search.gradient.check_search_options` (the others at their defaults)."""
+    :func:`svmtune.search.start.check_search_options` (the others at their defaults)."""
     return check_search_options(**{**_SEARCH_DEFAULTS, name: value})[name]
 
 
 #: the declared constraints of the gradient search options: each one is checked by the
-#: search's own :func:`~svmtune.search.gradient.check_search_options` (its messages)
+#: search's own :func:`~svmtune.search.start.check_search_options` (its messages)
 SEARCH_CONSTRAINTS: dict[str, list[Constraint | None]] = {
     name: [Check(_search_option, f"a valid {name}")] for name in _SEARCH_DEFAULTS
 }

@@ -44,11 +44,8 @@ from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, IntegerLike, Interval, Options
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import (
-    GradientSearchResult,
-    initial_theta,
-    minimize_log_params,
-)
+from svmtune.search.gradient import GradientSearchResult, minimize_log_params
+from svmtune.search.start import initial_theta
 
 __all__ = ["LowRankSearch", "landmark_search", "lowrank_start"]
 
@@ -70,7 +67,7 @@ def lowrank_start(
 ) -> np.ndarray:
     """Starting ``theta = (log sigma0, log C0)``; the median rule on a random subsample.
 
-    ``start`` is a rule of :func:`svmtune.search.gradient.initial_sigma` or a ``(sigma, C)``
+    ``start`` is a rule of :func:`svmtune.search.start.initial_sigma` or a ``(sigma, C)``
     pair; the median heuristic uses at most ``start_sample`` points of positive weight drawn
     with ``random_state`` (the full distance matrix is ``n x n``); a sparse ``X``'s
     subsample distances come from sparse dot products.
@@ -287,7 +284,7 @@ class LowRankSearch(Selector):
         ``n`` values per support vector, so its cost grows with the support set).
     log2_sigma, log2_C, start, C0, restarts, jump_restarts, tol, max_iter, max_eval
         The search options of the exact gradient methods
-        (:func:`svmtune.search.gradient.check_search_options`), same defaults.
+        (:func:`svmtune.search.start.check_search_options`), same defaults.
 
     Subclasses provide ``_evaluate`` (the criterion, its gradient, its result and any further
     search state on given landmarks) and ``_summary`` (estimate, criterion and method-specific

@@ -16,17 +16,14 @@ import numpy as np
 
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import sigma_from_gamma
-from svmtune.loo.span_rule import (
-    SpanCache,
+from svmtune.loo._spans import SpanCache, n_empty_spans, span_rule_spans
+from svmtune.loo.span_bounds import (
     enclosing_diameter,
     estimate_span_bound,
-    estimate_span_rule,
     estimate_xi_alpha,
-    n_empty_spans,
-    span_rule_loo_decision,
-    span_rule_spans,
     xi_alpha_radius2,
 )
+from svmtune.loo.span_rule import estimate_span_rule, span_rule_loo_decision
 from svmtune.loo.weights import sigmoid_sample_weights
 from svmtune.svm import fit_l1_svm
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from svmtune._warnings import user_stacklevel
-from svmtune.criteria.ss_ratio import SSResult
+from svmtune.criteria.ss_core import SSResult
+from svmtune.exceptions import BoundWarning
 from svmtune.kernels import Kernel
-from svmtune.search.gradient import BoundWarning
 
 __all__ = ["TINY_CLASS", "kernel_label", "warn_width_edge", "width_edge"]
 

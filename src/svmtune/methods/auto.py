@@ -76,7 +76,7 @@ from svmtune.loo.referee import (
 from svmtune.methods._constraints import Check, IntegerLike
 from svmtune.methods.base import Selection, Selector, get_selector, ovr_tasks
 from svmtune.methods.baselines import LOG2_RANGE, rbf_params
-from svmtune.search.gradient import EXACT_DENSE_MATRICES, initial_sigma
+from svmtune.search.start import EXACT_DENSE_MATRICES, initial_sigma
 
 __all__ = ["Auto", "START_NAMES", "REFINERS"]
 

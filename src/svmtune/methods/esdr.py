@@ -52,15 +52,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from svmtune._warnings import user_stacklevel
+from svmtune.criteria._common import BlockStats
 from svmtune.criteria.blocks import METHODS as BLOCK_METHODS
-from svmtune.criteria.blocks import BlockStats, RBFBlocks
+from svmtune.criteria.blocks import RBFBlocks
 from svmtune.criteria.esdr import index_uncertainty, index_values
 from svmtune.criteria.repeats import repeat_floor
+from svmtune.exceptions import BoundWarning
 from svmtune.methods._constraints import Boolean, Interval, Options, Positive
 from svmtune.methods.base import Selection, Selector
 from svmtune.methods.baselines import LOG2_GRID, rbf_params
 from svmtune.search.cv import cv_errors, make_folds
-from svmtune.search.gradient import BoundWarning
 from svmtune.search.scalar import REFINES, first_crossing, grid_then_refine_max
 
 __all__ = ["WidthIndexSelector", "ESDRCV", "DBTCCV", "J4CV"]

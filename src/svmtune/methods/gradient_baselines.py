@@ -37,7 +37,8 @@ from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Interval
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import exact_search_start, minimize_log_params
+from svmtune.search.gradient import minimize_log_params
+from svmtune.search.start import exact_search_start
 from svmtune.svm import DualSolution, fit_l2_svm
 
 __all__ = ["SpanSVM", "RMSVM", "radius_margin_step", "radius_margin_summary"]
@@ -118,7 +119,7 @@ class _GradientBaseline(Selector):
     log2_sigma, log2_C : (lo, hi)
         Search box in log2 units (default ``(-8, 8)``, RBSVM §IV-A).
     start : {"median", "sqrt_d"} or (sigma, C) or dict
-        Starting point: a rule for ``sigma0`` (:func:`svmtune.search.gradient.initial_sigma`,
+        Starting point: a rule for ``sigma0`` (:func:`svmtune.search.start.initial_sigma`,
         on the training points of positive weight) with ``C0`` below, or the point itself as
         a pair or ``{"sigma": .., "C": ..}``.
     C0 : float

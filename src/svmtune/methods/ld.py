@@ -26,7 +26,7 @@ and J4-CV; every option documented there applies (LD-C1 fixes ``c_search="fixed"
 
 from __future__ import annotations
 
-from svmtune.criteria.blocks import BlockStats
+from svmtune.criteria._common import BlockStats
 from svmtune.criteria.likelihood import ld_objective
 from svmtune.methods.esdr import WidthIndexSelector
 from svmtune.methods.grid import GridSearch

@@ -27,26 +27,23 @@ from typing import Any
 
 import numpy as np
 
+from svmtune._support import LOSSES, check_nonsupport
 from svmtune.kernels import rbf_columns
+from svmtune.loo.closed_form import loo_error_rate, loo_exact_mask
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm import (
-    LOSSES,
-    check_nonsupport,
-    loo_error_rate,
-    loo_exact_mask,
-    rbsvm_objective,
-)
+from svmtune.loo.rbsvm import rbsvm_objective
 from svmtune.loo.rbsvm_groups import lgo_exact_mask
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Check, Options
 from svmtune.methods.base import Selection, Selector, ovr_tasks
 from svmtune.methods.baselines import rbf_params
-from svmtune.search.gradient import exact_search_start, minimize_log_params
+from svmtune.search.gradient import minimize_log_params
+from svmtune.search.start import exact_search_start
 
 __all__ = ["RBSVM"]
 
 
 def _check_nonsupport(name: str, value: Any) -> str:
-    """:func:`svmtune.loo.rbsvm.check_nonsupport`, as a declared constraint."""
+    """:func:`svmtune._support.check_nonsupport`, as a declared constraint."""
     check_nonsupport(value)
     return value
 
@@ -84,7 +81,7 @@ class RBSVM(Selector):
         Objective evaluations (= SVM trainings) per start; default ``5 * max_iter``.
     loss : {"cross_entropy", "squared"}
         "cross_entropy": RBSVM eq. (29).  "squared": Brier score of the tanh probabilities
-        (a bounded variant; see :func:`svmtune.loo.rbsvm.loo_loss`).
+        (a bounded variant; see :func:`svmtune._support.loo_loss`).
     nonsupport : {"model", "label"}
         The LOO output of a non-support vector in ``J``: the full model's output (exact;
         default) or its label (eq. (27) read literally, :func:`svmtune.loo.rbsvm.rbsvm_objective`).
@@ -100,7 +97,7 @@ class RBSVM(Selector):
     training, of all one-vs-rest tasks, each) and ``info`` with the model entropy
     (eq. (39), mean over tasks), iteration and evaluation counts, the support size and
     ``loo_exact_fraction``, the share of points whose closed-form LOO output is provably exact
-    (:func:`svmtune.loo.rbsvm.loo_exact_mask`, mean over tasks).
+    (:func:`svmtune.loo.closed_form.loo_exact_mask`, mean over tasks).
 
     With ``groups`` (one label per sample) the LOO outputs are leave-one-group-out outputs
     (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`): ``estimate``, ``criterion`` and the

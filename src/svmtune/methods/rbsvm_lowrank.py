@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmtune._support import LOSSES
+from svmtune.loo.closed_form import loo_error_rate
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm import LOSSES, loo_error_rate
 from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
 from svmtune.methods._constraints import Options
 from svmtune.methods._lowrank_search import LowRankSearch

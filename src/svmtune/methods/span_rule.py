@@ -52,11 +52,8 @@ from svmtune._progress import describe
 from svmtune._validation import check_dense_memory
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, squared_distances
-from svmtune.loo.span_rule import (
-    SpanCache,
-    enclosing_diameter,
-    xi_alpha_radius2,
-)
+from svmtune.loo._spans import SpanCache
+from svmtune.loo.span_bounds import enclosing_diameter, xi_alpha_radius2
 from svmtune.loo.weights import (
     DEFAULT_FLOOR,
     PAPER_A_VALUES,

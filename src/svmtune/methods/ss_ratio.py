@@ -23,7 +23,7 @@ Feature spaces
 --------------
 ``feature_map="auto"`` computes the directional S&S exactly from the kernel (the class sums
 ``K W`` without storing ``K``: O(n^2) time, O(n) memory; the same numbers as
-:func:`~svmtune.criteria.ss_ratio.kernel_ss_ratio`) when ``n <= max_exact`` and otherwise in
+:func:`~svmtune.criteria.ss_kernel.kernel_ss_ratio`) when ``n <= max_exact`` and otherwise in
 the paper's approximate feature maps: random Fourier features for RBF, Tensor Sketch for
 polynomial kernels, ``n_components`` dimensions (for ``spread="isotropic"`` always the
 approximate maps, whose dimension fixes the per-coordinate spread).  ``"exact"`` forces the
@@ -48,26 +48,19 @@ from svmtune.criteria.repeats import (
     repeat_share,
     within_mass,
 )
-from svmtune.criteria.ss_ratio import (
+from svmtune.criteria.ss_copt import PAPER_CURVE, c_opt, load_copt_table, ss_regime
+from svmtune.criteria.ss_core import (
     ALPHA,
     ESTIMATORS,
-    PAPER_CURVE,
     SPREADS,
     SS_KERNEL,
-    SSMatrix,
-    c_opt,
     class_weight_matrix,
-    exact_kernel_features,
     gaussian_error_from_ss,
-    kernel_features,
-    load_copt_table,
-    min_pairwise_ss,
-    select_kernel,
     ss_class_codes,
     ss_from_class_sums,
-    ss_regime,
-    worst_pairs,
 )
+from svmtune.criteria.ss_features import exact_kernel_features, kernel_features, select_kernel
+from svmtune.criteria.ss_kernel import SSMatrix, min_pairwise_ss, worst_pairs
 from svmtune.kernels import Kernel
 from svmtune.methods._constraints import Boolean, Check, IntegerLike, Interval, Options
 from svmtune.methods._ss_edges import kernel_label, warn_width_edge, width_edge
@@ -165,7 +158,7 @@ class SSRatio(Selector):
         Polynomial degrees (``gamma = 1 / n_features``, ``coef0 = poly_coef0``).
     poly_coef0 : float
     spread : {"directional", "isotropic"}
-        Per-class spread of eq. (8); see :mod:`svmtune.criteria.ss_ratio`.
+        Per-class spread of eq. (8); see :mod:`svmtune.criteria.ss_core`.
     estimator : {"loo", "plain"}
         Leave-one-out / unbiased estimates (default) or the paper's in-sample ones.
     feature_map : {"auto", "exact", "approx", "nystroem"}
@@ -177,7 +170,7 @@ class SSRatio(Selector):
         22 features), less than the 512-dimensional random maps, which are only approximate).
     curve : {"table", "paper"}
         C_opt curve: the regenerated one shipped with svmtune
-        (:func:`~svmtune.criteria.ss_ratio.load_copt_table`) or eq. (22)-(23) as printed.
+        (:func:`~svmtune.criteria.ss_copt.load_copt_table`) or eq. (22)-(23) as printed.
     rescale : bool
         Divide the curve's C by ``d^2`` (scale covariance of the SVM; the paper does not).
     threshold : float
@@ -199,7 +192,7 @@ class SSRatio(Selector):
     simulates it; the paper's curve stops at ``sigma / d = 0.3``).  A warning says so (the
     classes overlap in every candidate feature space, a cross-validated method is safer), or
     that no candidate separates the class centres at all (S&S = -inf everywhere), and a
-    :class:`~svmtune.search.gradient.BoundWarning` when the chosen RBF width is the smallest
+    :class:`~svmtune.exceptions.BoundWarning` when the chosen RBF width is the smallest
     or largest candidate (``info["width_at_bound"]``); at the smallest it says when every
     candidate is below the threshold (S&S then tends to rise as the width shrinks) and when
     exact repeated rows carry most of the within-class similarity (:func:`repeat_share`),

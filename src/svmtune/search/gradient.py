@@ -77,25 +77,10 @@ from sklearn.utils.validation import check_random_state
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.search._run import _LN2, Objective, _NoGain, _Run, _StepTooSmall, _Stopped
-from svmtune.search.start import (
-    EXACT_DENSE_MATRICES,
-    START_RULES,
-    check_search_options,
-    exact_search_start,
-    initial_sigma,
-    initial_theta,
-)
 
 __all__ = [
-    "exact_search_start",
-    "BoundWarning",
-    "check_search_options",
-    "EXACT_DENSE_MATRICES",
     "GradientSearchResult",
-    "initial_sigma",
-    "initial_theta",
     "minimize_log_params",
-    "START_RULES",
 ]
 
 
