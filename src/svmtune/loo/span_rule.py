@@ -1,18 +1,14 @@
-"""The span rule of a weighted L1-SVM, and the public face of the Weighted span closed forms.
+"""The span rule of a weighted L1-SVM (Weighted span Corollary 1, Theorem 2).
 
 Sarafis, Diou & Delopoulos, "Span error bound for weighted SVM with applications in
 hyperparameter selection" (JMLR), cited as *Weighted span*.  The spans of the support
-vectors (eq. (24)-(32), Theorem 2, Lemma 1) are computed in :mod:`svmtune.loo._spans`
-(:func:`span_rule_spans`, :func:`box_constrained_spans`, :func:`lemma1_condition`); the
-bounds in :mod:`svmtune.loo.span_bounds`.  This module re-exports them beside the estimates
-of a trained model's error rate, all ``estimate_*(sol, K, ...) -> float``:
+vectors (eq. (24)-(32), Theorem 2, Lemma 1) are computed in :mod:`svmtune.loo._spans`; the
+span bound, the xi-alpha bound and their estimates in :mod:`svmtune.loo.span_bounds`.  This
+module turns the spans into the span rule:
 
+* :func:`span_rule_loo_decision` -- the leave-one-out decision values the span rule predicts;
 * :func:`estimate_span_rule` -- the span-rule ``t_l`` (Corollary 1, eq. (37)), which is the
-  leave-one-out error itself when the support-vector sets are stable (Theorem 2, eq. (35));
-  :func:`span_rule_loo_decision` gives the leave-one-out decision values it counts.
-* :func:`estimate_span_bound` -- Theorem 1's bound (may exceed 1).
-* :func:`estimate_xi_alpha` -- the xi-alpha bound, eq. (21) (Joachims 2000; Yang et al. 2015).
-* :func:`svmtune.search.estimates.estimate_kfold_cv` -- K-fold cross-validation.
+  leave-one-out error itself when the support-vector sets are stable (Theorem 2, eq. (35)).
 """
 
 from __future__ import annotations
