@@ -7,16 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmtune.methods._constraints import Check
+from svmtune.methods._constraints import Check, Options
 from svmtune.preprocess import PREPROCESS_MODES
 
 __all__ = ["PARAMETER_CHECKS"]
-
-
-def _check_preprocess_mode(name: str, value) -> str:
-    if not isinstance(value, str) or value not in PREPROCESS_MODES:
-        raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {value!r}")
-    return value
 
 
 def _check_n_jobs(name: str, value) -> int:
@@ -57,7 +51,7 @@ def _check_choice(*choices: str):
 
 #: the declared checks of SVMTuner's parameters (name -> admissible kinds; None allows None)
 PARAMETER_CHECKS = {
-    "preprocess": [Check(_check_preprocess_mode, "one of PREPROCESS_MODES")],
+    "preprocess": [Options(*PREPROCESS_MODES)],
     "multiclass": [Check(_check_choice("ovr", "ovo"), "'ovr' or 'ovo'")],
     "final_model": [Check(_check_choice("auto", "l1", "l2"), "'auto', 'l1' or 'l2'")],
     "probability": [Check(_check_choice("tanh", "platt"), "'tanh' or 'platt'")],
