@@ -493,6 +493,10 @@ def main(argv=None) -> None:
         cell.add_argument(opt, required=True)
     cell.add_argument("--seed", type=int, required=True)
     args = ap.parse_args(argv)
+    # the repository's data sets, wherever the script is run from (children inherit it)
+    from svmtune.datasets import DATA_ENV
+
+    os.environ[DATA_ENV] = os.pathsep.join([str(HERE / "data"), os.environ.get(DATA_ENV, "")])
     if args.command == "cell":
         child(args)
     elif args.command == "run":
