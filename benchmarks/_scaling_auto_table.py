@@ -88,7 +88,7 @@ def _ratio_line(g: dict, n_min: int, bound: float, what: str) -> str:
     training rows."""
     above, unknown, n_cells = [], [], 0
     for (s, n, _), ms in g.items():
-        if n < n_min or "auto" not in ms or "halving" not in ms:
+        if n < n_min or ("auto" not in ms and "halving" not in ms):
             continue
         n_cells += 1
         value, how = _ratio(ms["auto"], ms["halving"])
@@ -97,11 +97,11 @@ def _ratio_line(g: dict, n_min: int, bound: float, what: str) -> str:
         elif how == ">" or value > bound:
             above.append(f"{s} {n:,} ({_fmt_ratio(value, how)})")
     if not n_cells:
-        return f"- {what}: not evaluated (no cell with both methods at n >= {n_min:,})."
+        return f"- {what}: not evaluated (no cell of auto or halving at n >= {n_min:,})."
     text = f"- {what}: {_verdict(not above and not unknown)} ({n_cells} cells"
     text += f"; above the bound: {', '.join(above)}" if above else ""
     if unknown:
-        text += f"; not decidable (both timed out or one missing): {', '.join(unknown)}"
+        text += f"; not decidable (both timed out, or one not run): {', '.join(unknown)}"
     return text + ")."
 
 

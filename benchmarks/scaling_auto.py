@@ -5,8 +5,11 @@ compiled code, cache or warm import shared between methods or cells) under a wal
 and is appended as one JSON line to ``<out>/results.jsonl`` (:class:`svmtune.bench.store.
 ResultStore`: one ``write`` + ``fsync`` per row).  A rerun skips the stored cells (a timed-out
 cell is run again only under a longer ``--timeout``; errors only with ``--retry-errors``;
-everything with ``--force``).  ``table`` writes ``benchmarks/scaling_auto.md`` and
-``benchmarks/scaling_auto.png`` from the result files only::
+everything with ``--force``).  The cells of a set run by growing size; with
+``--skip-after-timeout`` a method that timed out at one size is not run at the set's larger
+sizes (those cells are neither run nor stored: the table leaves them blank).  ``table``
+writes ``benchmarks/scaling_auto.md`` and ``benchmarks/scaling_auto.png`` from the result
+files only::
 
     python benchmarks/scaling_auto.py run --sets ijcnn1,a9a --sizes 1000,2000,full \\
         --methods auto,default,halving,optuna --seeds 0 --timeout 900 \\
@@ -54,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import subprocess
@@ -376,7 +380,13 @@ def run_cell(name: str, size: str, method: str, seed: int, timeout: float, work:
     cmd += ["--method", method, "--seed", str(seed), "--dir", str(cell)]
     with open(cell / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-        code, usage, killed = _watch(proc, cell, timeout)
+        try:
+            code, usage, killed = _watch(proc, cell, timeout)
+        except BaseException:  # Ctrl-C or a failure here: no cell left running on its own
+            if proc.returncode is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                os.waitpid(proc.pid, 0)
+            raise
     started, res, ref = (_read(cell / f) for f in ("started.json", "method.json", "ref.json"))
     row: dict = {"set": name, "size": size, "method": method, "seed": seed, "timeout_s": timeout}
     started = started or {}
@@ -419,8 +429,10 @@ def run_cell(name: str, size: str, method: str, seed: int, timeout: float, work:
 
 # ----------------------------------------------------------------------------------- run
 def plan(sets, sizes, methods, seeds) -> list[tuple[str, str, str, int]]:
-    """The cells: a numeric size below the set's training part, and ``full``."""
+    """The cells, by set, seed and growing size: a numeric size below the set's training
+    part, and ``full``."""
     cells = []
+    sizes = sorted(set(sizes), key=lambda s: math.inf if s == "full" else int(s))
     for name in sets:
         for seed in seeds:
             n_full = n_train_full(name, seed)
@@ -448,15 +460,25 @@ def cmd_run(args) -> None:
             raise SystemExit(f"unknown method {m!r}: choose from {', '.join(METHODS)}")
     seeds = [int(s) for s in _csv(args.seeds)]
     out = Path(args.out)
+    timed_out: dict[tuple, int] = {}  # (set, method, seed) -> training rows it timed out at
     with ResultStore(out) as store:
         stored = {r["key"]: r for r in store.rows()}
         for name, size, method, seed in plan(sets, sizes, methods, seeds):
             key = cell_key(set=name, size=size, method=method, seed=seed)
-            if not args.force and _done(stored.get(key), args.timeout, args.retry_errors):
-                continue
-            row = run_cell(name, size, method, seed, args.timeout, out / ".cells")
-            store.append({"key": key, "benchmark": "scaling_auto", **row})
-            print(_summary(row), flush=True)
+            row = stored.get(key)
+            if args.force or not _done(row, args.timeout, args.retry_errors):
+                if args.skip_after_timeout and (name, method, seed) in timed_out:
+                    print(
+                        f"{name} {size} {method} seed={seed}: not run (timed out at n = "
+                        f"{timed_out[name, method, seed]:,})",
+                        flush=True,
+                    )
+                    continue
+                row = run_cell(name, size, method, seed, args.timeout, out / ".cells")
+                store.append({"key": key, "benchmark": "scaling_auto", **row})
+                print(_summary(row), flush=True)
+            if row["status"] == "timeout" and row["timeout_s"] >= args.timeout:
+                timed_out.setdefault((name, method, seed), row.get("n_train", 0))
 
 
 def _summary(r: dict) -> str:
@@ -484,6 +506,11 @@ def main(argv=None) -> None:
     run.add_argument("--out", default=str(HERE / "results" / "scaling_auto"))
     run.add_argument("--force", action="store_true", help="rerun stored cells too")
     run.add_argument("--retry-errors", action="store_true", help="rerun cells that failed")
+    run.add_argument(
+        "--skip-after-timeout",
+        action="store_true",
+        help="do not run (nor store) a method on a set's larger sizes once it timed out there",
+    )
     tab = sub.add_parser("table", help="write the table and the figure from the results")
     tab.add_argument("--out", default=str(HERE / "results" / "scaling_auto"))
     tab.add_argument("--md", default=str(HERE / "scaling_auto.md"))

@@ -76,10 +76,12 @@ def test_cells_are_stored_resumed_and_tabulated(script, tmp_path):
     assert png.stat().st_size > 0
 
 
-def test_a_method_over_its_time_limit_is_stored_as_a_timeout(script, tmp_path):
+def test_a_method_over_its_time_limit_is_stored_as_a_timeout(script, tmp_path, capsys):
     out = tmp_path / "results"
-    script(["run", *TINY, "--methods", "halving", "--timeout", "0.05", "--out", str(out)])
-    (row,) = _rows(out)
+    run = ["run", "--sets", "spambase", "--sizes", "600,300", "--seeds", "0"]
+    run += ["--methods", "halving", "--timeout", "0.05", "--skip-after-timeout"]
+    script([*run, "--out", str(out)])
+    (row,) = _rows(out)  # 300 rows first; 600 is not run once 300 timed out
     assert row["status"] == "timeout"
     assert row["cost_s"] >= 0.05 and row["message"] == "could not finish in 0.05 s"
     assert "accuracy" not in row and "svc_units" not in row
@@ -87,3 +89,4 @@ def test_a_method_over_its_time_limit_is_stored_as_a_timeout(script, tmp_path):
     md = tmp_path / "t.md"
     script(["table", "--out", str(out), "--md", str(md), "--png", str(tmp_path / "t.png")])
     assert "| spambase | 300 | 1,381 | 0 | - | > 0.05 (timeout) | - |" in md.read_text()
+    assert "spambase 600 halving seed=0: not run (timed out at n = 300)" in capsys.readouterr().out
