@@ -130,7 +130,16 @@ def load_parts(name: str, seed: int):
 
 
 def n_train_full(name: str, seed: int) -> int:
-    return len(load_parts(name, seed)[1])
+    """Rows of the training part: from the manifest's row count where it has one (no file
+    is read, so the parent process holds no data), else by loading the set."""
+    from svmtune.datasets import manifest
+
+    train, test = files_of(name)
+    entry = manifest().get(train)
+    if entry is None or entry.n is None:
+        return len(load_parts(name, seed)[1])
+    # train_test_split holds out ceil(HOLDOUT * n) rows
+    return entry.n if test is not None else entry.n - math.ceil(HOLDOUT * entry.n)
 
 
 def encode(X, Xt) -> tuple[np.ndarray, np.ndarray]:
