@@ -16,6 +16,12 @@ files only::
         --out benchmarks/results/scaling_auto
     python benchmarks/scaling_auto.py table
 
+The full run takes the defaults (every set of :data:`SETS`, every size of :data:`SIZES`, all
+four methods, seed 0, 900 s), with nothing else running on the machine::
+
+    python benchmarks/scaling_auto.py run --skip-after-timeout
+    python benchmarks/scaling_auto.py table
+
 Methods (all with ``n_jobs`` left at its default, i.e. one process):
 
 ``auto``
