@@ -62,12 +62,15 @@ recorded as ``status: "timeout"`` with the seconds it ran.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -385,8 +388,6 @@ def _watch(proc, cell: Path, timeout: float):
 
 def run_cell(name: str, size: str, method: str, seed: int, timeout: float, work: Path) -> dict:
     """Run one cell in a fresh process under ``timeout`` and return its result row."""
-    import shutil
-
     cell = work / f"{name}-{size}-{method}-{seed}"
     shutil.rmtree(cell, ignore_errors=True)
     cell.mkdir(parents=True)
@@ -476,7 +477,9 @@ def cmd_run(args) -> None:
     seeds = [int(s) for s in _csv(args.seeds)]
     out = Path(args.out)
     timed_out: dict[tuple, int] = {}  # (set, method, seed) -> training rows it timed out at
-    with ResultStore(out) as store:
+    work = Path(tempfile.mkdtemp(prefix="scaling_auto-"))  # the cells' phase files
+    with ResultStore(out) as store, contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, work, ignore_errors=True)
         stored = {r["key"]: r for r in store.rows()}
         for name, size, method, seed in plan(sets, sizes, methods, seeds):
             key = cell_key(set=name, size=size, method=method, seed=seed)
@@ -489,7 +492,7 @@ def cmd_run(args) -> None:
                         flush=True,
                     )
                     continue
-                row = run_cell(name, size, method, seed, args.timeout, out / ".cells")
+                row = run_cell(name, size, method, seed, args.timeout, work)
                 store.append({"key": key, "benchmark": "scaling_auto", **row})
                 print(_summary(row), flush=True)
             if row["status"] == "timeout" and row["timeout_s"] >= args.timeout:
