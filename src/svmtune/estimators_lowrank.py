@@ -44,8 +44,8 @@ __all__ = ["LowRankL2SVC", "lowrank_fit_flops", "NEWTON_ITERATIONS", "GRAM_PASSE
 #: ``v = 0``; measured on 3,000-row samples of nine bundled sets (ijcnn1, adult/a9a,
 #: eeg_eye_state, bank_marketing, MNIST 1 v 7, banana, twonorm, splice, image_segmentation;
 #: standardised; sigma = (0.5, 1, 2) sqrt(d), C = 0.1 ... 1000, rank 200; 225 tasks):
-#: median 7, upper quartile 11, 90th percentile 15, most 36 (large C takes the most); the
-#: default is the upper quartile
+#: median 7, upper quartile 11, 90th percentile 15, most 36 (large C takes the most;
+#: ``benchmarks/lowrank_newton_counts.py`` counts them); the default is the upper quartile
 NEWTON_ITERATIONS = 11
 #: rows that build the active set's Gram matrix in the Newton solver, in units of ``n``, per
 #: task (the first step builds it from all rows, later steps update it by the rows that
@@ -194,12 +194,13 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
     tasks otherwise, as :class:`svmtune.estimators.L2SVC`.  With every row a landmark and
     ``jitter=0`` it is :class:`~svmtune.estimators.L2SVC` with the RBF kernel.
 
-    Fitting costs ``O(n m d + n m^2)`` per task (:func:`lowrank_fit_flops`) and ``O(n m)``
-    memory (``Z`` is filled in blocks of rows); the fitted model keeps the ``m`` landmark
-    rows and one ``m``-vector per task, and ``decision_function`` costs ``O(m d)`` per point,
-    in blocks of :data:`svmtune.estimators.DECISION_BLOCK` kernel values.  A scipy sparse
-    ``X`` (CSR or CSC; other formats are converted to CSR) is never densified; the landmark
-    rows are then kept as a CSR matrix.
+    Fitting costs ``O(n m d + n m^2)`` for the landmarks and the factor and ``O(n m^2)`` per
+    task (:func:`lowrank_fit_flops` counts it) and ``O(n m)`` memory (``Z`` is filled in
+    blocks of rows, the solver copies the active rows); the fitted model keeps the ``m``
+    landmark rows and one ``m``-vector per task, and ``decision_function`` costs ``O(m d)``
+    per point, in blocks of :data:`svmtune.estimators.DECISION_BLOCK` kernel values.  A sparse
+    scipy ``X`` (CSR or CSC; other formats are converted to CSR) is never densified; the
+    landmark rows are then kept as a CSR matrix.
 
     Parameters
     ----------
@@ -285,7 +286,9 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         idx, _ = pivoted_cholesky_landmarks(
             X, self.sigma, tol=self.rank_tol, max_rank=self.rank, sample_weight=sw
         )
-        X_L = sp.csr_matrix(X[idx]) if sp.issparse(X) else np.array(X[idx])
+        X_L = (
+            sp.csr_matrix(X[idx], dtype=float) if sp.issparse(X) else np.array(X[idx], dtype=float)
+        )
         D2_mm = squared_distances(X_L)  # symmetric, zero diagonal; sparse stays sparse
         R, jitter = _landmark_factor(D2_mm, self.sigma, self.jitter)
         Z = _features(X, pos, _Kernel(X_L, self.sigma), R)
