@@ -176,7 +176,10 @@ LAYERS = [
             "svmtune._validation",
         ],
     ),
-    ("solvers", ["svmtune.svm", "svmtune.lowrank", "svmtune.estimators"]),
+    (
+        "solvers",
+        ["svmtune.svm", "svmtune.lowrank", "svmtune.estimators", "svmtune.estimators_lowrank"],
+    ),
     ("closed forms and data criteria", ["svmtune.loo", "svmtune.criteria"]),
     ("searches", ["svmtune.search"]),
     ("methods", ["svmtune.methods"]),

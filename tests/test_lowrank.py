@@ -197,6 +197,30 @@ def test_pivoted_cholesky_min_rank_pivots_past_the_residual_target():
         pivoted_cholesky_landmarks(X, 1.0, min_rank=0)
 
 
+def test_pivoted_cholesky_weights_are_repeated_rows():
+    """A weight stands for repeated rows: integer weights pick the landmarks (and stop at the
+    residual) of the rows repeated in place, rows of weight 0 are never landmarks, and the
+    residual is weighted."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 3))
+    w = rng.integers(0, 4, size=60)
+    w[0] = 0  # the unweighted rule's first pivot
+    copies = np.repeat(np.arange(60), w)  # row of the repeated X -> row of X
+    for tol, max_rank in ((5e-2, 60), (1e-9, 12)):  # the residual rule, the cap
+        got, got_resid = pivoted_cholesky_landmarks(
+            X, 1.3, tol=tol, max_rank=max_rank, sample_weight=w
+        )
+        want, want_resid = pivoted_cholesky_landmarks(X[copies], 1.3, tol=tol, max_rank=max_rank)
+        assert np.array_equal(got, copies[want])
+        assert got_resid == pytest.approx(want_resid, rel=1e-10, abs=1e-14)
+        assert np.all(w[got] > 0)
+    unweighted = pivoted_cholesky_landmarks(X, 1.3, tol=5e-2, max_rank=60)
+    ones = pivoted_cholesky_landmarks(X, 1.3, tol=5e-2, max_rank=60, sample_weight=np.ones(60))
+    assert np.array_equal(ones[0], unweighted[0]) and ones[1] == pytest.approx(unweighted[1])
+    with pytest.raises(ValueError, match="sample_weight must hold 60 finite"):
+        pivoted_cholesky_landmarks(X, 1.0, sample_weight=np.zeros(60))
+
+
 def test_fit_tasks_lowrank_fits_every_task_and_validates():
     X, y = make_problem(40, 3, 9)
     idx, _ = pivoted_cholesky_landmarks(X, 1.2, tol=1e-3, max_rank=15)

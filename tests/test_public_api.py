@@ -26,6 +26,7 @@ PUBLIC = [
     "svmtune.criteria",
     "svmtune.datasets",
     "svmtune.estimators",
+    "svmtune.estimators_lowrank",
     "svmtune.exceptions",
     "svmtune.kernels",
     "svmtune.loo",

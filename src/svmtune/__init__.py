@@ -12,6 +12,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from svmtune.estimators import L2SVC
+from svmtune.estimators_lowrank import LowRankL2SVC
 from svmtune.kernels import Kernel, gamma_from_sigma, sigma_from_gamma
 from svmtune.methods import available_methods
 from svmtune.persist import load_model, save_model
@@ -26,6 +27,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "SVMTuner",
     "L2SVC",
+    "LowRankL2SVC",
     "Kernel",
     "available_methods",
     "load_model",

@@ -40,7 +40,13 @@ __all__ = ["NystroemFactor", "nystroem_factor", "pivoted_cholesky_landmarks"]
 
 
 def pivoted_cholesky_landmarks(
-    X: np.ndarray, sigma: float, *, tol: float = 1e-2, max_rank: int = 500, min_rank: int = 1
+    X: np.ndarray,
+    sigma: float,
+    *,
+    tol: float = 1e-2,
+    max_rank: int = 500,
+    min_rank: int = 1,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
     """Landmarks by greedy pivoted Cholesky of the RBF kernel (rank rule of the low-rank path).
 
@@ -65,11 +71,17 @@ def pivoted_cholesky_landmarks(
         Smallest number of landmarks, whatever the residual (a landmark refresh at a wider
         width keeps the previous rank, :func:`svmtune.methods._lowrank_search.landmark_search`);
         fewer only when the kernel is numerically exhausted (duplicated points).
+    sample_weight : ndarray (n,), optional
+        Non-negative weights, a weight standing for repeated rows: only rows of positive
+        weight are pivots, and the trace residual is ``sum_i w_i (K_ii - K~_ii)`` against
+        ``tol * sum_i w_i``.  Integer weights therefore give the landmarks of the rows
+        repeated in place (``np.repeat(X, w, axis=0)``), and rows of weight 0 play no part.
 
     Returns
     -------
     (indices, relative_residual) : (ndarray of int, float)
-        Landmark row indices in pivot order and the final ``trace residual / n``.
+        Landmark row indices in pivot order and the final ``trace residual / n`` (weighted:
+        ``/ sum_i w_i``).
 
     Raises
     ------
@@ -88,13 +100,29 @@ def pivoted_cholesky_landmarks(
         raise ValueError(f"min_rank must be a positive integer, got {min_rank}")
     if not (np.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be positive and finite, got {sigma}")
+    keep = None
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=float).ravel()
+        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+            raise ValueError(
+                f"sample_weight must hold {n} finite, non-negative weights, not all zero; "
+                f"got shape {w.shape}"
+            )
+        keep = np.flatnonzero(w > 0)
+        X, w = X[keep], w[keep]
+        n = keep.size
     m_max = min(int(max_rank), n)
     norms = sparse_row_norms(X) if sp.issparse(X) else None
     L = np.zeros((n, m_max))
     resid = np.ones(n)
     piv: list[int] = []
+
+    def trace_residual() -> float:
+        return float(resid.sum()) if keep is None else float(w @ resid)
+
+    total = float(n) if keep is None else float(w.sum())
     for k in range(m_max):
-        if k >= min_rank and float(resid.sum()) <= tol * n:
+        if k >= min_rank and trace_residual() <= tol * total:
             break
         j = int(np.argmax(resid))
         if resid[j] <= 1e-12:  # numerically exhausted (duplicates, sigma -> inf)
@@ -106,7 +134,8 @@ def pivoted_cholesky_landmarks(
         np.maximum(resid, 0.0, out=resid)
         resid[j] = 0.0
         piv.append(j)
-    return np.asarray(piv, dtype=int), float(resid.sum()) / n
+    idx = np.asarray(piv, dtype=int)
+    return (idx if keep is None else keep[idx]), trace_residual() / total
 
 
 def _as_points(X):

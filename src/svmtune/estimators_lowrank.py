@@ -1,0 +1,368 @@
+"""The low-rank L2-SVM as a final model: the exact squared-hinge SVM on a Nystroem RBF kernel.
+
+:class:`LowRankL2SVC` trains the model the low-rank selection criteria score
+(:mod:`svmtune.loo.rbsvm_lowrank`, :mod:`svmtune.methods._lowrank_search`): the L2-SVM of RBSVM
+eq. (6)-(7) on the rank-``m`` Nystroem kernel ``K~ = Z Z^T``, ``Z = K_nm R^{-1}``,
+``K_mm + jitter I = R^T R`` (:mod:`svmtune.lowrank`), solved exactly by
+:func:`svmtune.lowrank.fit_l2_svm_lowrank`.  On ``Z`` this is the linear squared-hinge SVM
+with primal vector ``v = Z^T beta``; the model keeps only the ``m`` landmark rows and
+``W = R^{-1} v``, so that
+
+    f(x) = k(x, X_L) R^{-1} v + b = k(x, X_L) W + b,
+
+``O(m d)`` per new point and no training data.  Its cost model is
+:func:`lowrank_fit_flops`, counted from the code it runs.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import gen_batches
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+import svmtune.estimators as _estimators
+from svmtune._support import check_C
+from svmtune._validation import validate_sample_weight
+from svmtune.estimators import _fit_inputs, tanh_proba
+from svmtune.kernels import (
+    rbf_from_sqdist,
+    sparse_row_norms,
+    sparse_squared_distances,
+    squared_distances,
+)
+from svmtune.lowrank import fit_l2_svm_lowrank, nystroem_factor, pivoted_cholesky_landmarks
+
+__all__ = ["LowRankL2SVC", "lowrank_fit_flops", "NEWTON_ITERATIONS", "GRAM_PASSES"]
+
+#: Newton iterations per task that :func:`lowrank_fit_flops` assumes by default.  The primal
+#: Newton method of :func:`svmtune.lowrank.fit_l2_svm_lowrank` converges finitely from
+#: ``v = 0``; measured on 3,000-row samples of nine bundled sets (ijcnn1, adult/a9a,
+#: eeg_eye_state, bank_marketing, MNIST 1 v 7, banana, twonorm, splice, image_segmentation;
+#: standardised; sigma = (0.5, 1, 2) sqrt(d), C = 0.1 ... 1000, rank 200; 225 tasks):
+#: median 7, upper quartile 11, 90th percentile 15, most 36 (large C takes the most;
+#: ``benchmarks/lowrank_newton_counts.py`` counts them); the default is the upper quartile
+NEWTON_ITERATIONS = 11
+#: rows that build the active set's Gram matrix in the Newton solver, in units of ``n``, per
+#: task (the first step builds it from all rows, later steps update it by the rows that
+#: enter or leave the active set): on the measurements of :data:`NEWTON_ITERATIONS`, median
+#: 1.47, upper quartile 1.9, most 2.61; the default is the upper quartile
+GRAM_PASSES = 1.9
+
+
+def lowrank_fit_flops(
+    n: int,
+    d: float,
+    m: int,
+    n_tasks: int = 1,
+    *,
+    n_newton: float = NEWTON_ITERATIONS,
+    gram_passes: float = GRAM_PASSES,
+    sparse: bool = False,
+) -> float:
+    """Floating-point operations of :meth:`LowRankL2SVC.fit`: a model, counted from the code.
+
+    Each term is the leading count of one step (a multiply-add is 2 flops; ``O(n m)``,
+    ``O(n d)`` and ``O(m^2)`` terms left out but where stated):
+
+    * landmarks, :func:`svmtune.lowrank.pivoted_cholesky_landmarks`: each of the ``m`` pivots
+      computes the squared distances of all rows to the pivot row, ``4 n d`` for dense ``X``
+      (scikit-learn's ``euclidean_distances`` recomputes the ``n`` squared row norms,
+      ``2 n d``, besides the dot products, ``2 n d``) and ``2 n d`` for sparse ``X`` (norms
+      computed once), and updates the residual by ``L[:, :k] @ L[j, :k]``, ``2 n k``; summed
+      over ``k < m``: ``4 n m d + n m^2`` (sparse: ``2 n m d + n m^2``);
+    * the kernel to the landmarks, ``K_nm``: the product ``X X_L^T``, ``2 n m d``;
+    * the factor: Cholesky of ``K_mm``, ``m^3 / 3``, and ``Z = K_nm R^{-1}``, a triangular
+      solve with ``n`` right-hand sides, ``n m^2``;
+    * per task, the Newton solver :func:`svmtune.lowrank.fit_l2_svm_lowrank`: the active
+      set's Gram matrix ``Z_A^T diag(c) [Z_A, 1, y]``, ``2 (m + 2)^2`` a row, built from
+      ``gram_passes * n`` rows in all (all rows on the first step; then the rows that enter
+      or leave the active set, or all of it again when more than half of it changes, so at
+      most ``n`` rows an iteration); each of the ``n_newton`` iterations solves the
+      ``(m + 1)``-square symmetric system, ``(m + 1)^3 / 3``, and takes the gradient and one
+      line-search trial, ``2 n m`` each; then once the Woodbury factor of the support set
+      ``S`` (:meth:`svmtune._factor.WoodburyFactor.from_lowrank`): ``Z_S^T D^{-1} Z_S``,
+      ``2 |S| m^2``, its Cholesky, ``m^3 / 3``, and a triangular solve, ``|S| m^2``, counted
+      at ``|S| = n``.
+
+    Parameters
+    ----------
+    n : int
+        Training rows (of positive weight).
+    d : float
+        Features per row: the number of columns for dense ``X``, the mean number of stored
+        entries per row for sparse ``X``.
+    m : int
+        Rank (landmarks).
+    n_tasks : int
+        Binary problems: 1 for two classes, the number of classes for one-vs-rest.
+    n_newton : float
+        Newton iterations per task (:data:`NEWTON_ITERATIONS` by default).
+    gram_passes : float
+        Rows of the Gram matrix per task in units of ``n`` (:data:`GRAM_PASSES` by default;
+        at most ``n_newton``).
+    sparse : bool
+        Whether ``X`` is a scipy sparse matrix (the landmark rule's constant).
+
+    Returns
+    -------
+    float
+    """
+    for name, value in (("n", n), ("m", m), ("n_tasks", n_tasks)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    for name, value in (("d", d), ("n_newton", n_newton), ("gram_passes", gram_passes)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    n, d, m, n_tasks = float(n), float(d), float(m), float(n_tasks)
+    landmarks = (2.0 if sparse else 4.0) * n * m * d + n * m**2
+    kernel = 2.0 * n * m * d
+    factor = m**3 / 3.0 + n * m**2
+    gram = float(gram_passes) * 2.0 * n * (m + 2.0) ** 2
+    steps = float(n_newton) * ((m + 1.0) ** 3 / 3.0 + 4.0 * n * m)
+    woodbury = 3.0 * n * m**2 + m**3 / 3.0
+    return landmarks + kernel + factor + n_tasks * (gram + steps + woodbury)
+
+
+def _check_params(est: LowRankL2SVC) -> None:
+    """Raise with the parameter's name and range unless every parameter is valid."""
+    check_C(est.C)
+    for name in ("sigma", "rank_tol", "jitter"):
+        value = getattr(est, name)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {value!r}")
+    if not (np.isfinite(est.sigma) and est.sigma > 0):
+        raise ValueError(f"sigma (the RBF width) must be positive and finite, got {est.sigma}")
+    rank = est.rank
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1:
+        raise ValueError(
+            f"rank (the largest number of landmarks) must be an integer >= 1, got {rank!r}"
+        )
+    if not 0.0 < est.rank_tol < 1.0:
+        raise ValueError(
+            f"rank_tol (the trace residual / n the landmarks may leave) must lie in (0, 1), "
+            f"got {est.rank_tol}"
+        )
+    if not (np.isfinite(est.jitter) and est.jitter >= 0):
+        raise ValueError(f"jitter must be a finite number >= 0, got {est.jitter}")
+
+
+def _as_rows(X):
+    """Sparse ``X`` as CSR (row blocks are slices), dense as it is."""
+    return sp.csr_matrix(X) if sp.issparse(X) else X
+
+
+class _Kernel:
+    """The RBF kernel between row blocks of ``X`` and the fixed landmark rows ``X_L``: sparse
+    (either side) through :func:`svmtune.kernels.sparse_squared_distances` with the landmarks'
+    norms computed once, never densified; dense through
+    :func:`svmtune.kernels.squared_distances`."""
+
+    def __init__(self, X_L, sigma: float):
+        self.X_L, self.sigma = X_L, float(sigma)
+        self.L_norms = sparse_row_norms(X_L) if sp.issparse(X_L) else None
+
+    def __call__(self, X_part) -> np.ndarray:
+        if sp.issparse(X_part) or sp.issparse(self.X_L):
+            D2 = sparse_squared_distances(X_part, self.X_L, Y_norms=self.L_norms)
+        else:
+            D2 = squared_distances(X_part, self.X_L)
+        return rbf_from_sqdist(D2, self.sigma)
+
+
+def _block_rows(m: int) -> int:
+    """Rows per block so that a block holds at most
+    :data:`svmtune.estimators.DECISION_BLOCK` kernel values."""
+    return max(1, _estimators.DECISION_BLOCK // max(1, m))
+
+
+class LowRankL2SVC(ClassifierMixin, BaseEstimator):
+    """Squared-hinge SVM (L2-SVM) on a rank-``m`` Nystroem RBF kernel, solved exactly.
+
+    The model the low-rank selection criteria score (module docstring): landmarks by pivoted
+    Cholesky of the RBF kernel at ``sigma``
+    (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`: deterministic, at most ``rank``,
+    stopping once the trace residual / n is at most ``rank_tol``; among the rows of positive
+    sample weight, the residual weighted by ``sample_weight``), the Nystroem features
+    ``Z = K_nm R^{-1}`` (the factor ``R`` of :func:`svmtune.lowrank.nystroem_factor`) and the
+    exact L2-SVM on ``Z Z^T + diag(1 / (C w))`` (RBSVM eq. (6)-(7);
+    :func:`svmtune.lowrank.fit_l2_svm_lowrank`), one task for two classes and one-vs-rest
+    tasks otherwise, as :class:`svmtune.estimators.L2SVC`.  With every row a landmark and
+    ``jitter=0`` it is :class:`~svmtune.estimators.L2SVC` with the RBF kernel.
+
+    Fitting costs ``O(n m d + n m^2)`` for the landmarks and the factor and ``O(n m^2)`` per
+    task (:func:`lowrank_fit_flops` counts it) and ``O(n m)`` memory (``Z`` is filled in
+    blocks of rows, the solver copies the active rows); the fitted model keeps the ``m``
+    landmark rows and one ``m``-vector per task, and ``decision_function`` costs ``O(m d)``
+    per point, in blocks of :data:`svmtune.estimators.DECISION_BLOCK` kernel values.  A sparse
+    scipy ``X`` (CSR or CSC; other formats are converted to CSR) is never densified; the
+    landmark rows are then kept as a CSR matrix.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Regularisation of the squared hinge loss (per sample: ``C w_i``).
+    sigma : float, default=1.0
+        RBF width; ``gamma = 1 / (2 sigma^2)``.
+    rank : int, default=500
+        Largest number of landmarks ``m``.
+    rank_tol : float, default=1e-2
+        The landmarks stop once the trace residual ``trace(K - K~) / n`` is at most this, in
+        (0, 1).
+    jitter : float, default=1e-8
+        Added to the diagonal of ``K_mm`` before its Cholesky factor (raised tenfold, with a
+        ``RuntimeWarning``, until it succeeds).
+    class_weight : dict or "balanced", optional
+        Multiplies ``C`` per class, as in :class:`~svmtune.estimators.L2SVC`.
+
+    Attributes
+    ----------
+    classes_ : ndarray (n_classes,)
+    landmarks_ : ndarray of int (m,)
+        Landmark rows of the training ``X``, in pivot order.
+    landmark_points_ : ndarray (m, n_features) or scipy.sparse.csr_matrix
+        Those rows (CSR when ``X`` was sparse).
+    coef_ : ndarray (n_tasks, m)
+        ``W^T``, ``W = R^{-1} v`` per task: ``f(x) = k(x, X_L) W + b``.
+    intercept_ : ndarray (n_tasks,)
+    n_support_ : ndarray of int (n_tasks,)
+        Support vectors (rows with ``alpha_i > 0``) of each task.
+    n_iter_ : ndarray of int (n_tasks,)
+        Newton iterations of each task.
+    rank_ : int
+        Landmarks used, ``m``.
+    trace_residual_ : float
+        ``sum_i w_i (1 - K~_ii) / sum_i w_i`` over the training rows of positive weight
+        (``w`` the sample weights; unweighted it is
+        :attr:`svmtune.lowrank.NystroemFactor.trace_residual` of the factor at ``sigma``).
+    jitter_ : float
+        The jitter the Cholesky factor of ``K_mm`` took.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Where ``X`` had string column names.
+    """
+
+    def __init__(
+        self,
+        *,
+        C: float = 1.0,
+        sigma: float = 1.0,
+        rank: int = 500,
+        rank_tol: float = 1e-2,
+        jitter: float = 1e-8,
+        class_weight=None,
+    ):
+        self.C = C
+        self.sigma = sigma
+        self.rank = rank
+        self.rank_tol = rank_tol
+        self.jitter = jitter
+        self.class_weight = class_weight
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the landmarks, the Nystroem factor and the L2-SVM of every task.
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix (n_samples, n_features)
+        y : array-like (n_samples,)
+        sample_weight : array-like (n_samples,) or float, optional
+            A weight stands for repeated rows (in the landmark rule too); rows of weight 0
+            take no part.
+
+        Returns
+        -------
+        self
+        """
+        _check_params(self)
+        X, y_enc, w = _fit_inputs(self, X, y, sample_weight, accept_sparse=("csr", "csc"))
+        X = _as_rows(X)
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        pos = np.flatnonzero(w > 0)
+        idx, _ = pivoted_cholesky_landmarks(
+            X, self.sigma, tol=self.rank_tol, max_rank=self.rank, sample_weight=sw
+        )
+        X_L = (
+            sp.csr_matrix(X[idx], dtype=float) if sp.issparse(X) else np.array(X[idx], dtype=float)
+        )
+        D2_mm = squared_distances(X_L)  # symmetric, zero diagonal; sparse stays sparse
+        R, jitter = _landmark_factor(D2_mm, self.sigma, self.jitter)
+        Z = _features(X, pos, _Kernel(X_L, self.sigma), R)
+        wz = np.ones(pos.size) if sw is None else sw[pos]
+        resid = np.maximum(1.0 - np.einsum("ij,ij->i", Z, Z), 0.0)
+        V, b, n_sv, n_it = [], [], [], []
+        for t in _tasks(y_enc[pos], len(self.classes_)):
+            sol = fit_l2_svm_lowrank(Z, t, self.C, sample_weight=w[pos])
+            S = np.flatnonzero(sol.support)
+            V.append(Z[S].T @ sol.extra["beta"])  # the primal vector v = Z^T beta
+            b.append(sol.b)
+            n_sv.append(S.size)
+            n_it.append(sol.n_iter)
+        self.landmarks_ = idx
+        self.landmark_points_ = X_L
+        self.coef_ = sla.solve_triangular(R, np.column_stack(V), lower=False).T.copy()
+        self.intercept_ = np.asarray(b, dtype=float)
+        self.n_support_ = np.asarray(n_sv, dtype=int)
+        self.n_iter_ = np.asarray(n_it, dtype=int)
+        self.rank_ = int(idx.size)
+        self.trace_residual_ = float(wz @ resid / wz.sum())
+        self.jitter_ = jitter
+        return self
+
+    def decision_function(self, X):
+        """``k(x, X_L) W + b``: shape (n,) for two classes (positive: ``classes_[1]``),
+        (n, n_classes) one-vs-rest otherwise; in blocks of
+        :data:`svmtune.estimators.DECISION_BLOCK` kernel values."""
+        check_is_fitted(self)
+        X = _as_rows(validate_data(self, X, reset=False, accept_sparse=("csr", "csc")))
+        kern = _Kernel(self.landmark_points_, self.sigma)
+        F = np.empty((X.shape[0], self.coef_.shape[0]))
+        for part in gen_batches(X.shape[0], _block_rows(self.rank_)):
+            F[part] = kern(X[part]) @ self.coef_.T + self.intercept_
+        return F[:, 0] if len(self.classes_) == 2 else F
+
+    def predict(self, X):
+        """The class of the largest decision value (two classes: its sign)."""
+        F = self.decision_function(X)
+        idx = (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
+        return self.classes_[idx]
+
+    def predict_proba(self, X):
+        """RBSVM's tanh probabilities (eq. (29),
+        :func:`svmtune.estimators.tanh_proba`); one-vs-rest normalised for multiclass."""
+        return tanh_proba(self.decision_function(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _landmark_factor(D2_mm: np.ndarray, sigma: float, jitter: float) -> tuple[np.ndarray, float]:
+    """The upper Cholesky factor ``R`` of ``K_mm + jitter I`` and the jitter it took
+    (:func:`svmtune.lowrank.nystroem_factor` on the landmarks themselves)."""
+    nf = nystroem_factor(D2_mm, D2_mm, sigma, jitter=jitter)
+    return nf.R, float(nf.jitter)
+
+
+def _features(X, rows: np.ndarray, kern: _Kernel, R: np.ndarray) -> np.ndarray:
+    """``Z = K(X[rows], X_L) R^{-1}``, filled in blocks of rows (the ``K_nm`` and ``Z`` of
+    :func:`svmtune.lowrank.nystroem_factor`, without an ``n x m`` temporary besides ``Z``)."""
+    m = R.shape[0]
+    Z = np.empty((rows.size, m))
+    for part in gen_batches(rows.size, _block_rows(m)):
+        K = kern(X[rows[part]])
+        Z[part] = sla.solve_triangular(R, K.T, trans="T", lower=False, check_finite=False).T
+    return Z
+
+
+def _tasks(y_enc: np.ndarray, n_classes: int) -> list[np.ndarray]:
+    """The -1/+1 labels of each binary task: ``classes_[1]`` against ``classes_[0]`` for two
+    classes, each class against the rest otherwise (as :class:`svmtune.estimators.L2SVC`)."""
+    if n_classes == 2:
+        return [np.where(y_enc == 1, 1.0, -1.0)]
+    return [np.where(y_enc == k, 1.0, -1.0) for k in range(n_classes)]
