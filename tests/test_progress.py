@@ -76,18 +76,21 @@ def test_gradient_steps_and_auto_candidates(data, capsys):
     cands = [ln for ln in lines if "leave-one-out error" in ln]
     assert len(cands) == len(a.history_)
     for line, h in zip(cands, a.history_):
-        assert line.startswith(f"svmtune auto: {h['origin']} sigma={h['sigma']:.4g}")
+        assert line.startswith(
+            f"svmtune auto: stage {h['stage']} ({h['rows']:,} rows) {h['origin']} "
+            f"sigma={h['sigma']:.4g}"
+        )
     a1 = SVMTuner(method="auto", random_state=0, verbose=1).fit(*data)
     bars = [ln for ln in capsys.readouterr().err.splitlines() if "candidates" in ln]
     n = len(a1.history_)
     assert f"{n}/{n} candidates" in bars[-1] and "gradient steps" in bars[-1]
     # the low-rank path too, whose refinement brings its own estimate
-    params = {"max_dense": 20, "rank": 10}
+    params = {"exact_rows": 0, "rank": 10}
     lr = SVMTuner(method="auto", method_params=params, random_state=0, verbose=2).fit(*data)
     assert lr.selection_.info["path"] == "lowrank"
     lines = capsys.readouterr().err.splitlines()
     cands = [ln for ln in lines if "leave-one-out error" in ln]
-    assert [ln.split()[2] for ln in cands] == [h["origin"] for h in lr.history_]
+    assert [ln.split()[6] for ln in cands] == [h["origin"] for h in lr.history_]
 
 
 def test_terminal_redraws_one_line():

@@ -221,7 +221,7 @@ def test_halving_best_index_in_last_round(data):
 
 def test_auto_low_rank_path_scores_by_the_l2_estimate(data):
     X, y = data
-    t = SVMTuner(method="auto", method_params={"max_dense": 20}, random_state=0).fit(X, y)
+    t = SVMTuner(method="auto", method_params={"exact_rows": 0}, random_state=0).fit(X, y)
     res = t.cv_results_
     assert t.selection_.info["path"] == "lowrank"
     assert all(v is None for v in res["estimate_l1"])  # no libsvm estimate on this path

@@ -31,8 +31,8 @@ SPARSE_METHODS = [
     "tpe",
 ]
 #: the searches on a Nystroem kernel (auto on sparse X: its low-rank path); dense X takes the
-#: same path with max_dense=2
-_LOWRANK = {"rbsvm_lowrank": {"max_eval": 12}, "auto": {"max_dense": 2}}
+#: same path with exact_rows=0
+_LOWRANK = {"rbsvm_lowrank": {"max_eval": 12}, "auto": {"exact_rows": 0}}
 _LIGHT = {
     "grid": {"log2_sigma": (0, 4, 1), "log2_C": (-1, 3, 1), "n_splits": 4},
     "cv_cv": {"log2_sigma": (0, 4, 2), "log2_C": (-1, 3, 2), "n_splits": 3},

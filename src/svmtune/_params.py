@@ -53,7 +53,9 @@ def _check_choice(*choices: str):
 PARAMETER_CHECKS = {
     "preprocess": [Options(*PREPROCESS_MODES)],
     "multiclass": [Check(_check_choice("ovr", "ovo"), "'ovr' or 'ovo'")],
-    "final_model": [Check(_check_choice("auto", "l1", "l2"), "'auto', 'l1' or 'l2'")],
+    "final_model": [
+        Check(_check_choice("auto", "l1", "l2", "lowrank"), "'auto', 'l1', 'l2' or 'lowrank'")
+    ],
     "probability": [Check(_check_choice("tanh", "platt"), "'tanh' or 'platt'")],
     "backend": [None, Check(_check_backend, "a joblib backend name")],
     "n_jobs": [None, Check(_check_n_jobs, "a non-zero integer")],

@@ -113,6 +113,7 @@ class Progress:
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._last_draw = -1.0
         self._last_tenth = -1
+        self._last_counts = ""
         self._drawn = False
 
     # ---------------------------------------------------------------- reports
@@ -129,6 +130,12 @@ class Progress:
             self.total[unit] = need
         self.done.setdefault(unit, 0)
 
+    def revise(self, n: int, unit: str) -> None:
+        """``n`` more ``unit`` are to come, replacing what was announced: the plan changed (a
+        search stopped early or took one more step than counted)."""
+        self.done.setdefault(unit, 0)
+        self.total[unit] = self.done[unit] + int(n)
+
     def advance(self, n: int = 1, unit: str = "steps") -> None:
         """``n`` more ``unit`` are done."""
         self.done[unit] = self.done.get(unit, 0) + int(n)
@@ -136,6 +143,17 @@ class Progress:
             self.on_advance(int(n), unit)
         if self.verbose == 1:
             self._draw()
+
+    def note(self, text: str) -> None:
+        """A line of its own from ``verbose >= 1`` (a stage of the plan, its size and cost),
+        written above the status line."""
+        if self.verbose >= 1:
+            if self._tty and self._drawn:
+                self.stream.write("\r\033[K")
+            self.stream.write(f"{self.label}: {text}\n" if self.label else f"{text}\n")
+            self.stream.flush()
+            if self.verbose == 1 and self._drawn:
+                self._draw()
 
     def line(self, text: str) -> None:
         """A line of its own (``verbose >= 2``): one evaluated candidate and its score."""
@@ -154,10 +172,7 @@ class Progress:
     def status(self, final: bool = False) -> str:
         """The status line: bar, counts, time spent and left."""
         elapsed = time.perf_counter() - self.t0
-        counts = ", ".join(
-            f"{self.done[u]}/{self.total[u]} {u}" if self.total.get(u) else f"{self.done[u]} {u}"
-            for u in self.done
-        )
+        counts = self._counts()
         frac = self.fraction()
         parts = [self.label] if self.label else []
         if frac is not None:
@@ -171,6 +186,12 @@ class Progress:
         parts.append(timing)
         return "  ".join(parts)
 
+    def _counts(self) -> str:
+        return ", ".join(
+            f"{self.done[u]}/{self.total[u]} {u}" if self.total.get(u) else f"{self.done[u]} {u}"
+            for u in self.done
+        )
+
     def _draw(self, final: bool = False) -> None:
         now = time.perf_counter()
         if self._tty:
@@ -180,9 +201,11 @@ class Progress:
         else:  # a log: a line per tenth of the known work (or per 10 s without any)
             frac = self.fraction()
             tenth = int(10 * frac) if frac is not None else int((now - self.t0) // 10)
-            if tenth == self._last_tenth and (not final or frac == 1.0):
+            same = final and frac == 1.0 and self._last_counts == self._counts()
+            if tenth == self._last_tenth and (not final or same):
                 return  # nothing new (a finished bar is not written twice)
             self._last_tenth = tenth
+            self._last_counts = self._counts()
             self.stream.write(self.status(final) + "\n")
         self._last_draw = now
         self._drawn = True

@@ -46,8 +46,12 @@ from svmtune.estimators import (
     ovo_to_ovr_decision,
     tanh_proba,
 )
+from svmtune.estimators_lowrank import LowRankL2SVC
 from svmtune.methods._constraints import validate_options
 from svmtune.methods.base import METHODS, get_selector, selector_class
+
+#: Nystroem rank of a forced low-rank final model when the selection names none
+LOWRANK_RANK = 500
 from svmtune.preprocess import fit_preprocessor, make_preprocessor
 from svmtune.search.cv import check_class_groups
 
@@ -101,7 +105,7 @@ def _check_sparse_fit(tuner, selector) -> None:
     if tuner.final_model == "l2" or getattr(selector, "final_model", "l1") == "l2":
         raise ValueError(
             "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; use "
-            "final_model='l1' or 'auto'"
+            "final_model='l1', 'lowrank' or 'auto'"
         )
 
 
@@ -132,10 +136,15 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         Final multiclass SVM: one-vs-rest (the papers' protocol) or libsvm's one-vs-one.
         The L2-SVM is one-vs-rest only: a final L2-SVM with "ovo" on more than two classes
         is fitted one-vs-rest, with a warning.
-    final_model : {"auto", "l1", "l2"}, default="auto"
+    final_model : {"auto", "l1", "l2", "lowrank"}, default="auto"
         "auto" refits the SVM the method selected for (L2-SVM for RBSVM, SpanSVM, RMSVM
-        and the CV searches given ``method_params={"final_model": "l2"}``; libsvm's
-        hinge-loss SVC otherwise); "l1" / "l2" force one.
+        and the CV searches given ``method_params={"final_model": "l2"}``; for ``auto`` the
+        family its referee chose, or on large data libsvm's SVC unless its fit would cost
+        more than the budget has left, then the low-rank L2-SVM; libsvm's hinge-loss SVC
+        otherwise); "l1" / "l2" / "lowrank" force one: "lowrank" is the L2-SVM on a rank-500
+        (or the selection's ``rank``) Nystroem kernel,
+        :class:`svmtune.estimators_lowrank.LowRankL2SVC`, which costs ``O(n m^2)`` to fit
+        and ``O(m d)`` per prediction and takes sparse ``X``.
     class_weight : None, "balanced" or dict, default=None
         Weights of the classes: every sample's weight (its ``sample_weight``, or 1) is
         multiplied by its class's weight, so they act wherever sample weights do (a weight
@@ -458,7 +467,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
                 "use final_model='l1' (libsvm's SVC takes sparse rows) or pass X.toarray()"
             )
         n_classes = len(self.classes_)
-        if final == "l2" and self.multiclass == "ovo" and n_classes > 2:
+        if final in ("l2", "lowrank") and self.multiclass == "ovo" and n_classes > 2:
             warnings.warn(
                 "multiclass='ovo' is libsvm's one-vs-one; the final L2-SVM is one-vs-rest: "
                 "pass final_model='l1' for a one-vs-one SVC, or multiclass='ovr'",
@@ -476,6 +485,14 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         counts = _class_counts(y_enc, w, n_classes)
 
         def final_estimator(probability: bool):
+            if final == "lowrank":  # the L2-SVM on the Nystroem kernel, tanh probabilities
+                return LowRankL2SVC(
+                    C=float(sel.params["C"]),
+                    sigma=float(sel.params["sigma"]),
+                    rank=int(sel.info.get("rank", LOWRANK_RANK)),
+                    rank_tol=float(sel.info.get("rank_tol", 1e-2)),
+                    class_weight=sel.params.get("class_weight"),
+                )
             return clone(
                 make_final_estimator(
                     sel.params,

@@ -127,14 +127,125 @@ def test_groups_use_leave_one_group_out_and_the_l2_family():
     assert tuner.final_model_ == "l2"
 
 
-def test_low_rank_path_above_max_dense():
+def test_low_rank_path_when_no_row_may_be_exact():
     X, y = _binary(n=120, seed=6)
-    sel = Auto(max_dense=100, rank=40).select(X, y, random_state=0)
+    sel = Auto(exact_rows=0, rank=40).select(X, y, random_state=0)
     assert sel.info["path"] == "lowrank"
-    assert sel.final_model == "l1"
+    assert sel.final_model in ("l1", "lowrank")
     assert "ld" not in [c["origin"] for c in sel.history]
     assert all(c["estimate_l2"] is not None for c in sel.history)
-    assert Auto(max_dense=120).select(X, y, random_state=0).info["path"] == "exact"
+    assert Auto().select(X, y, random_state=0).info["path"] == "exact"
+
+
+def _large(n=3000, seed=0, n_classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    score = X[:, 0] + np.sin(2 * X[:, 1]) + 0.6 * rng.normal(size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    return X, y
+
+
+def _rows_by_stage(sel):
+    return {c["stage"]: c["rows"] for c in sel.history}
+
+
+def test_stages_follow_the_plan_and_the_budget_holds():
+    """Count the work: every candidate is scored on its stage's rows, each stage refines at
+    most its planned steps, and the plan's predicted cost is within the budget."""
+    X, y = _large()
+    for budget in (2.0, 5.0):
+        auto = Auto(budget=budget, rank=60)
+        plan = auto.plan(*X.shape, 1)
+        sel = auto.select(X, y, random_state=0)
+        assert sel.info["plan"] == [vars(s) for s in plan.stages]
+        assert sel.info["predicted_cost"] == pytest.approx(plan.cost)
+        assert plan.cost <= budget + 1e-9 or plan.stages[0].size == 200
+        assert _rows_by_stage(sel) == {i: s.size for i, s in enumerate(plan.stages)}
+        assert plan.stages[0].size < len(y)  # a small budget: the first stage subsamples
+        for i, stage in enumerate(plan.stages):
+            refined = [c for c in sel.history if c["stage"] == i and c["origin"] == "rbsvm"]
+            assert len(refined) == (1 if stage.steps or i == 0 else 0)
+    small = Auto(budget=2.0, rank=60).plan(*X.shape, 1)
+    large = Auto(budget=50.0, rank=60).plan(*X.shape, 1)
+    assert large.stages[-1].size >= small.stages[-1].size
+    assert sum(s.size * (s.steps + s.scores) for s in large.stages) > sum(
+        s.size * (s.steps + s.scores) for s in small.stages
+    )
+
+
+def test_C_is_carried_from_the_last_stage_to_all_rows():
+    X, y = _large(n=2500, seed=3)
+    sel = Auto(budget=1.5, rank=60).select(X, y, random_state=0)
+    chosen = next(c for c in sel.history if c["chosen"])
+    assert chosen["rows"] < len(y)
+    a = sel.info["carry_exponent"]
+    assert -1.0 <= a <= 1.0
+    assert sel.params["C"] == pytest.approx(chosen["C"] * (len(y) / chosen["rows"]) ** a)
+    assert sel.params["sigma"] == chosen["sigma"]
+    # a later stage starts from the choice of the one before, its C carried the same way
+    for c in sel.history:
+        if c["origin"] == "carried":
+            before = next(
+                h for h in sel.history if h["stage"] == c["stage"] - 1 and h["chosen_in_stage"]
+            )
+            assert c["sigma"] == before["sigma"]
+
+
+def test_final_model_rule_both_ways():
+    """libsvm's fit at a large C on noisy rows takes many more iterations than SVC()'s: with
+    the budget spent and a cheap low-rank model it gives way; with budget left it is kept,
+    and so is it where it costs about one SVC() fit."""
+    from svmtune.methods._fidelity import nested_subsample
+    from svmtune.methods.baselines import rbf_params
+
+    X, y = _large(n=2000, seed=5)
+    order = nested_subsample(y, 0)
+    large_C = rbf_params(1.0, 2.0**10)
+    auto = Auto(rank=20)
+    tight = auto.plan(*X.shape, 1)._replace_budget(1.0)
+    rule = auto._final_rule(tight, large_C, X, y, None, order, "ovr")
+    assert rule["final_model"] == "lowrank" and "libsvm's fit predicted at" in rule["why"]
+    ratio = float(rule["why"].split("predicted at ")[1].split(" ")[0])
+    assert ratio > 2.0
+    ample = auto.plan(*X.shape, 1)._replace_budget(1e6)
+    assert auto._final_rule(ample, large_C, X, y, None, order, "ovr")["final_model"] == "l1"
+    svc_like = rbf_params(2.0, 1.0)
+    assert auto._final_rule(tight, svc_like, X, y, None, order, "ovr")["final_model"] == "l1"
+
+
+def test_the_tuner_fits_and_can_force_the_low_rank_final_model():
+    X, y = _large(n=600, seed=5)
+    opts = {"exact_rows": 0, "rank": 20, "max_eval": 2}
+    lr = SVMTuner(method_params=opts, final_model="lowrank", random_state=0).fit(X, y)
+    assert lr.final_model_ == "lowrank"
+    assert lr.estimator_.rank_ <= 20
+    np.testing.assert_allclose(lr.predict_proba(X[:5]).sum(axis=1), 1.0)
+    assert lr.decision_function(X[:5]).shape == (5,)
+    assert SVMTuner(method_params=opts, final_model="l1", random_state=0).fit(
+        X, y
+    ).final_model_ == "l1"
+
+
+def test_multistage_is_deterministic_and_takes_weights_groups_multiclass_sparse():
+    import scipy.sparse as sp
+
+    X, y = _large(n=1500, seed=7, n_classes=3)
+    opts = {"budget": 15.0, "rank": 40}
+    a = Auto(**opts).select(X, y, random_state=4)
+    b = Auto(**opts).select(X, y, random_state=4)
+    assert a.params == b.params and a.estimate == b.estimate
+    assert [c["rows"] for c in a.history] == [c["rows"] for c in b.history]
+    assert len({c["stage"] for c in a.history}) >= 2
+    w = np.where(y == 0, 2.0, 1.0)
+    t = SVMTuner(method_params=opts, random_state=0).fit(X, y, sample_weight=w)
+    assert t.predict(X[:3]).shape == (3,)
+    groups = np.arange(len(y)) // 5
+    g = Auto(**opts).select(X, y, random_state=0, groups=groups)
+    assert all(c["estimate_l1"] is None for c in g.history)
+    assert g.info["n_groups"] == 300
+    s = SVMTuner(method_params=opts, random_state=0).fit(sp.csr_matrix(X), y)
+    assert s.selection_.info["path"] == "lowrank"
+    assert s.predict(sp.csr_matrix(X[:4])).shape == (4,)
 
 
 @pytest.mark.parametrize(
@@ -149,7 +260,9 @@ def test_low_rank_path_above_max_dense():
         ("max_eval", 0),
         ("max_eval", 2.5),
         ("max_eval", float("inf")),
-        ("max_dense", True),
+        ("exact_rows", True),
+        ("budget", 0),
+        ("budget", -1.0),
         ("rank", -1),
         ("log2_sigma", (4, -4)),
     ],

@@ -39,7 +39,7 @@ class SelectionOptions:
         """``multiclass`` and ``probability`` as the fitted ``tuner``'s final model applies
         them: a final L2-SVM is one-vs-rest on more than two classes and has no Platt
         scaling (``SVMTuner`` warns when it overrides the options)."""
-        l2_ovr = tuner.final_model_ == "l2" and len(tuner.classes_) > 2
+        l2_ovr = tuner.final_model_ in ("l2", "lowrank") and len(tuner.classes_) > 2
         return {
             "multiclass": "ovr" if l2_ovr else self.multiclass,
             "probability": tuner.probability_,
@@ -111,9 +111,9 @@ SELECTION_OPTIONS = [
     ),
     choice_option(
         "--final-model",
-        ("auto", "l1", "l2"),
-        "Final SVM: the one the method selected for ('auto'), libsvm's hinge-loss SVC ('l1') "
-        "or the squared-hinge L2-SVM ('l2').",
+        ("auto", "l1", "l2", "lowrank"),
+        "Final SVM: the one the method selected for ('auto'), libsvm's hinge-loss SVC ('l1'), "
+        "the squared-hinge L2-SVM ('l2') or the L2-SVM on a Nystroem kernel ('lowrank').",
     ),
     choice_option(
         "--probability",

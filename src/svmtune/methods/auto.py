@@ -1,20 +1,40 @@
-"""``method="auto"``: data-only starts, a short exact-gradient refinement, a closed-form referee.
+"""``method="auto"``: data-only starts, gradient refinements and a closed-form referee, run
+on nested subsamples of growing size within a budget counted in ``SVC()`` fits.
 
 The published methods are complementary, and this method composes them:
 
 1. **Starts** -- data-only candidates, each at about one SVM fit or less: scikit-learn's
-   ``SVC()`` point (``gamma="scale"``, ``C = 1``; always a candidate), the median heuristic
-   width with ``C = 1`` (RBSVM's start), LD's width with ``C = 1`` (Menezes et al. 2019,
-   ``ld_c1``) and the S&S ratio's ``(sigma, C)`` (Shamsi & Beheshti, ``ss``).
+   ``SVC()`` point (``gamma="scale"`` on all rows, ``C = 1``; always a candidate), the median
+   heuristic width with ``C = 1`` (RBSVM's start), LD's width with ``C = 1`` (Menezes et al.
+   2019, ``ld_c1``) and the S&S ratio's ``(sigma, C)`` (Shamsi & Beheshti, ``ss``).
 2. **Referee** -- every candidate is scored by a closed-form leave-one-out estimate of each
    model it could become (:mod:`svmtune.loo.referee`): the span-rule for libsvm's hinge-loss
-   SVC (Weighted span Corollary 1, eq. (37)) and RBSVM eq. (27) for the L2-SVM.  The
-   candidate and final model family with the lowest estimate win; the estimate becomes
-   ``estimate``.
+   SVC (Weighted span Corollary 1, eq. (37)) and RBSVM eq. (27) for the L2-SVM (on a Nystroem
+   kernel, :class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`, where the rows are too many
+   for the exact closed forms).  The candidate and final model family with the lowest
+   estimate win.
 3. **Refinement** -- from the start the referee ranks first, a short exact-gradient descent of
    a leave-one-out criterion (RBSVM's cross-entropy, ``refine="rbsvm"``, or the smoothed
    span, ``"span"``; :func:`svmtune.search.gradient.minimize_log_params`) within
    ``max_eval`` SVM trainings; its end point joins the candidates before the referee decides.
+
+**Fidelities** (:mod:`svmtune.methods._fidelity`).  Steps 1-3 run on a stratified subsample
+whose size the plan takes from the budget; then each larger subsample (4 times the rows, at
+most all of them) carries the chosen point over (``C`` by the rule of
+:func:`svmtune.methods._fidelity.carry_C`), scores it beside ``SVC()``'s point and refines it
+by a few more steps, exact while the dense matrices are affordable and low rank above.  On
+small data the first stage already holds every row and this is the single-stage method.  The
+plan is a function of the rows, features, classes, memory and ``budget``; ``info["plan"]``
+holds it and ``history`` every candidate with its ``stage`` and ``rows``.  When the last
+stage holds fewer rows than the data, ``C`` is carried to all rows.
+
+**Final model.**  Where the last stage is exact on all rows, the referee's family (libsvm's
+SVC or the exact L2-SVM).  Otherwise libsvm's SVC, unless its fit would dominate the run -- cost
+more than the budget has left, more than the selection and more than the low-rank L2-SVM on
+the same landmarks rule
+(:class:`svmtune.estimators_lowrank.LowRankL2SVC`): the libsvm fit's cost is predicted from
+the libsvm iterations of the chosen point and of ``SVC()``'s on a subsample
+(:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`); ``info["final_rule"]`` says which and why.
 
 Ties of the referee (leave-one-out errors are counts) go to the earlier candidate in the
 order above (``SVC()``'s point first: a move away from it has to show fewer leave-one-out
@@ -23,44 +43,30 @@ errors), and for one candidate to the family listed first in ``families``.
 The defaults -- the median start besides ``SVC()``'s point, one RBSVM refinement, both
 families with ties to the L2-SVM -- were chosen on 43 bundled data sets by comparing every
 combination of starts, refinements, families and tie order offline
-(``benchmarks/auto_study.py`` records every candidate's estimates and test accuracy,
-``benchmarks/auto_rules.py`` compares the rules and picks one by leave-one-data-set-out
-cross-validation; ``benchmarks/auto_rules.md``) among the rules within the cost budget of one
-refinement; LD's start, which the cross-validation also picks, is left out by its cost (its
-pair statistics cost more SVM fits than it gains).
+(``benchmarks/auto_study.py``, ``benchmarks/auto_rules.py``; ``benchmarks/auto_rules.md``).
 
-**Size.**  Above ``max_dense`` training rows (default 5,000), or when the exact path's
-dense ``n x n`` matrices do not fit in memory (:func:`svmtune._validation.check_dense_memory`),
-the low-rank path runs instead: the same starts but LD (its pair statistics are ``O(n^2)``),
-the referee is RBSVM eq. (27) of the L2-SVM on a Nystroem kernel
-(:class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`, ``O(n m^2)``), the refinement RBSVM on
-that kernel, and the final model libsvm's SVC (refitting the exact L2-SVM needs the ``n x n``
-kernel).
+**Sparse X.**  A scipy sparse ``X`` (CSR/CSC) takes the low-rank path at every stage: its
+Nystroem factor needs only kernel columns between the rows and the landmarks, from sparse dot
+products (:mod:`svmtune.methods._lowrank_search`), so ``X`` is never densified.  Starts that
+need a dense ``X`` (LD, S&S) are skipped there, and LD on every low-rank stage (its pair
+statistics are ``O(n^2)``).
 
-**Sparse X.**  A scipy sparse ``X`` (CSR/CSC) always takes the low-rank path, whatever ``n``:
-its Nystroem factor needs only kernel columns between the rows and ``m`` landmarks, from
-sparse dot products (:mod:`svmtune.methods._lowrank_search`), so ``X`` is never densified;
-``SVC()``'s point takes ``gamma="scale"`` from the sparse matrix as scikit-learn does
-(:class:`svmtune.methods.default.DefaultSVC`), the median width a random subsample's
-distances, and the final model is libsvm's SVC, which fits on the sparse rows.  (An exact
-path for small sparse ``X`` would compute the same dense ``n x n`` kernel from sparse dot
-products, but its LD and S&S starts and its L2-SVM final model need dense ``X``; one path
-for all sparse ``X`` keeps it simple and its memory ``O(nnz + n m)``.)  Starts that need a
-dense ``X`` (LD, S&S) are skipped there, as LD is on the low-rank path.
-
-**Groups.**  With ``groups`` the referee and the refinement hold out whole groups: the
-leave-one-group-out outputs of the L2-SVM (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`)
-and RBSVM with groups; the span-rule holds out single rows, so the family is the L2-SVM.
+**Groups.**  With ``groups`` the subsamples keep groups whole, and the referee and the
+refinement hold out whole groups: the leave-one-group-out outputs of the L2-SVM
+(:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`, and its low-rank form) and RBSVM with
+groups; the span-rule holds out single rows, so the family is the L2-SVM.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import check_random_state
 
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
@@ -73,12 +79,35 @@ from svmtune.loo.referee import (
     ovo_loo_outputs,
     referee_error,
 )
-from svmtune.methods._constraints import Check, IntegerLike
+from svmtune.methods._auto_stage import (
+    StageData,
+    candidate,
+    libsvm_cost_ratio,
+    lowest_estimate,
+    same_point,
+    warn_at_bound,
+)
+from svmtune.methods._auto_stage import carried as carried_choice
+from svmtune.methods._constraints import Check, IntegerLike, Interval
+from svmtune.methods._fidelity import (
+    carry_C,
+    carry_exponent,
+    default_budget,
+    lowrank_eval_cost,
+    nested_subsample,
+    plan_stages,
+    stage_rows,
+    svc_fit_cost,
+)
 from svmtune.methods.base import Selection, Selector, get_selector, ovr_tasks
 from svmtune.methods.baselines import LOG2_RANGE, rbf_params
 from svmtune.search.start import EXACT_DENSE_MATRICES, initial_sigma
 
 __all__ = ["Auto", "START_NAMES", "REFINERS"]
+
+#: trace residual / n at which the landmarks of a low-rank stage stop before ``rank``: small,
+#: so a stage takes its ``rank`` landmarks unless the kernel has lower rank
+LANDMARK_TOL = 1e-4
 
 #: the data-only starts, in the referee's tie order
 START_NAMES = ("default", "median", "ld", "ss")
@@ -110,37 +139,46 @@ def _names(allowed, *, empty_ok: bool) -> Check:
 
 
 class Auto(Selector):
-    """The default method: data-only starts, a short gradient refinement, a closed-form referee.
+    """The default method: starts, refinements and a closed-form referee on growing subsamples.
 
     Parameters
     ----------
-    starts : sequence of {"default", "median", "ld", "ss"}
+    starts : sequence of {"median", "ld", "ss"}
         Data-only starting candidates besides ``SVC()``'s point, which is always one.
     refine : sequence of {"rbsvm", "span"}
-        Gradient refinements run from the best start (each adds one candidate); empty for
-        none.  ``"span"`` holds out single rows and is skipped with ``groups``.
+        Gradient refinements of the first stage, run from its best start (each adds one
+        candidate); empty for none.  ``"span"`` holds out single rows and is skipped with
+        ``groups``; later stages refine with RBSVM.
     max_eval : int
-        SVM trainings per refinement (the gradient search's ``max_eval``; default 10).
+        SVM trainings of each refinement of the first stage (default 10).
     families : sequence of {"l1", "l2"}
-        Final models the referee may choose: libsvm's hinge-loss SVC, the L2-SVM; equal
-        estimates go to the one listed first (default ``("l2", "l1")``).
+        Final models the referee may choose where the last stage is exact on all rows:
+        libsvm's hinge-loss SVC, the L2-SVM; equal estimates go to the one listed first
+        (default ``("l2", "l1")``).
     log2_sigma, log2_C : (lo, hi)
         Box of the refinement in log2 units (default ``(-8, 8)``, the grid baselines').
-    max_dense : int
-        Largest number of training rows for the exact path (default 5,000: its ``n x n``
-        matrices then take ``EXACT_DENSE_MATRICES * 8 n^2`` = 1.2 GB and more rows make its
-        ``O(n_sv^3)`` steps the cost); above it, and for sparse ``X`` at any size, the
-        low-rank path runs.
+    budget : float or None
+        Cost of the selection and the final fit, in fits of scikit-learn's ``SVC()`` on all
+        rows, by the cost model of :mod:`svmtune.methods._fidelity`.  None (default): 30 up to
+        2,000 rows, falling to 5 at 20,000 rows and above
+        (:func:`svmtune.methods._fidelity.default_budget`).
+    exact_rows : int or None
+        Most rows an exact stage may take; None (default): as many as the dense ``n x n``
+        matrices of the exact closed forms (``EXACT_DENSE_MATRICES`` of them) fit in the
+        memory available now.  0 runs every stage low rank.
     rank : int
-        Nystroem rank of the low-rank path
+        Nystroem rank of the low-rank stages and of the low-rank final model
         (as :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`).
 
     Notes
     -----
-    ``history`` holds one entry per candidate: ``origin``, ``sigma``, ``C``, the referee's
-    ``estimate_l1`` / ``estimate_l2`` (None where not scored), ``n_svm_fits`` and ``time``
-    (seconds) it cost.  ``info`` holds ``path`` ("exact" or "lowrank"), ``chosen`` (origin)
-    and ``family``.
+    ``history`` holds one entry per candidate: ``origin``, ``stage``, ``rows``, ``sigma``,
+    ``C``, the referee's ``estimate_l1`` / ``estimate_l2`` (None where not scored),
+    ``n_svm_fits`` and ``time`` (seconds) it cost, ``chosen_in_stage`` (the one carried to the
+    next stage) and ``chosen``.  ``info`` holds ``path`` ("exact" when the
+    last stage is exact on all rows, else "lowrank" or "subsample"), ``chosen`` (origin),
+    ``family``, ``plan`` (the stages and their predicted costs), ``budget``,
+    ``predicted_cost`` (in ``SVC()`` fits), ``carry_exponent`` and ``final_rule``.
     """
 
     name = "auto"
@@ -154,7 +192,8 @@ class Auto(Selector):
         "families": [_names(FAMILIES, empty_ok=False)],
         "log2_sigma": [LOG2_RANGE],
         "log2_C": [LOG2_RANGE],
-        "max_dense": [IntegerLike(2)],
+        "budget": [None, Interval(Real, 0.0, None, closed="neither", note="SVC() fits")],
+        "exact_rows": [None, IntegerLike(0)],
         "rank": [IntegerLike(1)],
     }
 
@@ -167,7 +206,8 @@ class Auto(Selector):
         families=("l2", "l1"),
         log2_sigma=(-8.0, 8.0),
         log2_C=(-8.0, 8.0),
-        max_dense: int = 5000,
+        budget: float | None = None,
+        exact_rows: int | None = None,
         rank: int = 500,
     ):
         opts = self._validate_options(
@@ -177,17 +217,38 @@ class Auto(Selector):
             families=families,
             log2_sigma=log2_sigma,
             log2_C=log2_C,
-            max_dense=max_dense,
+            budget=budget,
+            exact_rows=exact_rows,
             rank=rank,
         )
         for key, value in opts.items():
             setattr(self, key, value)
 
+    # ------------------------------------------------------------------ plan
+    def plan(self, n: int, d: int, n_tasks: int, *, sparse: bool = False):
+        """The stages of a run on ``n`` rows (:func:`svmtune.methods._fidelity.plan_stages`)."""
+        if self.exact_rows is not None:
+            max_exact = int(self.exact_rows)
+        else:
+            avail = available_memory()
+            max_exact = n if avail is None else int(np.sqrt(avail / (8.0 * EXACT_DENSE_MATRICES)))
+        budget = default_budget(n) if self.budget is None else float(self.budget)
+        return plan_stages(
+            n,
+            d,
+            n_tasks,
+            budget=budget,
+            max_eval=self.max_eval,
+            rank=self.rank,
+            max_exact=max_exact,
+            lowrank_only=sparse or max_exact < min(n, 2),
+        )
+
     # ------------------------------------------------------------------ starts
     def _start_points(self, X, y, sw, D2, multiclass, random_state) -> list[dict[str, Any]]:
         """The data-only candidates ``{"origin", "sigma", "C", "n_svm_fits", "time"}``."""
         out = []
-        for origin in ("default", *self.starts):
+        for origin in self.starts:
             if origin == "ld" and D2 is None:
                 continue  # O(n^2) pair statistics: exact path only
             if origin == "ss" and sp.issparse(X) and not get_selector("ss").accepts_sparse:
@@ -196,23 +257,22 @@ class Auto(Selector):
             if origin == "median":
                 sigma, C, fits = self._median_sigma(X, sw, D2, random_state), 1.0, 0
             else:
-                name = {"default": "default", "ld": "ld_c1", "ss": "ss"}[origin]
+                name = {"ld": "ld_c1", "ss": "ss"}[origin]
                 with warnings.catch_warnings():  # a start's own advice is not the user's
                     warnings.simplefilter("ignore")
                     sel = get_selector(name).select(
                         X, y, sw, random_state=random_state, multiclass=multiclass
                     )
                 sigma, C, fits = sel.params["sigma"], sel.params["C"], sel.n_svm_fits
-            out.append(
-                {
-                    "origin": origin,
-                    "sigma": float(sigma),
-                    "C": float(C),
-                    "n_svm_fits": fits,
-                    "time": time.perf_counter() - t0,
-                }
-            )
+            out.append(candidate(origin, sigma, C, fits, time.perf_counter() - t0))
         return out
+
+    @staticmethod
+    def _default_point(X, y, sw) -> dict[str, Any]:
+        """``SVC()``'s own point, from all rows (``gamma="scale"``, ``C = 1``)."""
+        t0 = time.perf_counter()
+        sel = get_selector("default").select(X, y, sw)
+        return candidate("default", sel.params["sigma"], 1.0, 0, time.perf_counter() - t0)
 
     @staticmethod
     def _median_sigma(X, sw, D2, random_state) -> float:
@@ -225,32 +285,34 @@ class Auto(Selector):
         return initial_sigma(squared_distances(X[sub]), rule="median")
 
     # ------------------------------------------------------------------ referee
-    def _referee_exact(self, cand, D2, y, tasks, sw, multiclass, groups) -> None:
-        """Closed-form LOO error of each family at ``cand`` (added to ``cand`` in place; a
-        family whose estimate the refinement already gave is kept)."""
+    def _referee_exact(self, cand, st) -> None:
+        """Closed-form LOO error of each family at ``cand`` on the stage ``st`` (added to
+        ``cand`` in place; a family whose estimate the refinement already gave is kept)."""
         t0 = time.perf_counter()
-        K = rbf_from_sqdist(D2, cand["sigma"])
+        K = rbf_from_sqdist(st.D2, cand["sigma"])
         C, fits, supports = cand["C"], 0, None
-        pairwise = multiclass == "ovo" and len(tasks) > 1
+        pairwise = st.multiclass == "ovo" and len(st.tasks) > 1
         if "estimate_l1" not in cand:  # first: its support vectors start the L2-SVM's solver
             err = None
-            if "l1" in self.families and groups is None:  # the span-rule holds out rows
+            if "l1" in self.families and st.groups is None:  # the span-rule holds out rows
                 if pairwise:
-                    outs = ovo_loo_outputs(K, y, C, sw)
+                    outs = ovo_loo_outputs(K, st.y, C, st.sw)
                 else:
-                    outs, supports = l1_loo_outputs(K, tasks, C, sw)
-                err, fits = referee_error(y, outs, sw, pairwise=pairwise), len(outs)
+                    outs, supports = l1_loo_outputs(K, st.tasks, C, st.sw)
+                err, fits = referee_error(st.y, outs, st.sw, pairwise=pairwise), len(outs)
             cand["estimate_l1"] = err
         if "estimate_l2" not in cand:
             err = None
             if "l2" in self.families:
-                outs = l2_loo_outputs(K, tasks, C, sw, groups=groups, init_supports=supports)
-                err, fits = referee_error(y, outs, sw), fits + len(tasks)
+                outs = l2_loo_outputs(
+                    K, st.tasks, C, st.sw, groups=st.groups, init_supports=supports
+                )
+                err, fits = referee_error(st.y, outs, st.sw), fits + len(st.tasks)
             cand["estimate_l2"] = err
         cand["n_svm_fits"] += fits
         cand["time"] += time.perf_counter() - t0
 
-    def _referee_lowrank(self, cand, X, y, sw, groups, random_state) -> None:
+    def _referee_lowrank(self, cand, st) -> None:
         """Low-rank closed-form LOO error of the L2-SVM at ``cand`` (one objective evaluation
         of RBSVM on a Nystroem kernel, :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`)."""
         cand["estimate_l1"] = None
@@ -260,11 +322,7 @@ class Auto(Selector):
         with warnings.catch_warnings():  # one evaluation: the search's budget warning
             warnings.simplefilter("ignore")
             sel = self._lowrank_search((cand["sigma"], cand["C"]), 1).select(
-                X,
-                y,
-                sw,
-                random_state=random_state,
-                **({} if groups is None else {"groups": groups}),
+                st.X, st.y, st.sw, random_state=st.random_state, **st.by_group
             )
         cand["estimate_l2"] = sel.estimate
         cand["n_svm_fits"] += sel.n_svm_fits
@@ -277,46 +335,91 @@ class Auto(Selector):
                 "start": start,
                 "max_eval": max_eval,
                 "rank": self.rank,
+                "rank_tol": LANDMARK_TOL,
                 "jump_restarts": 0,
                 "log2_sigma": self.log2_sigma,
                 "log2_C": self.log2_C,
+                # all ``rank`` landmarks (the cost model's ``m``): the trace rule alone stops
+                # early at wide widths, too coarse for the large C chosen there
+                "rank_tol": LANDMARK_TOL,
             },
         )
 
     # ------------------------------------------------------------------ refinement
-    def _refine(self, refiner, best, X, D2, y, sw, groups, random_state):
-        """A gradient search from ``best`` (exact: on the selection's ``D2``; low rank when
-        ``D2`` is None), as a candidate."""
+    def _refine(self, refiner, best, st, max_eval: int) -> dict[str, Any]:
+        """A gradient search from ``best`` on the stage ``st`` (exact: on its ``D2``; low rank
+        when ``st.D2`` is None), as a candidate."""
         t0 = time.perf_counter()
         start = (best["sigma"], best["C"])
-        kw = {} if groups is None else {"groups": groups}
         with warnings.catch_warnings():  # bound and budget warnings of an inner search
             warnings.simplefilter("ignore")
-            if D2 is None:
-                search = self._lowrank_search(start, self.max_eval)
-                sel = search.select(X, y, sw, random_state=random_state, **kw)
+            if st.D2 is None:
+                search = self._lowrank_search(start, max_eval)
+                sel = search.select(st.X, st.y, st.sw, random_state=st.random_state, **st.by_group)
             else:
-                opts = {"max_eval": self.max_eval, "jump_restarts": 0}
+                opts = {"max_eval": max_eval, "jump_restarts": 0}
                 opts.update(log2_sigma=self.log2_sigma, log2_C=self.log2_C)
                 search = get_selector(refiner, opts)
-                sel = search.search(D2, np.log(start), y, sw, random_state=random_state, **kw)
-        cand = {
-            "origin": refiner,
-            "sigma": float(sel.params["sigma"]),
-            "C": float(sel.params["C"]),
-            "n_svm_fits": int(sel.n_svm_fits),
-            "time": time.perf_counter() - t0,
-        }
-        if refiner == "rbsvm":  # its estimate is the referee's: eq. (27) at its end point
+                sel = search.search(
+                    st.D2,
+                    np.log(start),
+                    st.y,
+                    st.sw,
+                    random_state=st.random_state,
+                    **st.by_group,
+                )
+        cand = candidate(
+            refiner,
+            sel.params["sigma"],
+            sel.params["C"],
+            sel.n_svm_fits,
+            time.perf_counter() - t0,
+        )
+        if refiner == "rbsvm" or st.D2 is None:  # eq. (27) at its end point: the referee's
             cand["estimate_l2"] = sel.estimate
         return cand
 
-    # ------------------------------------------------------------------ select
-    def _exact_fits(self, n: int) -> bool:
-        if n > self.max_dense:
-            return False
-        avail = available_memory()
-        return avail is None or EXACT_DENSE_MATRICES * 8.0 * n * n <= avail
+    # ------------------------------------------------------------------ stages
+    def _score(self, cand, st, reporter) -> None:
+        (self._referee_exact if st.D2 is not None else self._referee_lowrank)(cand, st)
+        cand.update(stage=st.index, rows=st.size)
+        if reporter is not None:
+            reporter.advance(1, "candidates")
+            errs = ", ".join(
+                f"{f} {cand[f'estimate_{f}']:.4f}"
+                for f in FAMILIES
+                if cand.get(f"estimate_{f}") is not None
+            )
+            reporter.line(
+                f"stage {st.index} ({st.size:,} rows) {cand['origin']} {describe(cand)}: "
+                f"leave-one-out error {errs}"
+            )
+
+    def _run_stage(self, st, stage, carried, default, reporter) -> list[dict[str, Any]]:
+        """The candidates of one stage: the first scores ``SVC()``'s point and the starts and
+        refines the best with every refiner; a later one scores ``SVC()``'s point and the
+        ``carried`` choice of the stage before and refines the better with RBSVM."""
+        if carried is None:
+            cands = [
+                default,
+                *self._start_points(st.X, st.y, st.sw, st.D2, st.multiclass, st.random_state),
+            ]
+            refiners = [r for r in self.refine if not (r == "span" and st.groups is not None)]
+            if st.D2 is None:  # low rank: RBSVM on the Nystroem kernel
+                refiners = refiners[:1]
+        else:
+            cands, refiners = [default, carried], ["rbsvm"] if stage.steps else []
+        cands = [c for i, c in enumerate(cands) if not same_point(c, cands[:i])]
+        if reporter is not None:
+            reporter.cover(len(cands) + len(refiners), "candidates")
+        for c in cands:
+            self._score(c, st, reporter)
+        best = min(cands, key=lambda c: lowest_estimate(c, st.families)[0])
+        for r in refiners:
+            c = self._refine(r, best, st, stage.steps)
+            self._score(c, st, reporter)
+            cands.append(c)
+        return cands
 
     def select(
         self,
@@ -342,71 +445,107 @@ class Auto(Selector):
         X = sp.csr_matrix(X, dtype=float) if sparse else np.asarray(X, dtype=float)
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        tasks = ovr_tasks(y)
-        exact = not sparse and self._exact_fits(len(y))
-        D2 = squared_distances(X) if exact else None
-        cands = self._start_points(X, y, sw, D2, multiclass, random_state)
-        cands = [c for i, c in enumerate(cands) if not _same_point(c, cands[:i])]
-
+        groups = None if groups is None else np.asarray(groups)
+        n, d = X.shape
+        n_tasks = len(ovr_tasks(y))
+        plan = self.plan(n, d, n_tasks, sparse=sparse)
+        order = nested_subsample(y, check_random_state(random_state), groups)
         reporter = current_progress()
-
-        def referee(c):
-            if exact:
-                self._referee_exact(c, D2, y, tasks, sw, multiclass, groups)
-            else:
-                self._referee_lowrank(c, X, y, sw, groups, random_state)
-            if reporter is not None:
-                reporter.advance(1, "candidates")
-                errs = ", ".join(
-                    f"{f} {c[f'estimate_{f}']:.4f}"
-                    for f in FAMILIES
-                    if c.get(f"estimate_{f}") is not None
-                )
-                reporter.line(f"{c['origin']} {describe(c)}: leave-one-out error {errs}")
-
-        refiners = [r for r in self.refine if not (r == "span" and groups is not None)]
-        if not exact:  # the low-rank path refines with RBSVM on the Nystroem kernel
-            refiners = refiners[:1]
         if reporter is not None:
-            reporter.cover(len(cands) + len(refiners), "candidates")
-        for c in cands:
-            referee(c)
-        fams = list(self.families) if exact else ["l2"]  # low rank: the L2-SVM's estimate
-        best = min(cands, key=lambda c: _best(c, fams)[0])
-        for r in refiners:
-            c = self._refine(r, best, X, D2, y, sw, groups, random_state)
-            referee(c)
-            cands.append(c)
-        chosen = min(cands, key=lambda c: _best(c, fams)[0])
-        family = _best(chosen, fams)[1]
-        for c in cands:
+            reporter.note(plan.describe())
+            reporter.expect(sum(s.steps for s in plan.stages), "gradient steps")
+        default = self._default_point(X, y, sw)
+        history: list[dict[str, Any]] = []
+        carried, refined = None, []
+        for i, stage in enumerate(plan.stages):
+            st = StageData.of(
+                X,
+                y,
+                sw,
+                groups,
+                stage_rows(order, stage.size, groups),
+                i,
+                stage,
+                multiclass,
+                random_state,
+                self.families,
+            )
+            if carried is not None:
+                carried = carried_choice(
+                    carried,
+                    st.size,
+                    carry_exponent([r for r, _ in refined], [c for _, c in refined]),
+                )
+            cands = self._run_stage(
+                st, stage, carried, dict(default, n_svm_fits=0, time=0.0), reporter
+            )
+            history.extend(cands)
+            carried = min(cands, key=lambda c: lowest_estimate(c, st.families)[0])
+            for c in cands:
+                c["chosen_in_stage"] = c is carried
+            refined += [(st.size, c["C"]) for c in cands if c["origin"] in REFINERS][:1]
+            if reporter is not None:
+                reporter.revise(sum(s.steps for s in plan.stages[i + 1 :]), "gradient steps")
+                reporter.note(
+                    f"stage {i}: {st.size:,} rows ({stage.path}), chose {carried['origin']} "
+                    f"{describe(carried)}"
+                )
+        return self._selection(plan, st, history, carried, refined, X, y, sw, order, multiclass)
+
+    def _selection(self, plan, st, history, chosen, refined, X, y, sw, order, multiclass):
+        """The :class:`Selection` of a run: ``chosen`` carried to all rows, its family and the
+        final-model rule."""
+        n = X.shape[0]
+        exponent = carry_exponent([r for r, _ in refined], [c for _, c in refined])
+        exact_all = st.size == n and st.D2 is not None
+        family = lowest_estimate(chosen, st.families)[1]
+        estimate = chosen[f"estimate_{family}"]
+        C = chosen["C"] if st.size == n else carry_C(chosen["C"], st.size, n, exponent)
+        params = rbf_params(chosen["sigma"], C)
+        rule: dict[str, Any] = {"final_model": family if exact_all else "l1"}
+        if not exact_all:
+            rule = self._final_rule(plan, params, X, y, sw, order, multiclass)
+        for c in history:
             c["chosen"] = c is chosen
+        warn_at_bound(params, self.log2_sigma, self.log2_C)
         return Selection(
-            params=rbf_params(chosen["sigma"], chosen["C"]),
-            estimate=chosen[f"estimate_{family}"],
-            criterion=chosen[f"estimate_{family}"],
-            n_svm_fits=int(sum(c["n_svm_fits"] for c in cands)),
-            history=cands,
-            final_model=family if exact else "l1",
+            params=params,
+            estimate=estimate,
+            criterion=estimate,
+            n_svm_fits=int(sum(c["n_svm_fits"] for c in history)) + rule.get("n_svm_fits", 0),
+            history=history,
+            final_model=rule["final_model"],
             info={
-                "path": "exact" if exact else "lowrank",
+                "path": "exact" if exact_all else ("lowrank" if st.D2 is None else "subsample"),
                 "chosen": chosen["origin"],
-                "family": family if exact else "l1",
-                "referee": "span-rule / eq. (27)" if exact else "eq. (27), Nystroem",
-                **({} if groups is None else {"n_groups": int(np.unique(groups).size)}),
+                "family": rule["final_model"],
+                "referee": "span-rule / eq. (27)" if st.D2 is not None else "eq. (27), Nystroem",
+                "plan": [vars(s) for s in plan.stages],
+                "budget": plan.budget,
+                "predicted_cost": plan.cost,
+                "carry_exponent": exponent,
+                "rank": self.rank,
+                "rank_tol": LANDMARK_TOL,
+                "final_rule": rule["why"] if "why" in rule else "exact on all rows",
+                **({} if st.groups is None else {"n_groups": int(np.unique(st.groups).size)}),
             },
         )
 
-
-def _best(c: dict[str, Any], families: list[str]) -> tuple[float, str]:
-    """``c``'s lowest estimate and its family; equal estimates go to the family listed first
-    (``min`` keeps the first of equal keys, and so does the ``min`` over candidates)."""
-    scores = [(c[f"estimate_{f}"], f) for f in families if c.get(f"estimate_{f}") is not None]
-    return min(scores, key=lambda s: s[0])
-
-
-def _same_point(c: dict[str, Any], others: list[dict[str, Any]]) -> bool:
-    return any(
-        np.isclose(c["sigma"], o["sigma"], rtol=1e-9) and np.isclose(c["C"], o["C"], rtol=1e-9)
-        for o in others
-    )
+    def _final_rule(self, plan, params, X, y, sw, order, multiclass) -> dict[str, Any]:
+        """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would dominate the run --
+        cost more than the budget has left, more than the selection and more than the
+        low-rank model (module docstring)."""
+        n, d = X.shape
+        left = plan.budget - sum(s.cost for s in plan.stages)
+        lowrank = lowrank_eval_cost(n, d, plan.n_tasks, self.rank) / svc_fit_cost(n, d)
+        rows = stage_rows(order, max(plan.stages[0].size, n // 8))
+        w = None if sw is None else sw[rows]
+        ratio, fits = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
+        spent = sum(s.cost for s in plan.stages)
+        use_lowrank = ratio > max(left, spent, 1.0) and lowrank < ratio
+        why = (
+            f"libsvm's fit predicted at {ratio:.1f} SVC() fits (its iterations against "
+            f"SVC()'s on {rows.size:,} rows), the selection at {spent:.1f}, {left:.1f} left of "
+            f"the budget; the low-rank L2-SVM predicted at {lowrank:.1f}"
+        )
+        return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}

@@ -47,6 +47,10 @@ __all__ = [
 ESTIMATE_ROUNDING = 1e-9
 
 
+#: the final models a selection can ask for (``Selection.final_model``)
+FINAL_MODELS = ("l1", "l2", "lowrank")
+
+
 @dataclass
 class Selection:
     """What a selector found.
@@ -66,9 +70,10 @@ class Selection:
         SVM trainings spent selecting (not counting the final fit).
     history : list of dict
         The path or the evaluated candidates, one dict per evaluation.
-    final_model : {"l1", "l2"}
-        The SVM the hyperparameters were chosen for: libsvm's hinge-loss SVC or the exact
-        squared-hinge L2-SVM.
+    final_model : {"l1", "l2", "lowrank"}
+        The SVM the hyperparameters were chosen for: libsvm's hinge-loss SVC, the exact
+        squared-hinge L2-SVM or the L2-SVM on a Nystroem kernel
+        (:class:`svmtune.estimators_lowrank.LowRankL2SVC`, rank ``info["rank"]``).
     info : dict
         Method-specific diagnostics (e.g. S&S's d and sigma, number of objective evaluations).
     sample_weight : ndarray or None
@@ -94,8 +99,8 @@ class Selection:
                 self.estimate = min(max(e, 0.0), 1.0)
             elif not (0.0 <= e <= 1.0):
                 raise ValueError(f"estimate must be an error rate in [0, 1], got {self.estimate}")
-        if self.final_model not in ("l1", "l2"):
-            raise ValueError(f"final_model must be 'l1' or 'l2', got {self.final_model!r}")
+        if self.final_model not in FINAL_MODELS:
+            raise ValueError(f"final_model must be one of {FINAL_MODELS}, got {self.final_model!r}")
 
 
 #: the methods that can keep ``groups`` together (named in the error of the others):

@@ -1,0 +1,114 @@
+"""The pieces of ``auto``'s stages (:mod:`svmtune.methods.auto`): a stage's rows, its
+candidates, the carried choice, the final libsvm fit's predicted cost and the bound warning."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.svm import SVC
+
+from svmtune._warnings import user_stacklevel
+from svmtune.estimators import make_final_estimator
+from svmtune.exceptions import BoundWarning
+from svmtune.kernels import squared_distances
+from svmtune.methods._fidelity import carry_C
+from svmtune.methods.base import ovr_tasks
+
+__all__ = [
+    "StageData",
+    "lowest_estimate",
+    "candidate",
+    "carried",
+    "libsvm_cost_ratio",
+    "same_point",
+    "warn_at_bound",
+]
+
+
+class StageData:
+    """The rows of one stage and what its referee and refinements share."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    @classmethod
+    def of(cls, X, y, sw, groups, rows, index, stage, multiclass, random_state, families):
+        Xs, ys = X[rows], y[rows]
+        g = None if groups is None else groups[rows]
+        exact = stage.path == "exact"
+        fams = list(families) if exact else ["l2"]  # low rank: the L2-SVM's estimate
+        return cls(
+            X=Xs,
+            y=ys,
+            sw=None if sw is None else sw[rows],
+            groups=g,
+            by_group={} if g is None else {"groups": g},
+            tasks=ovr_tasks(ys),
+            D2=squared_distances(Xs) if exact else None,
+            size=int(rows.size),
+            index=index,
+            multiclass=multiclass,
+            random_state=random_state,
+            families=fams,
+        )
+
+
+def candidate(origin, sigma, C, fits, seconds) -> dict[str, Any]:
+    return {
+        "origin": origin,
+        "sigma": float(sigma),
+        "C": float(C),
+        "n_svm_fits": int(fits),
+        "time": float(seconds),
+    }
+
+
+def carried(chosen: dict[str, Any], size: int, exponent: float) -> dict[str, Any]:
+    """The choice of the stage before as a candidate of a stage of ``size`` rows."""
+    C = carry_C(chosen["C"], chosen["rows"], size, exponent)
+    return candidate("carried", chosen["sigma"], C, 0, 0.0)
+
+
+def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
+    """libsvm iterations of the final SVC at ``params`` over ``SVC()``'s on the same rows, and
+    the fits it took: the predicted cost of the final fit in ``SVC()`` fits (both fits grow
+    alike with the rows; each iteration computes kernel columns)."""
+    n_classes = int(np.unique(y).size)
+    kw = {} if sw is None else {"sample_weight": sw}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        final = make_final_estimator(params, multiclass=multiclass, n_classes=n_classes)
+        a = float(np.sum(final.fit(X, y, **kw).n_iter_))
+        b = float(np.sum(SVC().fit(X, y, **kw).n_iter_))
+    return a / max(b, 1.0), 2
+
+
+def warn_at_bound(params, log2_sigma, log2_C) -> None:
+    """A :class:`BoundWarning` for a chosen sigma or C on its box's bound."""
+    for name, value, box in (("sigma", params["sigma"], log2_sigma), ("C", params["C"], log2_C)):
+        t = np.log2(value)
+        side = "lower" if abs(t - box[0]) <= 1e-6 else "upper" if abs(t - box[1]) <= 1e-6 else None
+        if side is not None:
+            warnings.warn(
+                f"auto chose {name} = {value:.6g} (2^{t:.2f}), on the {side} bound of its "
+                f"search range [2^{box[0]:g}, 2^{box[1]:g}]; the optimum may lie outside it: "
+                f"widen log2_{name} (method_params) or check the feature scaling",
+                BoundWarning,
+                stacklevel=user_stacklevel(),
+            )
+
+
+def lowest_estimate(c: dict[str, Any], families: list[str]) -> tuple[float, str]:
+    """``c``'s lowest estimate and its family; equal estimates go to the family listed first
+    (``min`` keeps the first of equal keys, and so does the ``min`` over candidates)."""
+    scores = [(c[f"estimate_{f}"], f) for f in families if c.get(f"estimate_{f}") is not None]
+    return min(scores, key=lambda s: s[0])
+
+
+def same_point(c: dict[str, Any], others: list[dict[str, Any]]) -> bool:
+    return any(
+        np.isclose(c["sigma"], o["sigma"], rtol=1e-9) and np.isclose(c["C"], o["C"], rtol=1e-9)
+        for o in others
+    )

@@ -1,0 +1,323 @@
+"""The multi-fidelity plan of ``method="auto"``: stage sizes from a cost model in ``SVC()`` fits.
+
+``auto`` selects on nested stratified subsamples of growing size (successive halving's idea,
+Jamieson & Talwalkar 2016, with the closed-form leave-one-out criteria and their gradients in
+place of trained-and-scored candidates): the starts, the referee and most refinement steps on
+a first subsample where exact closed forms are cheap, then a few steps at each larger size,
+exact while its ``n x n`` matrices are affordable and on a Nystroem kernel above, until the
+budget is spent or all rows are used.  Everything here is a pure function of the shape of
+the data (rows, features, one-vs-rest tasks), the memory and the budget, so a plan is the
+same on every run.
+
+**Cost model.**  The unit is one fit of scikit-learn's ``SVC()`` on all ``n`` rows.  Work is
+counted in kernel-entry units and converted with constants measured on this project's
+machines (``benchmarks/auto_cost_model.py`` prints them; ``benchmarks/auto_cost_model.md``):
+
+* ``SVC()`` on ``s`` rows: ``s^2 (d + D_EXP)`` -- libsvm computes about ``s`` kernel columns
+  of ``s`` entries when a share of the rows are support vectors (each entry ``d`` flops and
+  an exponential, :data:`D_EXP`);
+* an exact objective evaluation or referee score on ``s`` rows:
+  ``KAPPA_KERNEL s^2 (d + D_EXP) + KAPPA_CUBE T s^3`` -- the kernel matrix and the work that
+  grows like it, and per task (``T``) the support-set factorisation, its inverse and the
+  gradient's products, each ``O(s^3)`` when the support set is a fair share of the rows;
+* a low-rank evaluation on ``s`` rows and ``m`` landmarks:
+  ``KAPPA_LOWRANK * (s m (d + D_EXP) + T s m^2)``.
+
+The model is an upper estimate (it takes the support set as large as the rows); the measured
+cost is reported beside it (``info["budget_spent"]``).
+
+**Carrying C between sizes.**  The L2-SVM minimises ``|v|^2 / 2 + C/2 sum_i w_i xi_i^2``: its
+regularisation per row is ``lambda = 1 / (C sum w)``.  A subsample's optimum ``C_s`` carried
+to ``t`` rows is ``C_t = C_s (t / s)^a`` (:func:`carry_C`): ``a = -1`` keeps ``lambda`` (exact
+when the larger set repeats the smaller one), ``a = 0`` keeps ``C`` (libsvm's convention, and
+what a halving search does with its candidates), ``a > 0`` lets ``lambda`` fall faster than
+``1/n``, as the optimal regularisation of Gaussian-kernel SVMs can on low-noise data, where
+the width shrinks too (Steinwart & Christmann 2008, ch. 8).  Which holds depends on the data
+(RBSVM's optimum at 250 to 2,000 rows: C stays at the box bound on ijcnn1 and a9a, grows ten-
+to a hundredfold on eeg_eye_state; ``docs/notes/auto_fidelity.md``), so ``auto`` measures it:
+every stage refines ``C`` again from the carried value, and ``a`` is the slope of
+``log C`` against ``log size`` over the stages refined so far (:func:`carry_exponent`),
+clipped to ``[-1, 1]``; with one stage ``a = 0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.validation import check_random_state
+
+__all__ = [
+    "Plan",
+    "Stage",
+    "carry_C",
+    "carry_exponent",
+    "default_budget",
+    "exact_eval_cost",
+    "lowrank_eval_cost",
+    "nested_subsample",
+    "plan_stages",
+    "stage_rows",
+    "svc_fit_cost",
+]
+
+#: flops-equivalent of one kernel entry beyond its ``d`` products (the exponential, libsvm's
+#: cache bookkeeping); measured by ``benchmarks/auto_cost_model.py``
+D_EXP = 8.0
+#: an exact evaluation's ``s^2`` work against one ``SVC()`` fit on the same rows, and its
+#: ``s^3`` work per task: a least-absolute-log-error fit over 20 cells (5 bundled sets, 250
+#: to 2,000 rows; ``benchmarks/auto_cost_model.md``, median error 27 %)
+KAPPA_KERNEL = 3.2
+KAPPA_CUBE = 0.077
+#: a low-rank evaluation's work (``O(s m^2)`` matrix products, a few Newton steps) against
+#: ``SVC()``'s: the median over the cells of ``benchmarks/auto_cost_model.md``
+KAPPA_LOWRANK = 2.4
+#: the smallest first stage: below about 200 rows a leave-one-out error moves in steps of
+#: half a point and more, too coarse to rank candidates
+MIN_FIRST = 200
+#: growth of the stage sizes (successive halving's usual factor 3 to 4)
+GROWTH = 4
+#: share of the selection budget the first stage may use: it runs the starts, the referee
+#: and the long refinement; the rest goes to the larger stages
+FIRST_SHARE = 0.6
+#: objective evaluations of the refinement at every stage after the first
+LATER_STEPS = 3
+#: referee scores per stage: the first scores its starts and its refinement's end (two
+#: families), the later ones the carried point and the refined one
+FIRST_SCORES = 5
+LATER_SCORES = 2
+
+
+def svc_fit_cost(s: float, d: int) -> float:
+    """Work of one ``SVC()`` fit on ``s`` rows of ``d`` features (module docstring)."""
+    return float(s) ** 2 * (d + D_EXP)
+
+
+def exact_eval_cost(s: float, d: int, n_tasks: int) -> float:
+    """Work of one exact closed-form evaluation on ``s`` rows (module docstring)."""
+    return KAPPA_KERNEL * float(s) ** 2 * (d + D_EXP) + KAPPA_CUBE * n_tasks * float(s) ** 3
+
+
+def lowrank_eval_cost(s: float, d: int, n_tasks: int, rank: int) -> float:
+    """Work of one low-rank evaluation on ``s`` rows and ``rank`` landmarks."""
+    m = float(min(rank, s))
+    return KAPPA_LOWRANK * (float(s) * m * (d + D_EXP) + n_tasks * float(s) * m * m)
+
+
+def default_budget(n: int) -> float:
+    """The default budget in ``SVC()`` fits on all rows: 30 up to 2,000 rows, falling as
+    ``n^-0.78`` to 5 at 20,000 rows and above.
+
+    An ``SVC()`` fit costs about ``n^2``: 30 of them take well under a second at 2,000 rows
+    (where the closed forms' overhead needs them), 5 of them already a minute at 20,000.
+    The two ends are the project's targets for ``auto`` against scikit-learn's searches
+    (``benchmarks/scaling_auto.md``); between them the budget interpolates in ``log n``.
+    """
+    lo, hi, b_lo, b_hi = 2000.0, 20000.0, 30.0, 5.0
+    if n <= lo:
+        return b_lo
+    if n >= hi:
+        return b_hi
+    slope = np.log(b_hi / b_lo) / np.log(hi / lo)
+    return float(b_lo * (n / lo) ** slope)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One fidelity: ``size`` rows, the ``path`` of its closed forms ("exact" or
+    "lowrank"), ``steps`` refinement evaluations and ``scores`` referee scores, and its
+    predicted ``cost`` in ``SVC()`` fits on all rows."""
+
+    size: int
+    path: str
+    steps: int
+    scores: int
+    cost: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The stages of one ``auto`` run and the budget they were planned for.
+
+    ``final_cost`` is the predicted cost of the final libsvm fit reserved in the budget
+    (one ``SVC()`` fit; the final-model rule revises it with the chosen point's own fits).
+    """
+
+    n: int
+    d: int
+    n_tasks: int
+    budget: float
+    stages: tuple[Stage, ...]
+    final_cost: float = 1.0
+
+    def _replace_budget(self, budget: float) -> Plan:
+        """The same stages, planned as if for ``budget`` (tests of the final-model rule)."""
+        return Plan(self.n, self.d, self.n_tasks, float(budget), self.stages, self.final_cost)
+
+    @property
+    def cost(self) -> float:
+        """Predicted cost of the selection and the final fit, in ``SVC()`` fits."""
+        return float(sum(s.cost for s in self.stages) + self.final_cost)
+
+    def describe(self) -> str:
+        """One line: the stages' sizes, paths and steps, and the budget."""
+        parts = [f"{s.size:,} rows {s.path} ({s.steps} steps)" for s in self.stages]
+        return (
+            f"plan: {' -> '.join(parts)}; predicted {self.cost:.1f} of a budget of "
+            f"{self.budget:.1f} SVC() fits"
+        )
+
+
+def _stage_cost(s, path, evals, d, n_tasks, rank, unit) -> float:
+    per = (
+        exact_eval_cost(s, d, n_tasks)
+        if path == "exact"
+        else lowrank_eval_cost(s, d, n_tasks, rank)
+    )
+    return evals * per / unit
+
+
+def plan_stages(
+    n: int,
+    d: int,
+    n_tasks: int,
+    *,
+    budget: float,
+    max_eval: int,
+    rank: int,
+    max_exact: int,
+    exact_only: bool = False,
+    lowrank_only: bool = False,
+) -> Plan:
+    """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
+
+    The first stage is exact on the largest subsample (at least :data:`MIN_FIRST` rows, at
+    most ``max_exact``, the rows whose dense matrices fit in memory) whose starts, referee
+    scores and ``max_eval`` refinement evaluations take at most :data:`FIRST_SHARE` of the
+    budget left after the final fit.  Each later stage is :data:`GROWTH` times larger (at most
+    ``n``), takes the cheaper of the exact and the low-rank path (exact only up to
+    ``max_exact`` rows) and as many refinement steps, up to :data:`LATER_STEPS`, as the rest
+    of the budget pays for besides its referee scores (none: the stage only scores the
+    carried point against ``SVC()``'s); stages stop when a stage's scores no longer fit or
+    all rows are used.  ``exact_only`` and ``lowrank_only`` (sparse ``X``) restrict the paths.
+
+    Parameters
+    ----------
+    n, d, n_tasks : int
+        Rows, features and one-vs-rest tasks (1 for two classes).
+    budget : float
+        ``SVC()`` fits on all ``n`` rows.
+    max_eval : int
+        Refinement evaluations of the first stage.
+    rank : int
+        Landmarks of the low-rank path.
+    max_exact : int
+        Most rows the exact path may take (memory).
+
+    Returns
+    -------
+    Plan
+    """
+    unit = svc_fit_cost(n, d)
+    final = 1.0
+    left = max(budget - final, 0.0)
+    first_path = "lowrank" if lowrank_only else "exact"
+    evals0 = max_eval + FIRST_SCORES
+    cap = n if first_path == "lowrank" else min(n, max_exact)
+    s0 = min(n, MIN_FIRST)
+    # the largest first size within FIRST_SHARE of the budget (bisection on the monotone cost)
+    lo, hi = s0, cap
+    if _stage_cost(hi, first_path, evals0, d, n_tasks, rank, unit) <= FIRST_SHARE * left:
+        s0 = hi
+    else:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _stage_cost(mid, first_path, evals0, d, n_tasks, rank, unit) <= FIRST_SHARE * left:
+                lo = mid
+            else:
+                hi = mid
+        s0 = lo
+    c0 = _stage_cost(s0, first_path, evals0, d, n_tasks, rank, unit)
+    stages = [Stage(int(s0), first_path, int(max_eval), FIRST_SCORES, c0)]
+    left -= c0
+    size = s0
+    while size < n:
+        size = min(n, GROWTH * size)
+        paths = [p for p in ("exact", "lowrank") if not (p == "exact" and size > max_exact)]
+        if exact_only:
+            paths = [p for p in paths if p == "exact"]
+        if lowrank_only:
+            paths = ["lowrank"]
+        if not paths:
+            break
+        path = min(paths, key=lambda p: _stage_cost(size, p, 1, d, n_tasks, rank, unit))
+        per = _stage_cost(size, path, 1, d, n_tasks, rank, unit)
+        steps = min(LATER_STEPS, int(left // per) - LATER_SCORES)
+        if steps < 0:
+            break
+        cost = per * (steps + LATER_SCORES)
+        stages.append(Stage(int(size), path, int(steps), LATER_SCORES, cost))
+        left -= cost
+    return Plan(n, d, n_tasks, float(budget), tuple(stages), final)
+
+
+def nested_subsample(y: np.ndarray, random_state, groups: np.ndarray | None = None) -> np.ndarray:
+    """An order of the rows whose every prefix is a stratified random subsample.
+
+    Each class is shuffled and its ``j``-th row gets the key ``(j + u) / n_class`` (``u``
+    uniform): sorting by key interleaves the classes in proportion, so a prefix of any length
+    holds every class within one row of its share (and two rows of every class lead, so a
+    prefix of ``2 k`` rows or more has all ``k`` classes), and the stages' subsamples are
+    nested.
+    With ``groups`` whole groups are ordered the same way (stratified by the class of their
+    first row) and their rows kept together; :func:`stage_rows` cuts at group boundaries.
+    """
+    rng = check_random_state(random_state)
+    y = np.asarray(y)
+    if groups is not None:
+        labels, first, codes = np.unique(np.asarray(groups), return_index=True, return_inverse=True)
+        rank = np.empty(labels.size, dtype=int)
+        rank[nested_subsample(y[first], rng)] = np.arange(labels.size)
+        return np.argsort(rank[codes.ravel()], kind="stable")
+    key = np.empty(y.size)
+    for c in np.unique(y):
+        rows = np.flatnonzero(y == c)
+        perm = rng.permutation(rows.size)
+        key[rows[perm]] = (np.arange(rows.size) + rng.uniform(size=rows.size)) / rows.size
+        key[rows[perm[:2]]] -= 1.0  # two rows of every class first: each stage has all tasks
+    return np.argsort(key, kind="stable")
+
+
+def stage_rows(order: np.ndarray, size: int, groups: np.ndarray | None = None) -> np.ndarray:
+    """The first ``size`` rows of ``order`` (:func:`nested_subsample`), sorted; with
+    ``groups`` extended to the end of the last group begun, so no group is split."""
+    size = min(int(size), order.size)
+    if groups is not None and size < order.size:
+        g = np.asarray(groups)[order]
+        while size < order.size and g[size] == g[size - 1]:
+            size += 1
+    return np.sort(order[:size])
+
+
+def carry_exponent(sizes, Cs) -> float:
+    """``a = d log C / d log n`` from the optima refined at two or more sizes (the slope of
+    a least-squares line through ``(log size, log C)``), clipped to ``[-1, 1]`` (module
+    docstring); 0 with fewer than two sizes."""
+    sizes = np.asarray(sizes, dtype=float)
+    Cs = np.asarray(Cs, dtype=float)
+    if sizes.size < 2 or np.ptp(np.log(sizes)) == 0:
+        return 0.0
+    slope = np.polyfit(np.log(sizes), np.log(Cs), 1)[0]
+    return float(np.clip(slope, -1.0, 1.0))
+
+
+def carry_C(C: float, n_from: float, n_to: float, exponent: float) -> float:
+    """``C`` chosen on ``n_from`` rows carried to ``n_to``: ``C (n_to / n_from)^exponent``.
+
+    ``exponent = -1`` keeps the L2-SVM's regularisation per row ``1 / (C sum w)``: on a set
+    that repeats each row of the smaller one ``k`` times, ``C / k`` gives the same model
+    (the loss sum is ``k`` times larger); ``exponent = 0`` keeps ``C``.
+    """
+    if not -1.0 <= exponent <= 1.0:
+        raise ValueError(f"exponent must be in [-1, 1], got {exponent}")
+    return float(C) * (float(n_to) / float(n_from)) ** float(exponent)

@@ -1,0 +1,116 @@
+"""The multi-fidelity plan of auto: budget, stage sizes, nested subsamples, the carry of C."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from svmtune.estimators import L2SVC
+from svmtune.methods._fidelity import (
+    GROWTH,
+    MIN_FIRST,
+    carry_C,
+    carry_exponent,
+    default_budget,
+    nested_subsample,
+    plan_stages,
+    stage_rows,
+)
+
+SHAPES = [(300, 5, 1), (2_000, 22, 1), (20_000, 123, 1), (245_057, 3, 1), (60_000, 784, 10)]
+
+
+@pytest.mark.parametrize("n, d, tasks", SHAPES)
+@pytest.mark.parametrize("budget", [2.0, 5.0, 30.0, 300.0])
+def test_plan_stays_within_its_budget(n, d, tasks, budget):
+    plan = plan_stages(n, d, tasks, budget=budget, max_eval=10, rank=500, max_exact=n)
+    first = plan.stages[0]
+    sizes = [s.size for s in plan.stages]
+    assert first.size >= min(n, MIN_FIRST)
+    assert sizes == sorted(sizes) and sizes[-1] <= n
+    assert all(b == min(n, GROWTH * a) for a, b in zip(sizes, sizes[1:]))
+    # the planned cost is within budget, but for the smallest first stage, which always runs
+    if first.size > min(n, MIN_FIRST):
+        assert plan.cost <= budget + 1e-9
+    else:
+        assert plan.cost - first.cost <= max(budget, 1.0) + 1e-9
+
+
+def test_a_larger_budget_buys_more_rows_and_all_rows_when_ample():
+    small = plan_stages(20_000, 22, 1, budget=5, max_eval=10, rank=500, max_exact=20_000)
+    large = plan_stages(20_000, 22, 1, budget=500, max_eval=10, rank=500, max_exact=20_000)
+    assert large.stages[-1].size >= small.stages[-1].size
+    ample = plan_stages(300, 5, 1, budget=1e6, max_eval=10, rank=500, max_exact=300)
+    assert len(ample.stages) == 1 and ample.stages[0].size == 300
+    assert ample.stages[0].path == "exact"
+
+
+def test_memory_and_sparse_restrict_the_exact_path():
+    plan = plan_stages(50_000, 10, 1, budget=1e9, max_eval=10, rank=500, max_exact=1_000)
+    assert plan.stages[0].size <= 1_000
+    assert all(s.path == "lowrank" for s in plan.stages if s.size > 1_000)
+    sparse = plan_stages(5_000, 10, 1, budget=50, max_eval=5, rank=50, max_exact=5_000,
+                         lowrank_only=True)
+    assert all(s.path == "lowrank" for s in sparse.stages)
+
+
+def test_default_budget_ends_and_monotone():
+    assert default_budget(100) == default_budget(2_000) == 30
+    assert default_budget(20_000) == default_budget(10**6) == 5
+    b = [default_budget(n) for n in (2_000, 4_000, 8_000, 16_000, 20_000)]
+    assert all(x >= y for x, y in zip(b, b[1:]))
+
+
+def test_nested_subsample_is_stratified_nested_and_seeded():
+    y = np.repeat([0, 1, 2], [700, 250, 50])
+    order = nested_subsample(y, 0)
+    assert np.array_equal(np.sort(order), np.arange(y.size))
+    assert np.array_equal(order, nested_subsample(y, 0))
+    assert not np.array_equal(order, nested_subsample(y, 1))
+    share = np.bincount(y) / y.size
+    for size in (6, 50, 200, 999):
+        counts = np.bincount(y[order[:size]], minlength=3)
+        assert np.all(counts >= 2)  # every class, so every one-vs-rest task, in every stage
+        assert np.all(np.abs(counts - share * size) <= 3)
+    small, big = stage_rows(order, 100), stage_rows(order, 400)
+    assert set(small) <= set(big)
+
+
+def test_nested_subsample_keeps_groups_whole():
+    rng = np.random.default_rng(0)
+    groups = rng.integers(0, 40, size=600)
+    y = (groups % 2).astype(int)
+    order = nested_subsample(y, 0, groups)
+    for size in (10, 100, 333):
+        rows = stage_rows(order, size, groups)
+        assert rows.size >= size
+        inside = set(groups[rows])
+        outside = set(groups[np.setdiff1d(np.arange(600), rows)])
+        assert not inside & outside
+
+
+def test_carry_C_at_minus_one_keeps_the_l2svm_when_rows_repeat():
+    """C / k on k copies of every row is the same L2-SVM as C on the rows: the loss sum is k
+    times larger, so the regularisation per row 1 / (C sum w) is what must be kept."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(int)
+    k, C = 3, 4.0
+    small = L2SVC(C=C, sigma=1.5).fit(X, y)
+    big = L2SVC(C=carry_C(C, 40, 40 * k, -1.0), sigma=1.5).fit(np.tile(X, (k, 1)), np.tile(y, k))
+    X_new = rng.normal(size=(25, 3))
+    np.testing.assert_allclose(big.decision_function(X_new), small.decision_function(X_new),
+                               rtol=1e-7, atol=1e-9)
+    # keeping C instead (exponent 0) gives another, less regularised model
+    other = L2SVC(C=carry_C(C, 40, 40 * k, 0.0), sigma=1.5).fit(np.tile(X, (k, 1)), np.tile(y, k))
+    assert np.max(np.abs(other.decision_function(X_new) - small.decision_function(X_new))) > 1e-3
+
+
+def test_carry_exponent_is_the_clipped_slope():
+    assert carry_exponent([1000], [4.0]) == 0.0
+    assert carry_exponent([250, 1000], [8.0, 4.0]) == pytest.approx(-0.5)
+    assert carry_exponent([250, 1000, 4000], [1.0, 1e6, 1e12]) == 1.0
+    assert carry_exponent([250, 1000], [1e6, 1.0]) == -1.0
+    assert carry_C(2.0, 1000, 4000, 0.5) == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="exponent"):
+        carry_C(1.0, 1, 2, 2.0)
