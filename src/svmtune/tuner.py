@@ -49,11 +49,11 @@ from svmtune.estimators import (
 from svmtune.estimators_lowrank import LowRankL2SVC
 from svmtune.methods._constraints import validate_options
 from svmtune.methods.base import METHODS, get_selector, selector_class
+from svmtune.preprocess import fit_preprocessor, make_preprocessor
+from svmtune.search.cv import check_class_groups
 
 #: Nystroem rank of a forced low-rank final model when the selection names none
 LOWRANK_RANK = 500
-from svmtune.preprocess import fit_preprocessor, make_preprocessor
-from svmtune.search.cv import check_class_groups
 
 __all__ = ["SVMTuner"]
 

@@ -221,9 +221,10 @@ def test_the_tuner_fits_and_can_force_the_low_rank_final_model():
     assert lr.estimator_.rank_ <= 20
     np.testing.assert_allclose(lr.predict_proba(X[:5]).sum(axis=1), 1.0)
     assert lr.decision_function(X[:5]).shape == (5,)
-    assert SVMTuner(method_params=opts, final_model="l1", random_state=0).fit(
-        X, y
-    ).final_model_ == "l1"
+    assert (
+        SVMTuner(method_params=opts, final_model="l1", random_state=0).fit(X, y).final_model_
+        == "l1"
+    )
 
 
 def test_multistage_is_deterministic_and_takes_weights_groups_multiclass_sparse():

@@ -49,8 +49,9 @@ def test_memory_and_sparse_restrict_the_exact_path():
     plan = plan_stages(50_000, 10, 1, budget=1e9, max_eval=10, rank=500, max_exact=1_000)
     assert plan.stages[0].size <= 1_000
     assert all(s.path == "lowrank" for s in plan.stages if s.size > 1_000)
-    sparse = plan_stages(5_000, 10, 1, budget=50, max_eval=5, rank=50, max_exact=5_000,
-                         lowrank_only=True)
+    sparse = plan_stages(
+        5_000, 10, 1, budget=50, max_eval=5, rank=50, max_exact=5_000, lowrank_only=True
+    )
     assert all(s.path == "lowrank" for s in sparse.stages)
 
 
@@ -99,8 +100,9 @@ def test_carry_C_at_minus_one_keeps_the_l2svm_when_rows_repeat():
     small = L2SVC(C=C, sigma=1.5).fit(X, y)
     big = L2SVC(C=carry_C(C, 40, 40 * k, -1.0), sigma=1.5).fit(np.tile(X, (k, 1)), np.tile(y, k))
     X_new = rng.normal(size=(25, 3))
-    np.testing.assert_allclose(big.decision_function(X_new), small.decision_function(X_new),
-                               rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        big.decision_function(X_new), small.decision_function(X_new), rtol=1e-7, atol=1e-9
+    )
     # keeping C instead (exponent 0) gives another, less regularised model
     other = L2SVC(C=carry_C(C, 40, 40 * k, 0.0), sigma=1.5).fit(np.tile(X, (k, 1)), np.tile(y, k))
     assert np.max(np.abs(other.decision_function(X_new) - small.decision_function(X_new))) > 1e-3

@@ -335,7 +335,6 @@ class Auto(Selector):
                 "start": start,
                 "max_eval": max_eval,
                 "rank": self.rank,
-                "rank_tol": LANDMARK_TOL,
                 "jump_restarts": 0,
                 "log2_sigma": self.log2_sigma,
                 "log2_C": self.log2_C,
