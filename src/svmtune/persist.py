@@ -437,7 +437,8 @@ def load_model(path: str | Path, *, trust_pickle: bool = False):
         A skops file naming other types or past the bounds, or a pickle without
         ``trust_pickle``.
     DamagedModelError
-        An empty, truncated or otherwise damaged file, or one in neither format.
+        An empty, truncated or otherwise damaged file ("model file ... is damaged or
+        truncated: ..."), or one in neither format.
     """
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -447,10 +448,9 @@ def load_model(path: str | Path, *, trust_pickle: bool = False):
         if size == 0:
             raise _damaged(path, "it is empty (0 bytes)")
         if not head.startswith(_PICKLE_PREFIXES):
-            raise _damaged(
-                path,
-                f"it is neither a skops archive nor a joblib/pickle file (it starts with "
-                f"{head[:4]!r})",
+            raise DamagedModelError(
+                f"{path} is not a model file (not a model saved by `svmtune select --out`?): "
+                f"neither a skops archive nor a joblib/pickle file, it starts with {head[:4]!r}"
             )
         if head.startswith(b"\x80"):  # an uncompressed pickle ends with its STOP opcode
             fh.seek(-1, os.SEEK_END)
