@@ -215,6 +215,7 @@ def _models_of_every_kind():
     yield _pipeline_model()[0]
 
 
+@pytest.mark.slow  # ~45 fits, every registered method
 def test_model_types_are_exactly_what_models_hold():
     """MODEL_TYPES is re-derived from fitted models: a pair missing from it refuses a model
     svmtune wrote; an extra one trusts a type no model holds."""
