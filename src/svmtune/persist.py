@@ -251,12 +251,13 @@ def _check_types(schema: dict, path) -> tuple[set[str], dict[str, set]]:
     for node in _nodes(schema):
         loader, module, cls = node.get("__loader__"), node.get("__module__"), node.get("__class__")
         name = f"{module}.{cls}"
-        if (loader, name) not in _MODEL_TYPES:
+        if not isinstance(loader, str) or (loader, name) not in _MODEL_TYPES:
             bad.add(f"{name} ({loader})" if isinstance(loader, str) else name)
             continue
         names.add(name)
         if loader in _FILE_LOADERS and "file" in node:
-            ident = node.get("__id__") or object()  # skops shares only objects with an id
+            ident = node.get("__id__")  # skops shares only objects with an (int) id
+            ident = ident if type(ident) is int and ident else object()
             reads.setdefault(str(node["file"]), set()).add(ident)
     if bad:
         shown = ", ".join(sorted(bad)[:5]) + (" ..." if len(bad) > 5 else "")
