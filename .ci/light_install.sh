@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The core install as a newcomer gets it: `pip install .` in a fresh virtual environment
-# pulls in none of the extras' packages (optuna, hyperopt, matplotlib, dask), the wheel is
-# at most 3 MB, and `svmtune demo` runs in it.
+# pulls in none of the extras' packages (optuna, hyperopt, matplotlib, dask) but does pull
+# skops (the default model format, a core dependency), the wheel is at most 3 MB, and
+# `svmtune demo` and the README's `select --out model.skops` / `predict` run in it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d)
@@ -21,6 +22,10 @@ import importlib.util
 extra = [m for m in ("optuna", "hyperopt", "matplotlib", "dask") if importlib.util.find_spec(m)]
 if extra:
     raise SystemExit(f"the core install pulled in {extra}")
-print("core install: none of optuna, hyperopt, matplotlib, dask")
+if importlib.util.find_spec("skops") is None:
+    raise SystemExit("the core install lacks skops, which the default model files need")
+print("core install: none of optuna, hyperopt, matplotlib, dask; skops present")
 PY
 (cd "$tmp" && "$tmp/venv/bin/svmtune" demo --no-grid)
+(cd "$tmp" && "$tmp/venv/bin/svmtune" select parkinsons --method default --out model.skops \
+  && "$tmp/venv/bin/svmtune" predict model.skops parkinsons --out predictions.csv)

@@ -17,7 +17,10 @@ DataFileError
     A data file cannot be read as requested (a ``ValueError``).
 UntrustedModelError
     A model file refused: a pickle not trusted, or a skops file naming types outside the
-    allow-list (a ``ValueError``).
+    allow-list or past the archive bounds (a ``ValueError``).
+DamagedModelError
+    A model file that cannot be read: empty, truncated, damaged, or in neither model format
+    (a ``ValueError``).
 NotAResultsFile
     A file given as benchmark results that is not a JSON-lines file (a ``ValueError``).
 StoreBusy
@@ -31,6 +34,7 @@ from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 __all__ = [
     "BoundWarning",
     "ConvergenceWarning",
+    "DamagedModelError",
     "DataFileError",
     "NotAResultsFile",
     "StoreBusy",
@@ -53,6 +57,14 @@ class DataFileError(ValueError):
 class UntrustedModelError(ValueError):
     """A model file that is not loaded: a pickle not trusted, or a skops file naming types
     outside the allow-list."""
+
+
+class DamagedModelError(ValueError):
+    """A model file that cannot be read: empty, truncated or damaged (a save interrupted by a
+    full disk, a partial copy), or in neither format :func:`svmtune.save_model` writes.
+
+    Not an :class:`UntrustedModelError`: nothing in the file was refused, and trusting it
+    (``trust_pickle=True``) would not help."""
 
 
 class NotAResultsFile(ValueError):

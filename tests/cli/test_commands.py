@@ -784,12 +784,12 @@ def test_predict_refuses_a_skops_file_with_an_untrusted_type(csv_file, tmp_path)
     model = tmp_path / "model.skops"
     run("select", path, "--method", "default", "--out", model)
     tuner = sio.load(model, trusted=sio.get_untrusted_types(file=model))
-    tuner.extra_ = os.system  # what an attacker would name: neither svmtune's nor sklearn's
+    tuner.extra_ = os.system  # what an attacker would name: no model holds it
     crafted = tmp_path / "crafted.skops"
     sio.dump(tuner, crafted)
     (system,) = [t for t in sio.get_untrusted_types(file=crafted) if t.endswith(".system")]
     r = run("predict", crafted, path, ok=False)
-    assert_one_line_error(r, f"neither svmtune's nor scikit-learn's: {system}", 2)
+    assert_one_line_error(r, f"types an svmtune model never holds: {system}", 2)
     # --trust-pickle concerns pickles only: it does not widen the skops allow-list
     assert run("predict", "--trust-pickle", crafted, path, ok=False).exit_code == 2
 

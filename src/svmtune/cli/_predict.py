@@ -15,7 +15,7 @@ from svmtune.cli._common import fail, format_option
 from svmtune.cli._source import bundled_name
 from svmtune.datasets import load_dataset, load_table
 from svmtune.datasets.loaders import TARGET_NAMES, detect_format, pick_target
-from svmtune.persist import UntrustedModelError, load_model
+from svmtune.persist import DamagedModelError, UntrustedModelError, load_model
 from svmtune.tuner import SVMTuner
 
 
@@ -27,16 +27,17 @@ class _Refused(click.ClickException):
 
 def _load_model(path: str, trust_pickle: bool = False):
     """The fitted ``SVMTuner`` that ``svmtune select --out`` saved at ``path``: a skops
-    file with svmtune's and scikit-learn's types only, or a joblib/pickle file the user
-    trusts (:func:`svmtune.persist.load_model`)."""
+    file holding only the types of :data:`svmtune.persist.MODEL_TYPES`, or a joblib/pickle
+    file the user trusts (:func:`svmtune.persist.load_model`); a damaged or truncated file
+    is named as such."""
 
     try:
         model = load_model(path, trust_pickle=trust_pickle)
     except UntrustedModelError as exc:
         raise _Refused(str(exc)) from None
-    except ImportError as exc:
+    except (DamagedModelError, ImportError) as exc:
         raise fail(exc) from None
-    except Exception as exc:  # not a joblib/pickle file, or a truncated one
+    except Exception as exc:  # a pickle the user trusts that does not unpickle here
         raise fail(
             exc, f"cannot load {path} (not a model saved by `svmtune select --out`?): "
         ) from None
@@ -118,9 +119,10 @@ def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
     probability (the model's predict_proba).  When FILE has labels, the accuracy goes to
     standard error.
 
-    A .skops MODEL is loaded if it names only svmtune's and scikit-learn's types (anything
-    else is refused); a joblib/pickle MODEL is unpickled, which can run code, so only with
-    --trust-pickle (without it: exit status 2).
+    A .skops MODEL is loaded if it holds only the types a model svmtune saves holds, within
+    bounded sizes (anything else is refused, exit status 2); a joblib/pickle MODEL is
+    unpickled, which can run code, so only with --trust-pickle (without it: exit status 2).
+    A damaged or truncated MODEL is named as such.
     """
 
     tuner = _load_model(model, trust_pickle)

@@ -88,8 +88,8 @@ from svmtune.plotting import plot_landscape
     "--out",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Save the fitted SVMTuner: a FILE.skops with skops (safe to load; pip install "
-    "'svmtune[skops]'), any other name with joblib (a pickle: loading it can run code).",
+    help="Save the fitted SVMTuner: a FILE.skops with skops (safe to load), any other name "
+    "with joblib (a pickle: loading it can run code).",
 )
 @click.option(
     "--results",
@@ -277,7 +277,7 @@ def _check_skops() -> None:
         import skops.io  # noqa: F401
     except ImportError:
         raise click.BadParameter(
-            "saving a .skops file needs skops: pip install 'svmtune[skops]' (or skops), or "
+            "saving a .skops file needs skops, a dependency of svmtune: pip install skops, or "
             "give another file name to save with joblib",
             param_hint="'--out'",
         ) from None
