@@ -202,6 +202,9 @@ def _models_of_every_kind():
             method=method, method_params=light, final_model="l1", probability="platt"
         ).fit(X, y3)
     yield SVMTuner(method="default", multiclass="ovo").fit(X, y3)
+    yield SVMTuner(method="default", final_model="lowrank").fit(X, y3)
+    sparse_rows = sp.csr_matrix(np.where(abs(X) > 0.7, X, 0))
+    yield SVMTuner(method="default", final_model="lowrank").fit(sparse_rows, y2)
     yield SVMTuner(method="default").fit(sp.csr_matrix(np.where(abs(X) > 0.7, X, 0)), y2)
     frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(k=np.array(["u", "v", None] * 12))
     yield SVMTuner(method="default", preprocess="auto").fit(frame, y2)

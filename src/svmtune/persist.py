@@ -61,7 +61,7 @@ __all__ = [
 #:
 #: Derived from what :func:`save_model` writes: the types in ``schema.json`` of fitted
 #: ``SVMTuner`` models of every registered method (binary and multiclass, final model
-#: l1 and l2, ``probability="platt"``, one-vs-one, fitted on sparse rows, with
+#: l1, l2 and lowrank, ``probability="platt"``, one-vs-one, fitted on sparse rows, with
 #: ``preprocess="auto"``/``"none"``, class weights keyed by Python and NumPy labels, a
 #: ``RandomState``) and of a scikit-learn ``Pipeline`` of ``ColumnTransformer``,
 #: ``SimpleImputer``, ``OneHotEncoder`` and ``StandardScaler`` around an ``SVMTuner``.
@@ -93,6 +93,7 @@ MODEL_TYPES: tuple[tuple[str, str], ...] = (
     ("ObjectNode", "svmtune._support.DualSolution"),
     ("ObjectNode", "svmtune.estimators.L2SVC"),
     ("ObjectNode", "svmtune.estimators.OvRSVC"),
+    ("ObjectNode", "svmtune.estimators_lowrank.LowRankL2SVC"),
     ("ObjectNode", "svmtune.methods.base.Selection"),
     ("ObjectNode", "svmtune.preprocess.WeightedImputer"),
     ("ObjectNode", "svmtune.tuner.SVMTuner"),
