@@ -21,10 +21,13 @@ machines (``benchmarks/auto_cost_model.py`` prints them; ``benchmarks/auto_cost_
   grows like it, and per task (``T``) the support-set factorisation, its inverse and the
   gradient's products, each ``O(s^3)`` when the support set is a fair share of the rows;
 * a low-rank evaluation on ``s`` rows and ``m`` landmarks:
-  ``KAPPA_LOWRANK * (s m (d + D_EXP) + T s m^2)``.
+  ``KAPPA_LOWRANK * (s m (LANDMARK_PASSES d + D_EXP) + T s m^2)`` -- the landmarks' pivoted
+  Cholesky and the kernel to them read every row's ``d`` features ``LANDMARK_PASSES`` times
+  per landmark (:func:`svmtune.estimators_lowrank.lowrank_fit_flops` counts 4 and 2), the
+  factor and the solver's products ``s m^2`` per task.
 
-The model is an upper estimate (it takes the support set as large as the rows); the measured
-cost is reported beside it (``info["budget_spent"]``).
+The model takes the support set as large as the rows; the benchmark reports the measured
+cost beside the plan (``benchmarks/scaling_auto.md``).
 
 **Carrying C between sizes.**  The L2-SVM minimises ``|v|^2 / 2 + C/2 sum_i w_i xi_i^2``: its
 regularisation per row is ``lambda = 1 / (C sum w)``.  A subsample's optimum ``C_s`` carried
@@ -71,7 +74,11 @@ KAPPA_KERNEL = 3.2
 KAPPA_CUBE = 0.077
 #: a low-rank evaluation's work (``O(s m^2)`` matrix products, a few Newton steps) against
 #: ``SVC()``'s: the median over the cells of ``benchmarks/auto_cost_model.md``
-KAPPA_LOWRANK = 2.4
+KAPPA_LOWRANK = 1.4
+#: passes over the features per landmark of a low-rank evaluation: pivoted Cholesky's
+#: distances (4) and the kernel to the landmarks (2), as counted by
+#: :func:`svmtune.estimators_lowrank.lowrank_fit_flops`
+LANDMARK_PASSES = 6.0
 #: the smallest first stage: below about 200 rows a leave-one-out error moves in steps of
 #: half a point and more, too coarse to rank candidates
 MIN_FIRST = 200
@@ -101,7 +108,9 @@ def exact_eval_cost(s: float, d: int, n_tasks: int) -> float:
 def lowrank_eval_cost(s: float, d: int, n_tasks: int, rank: int) -> float:
     """Work of one low-rank evaluation on ``s`` rows and ``rank`` landmarks."""
     m = float(min(rank, s))
-    return KAPPA_LOWRANK * (float(s) * m * (d + D_EXP) + n_tasks * float(s) * m * m)
+    return KAPPA_LOWRANK * (
+        float(s) * m * (LANDMARK_PASSES * d + D_EXP) + n_tasks * float(s) * m * m
+    )
 
 
 def default_budget(n: int) -> float:
