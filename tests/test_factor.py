@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svmtune._factor import UPDATE_PIVOT_TOL, ExtendedFactor, warm_up
+from svmtune._factor import UPDATE_PIVOT_TOL, ExtendedFactor
 from svmtune.kernels import Kernel
 from svmtune.svm import _support_factor, fit_l2_svm
 
@@ -170,18 +170,16 @@ def test_random_walk_with_duplicated_rows_and_huge_C():
         assert_equals_fresh(fac, H)
 
 
-def test_warm_up_compiles():
-    warm_up()
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_solver_with_updates_keeps_kkt_and_matches_qp(seed, monkeypatch):
     """Warm starts far from the solution make the active-set iteration add and remove points
     (through factor updates); the solution still satisfies the KKT conditions and matches
     the general QP reference.  On these small sets a fresh factorisation is estimated
-    cheaper than a Givens update (:data:`svmtune.svm.GIVENS_COST`), so the estimate is
-    switched off here to test the updates."""
+    cheaper than a Givens update (:data:`svmtune.svm.GIVENS_COST`,
+    :data:`svmtune.svm.GIVENS_COLUMN_COST`), so the estimate is switched off here to test
+    the updates."""
     monkeypatch.setattr("svmtune.svm.GIVENS_COST", 0.0)
+    monkeypatch.setattr("svmtune.svm.GIVENS_COLUMN_COST", 0.0)
     updates = []
     orig = ExtendedFactor.remove
     monkeypatch.setattr(
@@ -250,6 +248,7 @@ def test_solver_replaces_an_inaccurate_update_by_a_fresh_factorisation(monkeypat
     init = cold.support.copy()
     init[np.flatnonzero(init)[:3]] = False
     monkeypatch.setattr("svmtune.svm.GIVENS_COST", 0.0)
+    monkeypatch.setattr("svmtune.svm.GIVENS_COLUMN_COST", 0.0)
     orig = ExtendedFactor._from_factor_order.__func__  # the end of every add and remove
     bad = []
 
@@ -271,3 +270,55 @@ def test_solver_replaces_an_inaccurate_update_by_a_fresh_factorisation(monkeypat
     assert np.array_equal(sol.support, cold.support)
     assert np.allclose(sol.alpha, cold.alpha, atol=1e-9 * max(1.0, cold.alpha.max()))
     assert_equals_fresh(sol.factor, K + np.diag(sol.H_diag))
+
+
+@pytest.mark.parametrize("m, start", [(1, 0), (2, 1), (7, 0), (40, 13), (200, 0), (301, 150)])
+def test_rank_one_update_equals_cholesky_of_the_updated_matrix(m, start):
+    """The Givens update of the trailing block (BLAS ``drot`` per column) equals the
+    Cholesky factor of ``L22 L22^T + x x^T`` to 1e-10, and leaves the leading columns as
+    they were."""
+    from svmtune._factor import _rank_one_update
+
+    rng = np.random.default_rng(m + start)
+    A = rng.normal(size=(m, m + 3))
+    L = np.asfortranarray(np.linalg.cholesky(A @ A.T / m + 0.1 * np.eye(m)))
+    x = rng.normal(size=m) * 3.0
+    L_old, x_old = L.copy(order="F"), x.copy()
+    _rank_one_update(L, x, start)
+    T = L_old[start:, start:]
+    ref = np.linalg.cholesky(T @ T.T + np.outer(x_old[start:], x_old[start:]))
+    assert rel(np.tril(L[start:, start:]), ref) <= RTOL
+    np.testing.assert_array_equal(L[:, :start], L_old[:, :start])
+    assert np.all(np.triu(L, 1) == 0.0)
+
+
+def test_rank_one_update_refuses_arrays_it_would_copy():
+    """BLAS through f2py rotates copies of non-contiguous arrays: refused, not lost."""
+    from svmtune._factor import _rank_one_update
+
+    L = np.eye(4)  # C-ordered: its columns are not contiguous
+    with pytest.raises(ValueError, match="Fortran-ordered"):
+        _rank_one_update(L, np.ones(4), 0)
+    with pytest.raises(ValueError, match="Fortran-ordered"):
+        _rank_one_update(np.asfortranarray(L), np.ones(8)[::2], 0)
+
+
+@pytest.mark.parametrize("m", [0, 1, 5, 127, 128, 129, 300])
+@pytest.mark.parametrize("order", ["F", "C", "view"])
+def test_mirror_lower_copies_the_lower_triangle_up(m, order):
+    """Every memory layout, sizes around the block width: the result is exactly the
+    symmetric matrix of the lower triangle (a copy, no arithmetic on the values)."""
+    from svmtune._factor import _MIRROR_BLOCK, mirror_lower
+
+    assert _MIRROR_BLOCK == 128  # the sizes above straddle it
+    rng = np.random.default_rng(m)
+    low = np.tril(rng.normal(size=(m, m)))
+    if order == "view":
+        big = np.zeros((2 * m, 2 * m))
+        big[::2, ::2] = low
+        A = big[::2, ::2]
+    else:
+        A = np.array(low, order=order)
+    out = mirror_lower(A)
+    assert out is A
+    np.testing.assert_array_equal(A, low + np.tril(low, -1).T)

@@ -35,6 +35,7 @@ exceeds a fresh factorisation's (:func:`svmtune.svm.fit_l2_svm`).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -42,7 +43,6 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg import blas, lapack
 
-from svmtune._jit import _njit
 from svmtune._warnings import user_stacklevel
 
 __all__ = ["ExtendedFactor", "WoodburyFactor", "mirror_lower", "sandwich", "UPDATE_PIVOT_TOL"]
@@ -54,8 +54,13 @@ UPDATE_PIVOT_TOL = 1e-6
 
 def mirror_lower(A: np.ndarray) -> np.ndarray:
     """Make a square matrix whose strict upper triangle is zero symmetric, in place, by
-    copying its lower triangle up (the diagonal is doubled and halved, both exact); returns
-    ``A``.  For the one-triangle output of LAPACK / BLAS (``potri``, ``syrk``).
+    copying its lower triangle up; returns ``A``.  For the one-triangle output of LAPACK /
+    BLAS (``potri``, ``syrk``).
+
+    A block of :data:`_MIRROR_BLOCK` columns at a time: the transposing copy of one block
+    stays in cache, so numpy's strided copy runs near memory speed (within 1.1-1.6 times a
+    compiled cache-blocked loop from ``m = 1000`` up; ``benchmarks/first_call.md``), with
+    no compiled code to load.
 
     Raises
     ------
@@ -64,33 +69,19 @@ def mirror_lower(A: np.ndarray) -> np.ndarray:
     """
     if np.ndim(A) != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"mirror_lower needs a square 2-D array, got shape {np.shape(A)}")
-    if A.flags.f_contiguous:
-        _copy_triangle(A, True)
-    elif A.flags.c_contiguous:
-        _copy_triangle(A.T, False)  # A^T is Fortran-ordered; A's lower triangle is its upper
-    else:
-        A += A.T  # numpy buffers the overlapping operands
-        A.flat[:: A.shape[0] + 1] *= 0.5
+    m = A.shape[0]
+    b = _MIRROR_BLOCK
+    for j0 in range(0, m, b):
+        j1 = min(j0 + b, m)
+        D = A[j0:j1, j0:j1]
+        D += np.tril(D, -1).T  # the diagonal block: its strict upper triangle is zero
+        if j1 < m:
+            A[j0:j1, j1:] = A[j1:, j0:j1].T
     return A
 
 
-_BLOCK = 64
-
-
-@_njit(nogil=True)
-def _copy_triangle(A, lower_to_upper):  # pragma: no cover - compiled
-    """Copy the strict lower triangle of a Fortran-ordered square ``A`` to the upper one
-    (``A[j, i] = A[i, j]``, ``i > j``), or the upper to the lower, in cache-sized blocks: the
-    transposing copy that numpy does element by element."""
-    m = A.shape[0]
-    for jb in range(0, m, _BLOCK):
-        for ib in range(jb, m, _BLOCK):
-            for j in range(jb, min(jb + _BLOCK, m)):
-                for i in range(max(ib, j + 1), min(ib + _BLOCK, m)):
-                    if lower_to_upper:
-                        A[j, i] = A[i, j]
-                    else:
-                        A[i, j] = A[j, i]
+#: columns per block of :func:`mirror_lower` (128 columns of a 3000-row matrix, 3 MB)
+_MIRROR_BLOCK = 128
 
 
 def sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -109,23 +100,40 @@ def sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
     return mirror_lower(out)  # syrk wrote the lower triangle only
 
 
-@_njit(nogil=True)
-def _rank_one_update(L, x, start):  # pragma: no cover - compiled
+def _rank_one_update(L: np.ndarray, x: np.ndarray, start: int) -> None:
     """``L[start:, start:] <- chol(L L^T + x x^T)`` in place for the lower-triangular trailing
     block (``x`` indexed like the rows of ``L``, read from ``start``; overwritten), by Givens
-    rotations (LINPACK ``dchud``)."""
+    rotations (LINPACK ``dchud``; Golub & Van Loan §6.5.4): the rotation of column ``k``
+    zeroes ``x[k]`` against ``L[k, k]`` and is applied to the rest of the column and of ``x``
+    by one BLAS ``drot``.
+
+    ``L`` must be Fortran-ordered (its columns contiguous, rotated in place) and ``x`` a
+    contiguous float64 vector.  One BLAS call per column, ``O(t^2)`` flops for a trailing
+    block of size ``t``; the Python loop costs about 2.5 us a column
+    (``benchmarks/first_call.md``), which :func:`svmtune.svm._update_is_cheaper` weighs.
+    """
+    if not (L.flags.f_contiguous and x.flags.c_contiguous and x.dtype == np.float64):
+        # drot would rotate copies: the update would be lost
+        raise ValueError("_rank_one_update needs a Fortran-ordered L and a contiguous float x")
     n = L.shape[0]
+    rot = blas.drot
     for k in range(start, n):
-        lkk = L[k, k]
-        r = np.hypot(lkk, x[k])
-        c = r / lkk
-        s = x[k] / lkk
-        ic = 1.0 / c
+        lkk = float(L[k, k])
+        xk = float(x[k])
+        r = math.hypot(lkk, xk)
         L[k, k] = r
-        for i in range(k + 1, n):
-            lik = (L[i, k] + s * x[i]) * ic
-            L[i, k] = lik
-            x[i] = c * x[i] - s * lik
+        if k + 1 < n:  # the column and x are contiguous: drot rotates them in place
+            rot(
+                L[:, k],
+                x,
+                lkk / r,
+                xk / r,
+                n=n - k - 1,
+                offx=k + 1,
+                offy=k + 1,
+                overwrite_x=1,
+                overwrite_y=1,
+            )
 
 
 def _potrs(L: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -427,10 +435,3 @@ class WoodburyFactor:
         ee = np.einsum("ij,ij->i", E, E)
         T = E.T @ (E * g[:, None])
         return g / self.dS**2 - 2.0 * g * ee / self.dS + np.einsum("ij,ij->i", E @ T, E)
-
-
-def warm_up() -> None:
-    """Compile (or load from numba's disk cache) the factor update once, on a tiny matrix."""
-    L = np.eye(3, order="F")
-    _rank_one_update(L, np.array([0.0, 1.0, 0.5]), 1)
-    _copy_triangle(L, True)

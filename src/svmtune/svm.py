@@ -182,11 +182,14 @@ def fit_l1_svm(
 # ---------------------------------------------------------------------------------------------
 # Exact L2-SVM
 # ---------------------------------------------------------------------------------------------
-#: cost of one compiled Givens rank-one update of a trailing block of size ``t``, in units of
-#: the flops of a BLAS-3 Cholesky factorisation: ``GIVENS_COST * t^2`` (measured with one
-#: BLAS thread: a full update costs 1/10 to 1/23 of a fresh factorisation at m = 700 to
-#: 1500, i.e. 21-24 ``m^2``; the scalar loop runs at 1.5-3 GFLOP/s, LAPACK's at 8-28)
-GIVENS_COST = 24.0
+#: cost of the Givens rank-one update of a trailing block of size ``t``
+#: (:func:`svmtune._factor._rank_one_update`, one BLAS ``drot`` per column), in units of the
+#: flops of a BLAS-3 Cholesky factorisation: ``GIVENS_COLUMN_COST * t + GIVENS_COST * t^2``.
+#: The Python loop's per-column call (about 2.5 us) dominates up to ``t`` of a few thousand;
+#: measured with one BLAS thread (``benchmarks/first_call.md``): a full update costs as much
+#: as a fresh factorisation at about ``m = 350``, a tenth of one at ``m = 1000``.
+GIVENS_COLUMN_COST = 30000.0
+GIVENS_COST = 12.0
 
 
 def _update_is_cheaper(m_old: int, m_new: int, removed_pos: np.ndarray, n_added: int) -> bool:
@@ -194,10 +197,12 @@ def _update_is_cheaper(m_old: int, m_new: int, removed_pos: np.ndarray, n_added:
     ``removed_pos``, then appending ``n_added``) is estimated cheaper than factoring the
     ``m_new`` points afresh (``m_new^3 / 3`` flops, plus gathering ``H_SS``).
 
-    Removals cost :data:`GIVENS_COST` ``(m_old - p)^2`` each plus a compaction of the
-    factor; additions a triangular solve (``m^2`` flops per point) plus a copy of the factor.
+    Removals cost :data:`GIVENS_COLUMN_COST` ``t`` + :data:`GIVENS_COST` ``t^2`` each
+    (``t = m_old - p``) plus a compaction of the factor; additions a triangular solve
+    (``m^2`` flops per point) plus a copy of the factor.
     """
-    cost = float(np.sum(GIVENS_COST * (m_old - removed_pos.astype(float)) ** 2))
+    t = m_old - removed_pos.astype(float)
+    cost = float(np.sum(GIVENS_COLUMN_COST * t + GIVENS_COST * t**2))
     cost += 5.0 * m_old**2 if removed_pos.size else 0.0
     cost += (n_added + 3.0) * m_new**2 if n_added else 0.0
     return cost < m_new**3 / 3.0 + 3.0 * m_new**2

@@ -121,8 +121,9 @@ def test_rbf_class_sums_flush_only_negligible_entries():
 
 
 def test_without_a_writable_numba_cache_the_loops_compile_uncached():
-    """numba raises at decoration time when it finds no writable cache directory (a
-    read-only installation without a user cache); the loops then compile in-process."""
+    """numba raises at decoration time (the first call of a loop) when it finds no writable
+    cache directory (a read-only installation without a user cache); the loops then compile
+    in-process."""
     import json
     import os
     import subprocess
@@ -141,13 +142,13 @@ def njit(*args, **kw):
         raise RuntimeError("cannot cache function 'f': no locator available for file 'x'")
     return _njit(*args, **kw)
 numba.njit = njit
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    from svmtune.criteria._pairloops import rbf_class_sums_multi
+from svmtune.criteria._pairloops import rbf_class_sums_multi
 rng = np.random.default_rng(0)
 X = rng.normal(size=(40, 3))
 codes = np.arange(40) % 2
-R = rbf_class_sums_multi(X, codes, np.ones(40), np.array([0.5, 2.0]), 2)
+with warnings.catch_warnings(record=True) as caught:  # numba is applied at the first call
+    warnings.simplefilter("always")
+    R = rbf_class_sums_multi(X, codes, np.ones(40), np.array([0.5, 2.0]), 2)
 print(json.dumps({"warnings": [str(w.message) for w in caught], "R": R.tolist()}))
 """
     # the subprocess imports the svmtune this test imported

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._factor import warm_up as warm_up_factor
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.bench.measure import (
     _entropy,
@@ -236,12 +235,11 @@ _WARMED_UP = False
 def _warm_up_compiled() -> None:
     """Compile (or load from the disk cache) svmtune's numba loops once per process, before
     any clock starts: the first use otherwise adds a one-time second or more to whichever
-    cell comes first (:func:`svmtune.criteria._pairloops.warm_up`, and the L2-SVM's factor
-    update, :func:`svmtune._factor.warm_up`)."""
+    cell of a data criterion comes first (:func:`svmtune.criteria._pairloops.warm_up`).  The
+    L2-SVM solver and the default selection use no compiled code."""
     global _WARMED_UP
     if not _WARMED_UP:
         warm_up()
-        warm_up_factor()
         _WARMED_UP = True
 
 

@@ -11,7 +11,6 @@ from rich.table import Table
 from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 
-from svmtune._factor import warm_up as warm_up_factor
 from svmtune.cli._common import (
     METHOD_LIST,
     check_method,
@@ -28,7 +27,6 @@ from svmtune.cli._options import (
     selection_record,
 )
 from svmtune.cli._source import choose_preprocess
-from svmtune.criteria._pairloops import warm_up as warm_up_loops
 from svmtune.datasets import load_dataset, resolve_name
 from svmtune.preprocess import transform_as_fitted
 
@@ -68,7 +66,10 @@ def demo_cmd(method, dataset, test_size, grid, opts: SelectionOptions) -> None:
     hyperparameters with --method on the training part, and compares the tuned SVM with
     scikit-learn's default SVC (gamma='scale', C=1) and a 10-fold grid search on the test
     part.  Cost is the time of selection and final fit over the time of one default SVC fit
-    on the same data, measured in this run.
+    on the same data, measured in this run.  The selection is the first of this process and
+    nothing is warmed up before it: the cost is what a user's first run pays (the default
+    selection runs no compiled code; the data criteria's numba loops compile, or load from
+    numba's cache, in their first run).
     """
 
     check_method(method, opts.method_params)
@@ -85,8 +86,6 @@ def demo_cmd(method, dataset, test_size, grid, opts: SelectionOptions) -> None:
     except ValueError as exc:
         raise fail(exc, f"cannot split {key!r}: ") from None
     mode = choose_preprocess(X, opts.preprocess)
-    warm_up_loops()  # the compiled loops' one-time load is not the method's cost
-    warm_up_factor()
     tuner = fit_tuner(X_tr, y_tr, method=method, opts=opts, preprocess=mode)
     pre = tuner.preprocessor_
     Xp_tr, Xp_te = transform_as_fitted(pre, X_tr), transform_as_fitted(pre, X_te)

@@ -16,8 +16,10 @@
 Compiled with numba on first use and cached on disk (``cache=True``) where numba finds a
 writable cache directory (beside this file, else the user's cache directory, or
 ``NUMBA_CACHE_DIR``); in a read-only installation without one they are compiled in every
-process instead, with a warning.  Importing this module imports numba (which
-:mod:`svmtune._factor` imports too); the functions are compiled on their first call.
+process instead, with a warning.  Importing this module does not import numba
+(:mod:`svmtune._jit`): the first call of one of its loops does, and compiles it (seconds in a
+fresh installation; a fraction of a second to load from the cache).  Only these criteria use
+numba; the default selection never calls them.
 """
 
 from __future__ import annotations
