@@ -161,7 +161,7 @@ def test_lowrank_sparse_and_dense_select_the_same(method, case, request):
     assert sparse.n_svm_fits_ == dense.n_svm_fits_
     if method == "auto":
         assert sparse.selection_.info["path"] == dense.selection_.info["path"] == "lowrank"
-        assert sparse.final_model_ == "l1"
+        assert sparse.final_model_ == dense.final_model_
         for a, b in zip(sparse.history_, dense.history_, strict=True):
             assert a["origin"] == b["origin"]
             assert a["sigma"] == pytest.approx(b["sigma"], rel=1e-8)

@@ -193,8 +193,7 @@ def test_C_is_carried_from_the_last_stage_to_all_rows():
 
 def test_final_model_rule_both_ways():
     """libsvm's fit at a large C on noisy rows takes many more iterations than SVC()'s: with
-    the budget spent and a cheap low-rank model it gives way; with budget left it is kept,
-    and so is it where it costs about one SVC() fit."""
+    the budget spent and a cheap low-rank model it gives way; with budget left it is kept."""
     from svmtune.methods._fidelity import nested_subsample
     from svmtune.methods.baselines import rbf_params
 
@@ -209,8 +208,8 @@ def test_final_model_rule_both_ways():
     assert ratio > 2.0
     ample = auto.plan(*X.shape, 1)._replace_budget(1e6)
     assert auto._final_rule(ample, large_C, X, y, None, order, "ovr")["final_model"] == "l1"
-    svc_like = rbf_params(2.0, 1.0)
-    assert auto._final_rule(tight, svc_like, X, y, None, order, "ovr")["final_model"] == "l1"
+    # the plan reserves the cheaper final model's cost: here the low-rank one's
+    assert tight.final_cost < 1.0
 
 
 def test_the_tuner_fits_and_can_force_the_low_rank_final_model():

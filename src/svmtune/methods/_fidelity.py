@@ -114,19 +114,19 @@ def lowrank_eval_cost(s: float, d: int, n_tasks: int, rank: int) -> float:
 
 
 def default_budget(n: int) -> float:
-    """The default budget in ``SVC()`` fits on all rows: 30 up to 2,000 rows, falling as
-    ``n^-0.78`` to 5 at 20,000 rows and above.
+    """The default budget in ``SVC()`` fits on all rows: 30 up to 2,000 rows, then falling as
+    ``n^-0.78``: 5 at 20,000 rows, 1 at 157,000.
 
     An ``SVC()`` fit costs about ``n^2``: 30 of them take well under a second at 2,000 rows
-    (where the closed forms' overhead needs them), 5 of them already a minute at 20,000.
-    The two ends are the project's targets for ``auto`` against scikit-learn's searches
-    (``benchmarks/scaling_auto.md``); between them the budget interpolates in ``log n``.
+    (where the closed forms' overhead needs them), 5 of them already a minute at 20,000.  The
+    two points are the project's targets for ``auto`` against scikit-learn's searches
+    (``benchmarks/scaling_auto.md``); the power through them keeps the budget's wall time
+    growing as ``n^1.22``, slower than one ``SVC()`` fit, so that on very large data the
+    selection runs on subsamples and the final model is the cheaper one.
     """
     lo, hi, b_lo, b_hi = 2000.0, 20000.0, 30.0, 5.0
     if n <= lo:
         return b_lo
-    if n >= hi:
-        return b_hi
     slope = np.log(b_hi / b_lo) / np.log(hi / lo)
     return float(b_lo * (n / lo) ** slope)
 
@@ -148,8 +148,9 @@ class Stage:
 class Plan:
     """The stages of one ``auto`` run and the budget they were planned for.
 
-    ``final_cost`` is the predicted cost of the final libsvm fit reserved in the budget
-    (one ``SVC()`` fit; the final-model rule revises it with the chosen point's own fits).
+    ``final_cost`` is the cost reserved in the budget for the final model: one ``SVC()`` fit,
+    or the low-rank L2-SVM's predicted fit where that is cheaper (the final-model rule of
+    :mod:`svmtune.methods.auto` takes it where libsvm's fit would cost more than is left).
     """
 
     n: int
@@ -203,12 +204,13 @@ def plan_stages(
     The first stage is exact on the largest subsample (at least :data:`MIN_FIRST` rows, at
     most ``max_exact``, the rows whose dense matrices fit in memory) whose starts, referee
     scores and ``max_eval`` refinement evaluations take at most :data:`FIRST_SHARE` of the
-    budget left after the final fit.  Each later stage is :data:`GROWTH` times larger (at most
-    ``n``), takes the cheaper of the exact and the low-rank path (exact only up to
-    ``max_exact`` rows) and as many refinement steps, up to :data:`LATER_STEPS`, as the rest
-    of the budget pays for besides its referee scores (none: the stage only scores the
-    carried point against ``SVC()``'s); stages stop when a stage's scores no longer fit or
-    all rows are used.  ``exact_only`` and ``lowrank_only`` (sparse ``X``) restrict the paths.
+    budget left after the final fit.  Each later stage is :data:`GROWTH` times larger (all
+    ``n`` rows once that leaves out less than a third of them), takes the cheaper of the exact
+    and the low-rank path (exact only up to ``max_exact`` rows) and as many refinement steps,
+    up to :data:`LATER_STEPS`, as the rest of the budget pays for besides its referee scores
+    (none: the stage only scores the carried point against ``SVC()``'s); stages stop when a
+    stage's scores no longer fit or all rows are used.  ``exact_only`` and ``lowrank_only``
+    (sparse ``X``) restrict the paths.
 
     Parameters
     ----------
@@ -228,7 +230,7 @@ def plan_stages(
     Plan
     """
     unit = svc_fit_cost(n, d)
-    final = 1.0
+    final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
     left = max(budget - final, 0.0)
     first_path = "lowrank" if lowrank_only else "exact"
     evals0 = max_eval + FIRST_SCORES
@@ -251,7 +253,8 @@ def plan_stages(
     left -= c0
     size = s0
     while size < n:
-        size = min(n, GROWTH * size)
+        # the next size, or all rows when that would leave less than a third of them out
+        size = n if 1.5 * GROWTH * size >= n else GROWTH * size
         paths = [p for p in ("exact", "lowrank") if not (p == "exact" and size > max_exact)]
         if exact_only:
             paths = [p for p in paths if p == "exact"]

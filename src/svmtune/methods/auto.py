@@ -29,9 +29,9 @@ holds it and ``history`` every candidate with its ``stage`` and ``rows``.  When 
 stage holds fewer rows than the data, ``C`` is carried to all rows.
 
 **Final model.**  Where the last stage is exact on all rows, the referee's family (libsvm's
-SVC or the exact L2-SVM).  Otherwise libsvm's SVC, unless its fit would dominate the run -- cost
-more than the budget has left, more than the selection and more than the low-rank L2-SVM on
-the same landmarks rule
+SVC or the exact L2-SVM).  Otherwise libsvm's SVC, unless its fit would cost more than the budget
+has left (at least the plan's reserve for the final model) and more than the low-rank L2-SVM
+on the same landmarks rule
 (:class:`svmtune.estimators_lowrank.LowRankL2SVC`): the libsvm fit's cost is predicted from
 the libsvm iterations of the chosen point and of ``SVC()``'s on a subsample
 (:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`); ``info["final_rule"]`` says which and why.
@@ -531,8 +531,8 @@ class Auto(Selector):
         )
 
     def _final_rule(self, plan, params, X, y, sw, order, multiclass) -> dict[str, Any]:
-        """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would dominate the run --
-        cost more than the budget has left, more than the selection and more than the
+        """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would cost more than the
+        budget has left (at least its reserve for the final model) and more than the
         low-rank model (module docstring)."""
         n, d = X.shape
         left = plan.budget - sum(s.cost for s in plan.stages)
@@ -540,11 +540,10 @@ class Auto(Selector):
         rows = stage_rows(order, max(plan.stages[0].size, n // 8))
         w = None if sw is None else sw[rows]
         ratio, fits = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
-        spent = sum(s.cost for s in plan.stages)
-        use_lowrank = ratio > max(left, spent, 1.0) and lowrank < ratio
+        use_lowrank = ratio > max(left, plan.final_cost) and lowrank < ratio
         why = (
-            f"libsvm's fit predicted at {ratio:.1f} SVC() fits (its iterations against "
-            f"SVC()'s on {rows.size:,} rows), the selection at {spent:.1f}, {left:.1f} left of "
-            f"the budget; the low-rank L2-SVM predicted at {lowrank:.1f}"
+            f"libsvm's fit predicted at {ratio:.2f} SVC() fits (its iterations against "
+            f"SVC()'s on {rows.size:,} rows), {left:.2f} left of the budget; the low-rank "
+            f"L2-SVM predicted at {lowrank:.2f}"
         )
         return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}
