@@ -23,7 +23,7 @@ __all__ = [
     "carried",
     "libsvm_cost_ratio",
     "same_point",
-    "warn_at_bound",
+    "on_bound",
 ]
 
 
@@ -85,19 +85,25 @@ def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
     return a / max(b, 1.0), 2
 
 
-def warn_at_bound(params, log2_sigma, log2_C) -> None:
-    """A :class:`BoundWarning` for a chosen sigma or C on its box's bound."""
-    for name, value, box in (("sigma", params["sigma"], log2_sigma), ("C", params["C"], log2_C)):
-        t = np.log2(value)
+def on_bound(chosen: dict[str, Any], log2_sigma, log2_C) -> dict[str, Any]:
+    """``chosen`` with a sigma or C within round-off of its box's bound set to the bound itself
+    (``exp(log(2^8))`` is ``255.99999999999994``), and a :class:`BoundWarning` for each: the
+    optimum may lie outside the box."""
+    out = dict(chosen)
+    for name, box in (("sigma", log2_sigma), ("C", log2_C)):
+        t = float(np.log2(out[name]))
         side = "lower" if abs(t - box[0]) <= 1e-6 else "upper" if abs(t - box[1]) <= 1e-6 else None
-        if side is not None:
-            warnings.warn(
-                f"auto chose {name} = {value:.6g} (2^{t:.2f}), on the {side} bound of its "
-                f"search range [2^{box[0]:g}, 2^{box[1]:g}]; the optimum may lie outside it: "
-                f"widen log2_{name} (method_params) or check the feature scaling",
-                BoundWarning,
-                stacklevel=user_stacklevel(),
-            )
+        if side is None:
+            continue
+        out[name] = 2.0 ** float(box[0] if side == "lower" else box[1])
+        warnings.warn(
+            f"auto chose {name} = {out[name]:g}, the {side} bound of its search range "
+            f"[2^{box[0]:g}, 2^{box[1]:g}]; the optimum may lie outside it: widen log2_{name} "
+            "(method_params) or check the feature scaling",
+            BoundWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return out
 
 
 def lowest_estimate(c: dict[str, Any], families: list[str]) -> tuple[float, str]:

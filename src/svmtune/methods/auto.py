@@ -84,8 +84,8 @@ from svmtune.methods._auto_stage import (
     candidate,
     libsvm_cost_ratio,
     lowest_estimate,
+    on_bound,
     same_point,
-    warn_at_bound,
 )
 from svmtune.methods._auto_stage import carried as carried_choice
 from svmtune.methods._constraints import Check, IntegerLike, Interval
@@ -499,14 +499,14 @@ class Auto(Selector):
         exact_all = st.size == n and st.D2 is not None
         family = lowest_estimate(chosen, st.families)[1]
         estimate = chosen[f"estimate_{family}"]
-        C = chosen["C"] if st.size == n else carry_C(chosen["C"], st.size, n, exponent)
-        params = rbf_params(chosen["sigma"], C)
+        point = on_bound(chosen, self.log2_sigma, self.log2_C)
+        C = point["C"] if st.size == n else carry_C(point["C"], st.size, n, exponent)
+        params = rbf_params(point["sigma"], C)
         rule: dict[str, Any] = {"final_model": family if exact_all else "l1"}
         if not exact_all:
             rule = self._final_rule(plan, params, X, y, sw, order, multiclass)
         for c in history:
             c["chosen"] = c is chosen
-        warn_at_bound(params, self.log2_sigma, self.log2_C)
         return Selection(
             params=params,
             estimate=estimate,
