@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from svmtune.datasets._text import BOMS, decode, read_bytes
 from svmtune.exceptions import DataFileError
+from svmtune.preprocess import MAX_SPARSE_FEATURES
 
 _SVMLIGHT_INDEX = re.compile(rb"(?:^|\s)(\d+):")
 
@@ -28,12 +30,18 @@ MAX_SVMLIGHT_FEATURES = 1 << 20
 
 
 # ---------------------------------------------------------------------------- svmlight
-def read_svmlight(
+def read_svmlight_sparse(
     path: Path, zero_based: bool | str = "auto"
-) -> tuple[pd.DataFrame, np.ndarray, bool]:
-    """Features ``f1 ... fd``, labels, and whether the file's indices were read as 0-based
-    (``zero_based``: True, False, or "auto": 0-based if index 0 occurs, as scikit-learn's
-    ``load_svmlight_file`` decides)."""
+) -> tuple[sp.csr_matrix, np.ndarray, bool]:
+    """The features of svmlight/LIBSVM file ``path`` as a CSR matrix (column 0: the first
+    feature), its labels, and whether its indices were read as 0-based (``zero_based``:
+    True, False, or "auto": 0-based if index 0 occurs, as scikit-learn's
+    ``load_svmlight_file`` decides).
+
+    Memory grows with the values the file holds, and the columns are bounded before anything
+    of one entry per column is built: a largest index past
+    :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` (or past int64) is refused naming its
+    line."""
     from sklearn.datasets import load_svmlight_file
 
     source: str | io.BytesIO = str(path)
@@ -51,25 +59,6 @@ def read_svmlight(
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
     if Xs.shape[0] == 0:
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: no data rows")
-    # the loader densifies: bound the dense matrix before building it
-    width = Xs.shape[1]
-    if width > MAX_SVMLIGHT_FEATURES:
-        _svmlight_bound_error(
-            path,
-            MAX_SVMLIGHT_FEATURES - 1,
-            f"exceeds the {MAX_SVMLIGHT_FEATURES:,} feature columns svmtune reads from an "
-            "svmlight/LIBSVM file",
-        )
-    if Xs.shape[0] * width * 8 > MAX_DENSE_BYTES:
-        cap = MAX_DENSE_BYTES // (8 * Xs.shape[0])
-        _svmlight_bound_error(
-            path,
-            cap - 1,
-            f"makes {Xs.shape[0]:,} rows x {width:,} columns = "
-            f"{Xs.shape[0] * width * 8 / 2**30:.1f} GiB of dense features, more than the "
-            f"{MAX_DENSE_BYTES / 2**30:g} GiB svmtune builds from a file ({cap:,} columns at "
-            f"{Xs.shape[0]:,} rows)",
-        )
     has_zero = Xs.nnz == 0 or Xs.indices.min() == 0
     if zero_based == "auto":
         zero_based = has_zero
@@ -78,12 +67,50 @@ def read_svmlight(
             f"cannot parse {path} as svmlight/LIBSVM with 1-based feature indices (LIBSVM's "
             "numbering): it holds feature index 0"
         )
-    if not zero_based:
+    base = 0 if zero_based else 1  # the file's index of column 0
+    if Xs.shape[1] - base > MAX_SPARSE_FEATURES:
+        _svmlight_bound_error(
+            path,
+            MAX_SPARSE_FEATURES - 1 + base,
+            f"exceeds the {MAX_SPARSE_FEATURES:,} feature columns svmtune takes (standardising "
+            "keeps one number per column)",
+        )
+    if base:
         Xs = Xs[:, 1:]
-    X = pd.DataFrame(Xs.toarray(), columns=[f"f{j + 1}" for j in range(Xs.shape[1])])
     if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
         y = y.astype(np.int64)
-    return X, y, bool(zero_based)
+    return Xs.tocsr(), y, bool(zero_based)
+
+
+def read_svmlight(
+    path: Path, zero_based: bool | str = "auto"
+) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """Features ``f1 ... fd``, labels, and whether the file's indices were read as 0-based
+    (``zero_based`` as in :func:`read_svmlight_sparse`): the sparse matrix made dense, at
+    most :data:`MAX_SVMLIGHT_FEATURES` columns and :data:`MAX_DENSE_BYTES` bytes."""
+    Xs, y, zero_based = read_svmlight_sparse(path, zero_based)
+    # the loader densifies: bound the dense matrix before building it (the file's largest
+    # index is the last column, + 1 when it counts from 0)
+    width, base = Xs.shape[1], 0 if zero_based else 1
+    if width > MAX_SVMLIGHT_FEATURES:
+        _svmlight_bound_error(
+            path,
+            MAX_SVMLIGHT_FEATURES - 1 + base,
+            f"exceeds the {MAX_SVMLIGHT_FEATURES:,} feature columns svmtune reads from an "
+            "svmlight/LIBSVM file into a table",
+        )
+    if Xs.shape[0] * width * 8 > MAX_DENSE_BYTES:
+        cap = MAX_DENSE_BYTES // (8 * Xs.shape[0])
+        _svmlight_bound_error(
+            path,
+            cap - 1 + base,
+            f"makes {Xs.shape[0]:,} rows x {width:,} columns = "
+            f"{Xs.shape[0] * width * 8 / 2**30:.1f} GiB of dense features, more than the "
+            f"{MAX_DENSE_BYTES / 2**30:g} GiB svmtune builds from a file ({cap:,} columns at "
+            f"{Xs.shape[0]:,} rows)",
+        )
+    X = pd.DataFrame(Xs.toarray(), columns=[f"f{j + 1}" for j in range(width)])
+    return X, y, zero_based
 
 
 def _svmlight_bound_error(path: Path, bound: int, why: str) -> None:
