@@ -567,3 +567,53 @@ def test_csv_integers_beyond_int64_are_numbers_or_text(tmp_path):
     assert X["b"].tolist() == [1e23, 3.0]
     X, _ = load_file(_write(tmp_path / "c.csv", "a,b,label\n1,99999999999999999999999,0\n2,x,1\n"))
     assert X["b"].tolist() == ["99999999999999999999999", "x"]
+
+
+def test_csv_lines_are_bounded_in_fields_before_pandas_builds_columns(tmp_path, monkeypatch):
+    from svmtune.datasets import _csv
+
+    monkeypatch.setattr(_csv, "MAX_CSV_COLUMNS", 6)
+    ok = "a,b,c,d,e,label\n" + "1,2,3,4,5,0\n1,2,3,4,5,1\n" * 30
+    assert load_file(_write(tmp_path / "ok.csv", ok))[0].shape == (60, 5)
+    # a quoted delimiter is no field boundary
+    quoted = 'a,b,c,d,e,label\n"1,5",2,3,4,5,0\n1,2,3,4,5,1\n'
+    assert load_file(_write(tmp_path / "quoted.csv", quoted))[0].shape == (2, 5)
+    wide = ok + "1,2,3,4,5,6,0\n"
+    with pytest.raises(
+        DataFileError, match=r"line 62 has 7 fields \(delimiter ','\), more than the 6 "
+    ):
+        load_file(_write(tmp_path / "wide.csv", wide))
+    tabs = ok.replace(",", "\t").replace("label\n", "x\tlabel\n", 1)
+    with pytest.raises(DataFileError, match=r"line 1 has 7 fields \(delimiter 'tab'\)"):
+        load_file(_write(tmp_path / "wide.tsv", tabs))
+    with pytest.raises(DataFileError, match=r"line 1 has 7 fields \(delimiter 'blanks'\)"):
+        load_file(_write(tmp_path / "wide.txt", "1 2 3 4 5 6 0\n" * 3))
+
+
+def test_a_header_only_csv_is_refused_before_its_columns_are_built(tmp_path, monkeypatch):
+    import pandas
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("pandas parsed the file")
+
+    monkeypatch.setattr(pandas, "read_csv", no_parse)
+    for text in ("a,b,label\n", "a,b,label\n\n\n", ",".join(f"c{j}" for j in range(5000)) + "\n"):
+        with pytest.raises(DataFileError, match=r"no data rows \(only the header\)"):
+            load_file(_write(tmp_path / "h.csv", text))
+
+
+def test_svmlight_columns_are_bounded_on_the_sparse_path(tmp_path, monkeypatch):
+    from svmtune.datasets import _svmlight
+
+    monkeypatch.setattr(_svmlight, "MAX_SPARSE_FEATURES", 10)
+    one = _write(tmp_path / "one.svm", "1 1:1 10:2\n0 2:1\n")  # 1-based: 10 columns
+    X, y, zero = _svmlight.read_svmlight_sparse(one)
+    assert X.shape == (2, 10) and not zero and list(y) == [1, 0]
+    zero_based = _write(tmp_path / "zero.svm", "1 0:1 9:2\n0 2:1\n")  # 0-based: 10 columns
+    assert _svmlight.read_svmlight_sparse(zero_based)[0].shape == (2, 10)
+    over = _write(tmp_path / "over.svm", "1 1:1\n0 2:1 11:2\n")
+    with pytest.raises(DataFileError, match="line 2: feature index 11 exceeds the 10 "):
+        _svmlight.read_svmlight_sparse(over)
+    past = _write(tmp_path / "past.svm", "1 1:1\n0 2:1 99999999999999999999:2\n")
+    with pytest.raises(DataFileError, match="line 2: feature index 9+ is too large for a 64"):
+        _svmlight.read_svmlight_sparse(past)

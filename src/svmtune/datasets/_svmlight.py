@@ -30,18 +30,9 @@ MAX_SVMLIGHT_FEATURES = 1 << 20
 
 
 # ---------------------------------------------------------------------------- svmlight
-def read_svmlight_sparse(
-    path: Path, zero_based: bool | str = "auto"
-) -> tuple[sp.csr_matrix, np.ndarray, bool]:
-    """The features of svmlight/LIBSVM file ``path`` as a CSR matrix (column 0: the first
-    feature), its labels, and whether its indices were read as 0-based (``zero_based``:
-    True, False, or "auto": 0-based if index 0 occurs, as scikit-learn's
-    ``load_svmlight_file`` decides).
-
-    Memory grows with the values the file holds, and the columns are bounded before anything
-    of one entry per column is built: a largest index past
-    :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` (or past int64) is refused naming its
-    line."""
+def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The file's values as a CSR matrix whose column ``j`` is the file's index ``j``, and
+    its labels; memory grows with the values the file holds, not with its indices."""
     from sklearn.datasets import load_svmlight_file
 
     source: str | io.BytesIO = str(path)
@@ -50,8 +41,7 @@ def read_svmlight_sparse(
         # scikit-learn's parser reads bytes as UTF-8/ASCII without a byte-order mark
         source = io.BytesIO(decode(read_bytes(path), path).encode("utf-8"))
     try:
-        # sparse (CSR): memory grows with the values the file holds, not with its indices
-        Xs, y = load_svmlight_file(source, zero_based=True)  # column j: the file's index j
+        Xs, y = load_svmlight_file(source, zero_based=True)
     except OverflowError:  # an index past int64
         _svmlight_bound_error(path, 2**63 - 1, "is too large for a 64-bit integer")
     except (ValueError, RuntimeError, OSError) as exc:
@@ -59,58 +49,83 @@ def read_svmlight_sparse(
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
     if Xs.shape[0] == 0:
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: no data rows")
+    return Xs, y
+
+
+def _numbering(path: Path, Xs: sp.csr_matrix, zero_based: bool | str) -> bool:
+    """Whether the file's indices count from 0 (``zero_based`` True, False, or "auto": if
+    index 0 occurs, as scikit-learn's ``load_svmlight_file`` decides)."""
     has_zero = Xs.nnz == 0 or Xs.indices.min() == 0
     if zero_based == "auto":
-        zero_based = has_zero
-    elif not zero_based and Xs.nnz and Xs.indices.min() == 0:
+        return bool(has_zero)
+    if not zero_based and Xs.nnz and Xs.indices.min() == 0:
         raise DataFileError(
             f"cannot parse {path} as svmlight/LIBSVM with 1-based feature indices (LIBSVM's "
             "numbering): it holds feature index 0"
         )
+    return bool(zero_based)
+
+
+def _labels(y: np.ndarray) -> np.ndarray:
+    return y.astype(np.int64) if np.all(np.isfinite(y)) and np.all(y == np.round(y)) else y
+
+
+def read_svmlight_sparse(
+    path: Path, zero_based: bool | str = "auto"
+) -> tuple[sp.csr_matrix, np.ndarray, bool]:
+    """The features of svmlight/LIBSVM file ``path`` as a CSR matrix (column 0: the first
+    feature), its labels, and whether its indices were read as 0-based (``zero_based``:
+    True, False, or "auto": 0-based if index 0 occurs).
+
+    Memory grows with the values the file holds, and the columns are bounded before anything
+    of one entry per column is built: a largest index past
+    :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` columns (or past int64) is refused
+    naming its line."""
+    Xs, y = _load(path)
+    zero_based = _numbering(path, Xs, zero_based)
     base = 0 if zero_based else 1  # the file's index of column 0
     if Xs.shape[1] - base > MAX_SPARSE_FEATURES:
         _svmlight_bound_error(
             path,
             MAX_SPARSE_FEATURES - 1 + base,
-            f"exceeds the {MAX_SPARSE_FEATURES:,} feature columns svmtune takes (standardising "
-            "keeps one number per column)",
+            f"exceeds the {MAX_SPARSE_FEATURES:,} feature columns svmtune takes in a sparse "
+            "matrix (standardising keeps one number per column)",
         )
-    if base:
-        Xs = Xs[:, 1:]
-    if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-        y = y.astype(np.int64)
-    return Xs.tocsr(), y, bool(zero_based)
+    return (Xs[:, 1:] if base else Xs).tocsr(), _labels(y), zero_based
 
 
 def read_svmlight(
     path: Path, zero_based: bool | str = "auto"
 ) -> tuple[pd.DataFrame, np.ndarray, bool]:
     """Features ``f1 ... fd``, labels, and whether the file's indices were read as 0-based
-    (``zero_based`` as in :func:`read_svmlight_sparse`): the sparse matrix made dense, at
-    most :data:`MAX_SVMLIGHT_FEATURES` columns and :data:`MAX_DENSE_BYTES` bytes."""
-    Xs, y, zero_based = read_svmlight_sparse(path, zero_based)
-    # the loader densifies: bound the dense matrix before building it (the file's largest
-    # index is the last column, + 1 when it counts from 0)
-    width, base = Xs.shape[1], 0 if zero_based else 1
+    (``zero_based`` as in :func:`read_svmlight_sparse`): the file made dense, at most
+    :data:`MAX_SVMLIGHT_FEATURES` columns (its largest index) and :data:`MAX_DENSE_BYTES`
+    bytes."""
+    Xs, y = _load(path)
+    # the loader densifies: bound the dense matrix before building it
+    width = Xs.shape[1]
     if width > MAX_SVMLIGHT_FEATURES:
         _svmlight_bound_error(
             path,
-            MAX_SVMLIGHT_FEATURES - 1 + base,
+            MAX_SVMLIGHT_FEATURES - 1,
             f"exceeds the {MAX_SVMLIGHT_FEATURES:,} feature columns svmtune reads from an "
-            "svmlight/LIBSVM file into a table",
+            "svmlight/LIBSVM file",
         )
     if Xs.shape[0] * width * 8 > MAX_DENSE_BYTES:
         cap = MAX_DENSE_BYTES // (8 * Xs.shape[0])
         _svmlight_bound_error(
             path,
-            cap - 1 + base,
+            cap - 1,
             f"makes {Xs.shape[0]:,} rows x {width:,} columns = "
             f"{Xs.shape[0] * width * 8 / 2**30:.1f} GiB of dense features, more than the "
             f"{MAX_DENSE_BYTES / 2**30:g} GiB svmtune builds from a file ({cap:,} columns at "
             f"{Xs.shape[0]:,} rows)",
         )
-    X = pd.DataFrame(Xs.toarray(), columns=[f"f{j + 1}" for j in range(width)])
-    return X, y, zero_based
+    zero_based = _numbering(path, Xs, zero_based)
+    if not zero_based:
+        Xs = Xs[:, 1:]
+    X = pd.DataFrame(Xs.toarray(), columns=[f"f{j + 1}" for j in range(Xs.shape[1])])
+    return X, _labels(y), zero_based
 
 
 def _svmlight_bound_error(path: Path, bound: int, why: str) -> None:
