@@ -272,7 +272,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             ``optuna``, ``halving``, ``cv_cv``, ``default``) or build a Nystroem factor from
             sparse dot products (``auto``, always on its low-rank path there, and
             ``rbsvm_lowrank``) take it, final model ``"l1"``; the others, which compute
-            dense kernel matrices, raise a ``ValueError`` saying so.
+            dense kernel matrices, raise a ``ValueError`` saying so.  At most
+            :data:`~svmtune.preprocess.MAX_SPARSE_FEATURES` columns (the scaler's statistics
+            are dense); a model fitted on dense rows predicts a sparse X as ``X.toarray()``.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes, two samples each).
         sample_weight : array-like of shape (n_samples,) or float, optional
