@@ -617,3 +617,31 @@ def test_svmlight_columns_are_bounded_on_the_sparse_path(tmp_path, monkeypatch):
     past = _write(tmp_path / "past.svm", "1 1:1\n0 2:1 99999999999999999999:2\n")
     with pytest.raises(DataFileError, match="line 2: feature index 9+ is too large for a 64"):
         _svmlight.read_svmlight_sparse(past)
+
+
+def test_a_compressed_file_expands_at_most_a_bounded_ratio(tmp_path, monkeypatch):
+    monkeypatch.setattr(text_module, "EXPANSION_FLOOR", 4096)
+    text = "a,b,label\n" + "0,0,0\n0,0,1\n" * 4000  # 48 KB of text, a few hundred bytes packed
+    path = tmp_path / "bomb.csv.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write(text)
+    ratio = len(text) / path.stat().st_size
+    assert ratio > text_module.MAX_EXPANSION
+    with pytest.raises(DataFileError, match="more than 64 times its size.*decompress it yourself"):
+        load_file(path)
+    plain = _write(tmp_path / "plain.csv", text)  # the same text, uncompressed: read
+    assert load_file(plain)[0].shape == (8000, 2)
+    monkeypatch.setattr(text_module, "EXPANSION_FLOOR", len(text))  # within the floor: read
+    assert load_file(path)[0].shape == (8000, 2)
+
+
+def test_arff_attributes_are_bounded_as_csv_columns_are(tmp_path, monkeypatch):
+    from svmtune.datasets import _arff
+
+    monkeypatch.setattr(_arff, "MAX_CSV_COLUMNS", 3)
+    head = "@relation r\n" + "".join(f"@attribute a{j} numeric\n" for j in range(3))
+    ok = head + "@data\n1,2,0\n3,4,1\n"
+    assert load_file(_write(tmp_path / "ok.arff", ok))[0].shape == (2, 2)
+    wide = head + "@attribute a3 numeric\n@data\n1,2,3,0\n3,4,5,1\n"
+    with pytest.raises(DataFileError, match="line 5: more than 3 @attribute lines"):
+        load_file(_write(tmp_path / "wide.arff", wide))

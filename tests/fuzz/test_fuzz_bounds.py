@@ -11,6 +11,7 @@ bytes a case allocates are counted, not its seconds.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -75,6 +76,13 @@ def _files(tmp: Path) -> dict[str, str]:
     wide.write_text((",".join("1" for _ in range(MAX_CSV_COLUMNS + 1)) + "\n") * 2)
     header = tmp / "header_only.csv"
     header.write_text(",".join(f"c{j}" for j in range(MAX_CSV_COLUMNS + 1)) + "\n")
+    # 96 MiB of text packed into about 100 KB (deflate's ratio is about 1000 to 1)
+    bomb = tmp / "bomb.csv.gz"
+    with gzip.open(bomb, "wb", compresslevel=6) as fh:
+        fh.write(b"a,b,label\n")
+        block = b"0,0,0\n0,0,1\n" * (1 << 16)
+        for _ in range(96 * 2**20 // len(block)):
+            fh.write(block)
     calls = {
         "svmlight huge index, load_file": f"load_file({str(huge)!r})",
         "svmlight huge index, select (sparse path)": (
@@ -86,6 +94,7 @@ def _files(tmp: Path) -> dict[str, str]:
         "csv wide first line": f"load_file({str(wide)!r})",
         "csv wide first line, select": f"cli('select', {str(wide)!r})",
         "csv header only, wide": f"load_file({str(header)!r})",
+        "gzip bomb, select": f"cli('select', {str(bomb)!r})",
         "sparse X of 2^31+1 columns": (
             "SVMTuner(method='default').fit(wide_csr(2**31 + 1), [0, 1, 0, 1])"
         ),
@@ -123,6 +132,7 @@ EXPECTED = {
     "csv wide first line": ("line 1", f"{MAX_CSV_COLUMNS:,}"),
     "csv wide first line, select": ("line 1", f"{MAX_CSV_COLUMNS:,}"),
     "csv header only, wide": ("line 1", f"{MAX_CSV_COLUMNS:,}"),
+    "gzip bomb, select": ("64 MiB of text", "decompress it yourself"),
     "sparse X of 2^31+1 columns": (f"{2**31 + 1:,}", f"{MAX_SPARSE_FEATURES:,}"),
     "sparse X past the column bound, auto": (
         f"{MAX_SPARSE_FEATURES + 1:,}",

@@ -52,7 +52,9 @@ Formats
     numbers.
 
 Compressed files (``.gz``, ``.bz2``, ``.xz``) are read transparently, up to
-:data:`MAX_TEXT_BYTES` (2 GiB) of text.  A CSV field may hold at most
+:data:`MAX_TEXT_BYTES` (2 GiB) of text, and up to :data:`MAX_EXPANSION` (64) times their
+size (or 64 MiB, :data:`EXPANSION_FLOOR`): a small compressed file cannot stand for
+gigabytes.  A CSV field may hold at most
 :data:`MAX_CSV_FIELD` characters (Python's ``csv`` limit, 128 KiB); lines may be longer.
 Text is UTF-8 (with or without a byte-order mark), else Latin-1; UTF-16 and UTF-32 text
 is read when it starts with its byte-order mark (a spreadsheet's "Unicode text" export
@@ -79,6 +81,8 @@ from svmtune.datasets._svmlight import (
     read_svmlight,
 )
 from svmtune.datasets._text import (
+    EXPANSION_FLOOR,
+    MAX_EXPANSION,
     MAX_TEXT_BYTES,
     base_suffix,
     check_path,
@@ -90,9 +94,11 @@ from svmtune.datasets._text import (
 from svmtune.exceptions import DataFileError
 
 __all__ = [
+    "EXPANSION_FLOOR",
     "MAX_CSV_COLUMNS",
     "MAX_CSV_FIELD",
     "MAX_DENSE_BYTES",
+    "MAX_EXPANSION",
     "MAX_SVMLIGHT_FEATURES",
     "MAX_TEXT_BYTES",
     "TARGET_NAMES",
