@@ -615,7 +615,10 @@ def test_svmlight_columns_are_bounded_on_the_sparse_path(tmp_path, monkeypatch):
     with pytest.raises(DataFileError, match="line 2: feature index 11 exceeds the 10 "):
         _svmlight.read_svmlight_sparse(over)
     past = _write(tmp_path / "past.svm", "1 1:1\n0 2:1 99999999999999999999:2\n")
-    with pytest.raises(DataFileError, match="line 2: feature index 9+ is too large for a 64"):
+    int32 = _write(tmp_path / "int32.svm", "1 1:1\n0 2:1 2147483648:2\n")
+    with pytest.raises(DataFileError, match="line 2: feature index 2147483648 is past"):
+        _svmlight.read_svmlight_sparse(int32)
+    with pytest.raises(DataFileError, match="line 2: feature index 9+ is past 2,147,483,647, the largest index of"):
         _svmlight.read_svmlight_sparse(past)
 
 

@@ -42,8 +42,12 @@ def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
         source = io.BytesIO(decode(read_bytes(path), path).encode("utf-8"))
     try:
         Xs, y = load_svmlight_file(source, zero_based=True)
-    except OverflowError:  # an index past int64
-        _svmlight_bound_error(path, 2**63 - 1, "is too large for a 64-bit integer")
+    except OverflowError:  # an index past a C int (scikit-learn's parser, and LIBSVM's)
+        _svmlight_bound_error(
+            path,
+            2**31 - 1,
+            f"is past {2**31 - 1:,}, the largest index of the LIBSVM format (a C int)",
+        )
     except (ValueError, RuntimeError, OSError) as exc:
         msg = " ".join(str(exc).split())
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
@@ -79,8 +83,8 @@ def read_svmlight_sparse(
 
     Memory grows with the values the file holds, and the columns are bounded before anything
     of one entry per column is built: a largest index past
-    :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` columns (or past int64) is refused
-    naming its line."""
+    :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` columns (or past a C int, the format's
+    own limit) is refused naming its line."""
     Xs, y = _load(path)
     zero_based = _numbering(path, Xs, zero_based)
     base = 0 if zero_based else 1  # the file's index of column 0

@@ -35,7 +35,7 @@ Formats
     what is built: at most :data:`MAX_SVMLIGHT_FEATURES` (2^20) columns and
     :data:`MAX_DENSE_BYTES` (1 GiB) of dense features; a file past either bound is refused
     naming the line of the offending index (so a small file cannot make the loader
-    allocate gigabytes), and so is an index past 64-bit integers.  ``svmtune select`` and
+    allocate gigabytes), and so is an index past 2^31 - 1 (LIBSVM's C int).  ``svmtune select`` and
     ``predict`` keep the file sparse where the method takes sparse rows: there the bound is
     :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` (2^23) columns, whatever the rows.
     Feature indices start at 1 (LIBSVM's
