@@ -618,7 +618,7 @@ def test_svmlight_columns_are_bounded_on_the_sparse_path(tmp_path, monkeypatch):
     int32 = _write(tmp_path / "int32.svm", "1 1:1\n0 2:1 2147483648:2\n")
     with pytest.raises(DataFileError, match="line 2: feature index 2147483648 is past"):
         _svmlight.read_svmlight_sparse(int32)
-    with pytest.raises(DataFileError, match="line 2: feature index 9+ is past 2,147,483,647, the largest index of"):
+    with pytest.raises(DataFileError, match="line 2: feature index 9+ is past 2,147,483,647"):
         _svmlight.read_svmlight_sparse(past)
 
 
@@ -648,3 +648,31 @@ def test_arff_attributes_are_bounded_as_csv_columns_are(tmp_path, monkeypatch):
     wide = head + "@attribute a3 numeric\n@data\n1,2,3,0\n3,4,5,1\n"
     with pytest.raises(DataFileError, match="line 5: more than 3 @attribute lines"):
         load_file(_write(tmp_path / "wide.arff", wide))
+
+
+def test_svmlight_dense_table_is_bounded_by_the_file_size(tmp_path, monkeypatch):
+    import tracemalloc
+
+    # 200 short lines (2 KiB) asking for 200 x 100,001 dense values (160 MB, under 1 GiB):
+    # more than 64 times the file's text (and 64 MiB)
+    text = "".join(f"{i % 2} 1:0.5 {100_000 if i == 3 else 2}:1\n" for i in range(200))
+    path = _write(tmp_path / "spread.svm", text)
+    tracemalloc.start()
+    with pytest.raises(DataFileError, match=r"line 4: feature index 100000 makes 200 rows x "):
+        load_file(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20 * 2**20
+    # the same values, compressed: bounded by the text, not the packed bytes
+    packed = tmp_path / "spread.svm.gz"
+    with gzip.open(packed, "wt") as fh:
+        fh.write(text)
+    with pytest.raises(DataFileError, match="64 times its 2 KiB of text"):
+        load_file(packed)
+    # a compressed svmlight file expands within the text bounds too
+    monkeypatch.setattr(text_module, "EXPANSION_FLOOR", 1024)
+    bomb = tmp_path / "bomb.svm.gz"
+    with gzip.open(bomb, "wt") as fh:
+        fh.write("1 1:1 2:1\n0 1:1\n" * 2000)
+    with pytest.raises(DataFileError, match="more than 64 times its size"):
+        load_file(bomb)

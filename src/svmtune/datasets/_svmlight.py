@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from svmtune.datasets._text import BOMS, decode, read_bytes
+from svmtune.datasets._text import (
+    BOMS,
+    EXPANSION_FLOOR,
+    MAX_EXPANSION,
+    _compression,
+    decode,
+    read_bytes,
+)
 from svmtune.exceptions import DataFileError
 from svmtune.preprocess import MAX_SPARSE_FEATURES
 
@@ -30,16 +37,23 @@ MAX_SVMLIGHT_FEATURES = 1 << 20
 
 
 # ---------------------------------------------------------------------------- svmlight
-def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The file's values as a CSR matrix whose column ``j`` is the file's index ``j``, and
-    its labels; memory grows with the values the file holds, not with its indices."""
+def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray, int]:
+    """The file's values as a CSR matrix whose column ``j`` is the file's index ``j``, its
+    labels, and its bytes of text; memory grows with the values the file holds, not with its
+    indices, and a compressed file expands within :func:`svmtune.datasets._text.read_bytes`'
+    bounds."""
     from sklearn.datasets import load_svmlight_file
 
     source: str | io.BytesIO = str(path)
+    size = path.stat().st_size
     head = read_bytes(path, 4)
     if head.startswith(codecs.BOM_UTF8) or any(head.startswith(bom) for bom, _ in BOMS):
         # scikit-learn's parser reads bytes as UTF-8/ASCII without a byte-order mark
         source = io.BytesIO(decode(read_bytes(path), path).encode("utf-8"))
+        size = len(source.getvalue())
+    elif _compression(path):  # expanded here, within read_bytes' bounds
+        source = io.BytesIO(read_bytes(path))
+        size = len(source.getvalue())
     try:
         Xs, y = load_svmlight_file(source, zero_based=True)
     except OverflowError:  # an index past a C int (scikit-learn's parser, and LIBSVM's)
@@ -53,7 +67,7 @@ def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
     if Xs.shape[0] == 0:
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: no data rows")
-    return Xs, y
+    return Xs, y, size
 
 
 def _numbering(path: Path, Xs: sp.csr_matrix, zero_based: bool | str) -> bool:
@@ -68,6 +82,10 @@ def _numbering(path: Path, Xs: sp.csr_matrix, zero_based: bool | str) -> bool:
             "numbering): it holds feature index 0"
         )
     return bool(zero_based)
+
+
+def _amount(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.0f} MiB"
 
 
 def _labels(y: np.ndarray) -> np.ndarray:
@@ -85,7 +103,7 @@ def read_svmlight_sparse(
     of one entry per column is built: a largest index past
     :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` columns (or past a C int, the format's
     own limit) is refused naming its line."""
-    Xs, y = _load(path)
+    Xs, y, _ = _load(path)
     zero_based = _numbering(path, Xs, zero_based)
     base = 0 if zero_based else 1  # the file's index of column 0
     if Xs.shape[1] - base > MAX_SPARSE_FEATURES:
@@ -104,8 +122,10 @@ def read_svmlight(
     """Features ``f1 ... fd``, labels, and whether the file's indices were read as 0-based
     (``zero_based`` as in :func:`read_svmlight_sparse`): the file made dense, at most
     :data:`MAX_SVMLIGHT_FEATURES` columns (its largest index) and :data:`MAX_DENSE_BYTES`
-    bytes."""
-    Xs, y = _load(path)
+    bytes, and at most :data:`~svmtune.datasets._text.MAX_EXPANSION` times its bytes of
+    text (beyond :data:`~svmtune.datasets._text.EXPANSION_FLOOR`): a few values at a large
+    index cannot stand for gigabytes of zeros."""
+    Xs, y, size = _load(path)
     # the loader densifies: bound the dense matrix before building it
     width = Xs.shape[1]
     if width > MAX_SVMLIGHT_FEATURES:
@@ -115,15 +135,17 @@ def read_svmlight(
             f"exceeds the {MAX_SVMLIGHT_FEATURES:,} feature columns svmtune reads from an "
             "svmlight/LIBSVM file",
         )
-    if Xs.shape[0] * width * 8 > MAX_DENSE_BYTES:
-        cap = MAX_DENSE_BYTES // (8 * Xs.shape[0])
+    most = min(MAX_DENSE_BYTES, max(EXPANSION_FLOOR, MAX_EXPANSION * size))
+    if Xs.shape[0] * width * 8 > most:
+        cap = most // (8 * Xs.shape[0])
         _svmlight_bound_error(
             path,
             cap - 1,
             f"makes {Xs.shape[0]:,} rows x {width:,} columns = "
-            f"{Xs.shape[0] * width * 8 / 2**30:.1f} GiB of dense features, more than the "
-            f"{MAX_DENSE_BYTES / 2**30:g} GiB svmtune builds from a file ({cap:,} columns at "
-            f"{Xs.shape[0]:,} rows)",
+            f"{_amount(Xs.shape[0] * width * 8)} of dense features, more than the "
+            f"{_amount(most)} svmtune builds from this file ({MAX_EXPANSION} times its "
+            f"{size / 2**10:,.0f} KiB of text, at least {EXPANSION_FLOOR / 2**20:g} MiB, at "
+            f"most {MAX_DENSE_BYTES / 2**30:g} GiB; {cap:,} columns at {Xs.shape[0]:,} rows)",
         )
     zero_based = _numbering(path, Xs, zero_based)
     if not zero_based:

@@ -33,7 +33,8 @@ Formats
     ``label index:value ...`` lines (:func:`sklearn.datasets.load_svmlight_file`, sparse),
     densified; columns ``f1 ... fd``, ``f1`` the first feature.  The largest index bounds
     what is built: at most :data:`MAX_SVMLIGHT_FEATURES` (2^20) columns and
-    :data:`MAX_DENSE_BYTES` (1 GiB) of dense features; a file past either bound is refused
+    :data:`MAX_DENSE_BYTES` (1 GiB) of dense features, and no more than
+    :data:`MAX_EXPANSION` (64) times the file's text (or 64 MiB); a file past a bound is refused
     naming the line of the offending index (so a small file cannot make the loader
     allocate gigabytes), and so is an index past 2^31 - 1 (LIBSVM's C int).  ``svmtune select`` and
     ``predict`` keep the file sparse where the method takes sparse rows: there the bound is
