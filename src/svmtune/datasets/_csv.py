@@ -103,7 +103,11 @@ def _check_widths(path: Path, text: str, delimiter: str) -> None:
     """Raise a ``DataFileError`` naming the first line of ``text`` with more than
     :data:`MAX_CSV_COLUMNS` fields under ``delimiter``, before pandas builds a column for
     each; counted from the delimiters (a quoted delimiter recounted by the ``csv`` module)."""
+    if len(text) < MAX_CSV_COLUMNS:
+        return  # every field but the last ends with a delimiter: no line is that wide
     for i, line in enumerate(text.splitlines(), 1):
+        if len(line) < MAX_CSV_COLUMNS:
+            continue
         if delimiter == r"\s+":
             n = len(line.split())
         else:
