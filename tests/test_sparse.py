@@ -263,3 +263,68 @@ def test_svmlight_file_stays_sparse_for_the_lowrank_selectors(method, tmp_path, 
 
 def _refuse(self, *a, **kw):
     raise AssertionError("a sparse matrix was densified")
+
+
+@pytest.mark.parametrize("preprocess", ["standard", "none"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_sparse_rows_after_a_dense_fit_predict_as_the_dense_rows(preprocess, n_classes):
+    # the centring scaler of a dense fit cannot take a sparse matrix, and the dense-fitted
+    # SVM takes dense rows: the rows are made dense, so every output is the dense one
+    X, y = _data(n_classes)
+    tuner = SVMTuner(method="default", preprocess=preprocess).fit(X, y)
+    for Xs in (sp.csr_matrix(X), sp.csc_matrix(X)):
+        np.testing.assert_array_equal(tuner.predict(Xs), tuner.predict(X))
+        np.testing.assert_allclose(tuner.decision_function(Xs), tuner.decision_function(X))
+        np.testing.assert_allclose(tuner.predict_proba(Xs), tuner.predict_proba(X))
+
+
+def test_sparse_rows_after_a_dense_fit_are_made_dense_within_a_bound(monkeypatch):
+    from svmtune import preprocess
+
+    X, y = _data()
+    tuner = SVMTuner(method="default").fit(X, y)
+    monkeypatch.setattr(preprocess, "MAX_DENSIFY_BYTES", 8 * X.shape[1] * 10)
+    np.testing.assert_array_equal(tuner.predict(sp.csr_matrix(X[:10])), tuner.predict(X[:10]))
+    with pytest.raises(
+        ValueError, match=r"fitted on dense X.*predict fewer rows at a time \(at most 10\)"
+    ):
+        tuner.predict(sp.csr_matrix(X[:11]))
+
+
+def test_a_sparse_fit_keeps_sparse_rows_to_predict_sparse(no_densifying):
+    X, y = _data()
+    tuner = SVMTuner(method="default").fit(sp.csr_matrix(X), y)
+    np.testing.assert_array_equal(tuner.predict(sp.csr_matrix(X)), tuner.predict(X))
+    # a model saved without the record of its sparse fit: its uncentred scaler tells
+    del tuner._fitted_sparse
+    np.testing.assert_array_equal(tuner.predict(sp.csr_matrix(X)), tuner.predict(X))
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_huge_sparse_values_are_refused_as_the_dense_ones_are(scale):
+    X, y = _data()
+    for Xs in (X * scale, sp.csr_matrix(X * scale)):
+        with pytest.raises(ValueError, match="too large or too small to standardise"):
+            SVMTuner(method="default").fit(Xs, y)
+
+
+def test_a_sparse_x_past_the_column_bound_is_refused_before_allocating(monkeypatch):
+    import tracemalloc
+
+    from svmtune import preprocess
+
+    y = [0, 1, 0, 1]
+    for d in (2**31 + 1, preprocess.MAX_SPARSE_FEATURES + 1):
+        X = sp.csr_matrix((np.ones(4), [0, 1, d - 1, 0], [0, 1, 2, 3, 4]), shape=(4, d))
+        tracemalloc.start()
+        with pytest.raises(ValueError, match=f"{d:,} columns, more than the 8,388,608"):
+            SVMTuner(method="default").fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 2**20  # bytes: nothing of one entry per column was made
+    # the bound itself, scaled down: at it a sparse X is taken
+    monkeypatch.setattr(preprocess, "MAX_SPARSE_FEATURES", 40)
+    X, y = _data(d=41)
+    with pytest.raises(ValueError, match="41 columns, more than the 40"):
+        SVMTuner(method="default").fit(sp.csr_matrix(X), y)
+    SVMTuner(method="default").fit(sp.csr_matrix(X[:, :40]), y)

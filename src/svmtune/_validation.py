@@ -384,12 +384,16 @@ def check_feature_scale(X) -> None:
     """Raise a ``ValueError`` naming the numeric columns whose magnitudes standardisation
     cannot handle in float64 (largest ``|x|`` above ``2^500`` or, nonzero, below
     ``2^-500``): their variances overflow to inf (the standardised column becomes NaN) or
-    underflow to 0 (the column is left unscaled, i.e. carries no information)."""
-    values, names = _numeric_part(X)
-    if values.shape[1] == 0 or values.shape[0] == 0:
-        return
-    # fmax skips NaN; a column holding infinity has its own error (check_feature_values)
-    peak = np.fmax.reduce(np.abs(values), axis=0)
+    underflow to 0 (the column is left unscaled, i.e. carries no information).  A scipy
+    sparse ``X`` is read at its stored entries (columns named by position)."""
+    if sp.issparse(X):
+        peak, names = abs(sp.csc_matrix(X)).max(axis=0).toarray().ravel(), range(X.shape[1])
+    else:
+        values, names = _numeric_part(X)
+        if values.shape[1] == 0 or values.shape[0] == 0:
+            return
+        # fmax skips NaN; a column holding infinity has its own error (check_feature_values)
+        peak = np.fmax.reduce(np.abs(values), axis=0)
     bad = np.isfinite(peak) & (
         (peak > FEATURE_SCALE_LIMIT) | ((peak > 0) & (peak < 1.0 / FEATURE_SCALE_LIMIT))
     )

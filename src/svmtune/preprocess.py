@@ -34,6 +34,7 @@ from decimal import Decimal
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.compose import ColumnTransformer
@@ -44,6 +45,8 @@ from sklearn.utils.validation import check_is_fitted
 from svmtune._warnings import user_stacklevel
 
 __all__ = [
+    "MAX_DENSIFY_BYTES",
+    "MAX_SPARSE_FEATURES",
     "PREPROCESS_MODES",
     "make_preprocessor",
     "fit_preprocessor",
@@ -423,3 +426,55 @@ def transform_as_fitted(pre, X) -> np.ndarray:
     if not hasattr(pre, "feature_names_in_"):
         X = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
     return np.asarray(pre.transform(X), dtype=float)
+
+
+#: most columns a sparse ``X`` may have.  Fitting on a sparse ``X`` keeps it sparse, but the
+#: scaler's statistics and their temporaries are dense arrays of one float64 per column:
+#: about five at once, 40 bytes a column (measured: ``SVMTuner(method="auto"/"default")`` on
+#: 60 rows peaks 120 MB higher at 4,194,304 columns than at 1,048,576); 2^23 columns keep
+#: them under 320 MiB, whatever the number of stored values
+MAX_SPARSE_FEATURES = 1 << 23
+
+#: largest dense copy (bytes of float64) made of a sparse ``X`` given to a model fitted on
+#: dense rows (the dense readers' bound, :data:`svmtune.datasets.loaders.MAX_DENSE_BYTES`)
+MAX_DENSIFY_BYTES = 1 << 30
+
+
+def check_sparse_features(X) -> None:
+    """Raise a ``ValueError`` when the sparse ``X`` has more than
+    :data:`MAX_SPARSE_FEATURES` columns, before anything of one entry per column is
+    allocated; what to do is in the message (keep the columns that hold a value, or hash
+    the features into fewer columns)."""
+    d = int(X.shape[1])
+    if d > MAX_SPARSE_FEATURES:
+        raise ValueError(
+            f"the sparse X has {d:,} columns, more than the {MAX_SPARSE_FEATURES:,} svmtune "
+            f"takes: standardising it keeps dense arrays of one number per column (about "
+            f"{40 * d / 2**30:.1f} GiB here); keep only the columns that hold a value "
+            "(X[:, np.flatnonzero(X.getnnz(axis=0))], with the same columns at prediction) "
+            "or hash the features into fewer columns "
+            "(sklearn.feature_extraction.FeatureHasher(n_features=2**20))"
+        )
+
+
+def densify_for(X, pre, fitted_sparse: bool | None):
+    """A sparse ``X`` to be transformed by the fitted preprocessor ``pre`` of a model fitted
+    on dense rows (whose centring a sparse matrix cannot take, and whose SVM takes dense
+    rows only) as a dense array, so that its predictions are those of ``X.toarray()``;
+    refused with a message when the copy would exceed :data:`MAX_DENSIFY_BYTES`.  Anything
+    else unchanged.  ``fitted_sparse``: whether the model was fitted on sparse rows (None,
+    unrecorded: when ``pre`` is a scaler that does not centre, as for sparse rows)."""
+    if fitted_sparse is None:
+        fitted_sparse = isinstance(pre, StandardScaler) and not pre.with_mean
+    if not sp.issparse(X) or fitted_sparse:
+        return X
+    n, d = X.shape[0], max(X.shape[1], 1)
+    if n * d * 8 > MAX_DENSIFY_BYTES:
+        raise ValueError(
+            f"this model was fitted on dense X, so a sparse X is made dense to be standardised "
+            f"as the training rows were; {n:,} rows x {d:,} columns would take "
+            f"{n * d * 8 / 2**30:.1f} GiB, more than the {MAX_DENSIFY_BYTES / 2**30:g} GiB "
+            f"svmtune makes: predict fewer rows at a time (at most {MAX_DENSIFY_BYTES // (8 * d):,}"
+            "), or fit on the sparse matrix"
+        )
+    return X.toarray()

@@ -49,7 +49,12 @@ from svmtune.estimators import (
 from svmtune.estimators_lowrank import LowRankL2SVC
 from svmtune.methods._constraints import validate_options
 from svmtune.methods.base import METHODS, get_selector, selector_class
-from svmtune.preprocess import fit_preprocessor, make_preprocessor
+from svmtune.preprocess import (
+    check_sparse_features,
+    densify_for,
+    fit_preprocessor,
+    make_preprocessor,
+)
 from svmtune.search.cv import check_class_groups
 
 #: Nystroem rank of a forced low-rank final model when the selection names none
@@ -276,7 +281,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             ``optuna``, ``halving``, ``cv_cv``, ``default``) or build a Nystroem factor from
             sparse dot products (``auto``, always on its low-rank path there, and
             ``rbsvm_lowrank``) take it, final model ``"l1"``; the others, which compute
-            dense kernel matrices, raise a ``ValueError`` saying so.
+            dense kernel matrices, raise a ``ValueError`` saying so.  At most
+            :data:`~svmtune.preprocess.MAX_SPARSE_FEATURES` columns (the scaler's statistics
+            are dense); a model fitted on dense rows predicts a sparse X as ``X.toarray()``.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes, two samples each).
         sample_weight : array-like of shape (n_samples,) or float, optional
@@ -347,6 +354,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         """``(X, X_named, y)`` validated: ``X_named`` keeps a DataFrame's column names for
         the checks and warnings that name columns; a sparse ``X`` becomes CSR."""
         if sp.issparse(X) and self.preprocess != "auto":  # auto: scikit-learn's TypeError
+            check_sparse_features(X)  # before anything of one entry per column
             _check_sparse_fit(self, selector)
             X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
             X = X.tocsr()  # rows are sliced: folds, weight-0 rows
@@ -408,8 +416,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         row ``w`` times) and return the transformed float matrix."""
         if self.preprocess == "none":
             check_distance_range(X)
-        elif not sp.issparse(X):
+        else:
             check_feature_scale(X_named)
+        self._fitted_sparse = sp.issparse(X)  # a sparse X to predict stays sparse
         X_fit, w_fit = X, w
         if w is not None and not (w > 0).all():
             X_fit, X_named, w_fit = _rows(X, w > 0), _rows(X_named, w > 0), w[w > 0]
@@ -542,6 +551,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
     def _transform(self, X):
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        X = densify_for(X, self.preprocessor_, getattr(self, "_fitted_sparse", None))
         names = getattr(self, "feature_names_in_", None)
         if (
             names is not None

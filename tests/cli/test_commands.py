@@ -850,3 +850,28 @@ def test_svmlight_file_stays_sparse_through_select_and_predict(tmp_path, monkeyp
     for method in ("default", "rbsvm"):
         doc = json.loads(run("select", train, "--method", method, "--json").stdout)
         assert "sparse" not in doc["data"]
+
+
+def test_svmlight_indices_past_the_bounds_are_one_line_errors(tmp_path):
+    # the sparse path (grid keeps an svmlight file sparse, and so does predict with its
+    # model) bounds the columns and names the line, as the dense reader does
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    train = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, str(train))
+    model = tmp_path / "m.joblib"
+    run("select", train, "--method", "grid", *TINY_GRID, "--out", model)
+    assert joblib.load(model).svmlight_sparse_
+    rows = "1 1:0.5 2:1\n0 {index}:1\n1 2:1 3:2\n0 1:2 3:1\n" * 2
+    for index in ("2000000000", "99999999999999999999"):
+        bad = tmp_path / f"bad{len(index)}.svm"
+        bad.write_text(rows.format(index=index))
+        for args in (
+            ("select", bad, "--method", "grid", *TINY_GRID),
+            ("select", bad),
+            ("predict", "--trust-pickle", model, bad),
+        ):
+            assert_one_line_error(run(*args, ok=False), f"line 2: feature index {index}")

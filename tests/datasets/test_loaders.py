@@ -567,3 +567,112 @@ def test_csv_integers_beyond_int64_are_numbers_or_text(tmp_path):
     assert X["b"].tolist() == [1e23, 3.0]
     X, _ = load_file(_write(tmp_path / "c.csv", "a,b,label\n1,99999999999999999999999,0\n2,x,1\n"))
     assert X["b"].tolist() == ["99999999999999999999999", "x"]
+
+
+def test_csv_lines_are_bounded_in_fields_before_pandas_builds_columns(tmp_path, monkeypatch):
+    from svmtune.datasets import _csv
+
+    monkeypatch.setattr(_csv, "MAX_CSV_COLUMNS", 6)
+    ok = "a,b,c,d,e,label\n" + "1,2,3,4,5,0\n1,2,3,4,5,1\n" * 30
+    assert load_file(_write(tmp_path / "ok.csv", ok))[0].shape == (60, 5)
+    # a quoted delimiter is no field boundary
+    quoted = 'a,b,c,d,e,label\n"1,5",2,3,4,5,0\n1,2,3,4,5,1\n'
+    assert load_file(_write(tmp_path / "quoted.csv", quoted))[0].shape == (2, 5)
+    wide = ok + "1,2,3,4,5,6,0\n"
+    with pytest.raises(
+        DataFileError, match=r"line 62 has 7 fields \(delimiter ','\), more than the 6 "
+    ):
+        load_file(_write(tmp_path / "wide.csv", wide))
+    tabs = ok.replace(",", "\t").replace("label\n", "x\tlabel\n", 1)
+    with pytest.raises(DataFileError, match=r"line 1 has 7 fields \(delimiter 'tab'\)"):
+        load_file(_write(tmp_path / "wide.tsv", tabs))
+    with pytest.raises(DataFileError, match=r"line 1 has 7 fields \(delimiter 'blanks'\)"):
+        load_file(_write(tmp_path / "wide.txt", "1 2 3 4 5 6 0\n" * 3))
+
+
+def test_a_header_only_csv_is_refused_before_its_columns_are_built(tmp_path, monkeypatch):
+    import pandas
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("pandas parsed the file")
+
+    monkeypatch.setattr(pandas, "read_csv", no_parse)
+    for text in ("a,b,label\n", "a,b,label\n\n\n", ",".join(f"c{j}" for j in range(5000)) + "\n"):
+        with pytest.raises(DataFileError, match=r"no data rows \(only the header\)"):
+            load_file(_write(tmp_path / "h.csv", text))
+
+
+def test_svmlight_columns_are_bounded_on_the_sparse_path(tmp_path, monkeypatch):
+    from svmtune.datasets import _svmlight
+
+    monkeypatch.setattr(_svmlight, "MAX_SPARSE_FEATURES", 10)
+    one = _write(tmp_path / "one.svm", "1 1:1 10:2\n0 2:1\n")  # 1-based: 10 columns
+    X, y, zero = _svmlight.read_svmlight_sparse(one)
+    assert X.shape == (2, 10) and not zero and list(y) == [1, 0]
+    zero_based = _write(tmp_path / "zero.svm", "1 0:1 9:2\n0 2:1\n")  # 0-based: 10 columns
+    assert _svmlight.read_svmlight_sparse(zero_based)[0].shape == (2, 10)
+    over = _write(tmp_path / "over.svm", "1 1:1\n0 2:1 11:2\n")
+    with pytest.raises(DataFileError, match="line 2: feature index 11 exceeds the 10 "):
+        _svmlight.read_svmlight_sparse(over)
+    past = _write(tmp_path / "past.svm", "1 1:1\n0 2:1 99999999999999999999:2\n")
+    int32 = _write(tmp_path / "int32.svm", "1 1:1\n0 2:1 2147483648:2\n")
+    with pytest.raises(DataFileError, match="line 2: feature index 2147483648 is past"):
+        _svmlight.read_svmlight_sparse(int32)
+    with pytest.raises(DataFileError, match="line 2: feature index 9+ is past 2,147,483,647"):
+        _svmlight.read_svmlight_sparse(past)
+
+
+def test_a_compressed_file_expands_at_most_a_bounded_ratio(tmp_path, monkeypatch):
+    monkeypatch.setattr(text_module, "EXPANSION_FLOOR", 4096)
+    text = "a,b,label\n" + "0,0,0\n0,0,1\n" * 4000  # 48 KB of text, a few hundred bytes packed
+    path = tmp_path / "bomb.csv.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write(text)
+    ratio = len(text) / path.stat().st_size
+    assert ratio > text_module.MAX_EXPANSION
+    with pytest.raises(DataFileError, match="more than 64 times its size.*decompress it yourself"):
+        load_file(path)
+    plain = _write(tmp_path / "plain.csv", text)  # the same text, uncompressed: read
+    assert load_file(plain)[0].shape == (8000, 2)
+    monkeypatch.setattr(text_module, "EXPANSION_FLOOR", len(text))  # within the floor: read
+    assert load_file(path)[0].shape == (8000, 2)
+
+
+def test_arff_attributes_are_bounded_as_csv_columns_are(tmp_path, monkeypatch):
+    from svmtune.datasets import _arff
+
+    monkeypatch.setattr(_arff, "MAX_CSV_COLUMNS", 3)
+    head = "@relation r\n" + "".join(f"@attribute a{j} numeric\n" for j in range(3))
+    ok = head + "@data\n1,2,0\n3,4,1\n"
+    assert load_file(_write(tmp_path / "ok.arff", ok))[0].shape == (2, 2)
+    wide = head + "@attribute a3 numeric\n@data\n1,2,3,0\n3,4,5,1\n"
+    with pytest.raises(DataFileError, match="line 5: more than 3 @attribute lines"):
+        load_file(_write(tmp_path / "wide.arff", wide))
+
+
+def test_svmlight_dense_table_is_bounded_by_the_file_size(tmp_path, monkeypatch):
+    import tracemalloc
+
+    # 200 short lines (2 KiB) asking for 200 x 100,001 dense values (160 MB, under 1 GiB):
+    # more than 64 times the file's text (and 64 MiB)
+    text = "".join(f"{i % 2} 1:0.5 {100_000 if i == 3 else 2}:1\n" for i in range(200))
+    path = _write(tmp_path / "spread.svm", text)
+    tracemalloc.start()
+    with pytest.raises(DataFileError, match=r"line 4: feature index 100000 makes 200 rows x "):
+        load_file(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20 * 2**20
+    # the same values, compressed: bounded by the text, not the packed bytes
+    packed = tmp_path / "spread.svm.gz"
+    with gzip.open(packed, "wt") as fh:
+        fh.write(text)
+    with pytest.raises(DataFileError, match="64 times its 2 KiB of text"):
+        load_file(packed)
+    # a compressed svmlight file expands within the text bounds too
+    monkeypatch.setattr(text_module, "EXPANSION_FLOOR", 1024)
+    bomb = tmp_path / "bomb.svm.gz"
+    with gzip.open(bomb, "wt") as fh:
+        fh.write("1 1:1 2:1\n0 1:1\n" * 2000)
+    with pytest.raises(DataFileError, match="more than 64 times its size"):
+        load_file(bomb)

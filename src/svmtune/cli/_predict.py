@@ -9,11 +9,11 @@ import click
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 
 from svmtune.cli._common import fail, format_option
 from svmtune.cli._source import bundled_name
 from svmtune.datasets import load_dataset, load_table
+from svmtune.datasets._svmlight import read_svmlight_sparse
 from svmtune.datasets.loaders import TARGET_NAMES, detect_format, pick_target
 from svmtune.persist import DamagedModelError, UntrustedModelError, load_model
 from svmtune.tuner import SVMTuner
@@ -210,9 +210,9 @@ def _sparse_rows_for(tuner, path: Path, fmt: str | None, target: str | None):
     try:
         if (fmt or detect_format(path)) not in ("svmlight", "libsvm"):
             return None
-        X, y = load_svmlight_file(str(path), zero_based=True)
-    except (ValueError, RuntimeError, OSError):
-        return None
+        X, y, _ = read_svmlight_sparse(path, zero_based=True)  # column j: index j
+    except (ValueError, OSError) as exc:  # its bounds, its messages
+        raise fail(exc) from None
     if not tuner.svmlight_zero_based_:
         if X.nnz and int(X.indices.min()) == 0:
             raise click.ClickException(

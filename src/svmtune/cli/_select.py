@@ -11,7 +11,6 @@ import click
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 
 from svmtune.cli._common import (
     METHOD_LIST,
@@ -39,6 +38,7 @@ from svmtune.cli._source import (
     pop_weights,
     without_columns,
 )
+from svmtune.datasets._svmlight import read_svmlight_sparse
 from svmtune.datasets.loaders import detect_format
 from svmtune.methods import get_selector
 from svmtune.persist import save_model
@@ -240,17 +240,10 @@ def _load_sparse_svmlight(file: str, fmt: str | None, method: str, opts: Selecti
         return None
     if getattr(selector, "final_model", "l1") == "l2":
         return None
-    try:
-        X, y = load_svmlight_file(str(path), zero_based=True)  # column j: the file's index j
-    except (ValueError, RuntimeError, OSError):
-        return None  # byte-order marks, odd text: the dense reader's messages
-    if X.shape[0] == 0:
-        return None
-    zero_based = X.nnz == 0 or int(X.indices.min()) == 0
-    if not zero_based:
-        X = X[:, 1:]
-    if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-        y = y.astype(np.int64)
+    try:  # its columns bounded as the dense reader's are not: a clear error, not None
+        X, y, zero_based = read_svmlight_sparse(path)
+    except (ValueError, OSError) as exc:
+        raise fail(exc) from None
     info = {"file": str(path), "index_base": 0 if zero_based else 1, "sparse": True}
     info["nnz"] = int(X.nnz)
     return X.tocsr(), y, info

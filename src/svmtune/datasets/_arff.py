@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from svmtune.datasets._csv import MAX_CSV_COLUMNS
 from svmtune.exceptions import DataFileError
 
 # ---------------------------------------------------------------------------- ARFF / KEEL
@@ -107,6 +108,12 @@ def parse_arff(text: str, source: str = "<arff>") -> tuple[pd.DataFrame, list[st
                     kind, _ = _attribute_kind(m.group(2))
                 except ValueError as exc:
                     raise DataFileError(f"{source}: line {no}: {exc}") from None
+                if len(names) == MAX_CSV_COLUMNS:  # the CSV reader's bound, for its reason
+                    raise DataFileError(
+                        f"{source}: line {no}: more than {MAX_CSV_COLUMNS:,} @attribute lines, "
+                        "the most columns svmtune reads from a file; select the attributes "
+                        "you need first"
+                    )
                 names.append(_unquote(m.group(1)))
                 kinds.append(kind)
             elif re.match(r"@inputs?\b", low):

@@ -32,6 +32,18 @@ _FIELD_HINT = (
 _DECIMAL_COMMA = r"[-+]?(\d+(,\d*)?|,\d+)([eE][-+]?\d+)?"
 
 
+#: most fields a CSV/TSV line may hold, and so most columns a file may have.  pandas builds
+#: one Series per column while parsing, whatever the rows: a few KiB and a fraction of a
+#: millisecond each (measured: a header-only file of 50,000 names takes 380 MB and 18 s to
+#: parse, 200,000 names 850 MB and 53 s), so a small file of short fields (a file of B bytes
+#: holds up to B/2 of them) would otherwise cost gigabytes; 2^16 columns keep a parse within
+#: a few hundred MiB.  Wider data are sparse in practice: write them as svmlight/LIBSVM
+MAX_CSV_COLUMNS = 1 << 16
+
+#: cells of each sample row that decide between delimiters that split the rows alike
+_SNIFF_CELLS = 256
+
+
 # ---------------------------------------------------------------------------- CSV / TSV
 def _sniff_delimiter(lines: list[str]) -> str:
     """The delimiter that splits every sample line into the same number (> 1) of fields.
@@ -51,7 +63,7 @@ def _sniff_delimiter(lines: list[str]) -> str:
 
         def numeric_share(item) -> float:
             delim, rows = item
-            cells = [c.strip() for r in rows for c in r]
+            cells = [c.strip() for r in rows for c in r[:_SNIFF_CELLS]]
             return float(np.mean([is_number(c, decimal_comma=delim != ",") for c in cells]))
 
         return max(found, key=numeric_share)[0]
@@ -87,6 +99,34 @@ def _long_field(path: Path, text: str, lines: list[str]) -> None:
             )
 
 
+def _check_widths(path: Path, text: str, delimiter: str) -> None:
+    """Raise a ``DataFileError`` naming the first line of ``text`` with more than
+    :data:`MAX_CSV_COLUMNS` fields under ``delimiter``, before pandas builds a column for
+    each; counted from the delimiters (a quoted delimiter recounted by the ``csv`` module)."""
+    if len(text) < MAX_CSV_COLUMNS:
+        return  # every field but the last ends with a delimiter: no line is that wide
+    for i, line in enumerate(text.splitlines(), 1):
+        if len(line) < MAX_CSV_COLUMNS:
+            continue
+        if delimiter == r"\s+":
+            n = len(line.split())
+        else:
+            n = line.count(delimiter) + 1
+            if n > MAX_CSV_COLUMNS and '"' in line:
+                try:
+                    n = len(next(csv.reader([line], delimiter=delimiter)))
+                except csv.Error:  # a field past MAX_CSV_FIELD: the parser says which
+                    continue
+        if n > MAX_CSV_COLUMNS:
+            shown = "tab" if delimiter == "\t" else "blanks" if delimiter == r"\s+" else delimiter
+            raise DataFileError(
+                f"cannot parse {path} as CSV: line {i} has {n:,} fields (delimiter "
+                f"{shown!r}), more than the {MAX_CSV_COLUMNS:,} columns svmtune reads from a "
+                "CSV/TSV file (pandas builds each column whatever the rows); select the "
+                "columns you need first, or write wide sparse data as svmlight/LIBSVM"
+            )
+
+
 def is_number(cell: str, *, decimal_comma: bool = False) -> bool:
     """Whether ``cell`` is a number (also ``1,5`` with ``decimal_comma``)."""
     if decimal_comma and re.fullmatch(_DECIMAL_COMMA, cell):
@@ -108,6 +148,7 @@ def read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
             delimiter = _sniff_delimiter(lines)
         except DataFileError as exc:
             raise DataFileError(f"cannot parse {path} as CSV: {exc}") from None
+    _check_widths(path, text, delimiter)
 
     def fields(line: str) -> list[str]:
         if delimiter == r"\s+":
@@ -123,6 +164,8 @@ def read_csv(path: Path, text: str, delimiter: str | None) -> pd.DataFrame:
     first = fields(lines[0])
     decimal_comma = delimiter != ","  # possible unless the comma separates the fields
     headerless = all(is_number(c.strip(), decimal_comma=decimal_comma) for c in first if c.strip())
+    if len(lines) == 1 and not headerless:  # said before pandas builds the header's columns
+        raise DataFileError(f"cannot parse {path} as CSV: no data rows (only the header)")
     kw: dict[str, Any] = {
         "sep": delimiter,
         "na_values": _NA,

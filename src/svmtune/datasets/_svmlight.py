@@ -9,9 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
-from svmtune.datasets._text import BOMS, decode, read_bytes
+from svmtune.datasets._text import (
+    BOMS,
+    EXPANSION_FLOOR,
+    MAX_EXPANSION,
+    _compression,
+    decode,
+    read_bytes,
+)
 from svmtune.exceptions import DataFileError
+from svmtune.preprocess import MAX_SPARSE_FEATURES
 
 _SVMLIGHT_INDEX = re.compile(rb"(?:^|\s)(\d+):")
 
@@ -28,29 +37,95 @@ MAX_SVMLIGHT_FEATURES = 1 << 20
 
 
 # ---------------------------------------------------------------------------- svmlight
-def read_svmlight(
-    path: Path, zero_based: bool | str = "auto"
-) -> tuple[pd.DataFrame, np.ndarray, bool]:
-    """Features ``f1 ... fd``, labels, and whether the file's indices were read as 0-based
-    (``zero_based``: True, False, or "auto": 0-based if index 0 occurs, as scikit-learn's
-    ``load_svmlight_file`` decides)."""
+def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray, int]:
+    """The file's values as a CSR matrix whose column ``j`` is the file's index ``j``, its
+    labels, and its bytes of text; memory grows with the values the file holds, not with its
+    indices, and a compressed file expands within :func:`svmtune.datasets._text.read_bytes`'
+    bounds."""
     from sklearn.datasets import load_svmlight_file
 
     source: str | io.BytesIO = str(path)
+    size = path.stat().st_size
     head = read_bytes(path, 4)
     if head.startswith(codecs.BOM_UTF8) or any(head.startswith(bom) for bom, _ in BOMS):
         # scikit-learn's parser reads bytes as UTF-8/ASCII without a byte-order mark
         source = io.BytesIO(decode(read_bytes(path), path).encode("utf-8"))
+        size = len(source.getvalue())
+    elif _compression(path):  # expanded here, within read_bytes' bounds
+        source = io.BytesIO(read_bytes(path))
+        size = len(source.getvalue())
     try:
-        # sparse (CSR): memory grows with the values the file holds, not with its indices
-        Xs, y = load_svmlight_file(source, zero_based=True)  # column j: the file's index j
-    except OverflowError:  # an index past int64
-        _svmlight_bound_error(path, 2**63 - 1, "is too large for a 64-bit integer")
+        Xs, y = load_svmlight_file(source, zero_based=True)
+    except OverflowError:  # an index past a C int (scikit-learn's parser, and LIBSVM's)
+        _svmlight_bound_error(
+            path,
+            2**31 - 1,
+            f"is past {2**31 - 1:,}, the largest index of the LIBSVM format (a C int)",
+        )
     except (ValueError, RuntimeError, OSError) as exc:
         msg = " ".join(str(exc).split())
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: {msg}") from None
     if Xs.shape[0] == 0:
         raise DataFileError(f"cannot parse {path} as svmlight/LIBSVM: no data rows")
+    return Xs, y, size
+
+
+def _numbering(path: Path, Xs: sp.csr_matrix, zero_based: bool | str) -> bool:
+    """Whether the file's indices count from 0 (``zero_based`` True, False, or "auto": if
+    index 0 occurs, as scikit-learn's ``load_svmlight_file`` decides)."""
+    has_zero = Xs.nnz == 0 or Xs.indices.min() == 0
+    if zero_based == "auto":
+        return bool(has_zero)
+    if not zero_based and Xs.nnz and Xs.indices.min() == 0:
+        raise DataFileError(
+            f"cannot parse {path} as svmlight/LIBSVM with 1-based feature indices (LIBSVM's "
+            "numbering): it holds feature index 0"
+        )
+    return bool(zero_based)
+
+
+def _amount(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.0f} MiB"
+
+
+def _labels(y: np.ndarray) -> np.ndarray:
+    return y.astype(np.int64) if np.all(np.isfinite(y)) and np.all(y == np.round(y)) else y
+
+
+def read_svmlight_sparse(
+    path: Path, zero_based: bool | str = "auto"
+) -> tuple[sp.csr_matrix, np.ndarray, bool]:
+    """The features of svmlight/LIBSVM file ``path`` as a CSR matrix (column 0: the first
+    feature), its labels, and whether its indices were read as 0-based (``zero_based``:
+    True, False, or "auto": 0-based if index 0 occurs).
+
+    Memory grows with the values the file holds, and the columns are bounded before anything
+    of one entry per column is built: a largest index past
+    :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` columns (or past a C int, the format's
+    own limit) is refused naming its line."""
+    Xs, y, _ = _load(path)
+    zero_based = _numbering(path, Xs, zero_based)
+    base = 0 if zero_based else 1  # the file's index of column 0
+    if Xs.shape[1] - base > MAX_SPARSE_FEATURES:
+        _svmlight_bound_error(
+            path,
+            MAX_SPARSE_FEATURES - 1 + base,
+            f"exceeds the {MAX_SPARSE_FEATURES:,} feature columns svmtune takes in a sparse "
+            "matrix (standardising keeps one number per column)",
+        )
+    return (Xs[:, 1:] if base else Xs).tocsr(), _labels(y), zero_based
+
+
+def read_svmlight(
+    path: Path, zero_based: bool | str = "auto"
+) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """Features ``f1 ... fd``, labels, and whether the file's indices were read as 0-based
+    (``zero_based`` as in :func:`read_svmlight_sparse`): the file made dense, at most
+    :data:`MAX_SVMLIGHT_FEATURES` columns (its largest index) and :data:`MAX_DENSE_BYTES`
+    bytes, and at most :data:`~svmtune.datasets._text.MAX_EXPANSION` times its bytes of
+    text (beyond :data:`~svmtune.datasets._text.EXPANSION_FLOOR`): a few values at a large
+    index cannot stand for gigabytes of zeros."""
+    Xs, y, size = _load(path)
     # the loader densifies: bound the dense matrix before building it
     width = Xs.shape[1]
     if width > MAX_SVMLIGHT_FEATURES:
@@ -60,30 +135,23 @@ def read_svmlight(
             f"exceeds the {MAX_SVMLIGHT_FEATURES:,} feature columns svmtune reads from an "
             "svmlight/LIBSVM file",
         )
-    if Xs.shape[0] * width * 8 > MAX_DENSE_BYTES:
-        cap = MAX_DENSE_BYTES // (8 * Xs.shape[0])
+    most = min(MAX_DENSE_BYTES, max(EXPANSION_FLOOR, MAX_EXPANSION * size))
+    if Xs.shape[0] * width * 8 > most:
+        cap = most // (8 * Xs.shape[0])
         _svmlight_bound_error(
             path,
             cap - 1,
             f"makes {Xs.shape[0]:,} rows x {width:,} columns = "
-            f"{Xs.shape[0] * width * 8 / 2**30:.1f} GiB of dense features, more than the "
-            f"{MAX_DENSE_BYTES / 2**30:g} GiB svmtune builds from a file ({cap:,} columns at "
-            f"{Xs.shape[0]:,} rows)",
+            f"{_amount(Xs.shape[0] * width * 8)} of dense features, more than the "
+            f"{_amount(most)} svmtune builds from this file ({MAX_EXPANSION} times its "
+            f"{size / 2**10:,.0f} KiB of text, at least {EXPANSION_FLOOR / 2**20:g} MiB, at "
+            f"most {MAX_DENSE_BYTES / 2**30:g} GiB; {cap:,} columns at {Xs.shape[0]:,} rows)",
         )
-    has_zero = Xs.nnz == 0 or Xs.indices.min() == 0
-    if zero_based == "auto":
-        zero_based = has_zero
-    elif not zero_based and Xs.nnz and Xs.indices.min() == 0:
-        raise DataFileError(
-            f"cannot parse {path} as svmlight/LIBSVM with 1-based feature indices (LIBSVM's "
-            "numbering): it holds feature index 0"
-        )
+    zero_based = _numbering(path, Xs, zero_based)
     if not zero_based:
         Xs = Xs[:, 1:]
     X = pd.DataFrame(Xs.toarray(), columns=[f"f{j + 1}" for j in range(Xs.shape[1])])
-    if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-        y = y.astype(np.int64)
-    return X, y, bool(zero_based)
+    return X, _labels(y), zero_based
 
 
 def _svmlight_bound_error(path: Path, bound: int, why: str) -> None:

@@ -37,6 +37,16 @@ SNIFF_BYTES = 1 << 16
 #: largest text (after decompression) read from a data file
 MAX_TEXT_BYTES = 1 << 31
 
+#: most text a compressed file may expand to, per byte of the file, beyond
+#: :data:`EXPANSION_FLOOR`: deflate reaches about 1000 to 1, bzip2 and xz far more, so a
+#: small compressed file could otherwise stand for gigabytes of text (and the parse of it);
+#: data compress 2 to 20 to 1 in practice.  Decompress a file that expands further and read
+#: the plain file (up to :data:`MAX_TEXT_BYTES`)
+MAX_EXPANSION = 64
+
+#: text any compressed file may expand to (64 MiB), whatever its ratio
+EXPANSION_FLOOR = 1 << 26
+
 
 # ---------------------------------------------------------------------------- helpers
 def _compression(path: Path) -> str | None:
@@ -51,8 +61,11 @@ def base_suffix(path: Path) -> str:
 
 def read_bytes(path: Path, limit: int | None = None) -> bytes:
     """The file's bytes (decompressed), its first ``limit`` only if given; more than
-    :data:`MAX_TEXT_BYTES` is refused (a small compressed file can expand to any size)."""
+    :data:`MAX_TEXT_BYTES` is refused, and so is a compressed file expanding past
+    :data:`MAX_EXPANSION` times its size (beyond :data:`EXPANSION_FLOOR`), as it expands
+    (a small compressed file can expand to any size)."""
     opener = _COMPRESSION.get(_compression(path) or "", open)
+    most = MAX_TEXT_BYTES
     try:
         with opener(path, "rb") as fh:
             if limit is not None:
@@ -62,8 +75,10 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes:
                 if size <= MAX_TEXT_BYTES:
                     return fh.read()
             else:  # in pieces: the expanded size is known only by expanding
+                packed = path.stat().st_size
+                most = min(MAX_TEXT_BYTES, max(EXPANSION_FLOOR, MAX_EXPANSION * packed))
                 chunks, size = [], 0
-                while size <= MAX_TEXT_BYTES:
+                while size <= most:
                     chunk = fh.read(1 << 20)
                     if not chunk:
                         return b"".join(chunks)
@@ -71,6 +86,13 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes:
                     size += len(chunk)
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise DataFileError(f"cannot read {path}: {exc}") from None
+    if most < MAX_TEXT_BYTES:
+        raise DataFileError(
+            f"cannot read {path}: it expands to more than {most / 2**20:,.0f} MiB of text, "
+            f"more than {MAX_EXPANSION} times its size, the most svmtune decompresses (beyond "
+            f"{EXPANSION_FLOOR / 2**20:g} MiB: a small file that expands further could stand "
+            "for any amount of data); decompress it yourself and read the plain file"
+        )
     raise DataFileError(
         f"cannot read {path}: it holds more than {MAX_TEXT_BYTES / 2**30:g} GiB of text"
         f"{' after decompression' if _compression(path) else ''}, more than svmtune "

@@ -13,7 +13,10 @@ Formats
     data, and the columns are named ``"0"``, ``"1"``, ..., when it is made only of numbers,
     or when it holds a number and each of its other cells (a category such as
     ``Iris-setosa``) occurs again in its column further down (a header name practically
-    never does); otherwise it is the header.  A header with fewer names than the rows have
+    never does); otherwise it is the header.  A line of more than :data:`MAX_CSV_COLUMNS`
+    (2^16) fields is refused naming the line, before any column is built (pandas' cost
+    grows with the columns, not with the bytes), and so is a file of only a header line.
+    A header with fewer names than the rows have
     fields is an error, unless it lacks just the name of a first column of distinct whole
     numbers or texts (the row names R's ``write.table`` writes): that column is dropped with
     a warning.  Empty cells,
@@ -30,9 +33,13 @@ Formats
     ``label index:value ...`` lines (:func:`sklearn.datasets.load_svmlight_file`, sparse),
     densified; columns ``f1 ... fd``, ``f1`` the first feature.  The largest index bounds
     what is built: at most :data:`MAX_SVMLIGHT_FEATURES` (2^20) columns and
-    :data:`MAX_DENSE_BYTES` (1 GiB) of dense features; a file past either bound is refused
+    :data:`MAX_DENSE_BYTES` (1 GiB) of dense features, and no more than
+    :data:`MAX_EXPANSION` (64) times the file's text (or 64 MiB); a file past a bound is refused
     naming the line of the offending index (so a small file cannot make the loader
-    allocate gigabytes).  Feature indices start at 1 (LIBSVM's
+    allocate gigabytes), and so is an index past 2^31 - 1 (LIBSVM's C int).  ``svmtune select`` and
+    ``predict`` keep the file sparse where the method takes sparse rows: there the bound is
+    :data:`svmtune.preprocess.MAX_SPARSE_FEATURES` (2^23) columns, whatever the rows.
+    Feature indices start at 1 (LIBSVM's
     numbering) unless index 0 occurs in the file (``zero_based="auto"``, as scikit-learn
     decides), so a 0-based file in which feature 0 is never given reads shifted by one:
     pass ``zero_based=True`` (or ``False``) when the numbering is known.  ``svmtune
@@ -46,7 +53,9 @@ Formats
     numbers.
 
 Compressed files (``.gz``, ``.bz2``, ``.xz``) are read transparently, up to
-:data:`MAX_TEXT_BYTES` (2 GiB) of text.  A CSV field may hold at most
+:data:`MAX_TEXT_BYTES` (2 GiB) of text, and up to :data:`MAX_EXPANSION` (64) times their
+size (or 64 MiB, :data:`EXPANSION_FLOOR`): a small compressed file cannot stand for
+gigabytes.  A CSV field may hold at most
 :data:`MAX_CSV_FIELD` characters (Python's ``csv`` limit, 128 KiB); lines may be longer.
 Text is UTF-8 (with or without a byte-order mark), else Latin-1; UTF-16 and UTF-32 text
 is read when it starts with its byte-order mark (a spreadsheet's "Unicode text" export
@@ -65,7 +74,7 @@ import pandas as pd
 from svmtune._warnings import user_stacklevel
 from svmtune.datasets import _text
 from svmtune.datasets._arff import parse_arff
-from svmtune.datasets._csv import MAX_CSV_FIELD, is_number, read_csv
+from svmtune.datasets._csv import MAX_CSV_COLUMNS, MAX_CSV_FIELD, is_number, read_csv
 from svmtune.datasets._svmlight import (
     MAX_DENSE_BYTES,
     MAX_SVMLIGHT_FEATURES,
@@ -73,6 +82,8 @@ from svmtune.datasets._svmlight import (
     read_svmlight,
 )
 from svmtune.datasets._text import (
+    EXPANSION_FLOOR,
+    MAX_EXPANSION,
     MAX_TEXT_BYTES,
     base_suffix,
     check_path,
@@ -84,8 +95,11 @@ from svmtune.datasets._text import (
 from svmtune.exceptions import DataFileError
 
 __all__ = [
+    "EXPANSION_FLOOR",
+    "MAX_CSV_COLUMNS",
     "MAX_CSV_FIELD",
     "MAX_DENSE_BYTES",
+    "MAX_EXPANSION",
     "MAX_SVMLIGHT_FEATURES",
     "MAX_TEXT_BYTES",
     "TARGET_NAMES",
