@@ -270,3 +270,12 @@ def test_multistage_is_deterministic_and_takes_weights_groups_multiclass_sparse(
 def test_bad_options_name_the_option(option, value):
     with pytest.raises(ValueError, match=option):
         SVMTuner(method="auto", method_params={option: value}).fit(*_binary(n=30))
+
+
+def test_a_choice_on_the_box_bound_is_the_bound_and_warned():
+    from svmtune.exceptions import BoundWarning
+
+    X, y = _binary(seed=2)
+    with pytest.warns(BoundWarning, match="auto chose C = 256, the upper bound"):
+        t = SVMTuner(random_state=3).fit(X, y)
+    assert t.best_params_["C"] == 256.0
