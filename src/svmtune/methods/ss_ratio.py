@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._validation import check_float_values
 from svmtune._warnings import user_stacklevel
 from svmtune.criteria.repeats import (
     SHARE_ROWS,
@@ -95,7 +96,7 @@ def _check_families(name: str, kernels: Any) -> tuple[str, ...]:
 
 def _check_sigmas(name: str, sigmas: Any) -> np.ndarray:
     """Explicit RBF widths: a non-empty array of positive finite numbers."""
-    s = np.asarray(sigmas, dtype=float).ravel()
+    s = check_float_values(name, sigmas, what="a non-empty sequence of positive widths")
     if s.size == 0 or np.any(~np.isfinite(s)) or np.any(s <= 0):
         raise ValueError(f"{name} must be a non-empty sequence of positive widths")
     return s
@@ -104,17 +105,16 @@ def _check_sigmas(name: str, sigmas: Any) -> np.ndarray:
 def _check_rel_sigmas(name: str, log2_sigma: Any) -> np.ndarray:
     """The relative widths ``2^k`` of the log2 grid ``(lo, hi, step)``."""
     try:
-        return log2_grid(*log2_sigma)
+        if isinstance(log2_sigma, (str, bytes)):
+            raise TypeError
+        return log2_grid(*check_float_values(name, log2_sigma, what="(lo, hi, step)"))
     except TypeError:
         raise ValueError(f"{name} must be (lo, hi, step), got {log2_sigma!r}") from None
 
 
 def _check_degrees(name: str, degrees: Any) -> tuple[int, ...]:
     """Polynomial degrees: positive integers, sorted, each once."""
-    try:
-        deg = np.atleast_1d(np.asarray(degrees, dtype=float))
-    except (TypeError, ValueError):
-        deg = np.array([])
+    deg = check_float_values(name, degrees, what="positive integers")
     if (
         isinstance(degrees, str)
         or deg.size == 0
