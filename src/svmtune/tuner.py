@@ -166,8 +166,11 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         time left where the work is known in advance (the CV fits of the cross-validated
         searches, ``auto``'s candidates) and a count of the gradient steps of the gradient
         searches; 2 a line per evaluated candidate (CV candidate, gradient step or ``auto``
-        candidate) with its score; both end with the chosen point (see
-        :mod:`svmtune._progress`).
+        candidate) with its score; both end with the chosen point.  The same units of work
+        reach scikit-learn's callbacks set with ``set_callbacks`` (``sklearn.callback``):
+        each is a subtask of the fit, and a callback whose ``on_fit_task_end`` returns True
+        stops the selection there (``fit`` then raises
+        :class:`svmtune.exceptions.SelectionStopped`).
 
     Attributes
     ----------
@@ -175,7 +178,18 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         The selected hyperparameters (``sigma``, ``gamma``, ``C``, ...); a chosen
         ``class_weight`` is keyed by the labels of ``classes_``, as ``SVC`` takes it.
     estimate_ : float or None
+        The method's own estimate of the final SVM's error rate at the chosen point, in
+        [0, 1]: the K-fold CV error (CV searches with ``scoring="error"``; ``esdr``,
+        ``dbtc``, ``j4``, ``ld`` at the C they chose), the closed-form leave-one-out error
+        (``rbsvm``, ``span`` and their low-rank versions: of the chosen SVM; ``auto``: the
+        referee's), the span-rule estimate (``span_rule``).  None where the method has none
+        (``default``, ``ss``, ``ld_c1``, ``radius_margin``, ``radius_margin_lowrank``, and the
+        CV searches scored by hinge loss or F1).
     criterion_ : float or None
+        The value of what the method optimised at the chosen point (the CV loss, RBSVM's
+        cross-entropy, the smoothed span, the radius-margin bound, the LD or ESDR index, the
+        S&S ratio in dB, ...; lower is better except for the data indices the method
+        maximises); None for ``default``.
     selection_time_ : float
         Seconds spent by the selection method.
     final_fit_time_ : float
@@ -188,13 +202,22 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         The evaluated candidates in scikit-learn's ``GridSearchCV.cv_results_`` layout
         (``pandas.DataFrame(tuner.cv_results_)``): ``params``, ``param_sigma``,
         ``param_C``, ``mean_test_score``, ``split<k>_test_score`` (CV methods),
-        ``rank_test_score``, ``mean_fit_time`` and the history's own fields; what
-        ``mean_test_score`` holds per method (a CV or closed-form leave-one-out accuracy,
-        or NaN with the criterion in its own column) is listed in :mod:`svmtune._results`.
+        ``rank_test_score``, ``mean_fit_time`` and the history's own fields.
+        ``mean_test_score`` (higher is better) is the CV score of the K-fold searches and
+        of the C stage of ``esdr``, ``dbtc``, ``j4`` and ``ld`` (NaN on their width
+        stage), 1 - the referee's leave-one-out estimate for ``auto``, 1 - the span-rule
+        estimate (or the CV accuracy, ``criterion="cv"``) for ``span_rule``; the gradient
+        methods, ``ld_c1`` and ``ss`` score no candidate (NaN, their criterion in its own
+        column: ``value``, ``ld``, ``ss``) except the chosen row (``best_score_``).
+        ``params[best_index_]`` holds the hyperparameters of ``best_params_``.
     best_index_ : int
         The row of ``cv_results_`` the method chose.
     best_score_ : float
-        ``cv_results_["mean_test_score"][best_index_]`` (NaN for methods without a score).
+        ``cv_results_["mean_test_score"][best_index_]``: ``1 - estimate_`` wherever the
+        method has an error estimate (``span_rule`` with ``criterion="cv"``: its CV
+        accuracy), the chosen candidate's score for the other CV scorings, NaN only where
+        the method has neither (``default``, ``ss``, ``ld_c1``, ``radius_margin``,
+        ``radius_margin_lowrank``).
     refit_time_ : float
         Seconds of the final fit (``final_fit_time_``).
     n_splits_ : int or None
@@ -513,7 +536,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         self.n_svm_fits_ = int(sel.n_svm_fits)
         self.history_ = list(sel.history)
         results, best, n_splits = search_results(
-            sel, self.method, getattr(selector, "scoring", "error")
+            sel, self.method, getattr(selector, "scoring", "error"), classes=self.classes_
         )
         self.cv_results_ = results
         self.best_index_ = best

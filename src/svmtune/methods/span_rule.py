@@ -190,7 +190,8 @@ class SpanRule(Selector):
     times ``C_i / C``); the final fit must use them instead of the user's weights.
 
     ``Selection.history`` has one entry per candidate (grid order) with its parameters
-    (sigma, gamma, C and C_pos / C_neg or A / B), the span-rule ``t_l`` (``span_rule``), the
+    (sigma, gamma, C and C_pos / C_neg with their ``class_weight``, or A / B), ``chosen``
+    (True on the selected candidate's entry only), the span-rule ``t_l`` (``span_rule``), the
     xi-alpha bound (``xi_alpha``, binary), ``span_bound`` (criterion "span_bound"), ``cv``
     (criterion "cv"), the counts ``n_sv``, ``n_inbound``, ``n_bounded`` and ``n_empty`` (in-bound
     SVs failing Lemma 1, summed over one-vs-rest tasks) and the seconds ``time_fit`` (libsvm)
@@ -346,6 +347,8 @@ class SpanRule(Selector):
         for key in ("C_pos", "C_neg", "A", "B"):
             if key in spec:
                 h[key] = spec[key]
+        if spec["kind"] == "class":  # the candidate's hyperparameters, as best_params_ has them
+            h["class_weight"] = class_weight_params(spec["C_pos"], spec["C_neg"])[1]
         return h
 
     # ------------------------------------------------------------------ evaluation
@@ -516,6 +519,8 @@ class SpanRule(Selector):
             best, values, chosen, history, n_fits, n_warn, time_per_model = self._by_estimate(
                 D2, cands, ctx, n_jobs
             )
+        for i, h in enumerate(history):
+            h["chosen"] = i == best
         if n_warn:
             warnings.warn(
                 f"span-rule selection: {n_warn} numerical warnings while evaluating the "

@@ -127,7 +127,8 @@ def _check_degrees(name: str, degrees: Any) -> tuple[int, ...]:
 
 
 def _history(results, shares, dropped) -> list[dict[str, Any]]:
-    """One history row per candidate kernel: its parameters, S&S and repeat share."""
+    """One history row per candidate kernel: its parameters, S&S and repeat share (its
+    C_opt is added by :meth:`SSRatio.select`)."""
     return [
         dict(
             k.params(),
@@ -331,12 +332,11 @@ class SSRatio(Selector):
         kern, pair, res = results[best]
         edge = self._warn_choice(kern, res, admissible, cands, shares[best], Xs, ys, ws, seed)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
-        if res.d > 0:
-            C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
-        else:  # no separation at all: nothing to rescale by
-            C = c_opt(-np.inf, curve=curve, rescale=False)
+        C = self._c_of(res, curve)
         params = self._params(kern, C)
         history = _history(results, shares, dropped)
+        for h, (_, _, r) in zip(history, results):  # the C each candidate kernel would get
+            h["C"] = float(self._c_of(r, curve))
         info = {
             "d": float(res.d),
             "sigma": float(res.sigma),
@@ -501,6 +501,12 @@ class SSRatio(Selector):
             sig = np.array([cands[c].sigma for c in rbf])
             out[rbf] = repeat_share(X, y, w, sig, max_rows=SHARE_ROWS, random_state=seed)
         return out
+
+    def _c_of(self, res, curve) -> float:
+        """C_opt of one kernel's S&S result on ``curve`` (S&S Sec. 4)."""
+        if res.d > 0:
+            return c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
+        return c_opt(-np.inf, curve=curve, rescale=False)  # no separation: nothing to rescale by
 
     @staticmethod
     def _params(kern: Kernel, C: float) -> dict[str, Any]:
