@@ -11,7 +11,9 @@ Where the installed scikit-learn has its callbacks API (``sklearn.callback``), t
 reports reach the callbacks set with ``SVMTuner().set_callbacks(...)`` (e.g.
 ``sklearn.callback.ProgressBar()``): each unit of work is a finished subtask of the fit
 (``on_advance``); :data:`CallbackSupportMixin` and :func:`with_callbacks` are scikit-learn's,
-or do nothing where it has none.
+or do nothing where it has none.  A callback's stop request (its ``on_fit_task_end``
+returns True) raises :class:`svmtune.exceptions.SelectionStopped` from ``on_advance``, so
+the selection stops at that unit of work (``SVMTuner.fit`` re-raises it, unfitted).
 
 The selection code reports through :func:`current`, which is None unless a selection runs
 inside :func:`progress`; the reports happen in the process that runs the selection (joblib

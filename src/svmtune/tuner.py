@@ -46,6 +46,7 @@ from svmtune.estimators import (
     ovo_to_ovr_decision,
     tanh_proba,
 )
+from svmtune.exceptions import SelectionStopped
 from svmtune.methods._constraints import validate_options
 from svmtune.methods.base import METHODS, get_selector, selector_class
 from svmtune.preprocess import fit_preprocessor, make_preprocessor
@@ -59,13 +60,25 @@ def _class_counts(y_enc: np.ndarray, w: np.ndarray | None, n_classes: int) -> np
     return np.bincount(y_enc if w is None else y_enc[w > 0], minlength=n_classes)
 
 
-def _forward(tuner, ctx, n: int, unit: str) -> None:
+def _forward(tuner, ctx, done: list[int], n: int, unit: str) -> None:
     """``n`` units of work done: ``n`` subtasks of the fit begun and ended for
-    scikit-learn's callbacks."""
+    scikit-learn's callbacks.  A callback's stop request (its ``on_fit_task_end`` returns
+    True, ``sklearn.callback``'s protocol) stops the selection here: raises
+    :class:`~svmtune.exceptions.SelectionStopped`, which ``fit`` lets through.  ``done``
+    counts the units finished in this fit."""
     for _ in range(n):
         sub = ctx.subcontext(task_name=unit)
         sub.call_on_fit_task_begin(estimator=tuner)
-        sub.call_on_fit_task_end(estimator=tuner)
+        done[0] += 1
+        if sub.call_on_fit_task_end(estimator=tuner):
+            raise SelectionStopped(
+                f"a callback asked to stop the selection after {done[0]} units of work "
+                f"(the last a {unit[:-1] if unit.endswith('s') else unit}); "
+                f"{tuner.method!r} chooses its hyperparameters only at the end of its "
+                f"search, so this SVMTuner is not fitted: remove the callback's stop "
+                f"request, or bound the search (its budget options) instead",
+                units_done=done[0],
+            )
 
 
 def _announce(selector, reporter) -> None:
@@ -333,7 +346,12 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         Xp = self._fit_preprocessing(X, X_named, w)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         ctx = self._callbacks_begin(Xp, y_enc, w)
-        sel = self._select(selector, Xp, y_enc, w, groups, seed, ctx)
+        try:
+            sel = self._select(selector, Xp, y_enc, w, groups, seed, ctx)
+        except SelectionStopped:  # no selection: nothing of this (or an earlier) fit is kept
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+                delattr(self, name)
+            raise
         self._fit_final(sel, Xp, y_enc, w, seed)
         self._record(sel, selector)
         if ctx is not None:
@@ -447,7 +465,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             if self.backend is not None
             else contextlib.nullcontext()
         )
-        forward = None if ctx is None else functools.partial(_forward, self, ctx)
+        forward = None if ctx is None else functools.partial(_forward, self, ctx, [0])
         label = f"svmtune {self.method}"
         with backend, progress(self.verbose, label=label, on_advance=forward) as reporter:
             if reporter is not None:
