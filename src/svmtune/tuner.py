@@ -22,6 +22,7 @@ from svmtune._progress import (
     HAS_CALLBACKS,
     CallbackSupportMixin,
     describe,
+    forward_to_callbacks,
     progress,
     with_callbacks,
 )
@@ -58,27 +59,6 @@ __all__ = ["SVMTuner"]
 def _class_counts(y_enc: np.ndarray, w: np.ndarray | None, n_classes: int) -> np.ndarray:
     """Samples of positive weight in each class."""
     return np.bincount(y_enc if w is None else y_enc[w > 0], minlength=n_classes)
-
-
-def _forward(tuner, ctx, done: list[int], n: int, unit: str) -> None:
-    """``n`` units of work done: ``n`` subtasks of the fit begun and ended for
-    scikit-learn's callbacks.  A callback's stop request (its ``on_fit_task_end`` returns
-    True, ``sklearn.callback``'s protocol) stops the selection here: raises
-    :class:`~svmtune.exceptions.SelectionStopped`, which ``fit`` lets through.  ``done``
-    counts the units finished in this fit."""
-    for _ in range(n):
-        sub = ctx.subcontext(task_name=unit)
-        sub.call_on_fit_task_begin(estimator=tuner)
-        done[0] += 1
-        if sub.call_on_fit_task_end(estimator=tuner):
-            raise SelectionStopped(
-                f"a callback asked to stop the selection after {done[0]} units of work "
-                f"(the last a {unit[:-1] if unit.endswith('s') else unit}); "
-                f"{tuner.method!r} chooses its hyperparameters only at the end of its "
-                f"search, so this SVMTuner is not fitted: remove the callback's stop "
-                f"request, or bound the search (its budget options) instead",
-                units_done=done[0],
-            )
 
 
 def _announce(selector, reporter) -> None:
@@ -179,11 +159,10 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         time left where the work is known in advance (the CV fits of the cross-validated
         searches, ``auto``'s candidates) and a count of the gradient steps of the gradient
         searches; 2 a line per evaluated candidate (CV candidate, gradient step or ``auto``
-        candidate) with its score; both end with the chosen point.  The same units of work
-        reach scikit-learn's callbacks set with ``set_callbacks`` (``sklearn.callback``):
-        each is a subtask of the fit, and a callback whose ``on_fit_task_end`` returns True
-        stops the selection there (``fit`` then raises
-        :class:`svmtune.exceptions.SelectionStopped`).
+        candidate) with its score; both end with the chosen point.  Each unit of work is a
+        subtask of the fit for the callbacks of ``set_callbacks`` (``sklearn.callback``); a
+        stop request (``on_fit_task_end`` returns True) raises
+        :class:`svmtune.exceptions.SelectionStopped` there.
 
     Attributes
     ----------
@@ -199,10 +178,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         (``default``, ``ss``, ``ld_c1``, ``radius_margin``, ``radius_margin_lowrank``, and the
         CV searches scored by hinge loss or F1).
     criterion_ : float or None
-        The value of what the method optimised at the chosen point (the CV loss, RBSVM's
-        cross-entropy, the smoothed span, the radius-margin bound, the LD or ESDR index, the
-        S&S ratio in dB, ...; lower is better except for the data indices the method
-        maximises); None for ``default``.
+        The value the method optimised at the chosen point (CV loss, RBSVM's cross-entropy,
+        smoothed span, radius-margin bound, LD or ESDR index, S&S ratio in dB, ...); None
+        for ``default``.
     selection_time_ : float
         Seconds spent by the selection method.
     final_fit_time_ : float
@@ -349,7 +327,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         try:
             sel = self._select(selector, Xp, y_enc, w, groups, seed, ctx)
         except SelectionStopped:  # no selection: nothing of this (or an earlier) fit is kept
-            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            for name in [k for k in vars(self) if k.endswith("_") and k[0] != "_"]:
                 delattr(self, name)
             raise
         self._fit_final(sel, Xp, y_enc, w, seed)
@@ -368,7 +346,8 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         """The root context of scikit-learn's callbacks set with ``set_callbacks`` (its
         ``sklearn.callback`` API), its fit task begun; None when none are set.  Each unit
         of the selection's work (a CV fit, a candidate, a gradient step) is a subtask of
-        the fit, begun and ended as the selection reports it (:func:`_forward`)."""
+        the fit, begun and ended as the selection reports it
+        (:func:`svmtune._progress.forward_to_callbacks`)."""
         if not HAS_CALLBACKS or not getattr(self, "_skl_callbacks", None):
             return None
         ctx = self._init_callback_context(task_name="fit", max_subtasks=None)
@@ -465,7 +444,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             if self.backend is not None
             else contextlib.nullcontext()
         )
-        forward = None if ctx is None else functools.partial(_forward, self, ctx, [0])
+        forward = None if ctx is None else functools.partial(forward_to_callbacks, self, ctx, [0])
         label = f"svmtune {self.method}"
         with backend, progress(self.verbose, label=label, on_advance=forward) as reporter:
             if reporter is not None:
