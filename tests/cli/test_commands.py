@@ -918,3 +918,17 @@ def test_select_plot_without_matplotlib_is_refused_before_the_selection(
     r = run("select", path, "--plot", tmp_path / "land.png", ok=False)
     assert_one_line_error(r, "needs matplotlib: pip install 'svmtune[plot]'", code=2)
     assert calls == []
+
+
+@pytest.mark.parametrize(("method", "module"), [("tpe", "hyperopt"), ("optuna", "optuna")])
+def test_select_names_a_missing_extra_of_the_method_before_the_selection(
+    csv_file, monkeypatch, method, module
+):
+    import sys
+
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    path, _ = csv_file
+    calls = _count_fits(monkeypatch)
+    r = run("select", path, "--method", method, ok=False)
+    assert_one_line_error(r, f'needs {module}: pip install "svmtune[baselines]"')
+    assert calls == []
