@@ -84,7 +84,7 @@ for name, params in methods.items():
         f"C {tuner.best_params_.get('C', float('nan')):.3g}"
     )
     for w in caught:
-        print(f"         {w.category.__name__}: {str(w.message).split(':')[0]}")
+        print(f"         {w.category.__name__}: {str(w.message).split(' (')[0]}")
 
 # %%
 # Accuracy against cost. One split of one data set is noisy: a difference of one or two test

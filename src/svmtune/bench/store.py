@@ -200,15 +200,16 @@ def counts_as_done(
 class ResultStore:
     """Append-only JSON-lines store of one suite's rows.
 
+    Use as a context manager.  Each :meth:`append` takes an exclusive ``flock`` on ``.lock``
+    for the one row it writes (cutting a torn last line left by a killed writer first), so
+    several stores, in one process or in several, can append to the same file at once;
+    :meth:`exclusive` holds a named lock for longer work that must not run twice at once
+    (a whole run of :func:`svmtune.bench.run_suite`, the experiments).
+
     Parameters
     ----------
     directory : path
         The suite's output directory (created if missing); rows go to ``results.jsonl``.
-
-    Use as a context manager.  Each :meth:`append` takes an exclusive ``flock`` on ``.lock``
-    for the one row it writes (cutting a torn last line left by a killed writer first), so
-    several stores, in one process or in several, can append to the same file at once;
-    :meth:`exclusive` holds the lock for longer work that must not run twice at once.
     """
 
     def __init__(self, directory: str | Path):
