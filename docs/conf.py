@@ -95,9 +95,32 @@ def _skip_foreign(app, what, name, obj, skip, options):
     return skip
 
 
+def _viewcode_links_to_anchors(app, env):
+    """Point every "[docs]" link of the highlighted source at a page that has its anchor.
+
+    ``sphinx.ext.viewcode`` keeps one anchor prefix per module (the first public name it
+    met, e.g. ``svmtune.Selection``) and the last page that showed the object (the method
+    pages show each selector's docstring with ``:no-index:``, the API reference lists some
+    objects under two public names): the link then names a page without that anchor.  Each
+    link is set to the page where the Python domain indexed that anchor, and dropped where
+    none did (``docs/_scripts/check_links.py`` checks the result)."""
+    objects = env.get_domain("py").objects
+    for entry in getattr(env, "_viewcode_modules", {}).values():
+        if not entry:
+            continue
+        _code, _tags, used, refname = entry
+        for name in list(used):
+            obj = objects.get(f"{refname}.{name}")
+            if obj is None or obj.node_id != f"{refname}.{name}":
+                del used[name]
+            else:
+                used[name] = obj.docname
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _strip_issue_refs)
     app.connect("autodoc-skip-member", _skip_foreign)
+    app.connect("env-updated", _viewcode_links_to_anchors)
 
 
 # --- examples gallery --------------------------------------------------------------------

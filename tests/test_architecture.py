@@ -186,6 +186,7 @@ LAYERS = [
     (
         "estimator",
         [
+            "svmtune._final",
             "svmtune._params",
             "svmtune._results",
             "svmtune.tuner",

@@ -105,3 +105,44 @@ def test_every_svmtune_name_the_pages_mention_exists():
         if not _resolve(name)
     )
     assert not missing, "names that no longer exist:\n" + "\n".join(missing)
+
+
+CHECK_LINKS = GEN_API.parent / "check_links.py"
+BUILD = GEN_API.parents[1] / "build.sh"
+
+
+def _check_links_module():
+    spec = importlib.util.spec_from_file_location("check_links", CHECK_LINKS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docs_build_checks_internal_anchors_and_roles(tmp_path):
+    """The docs build runs a check that every internal link's anchor exists and that no
+    role is left as text (the two faults Sphinx's -W lets through), and the check finds
+    them: a "[docs]" link of the highlighted source to a page without the anchor, and a
+    ``:meth:`` rendered as a heading."""
+    assert "check_links.py docs/_build/html" in BUILD.read_text()
+    check = _check_links_module()
+    (tmp_path / "methods").mkdir()
+    (tmp_path / "_modules").mkdir()
+    (tmp_path / "methods" / "auto.html").write_text(
+        '<h1 id="auto">Auto</h1><dl><dt id="svmtune.methods.Auto">Auto</dt></dl>'
+    )
+    (tmp_path / "store.html").write_text("<p>ok <code>:meth:`x`</code></p>")
+    (tmp_path / "_modules" / "auto.html").write_text(
+        '<a class="viewcode-back" href="../methods/auto.html#svmtune.methods.Auto">[docs]</a>'
+        "<pre>:meth:`in source code`</pre>"
+    )
+    assert check.check_site(tmp_path) == []
+    (tmp_path / "_modules" / "auto.html").write_text(
+        '<a href="../methods/auto.html#svmtune.methods.auto.Auto">[docs]</a>'
+        '<a href="../methods/gone.html">x</a>'
+    )
+    (tmp_path / "store.html").write_text("<h2>:meth:`append` takes an exclusive lock</h2>")
+    faults = check.check_site(tmp_path)
+    assert len(faults) == 3, faults
+    assert any("missing anchor ../methods/auto.html#svmtune.methods.auto.Auto" in f for f in faults)
+    assert any("missing page ../methods/gone.html" in f for f in faults)
+    assert any("store.html: a role left as text" in f for f in faults)

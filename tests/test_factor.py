@@ -322,3 +322,25 @@ def test_mirror_lower_copies_the_lower_triangle_up(m, order):
     out = mirror_lower(A)
     assert out is A
     np.testing.assert_array_equal(A, low + np.tril(low, -1).T)
+
+
+def test_rounding_level_jitter_is_not_warned_and_larger_jitter_says_what_to_do():
+    """A support set of duplicated rows at a huge C: H = 1 1^T + 1e-17 I is singular in
+    floating point, and the 1e-12 jitter that factors it is within Cholesky's own backward
+    error (no warning, the solve as accurate as rounding allows).  A matrix that needs far
+    more is warned with what it means and what to change."""
+    import warnings
+
+    from svmtune._factor import _cholesky
+
+    m = 100
+    H = np.ones((m, m)) + 1e-17 * np.eye(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails
+        L = _cholesky(H)
+    np.testing.assert_allclose(L @ L.T, H, atol=1e-11)
+    bad = np.ones((m, m)) - 1e-7 * np.eye(m)  # indefinite by far more than rounding
+    with pytest.warns(RuntimeWarning, match="singular beyond rounding") as rec:
+        _cholesky(bad)
+    assert "Remove duplicated rows" in str(rec[0].message)
+    assert "log2_C" in str(rec[0].message)

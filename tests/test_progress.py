@@ -181,3 +181,43 @@ def test_sklearn_callbacks_see_every_unit_of_work_and_change_nothing():
     SVMTuner(method="rbsvm").set_callbacks(ProgressBar()).fit(X, y)
     with pytest.raises(TypeError, match="FitCallback"):
         SVMTuner().set_callbacks(object())
+
+
+class _StopAfter(_Recorder):
+    """Asks to stop (scikit-learn's protocol: ``on_fit_task_end`` returns True) at the end of
+    its ``k``-th unit of work."""
+
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def on_fit_task_end(self, estimator, context, *, fitted_estimator=None):
+        super().on_fit_task_end(estimator, context, fitted_estimator=fitted_estimator)
+        return sum(e[0] == "end" for e in self.events) >= self.k
+
+
+@pytest.mark.skipif(not HAS_CALLBACKS, reason="this scikit-learn has no sklearn.callback")
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("grid", {"log2_sigma": (-2.0, 2.0, 1.0), "log2_C": (-2.0, 2.0, 1.0), "n_splits": 3}),
+        ("rbsvm", None),
+    ],
+)
+def test_a_callback_stop_request_stops_the_selection(method, params):
+    """A stop request ends the selection at that unit of work: no later unit is reported,
+    ``fit`` raises SelectionStopped saying how far it got, and the tuner is not fitted."""
+    from sklearn.exceptions import NotFittedError
+
+    from svmtune.exceptions import SelectionStopped
+
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    stop = _StopAfter(3)
+    tuner = SVMTuner(method=method, method_params=params, random_state=0).set_callbacks(stop)
+    with pytest.raises(SelectionStopped, match="after 3 units of work") as info:
+        tuner.fit(X, y)
+    assert info.value.units_done == 3
+    assert [e[0] for e in stop.events].count("end") == 3  # nothing ran after the request
+    assert stop.events[-1] == ("teardown", "fit")
+    with pytest.raises(NotFittedError):
+        tuner.predict(X)

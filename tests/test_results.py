@@ -81,8 +81,14 @@ def test_cv_results_keys_and_shapes(method, data):
             assert t.best_score_ == np.nanmax(res["mean_test_score"][last])
         else:
             assert res["rank_test_score"][t.best_index_] == 1
-    else:  # no per-candidate score: NaN, not an invented number
-        assert np.isnan(res["mean_test_score"]).all() and np.isnan(t.best_score_)
+    else:  # no per-candidate score: NaN, not an invented number, except the chosen row's
+        # 1 - estimate_ where the method estimates the error of its choice
+        others = np.arange(n) != t.best_index_
+        assert np.isnan(res["mean_test_score"][others]).all()
+        if t.estimate_ is None:
+            assert np.isnan(t.best_score_)
+        else:
+            assert t.best_score_ == best == pytest.approx(1 - t.estimate_)
     if method in _FOLDED:
         assert t.n_splits_ == 3
         splits = np.column_stack([res[f"split{k}_test_score"] for k in range(3)])
@@ -227,3 +233,77 @@ def test_auto_low_rank_path_scores_by_the_l2_estimate(data):
     assert all(v is None for v in res["estimate_l1"])  # no libsvm estimate on this path
     np.testing.assert_allclose(res["mean_test_score"], 1 - res["estimate_l2"].astype(float))
     assert res["rank_test_score"][t.best_index_] == 1 and t.history_[t.best_index_]["chosen"]
+
+
+#: every registered method, and span_rule in each search mode and criterion
+_SPAN_RULE_MODES = [
+    {"search": "class_weights", "log2_C_pos": (-2, 2, 2), "log2_C_neg": (-2, 2, 2)},
+    {"search": "instance_weights", "A_values": (1.0, 2.0), "B_values": (0.0, 0.5),
+     "log2_C": (-2, 2, 2)},
+    {**_LIGHT["span_rule"], "criterion": "cv"},
+    {**_LIGHT["span_rule"], "criterion": "span_bound"},
+    {**_LIGHT["span_rule"], "criterion": "xi_alpha"},
+]  # fmt: skip
+_EVERY_SEARCH = [(m, None) for m in available_methods()] + [
+    ("span_rule", p) for p in _SPAN_RULE_MODES
+]
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    """Each method (and span_rule mode) fitted once, with string-free float labels."""
+    X, y = data
+    out = {}
+    for method, params in _EVERY_SEARCH:
+        kw = dict(params or _LIGHT.get(method, {}))
+        if kw.get("search") == "instance_weights":
+            kw["scores"] = np.linspace(0.1, 1.0, len(y))
+        if method in _FOLDED:
+            kw["n_splits"] = 3
+        t = SVMTuner(method=method, method_params=kw or None, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out[(method, repr(params))] = t.fit(X, y)
+    return out
+
+
+@pytest.mark.parametrize(("method", "params"), _EVERY_SEARCH, ids=lambda v: str(v))
+def test_params_of_best_index_are_best_params(method, params, fitted):
+    """``cv_results_["params"][best_index_]`` is ``best_params_`` for every method and
+    search mode: every searched hyperparameter (a fixed C, a class weight keyed by the
+    user's labels) and the chosen row, which ranks first (halving: in its last round)."""
+    t = fitted[(method, repr(params))]
+    res = t.cv_results_
+    row = res["params"][t.best_index_]
+    keys = {"sigma", "C", "class_weight", "degree", "coef0"} & set(t.best_params_)
+    if "param_kernel" in res:
+        keys.add("kernel")
+    assert set(row) == keys
+    for k in keys:
+        if isinstance(row[k], float):
+            assert row[k] == pytest.approx(t.best_params_[k], rel=1e-12), k
+        else:
+            assert row[k] == t.best_params_[k], k
+    if method == "halving":
+        last = res["iter"] == res["iter"].max()
+        assert res["rank_test_score"][t.best_index_] == res["rank_test_score"][last].min()
+    else:
+        assert res["rank_test_score"][t.best_index_] == 1
+
+
+@pytest.mark.parametrize(("method", "params"), _EVERY_SEARCH, ids=lambda v: str(v))
+def test_best_score_is_one_minus_the_estimate(method, params, fitted):
+    """``best_score_`` is the accuracy ``1 - estimate_`` wherever the method estimates the
+    error of its choice (span_rule with criterion="cv" ranks by CV accuracy instead), the
+    chosen row's ``mean_test_score``, and NaN only where there is no estimate and no score."""
+    t = fitted[(method, repr(params))]
+    assert t.best_score_ == t.cv_results_["mean_test_score"][t.best_index_] or (
+        np.isnan(t.best_score_) and np.isnan(t.cv_results_["mean_test_score"][t.best_index_])
+    )
+    if t.estimate_ is None:
+        if np.isnan(t.best_score_):
+            assert method in ("default", "ss", "ld_c1", "radius_margin", "radius_margin_lowrank")
+    elif (params or {}).get("criterion") == "cv":
+        assert t.best_score_ == pytest.approx(1 - t.criterion_, abs=1e-12)
+    else:
+        assert t.best_score_ == pytest.approx(1 - t.estimate_, abs=1e-12)

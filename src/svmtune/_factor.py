@@ -150,7 +150,15 @@ def _potrs(L: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 def _cholesky(H: np.ndarray) -> np.ndarray:
     """Lower Cholesky factor of a symmetric positive definite ``H`` (Fortran order, zero upper
-    triangle), with diagonal jitter as a last resort (warned)."""
+    triangle), with diagonal jitter as a last resort.
+
+    ``H = K_SS + diag(1/(C w))`` is positive definite in exact arithmetic; ``potrf`` fails on it
+    only when rounding makes it numerically singular (duplicated rows, a very wide width with a
+    large C).  A jitter within the backward error of the Cholesky factorisation itself,
+    ``(m + 1) m eps max_i H_ii`` (Higham, *Accuracy and Stability of Numerical Algorithms*,
+    2nd ed., Thm. 10.3), changes the system by no more than rounding already does: it is
+    numerical housekeeping and not warned.  A larger one is a ``RuntimeWarning`` saying what
+    it means and what to change."""
     m = H.shape[0]
     jitter = 0.0
     # a C-ordered symmetric H is its own transpose, a Fortran-ordered array: copied as is
@@ -168,9 +176,13 @@ def _cholesky(H: np.ndarray) -> np.ndarray:
             "support-set matrix H = K_SS + diag(1/(C w)) is not positive definite: the "
             "kernel matrix K must be symmetric positive semi-definite"
         )
-    if jitter:
+    scale = max(1.0, float(np.max(np.diag(H)))) if m else 1.0
+    if jitter > (m + 1) * m * np.finfo(float).eps * scale:
         warnings.warn(
-            f"support-set matrix nearly singular; added {jitter:.1e} to its diagonal",
+            f"the SVM's support-vector kernel matrix is singular beyond rounding ({m} support "
+            f"vectors; {jitter / scale:.0e} of its diagonal added to factor it): its "
+            "leave-one-out values are approximate at this point. Remove duplicated rows, or "
+            "lower the upper end of log2_C or log2_sigma so that the search avoids it",
             RuntimeWarning,
             stacklevel=user_stacklevel(),
         )

@@ -11,7 +11,9 @@ Where the installed scikit-learn has its callbacks API (``sklearn.callback``), t
 reports reach the callbacks set with ``SVMTuner().set_callbacks(...)`` (e.g.
 ``sklearn.callback.ProgressBar()``): each unit of work is a finished subtask of the fit
 (``on_advance``); :data:`CallbackSupportMixin` and :func:`with_callbacks` are scikit-learn's,
-or do nothing where it has none.
+or do nothing where it has none.  A callback's stop request (its ``on_fit_task_end``
+returns True) raises :class:`svmtune.exceptions.SelectionStopped` from ``on_advance``, so
+the selection stops at that unit of work (``SVMTuner.fit`` re-raises it, unfitted).
 
 The selection code reports through :func:`current`, which is None unless a selection runs
 inside :func:`progress`; the reports happen in the process that runs the selection (joblib
@@ -26,6 +28,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import IO
+
+from svmtune.exceptions import SelectionStopped
 
 try:  # scikit-learn's callbacks API (its public sklearn.callback module)
     from sklearn.callback import CallbackSupportMixin, with_callbacks
@@ -50,6 +54,7 @@ __all__ = [
     "describe",
     "progress",
     "with_callbacks",
+    "forward_to_callbacks",
 ]
 
 _CURRENT: ContextVar[Progress | None] = ContextVar("svmtune_progress", default=None)
@@ -220,6 +225,27 @@ class Progress:
         if summary and self.verbose:
             self.stream.write(f"{self.label}: {summary}\n" if self.label else f"{summary}\n")
         self.stream.flush()
+
+
+def forward_to_callbacks(tuner, ctx, done: list[int], n: int, unit: str) -> None:
+    """``n`` units of work done: ``n`` subtasks of the fit begun and ended for
+    scikit-learn's callbacks.  A callback's stop request (its ``on_fit_task_end`` returns
+    True, ``sklearn.callback``'s protocol) stops the selection here: raises
+    :class:`~svmtune.exceptions.SelectionStopped`, which ``fit`` lets through.  ``done``
+    counts the units finished in this fit."""
+    for _ in range(n):
+        sub = ctx.subcontext(task_name=unit)
+        sub.call_on_fit_task_begin(estimator=tuner)
+        done[0] += 1
+        if sub.call_on_fit_task_end(estimator=tuner):
+            raise SelectionStopped(
+                f"a callback asked to stop the selection after {done[0]} units of work "
+                f"(the last a {unit[:-1] if unit.endswith('s') else unit}); "
+                f"{getattr(tuner, 'method', 'the method')!r} chooses its hyperparameters "
+                f"only at the end of its search, so this SVMTuner is not fitted: remove the "
+                f"callback's stop request, or bound the search (its budget options) instead",
+                units_done=done[0],
+            )
 
 
 @contextlib.contextmanager

@@ -23,11 +23,26 @@ What ``mean_test_score`` holds, per method (higher is better, as in scikit-learn
 * ``auto``: the closed-form leave-one-out accuracy the referee ranks the candidate by
   (1 - the lower of ``estimate_l1`` and ``estimate_l2``, the estimates it has);
 * ``span_rule``: 1 - the span-rule leave-one-out estimate (``criterion="span_rule"``) or the
-  CV accuracy (``criterion="cv"``); NaN for the bounds (``span_bound``, ``xi_alpha``);
-* gradient methods (``rbsvm``, ``span``, ``radius_margin`` and their low-rank versions),
-  ``ld_c1``, ``ss``: NaN: their criterion is no accuracy; its value is in its own column
-  (``value``, ``ld``, ``ss``);
+  CV accuracy (``criterion="cv"``); for the bounds (``span_bound``, ``xi_alpha``) NaN except
+  on the chosen row, which holds 1 - its span-rule estimate (``estimate_``);
+* gradient methods (``rbsvm``, ``span``, ``radius_margin`` and their low-rank versions):
+  their criterion is no accuracy (its value is in the ``value`` column), NaN on the path's
+  rows except the chosen one, which holds 1 - ``estimate_``, the leave-one-out error of the
+  chosen SVM (RBSVM's closed form eq. (27), the span estimate, ...) where the method has
+  one (``radius_margin`` has none: NaN);
+* ``ld_c1``, ``ss``: NaN: a data index, no error estimate (its value in its own column,
+  ``ld``, ``ss``);
 * ``default``: one row, scikit-learn's ``SVC()`` point, with NaN (nothing is evaluated).
+
+So ``best_score_ = mean_test_score[best_index_]`` is 1 - ``estimate_`` wherever the method
+has an error-rate estimate of its choice (for the CV searches with ``scoring="error"`` the
+two are the same CV accuracy; ``span_rule`` with ``criterion="cv"`` ranks by CV, so its
+``best_score_`` is the CV accuracy and ``estimate_`` the span-rule estimate), the score of
+the chosen row for the other scorings, and NaN only where the method has neither
+(``default``, ``ss``, ``ld_c1``, ``radius_margin``).  ``params`` holds every searched
+hyperparameter of a row (the fixed C of ``ld_c1``, each kernel's C_opt for ``ss``, the
+class weight of ``span_rule``'s class-weight search, keyed by the user's labels), so that
+``params[best_index_]`` is ``best_params_`` (``kernel`` only where several are compared).
 
 The history's other scalar fields are kept as columns under their own names (``cv_loss``,
 ``value``, ``stage``, ``origin``, ``iter``, ``n_resources``, ...).  ``mean_fit_time`` is
@@ -105,6 +120,9 @@ def _rows(selection: Selection, method: str, scoring: str) -> list[dict[str, Any
         if h.get("stage") == "C" and "sigma" not in h and "sigma" in selection.params:
             # esdr, dbtc, j4, ld: the C stage cross-validates at the chosen width
             h = {"sigma": selection.params["sigma"], **h}
+        if selection.info.get("c_search") == "fixed" and "C" not in h and "C" in selection.params:
+            # ld_c1 (and c_search="fixed"): every width is judged at the one fixed C
+            h = {**h, "C": selection.params["C"]}
         params = {k: h[k] for k in PARAM_KEYS if k in h and (k != "kernel" or len(kernels) > 1)}
         splits = h.get("split_losses")
         score = _score_of(h, method, selection, scoring)
@@ -224,8 +242,36 @@ def _chosen_index(selection: Selection, results: dict[str, Any]) -> int:
     return best
 
 
+def _relabel_class_weights(results: dict[str, Any], classes) -> None:
+    """``class_weight`` dicts keyed by the labels of ``classes`` (as ``best_params_``) instead
+    of the encoded labels ``0..k-1`` the selection saw, in ``params`` and its column."""
+    labels = np.asarray(classes).tolist()  # plain values, as best_params_ has them
+
+    def relabel(cw):
+        return {labels[int(k)]: v for k, v in cw.items()} if isinstance(cw, dict) else cw
+
+    for p in results["params"]:
+        if "class_weight" in p:
+            p["class_weight"] = relabel(p["class_weight"])
+    col = results.get("param_class_weight")
+    if col is not None:
+        for i in np.flatnonzero(~np.ma.getmaskarray(col)):
+            col[i] = relabel(col[i])
+
+
+def _score_chosen_by_estimate(selection: Selection, results: dict[str, Any], best: int) -> None:
+    """The chosen row's ``mean_test_score`` is ``1 - estimate`` where the method scores no
+    candidate but has an error-rate estimate of its choice (the gradient methods' closed-form
+    leave-one-out, ``span_rule``'s bounds): ``best_score_`` is then that accuracy, as a
+    scikit-learn user reads it, and the chosen row ranks first."""
+    scores = results["mean_test_score"]
+    if np.isnan(scores[best]) and selection.estimate is not None:
+        scores[best] = 1.0 - float(selection.estimate)
+        results["rank_test_score"] = _rank(scores)
+
+
 def search_results(
-    selection: Selection, method: str, scoring: str = "error"
+    selection: Selection, method: str, scoring: str = "error", classes=None
 ) -> tuple[dict[str, Any], int, int | None]:
     """``cv_results_``, ``best_index_`` and ``n_splits_`` of a selection.
 
@@ -238,6 +284,9 @@ def search_results(
         The registered name of the method that made it.
     scoring : str, default="error"
         The CV searches' ``scoring`` option (how a CV loss becomes a score).
+    classes : array-like, optional
+        The user's labels (``SVMTuner.classes_``): a ``class_weight`` in ``params`` is then
+        keyed by them, as in ``best_params_``.
 
     Returns
     -------
@@ -255,4 +304,8 @@ def search_results(
     """
     results = format_results(_rows(selection, method, scoring))
     n_splits = sum(k.startswith("split") and k.endswith("_test_score") for k in results)
-    return results, _chosen_index(selection, results), (n_splits or None)
+    best = _chosen_index(selection, results)
+    _score_chosen_by_estimate(selection, results, best)
+    if classes is not None:
+        _relabel_class_weights(results, classes)
+    return results, best, (n_splits or None)

@@ -29,6 +29,7 @@ __all__ = [
     "check_positive",
     "check_int_option",
     "check_bool_option",
+    "check_float_values",
     "check_feature_values",
     "check_feature_scale",
     "check_distance_range",
@@ -318,6 +319,28 @@ def check_bool_option(name: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_float_values(name: str, value, *, what: str = "numbers") -> np.ndarray:
+    """The numbers of a float option (one number or a sequence) as a 1-D float array.
+
+    The one rule of every float option: ``bool`` (also numpy's, and inside a sequence) is
+    no number, as for :func:`check_int_option` (``True`` would otherwise be read as 1.0 and
+    change a selection).  Other values are read by ``float``; the caller checks the range
+    (and refuses strings where a sequence is meant).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, when ``value`` or an element is a boolean or no number.
+    """
+    items = np.atleast_1d(np.asarray(value, dtype=object)).ravel()
+    if any(isinstance(v, (bool, np.bool_)) for v in items):
+        raise ValueError(f"{name} must be {what}, got {value!r} (True/False is no number)")
+    try:
+        return np.asarray(items, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {what}, got {value!r}") from None
 
 
 def _numeric_part(X) -> tuple[np.ndarray, list]:

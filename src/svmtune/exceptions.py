@@ -25,6 +25,9 @@ NotAResultsFile
     A file given as benchmark results that is not a JSON-lines file (a ``ValueError``).
 StoreBusy
     Another process holds a lock of a benchmark result store (a ``RuntimeError``).
+SelectionStopped
+    A scikit-learn callback asked ``SVMTuner.fit`` to stop the selection (a
+    ``RuntimeError``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = [
     "DamagedModelError",
     "DataFileError",
     "NotAResultsFile",
+    "SelectionStopped",
     "StoreBusy",
     "UntrustedModelError",
 ]
@@ -73,3 +77,15 @@ class NotAResultsFile(ValueError):
 
 class StoreBusy(RuntimeError):
     """Another process holds a lock of a benchmark result store."""
+
+
+class SelectionStopped(RuntimeError):
+    """A callback set with ``SVMTuner.set_callbacks`` asked to stop (its ``on_fit_task_end``
+    returned True, scikit-learn's stop request): the selection stopped after that unit of
+    work and ``fit`` raises this, the tuner left unfitted, since a method chooses its
+    hyperparameters only at the end of its search.  ``units_done`` counts the units of work
+    (CV fits, candidates, gradient steps) finished."""
+
+    def __init__(self, message: str, units_done: int = 0):
+        super().__init__(message)
+        self.units_done = units_done

@@ -12,16 +12,18 @@ import joblib
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from svmtune._final import final_estimators
 from svmtune._params import PARAMETER_CHECKS
 from svmtune._progress import (
     HAS_CALLBACKS,
     CallbackSupportMixin,
     describe,
+    forward_to_callbacks,
     progress,
     with_callbacks,
 )
@@ -41,12 +43,11 @@ from svmtune._validation import (
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import (
     class_weight_vector,
-    make_final_estimator,
     ovo_tanh_proba,
     ovo_to_ovr_decision,
     tanh_proba,
 )
-from svmtune.estimators_lowrank import LowRankL2SVC
+from svmtune.exceptions import SelectionStopped
 from svmtune.methods._constraints import validate_options
 from svmtune.methods.base import METHODS, get_selector, selector_class
 from svmtune.preprocess import (
@@ -57,24 +58,12 @@ from svmtune.preprocess import (
 )
 from svmtune.search.cv import check_class_groups
 
-#: Nystroem rank of a forced low-rank final model when the selection names none
-LOWRANK_RANK = 500
-
 __all__ = ["SVMTuner"]
 
 
 def _class_counts(y_enc: np.ndarray, w: np.ndarray | None, n_classes: int) -> np.ndarray:
     """Samples of positive weight in each class."""
     return np.bincount(y_enc if w is None else y_enc[w > 0], minlength=n_classes)
-
-
-def _forward(tuner, ctx, n: int, unit: str) -> None:
-    """``n`` units of work done: ``n`` subtasks of the fit begun and ended for
-    scikit-learn's callbacks."""
-    for _ in range(n):
-        sub = ctx.subcontext(task_name=unit)
-        sub.call_on_fit_task_begin(estimator=tuner)
-        sub.call_on_fit_task_end(estimator=tuner)
 
 
 def _announce(selector, reporter) -> None:
@@ -180,8 +169,10 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         time left where the work is known in advance (the CV fits of the cross-validated
         searches, ``auto``'s candidates) and a count of the gradient steps of the gradient
         searches; 2 a line per evaluated candidate (CV candidate, gradient step or ``auto``
-        candidate) with its score; both end with the chosen point (see
-        :mod:`svmtune._progress`).
+        candidate) with its score; both end with the chosen point.  Each unit of work is a
+        subtask of the fit for the callbacks of ``set_callbacks`` (``sklearn.callback``); a
+        stop request (``on_fit_task_end`` returns True) raises
+        :class:`svmtune.exceptions.SelectionStopped` there.
 
     Attributes
     ----------
@@ -189,7 +180,17 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         The selected hyperparameters (``sigma``, ``gamma``, ``C``, ...); a chosen
         ``class_weight`` is keyed by the labels of ``classes_``, as ``SVC`` takes it.
     estimate_ : float or None
+        The method's own estimate of the final SVM's error rate at the chosen point, in
+        [0, 1]: the K-fold CV error (CV searches with ``scoring="error"``; ``esdr``,
+        ``dbtc``, ``j4``, ``ld`` at the C they chose), the closed-form leave-one-out error
+        (``rbsvm``, ``span`` and their low-rank versions: of the chosen SVM; ``auto``: the
+        referee's), the span-rule estimate (``span_rule``).  None where the method has none
+        (``default``, ``ss``, ``ld_c1``, ``radius_margin``, ``radius_margin_lowrank``, and the
+        CV searches scored by hinge loss or F1).
     criterion_ : float or None
+        The value the method optimised at the chosen point (CV loss, RBSVM's cross-entropy,
+        smoothed span, radius-margin bound, LD or ESDR index, S&S ratio in dB, ...); None
+        for ``default``.
     selection_time_ : float
         Seconds spent by the selection method.
     final_fit_time_ : float
@@ -202,13 +203,22 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         The evaluated candidates in scikit-learn's ``GridSearchCV.cv_results_`` layout
         (``pandas.DataFrame(tuner.cv_results_)``): ``params``, ``param_sigma``,
         ``param_C``, ``mean_test_score``, ``split<k>_test_score`` (CV methods),
-        ``rank_test_score``, ``mean_fit_time`` and the history's own fields; what
-        ``mean_test_score`` holds per method (a CV or closed-form leave-one-out accuracy,
-        or NaN with the criterion in its own column) is listed in :mod:`svmtune._results`.
+        ``rank_test_score``, ``mean_fit_time`` and the history's own fields.
+        ``mean_test_score`` (higher is better) is the CV score of the K-fold searches and
+        of the C stage of ``esdr``, ``dbtc``, ``j4`` and ``ld`` (NaN on their width
+        stage), 1 - the referee's leave-one-out estimate for ``auto``, 1 - the span-rule
+        estimate (or the CV accuracy, ``criterion="cv"``) for ``span_rule``; the gradient
+        methods, ``ld_c1`` and ``ss`` score no candidate (NaN, their criterion in its own
+        column: ``value``, ``ld``, ``ss``) except the chosen row (``best_score_``).
+        ``params[best_index_]`` holds the hyperparameters of ``best_params_``.
     best_index_ : int
         The row of ``cv_results_`` the method chose.
     best_score_ : float
-        ``cv_results_["mean_test_score"][best_index_]`` (NaN for methods without a score).
+        ``cv_results_["mean_test_score"][best_index_]``: ``1 - estimate_`` wherever the
+        method has an error estimate (``span_rule`` with ``criterion="cv"``: its CV
+        accuracy), the chosen candidate's score for the other CV scorings, NaN only where
+        the method has neither (``default``, ``ss``, ``ld_c1``, ``radius_margin``,
+        ``radius_margin_lowrank``).
     refit_time_ : float
         Seconds of the final fit (``final_fit_time_``).
     n_splits_ : int or None
@@ -326,7 +336,12 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         Xp = self._fit_preprocessing(X, X_named, w)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         ctx = self._callbacks_begin(Xp, y_enc, w)
-        sel = self._select(selector, Xp, y_enc, w, groups, seed, ctx)
+        try:
+            sel = self._select(selector, Xp, y_enc, w, groups, seed, ctx)
+        except SelectionStopped:  # no selection: nothing of this (or an earlier) fit is kept
+            for name in [k for k in vars(self) if k.endswith("_") and k[0] != "_"]:
+                delattr(self, name)
+            raise
         self._fit_final(sel, Xp, y_enc, w, seed)
         self._record(sel, selector)
         if ctx is not None:
@@ -343,7 +358,8 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         """The root context of scikit-learn's callbacks set with ``set_callbacks`` (its
         ``sklearn.callback`` API), its fit task begun; None when none are set.  Each unit
         of the selection's work (a CV fit, a candidate, a gradient step) is a subtask of
-        the fit, begun and ended as the selection reports it (:func:`_forward`)."""
+        the fit, begun and ended as the selection reports it
+        (:func:`svmtune._progress.forward_to_callbacks`)."""
         if not HAS_CALLBACKS or not getattr(self, "_skl_callbacks", None):
             return None
         ctx = self._init_callback_context(task_name="fit", max_subtasks=None)
@@ -442,7 +458,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             if self.backend is not None
             else contextlib.nullcontext()
         )
-        forward = None if ctx is None else functools.partial(_forward, self, ctx)
+        forward = None if ctx is None else functools.partial(forward_to_callbacks, self, ctx, [0])
         label = f"svmtune {self.method}"
         with backend, progress(self.verbose, label=label, on_advance=forward) as reporter:
             if reporter is not None:
@@ -469,51 +485,17 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         """Fit the final SVM (and Platt's calibrator) on all samples with the selected
         hyperparameters; sets ``estimator_``, ``calibrator_``, ``final_model_``,
         ``probability_`` and ``final_fit_time_``."""
-        final = sel.final_model if self.final_model == "auto" else self.final_model
-        if final == "l2" and sp.issparse(Xp):
-            raise ValueError(
-                "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; "
-                "use final_model='l1' (libsvm's SVC takes sparse rows) or pass X.toarray()"
-            )
         n_classes = len(self.classes_)
-        if final in ("l2", "lowrank") and self.multiclass == "ovo" and n_classes > 2:
-            warnings.warn(
-                "multiclass='ovo' is libsvm's one-vs-one; the final L2-SVM is one-vs-rest: "
-                "pass final_model='l1' for a one-vs-one SVC, or multiclass='ovr'",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-        platt = final == "l1" and self.probability == "platt"
-        if self.probability == "platt" and not platt:
-            warnings.warn(
-                "probability='platt' calibrates libsvm final models only; the final L2-SVM "
-                "gives RBSVM's tanh probabilities (pass final_model='l1' for Platt scaling)",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-        counts = _class_counts(y_enc, w, n_classes)
-
-        def final_estimator(probability: bool):
-            if final == "lowrank":  # the L2-SVM on the Nystroem kernel, tanh probabilities
-                return LowRankL2SVC(
-                    C=float(sel.params["C"]),
-                    sigma=float(sel.params["sigma"]),
-                    rank=int(sel.info.get("rank", LOWRANK_RANK)),
-                    rank_tol=float(sel.info.get("rank_tol", 1e-2)),
-                    class_weight=sel.params.get("class_weight"),
-                )
-            return clone(
-                make_final_estimator(
-                    sel.params,
-                    final_model=final,
-                    multiclass=self.multiclass,
-                    n_classes=n_classes,
-                    probability=probability,
-                    random_state=seed,
-                    calibration_folds=int(min(5, counts.min())),
-                )
-            )
-
+        final, platt, final_estimator = final_estimators(
+            sel,
+            self.final_model,
+            Xp,
+            multiclass=self.multiclass,
+            probability=self.probability,
+            n_classes=n_classes,
+            folds=int(min(5, _class_counts(y_enc, w, n_classes).min())),
+            seed=seed,
+        )
         w_final = w if sel.sample_weight is None else sel.sample_weight
         fit_kw = {} if w_final is None else {"sample_weight": w_final}
         t0 = time.perf_counter()
@@ -539,7 +521,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         self.n_svm_fits_ = int(sel.n_svm_fits)
         self.history_ = list(sel.history)
         results, best, n_splits = search_results(
-            sel, self.method, getattr(selector, "scoring", "error")
+            sel, self.method, getattr(selector, "scoring", "error"), classes=self.classes_
         )
         self.cv_results_ = results
         self.best_index_ = best

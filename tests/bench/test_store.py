@@ -273,3 +273,67 @@ def test_report_on_a_damaged_results_file_is_no_traceback(tmp_path):
     r = CliRunner().invoke(report, [str(tmp_path), "--md", str(tmp_path / "r.md")])
     assert "Traceback" not in r.output and "codec can't decode" not in r.output
     assert not isinstance(r.exception, UnicodeDecodeError)
+
+
+def test_exclusive_lock_names_its_holder_and_outlives_no_dead_process(tmp_path):
+    """A lock held by another process is refused naming that process's pid; once the holder
+    is killed (SIGKILL: no clean-up) the lock file left behind is no lock."""
+    import signal
+    import subprocess
+    import sys
+
+    ResultStore(tmp_path).__enter__().close()  # the directory and its files exist
+    code = (
+        "import sys\n"
+        "from svmtune.bench.store import ResultStore\n"
+        f"with ResultStore({str(tmp_path)!r}) as s, s.exclusive('run'):\n"
+        "    print('locked', flush=True)\n"
+        "    sys.stdin.read()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert holder.stdout.readline().strip() == b"locked"
+        with ResultStore(tmp_path) as s:
+            with pytest.raises(StoreBusy, match=f"process {holder.pid} holds the 'run' lock"):
+                with s.exclusive("run", ": wait for it"):
+                    pass
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(60)
+    assert (tmp_path / ".run.lock").exists()  # left behind by the dead holder
+    with ResultStore(tmp_path) as s, s.exclusive("run"):
+        assert (tmp_path / ".run.lock").read_text().strip() == str(os.getpid())
+
+
+def test_a_full_disk_names_the_results_file(tmp_path, monkeypatch):
+    """``ENOSPC`` from ``write`` names no file; the store's error names its results file,
+    and so does the checkpoint's."""
+    import errno
+    import types
+
+    import svmtune.bench.checkpoint as checkpoint_module
+    import svmtune.bench.store as store_module
+    from svmtune.bench.checkpoint import Checkpoint
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with ResultStore(tmp_path) as s:
+        monkeypatch.setattr(
+            store_module, "os", types.SimpleNamespace(**{**vars(os), "write": full})
+        )
+        with pytest.raises(OSError, match="No space left on device") as info:
+            s.append({"key": "a", "status": "ok"})
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(s.path)
+    assert str(s.path) in str(info.value)
+    monkeypatch.undo()
+    ck = Checkpoint(tmp_path / "x.checkpoint.jsonl", {"experiment": "x"})
+    monkeypatch.setattr(
+        checkpoint_module, "os", types.SimpleNamespace(**{**vars(os), "fsync": full})
+    )
+    with pytest.raises(OSError, match="No space left on device") as info:
+        ck.put(1, 2.0)
+    assert info.value.filename == str(ck.path)

@@ -742,7 +742,7 @@ def test_select_json_and_results_csv_hold_cv_results(csv_file, tmp_path):
     assert [json.loads(p) for p in table.params] == ref.cv_results_["params"]
     # a width-only row of esdr has no C: an empty cell, not a number
     run("select", path, "--method", "ld_c1", "--results", results)
-    assert "param_C" not in pd.read_csv(results)
+    assert (pd.read_csv(results).param_C == 1.0).all()  # every width judged at its fixed C
     run("select", path, "--method", "ld", "--results", results)
     esdr = pd.read_csv(results)
     assert esdr.param_C[esdr.stage == "sigma"].isna().all()
@@ -875,3 +875,85 @@ def test_svmlight_indices_past_the_bounds_are_one_line_errors(tmp_path):
             ("predict", "--trust-pickle", model, bad),
         ):
             assert_one_line_error(run(*args, ok=False), f"line 2: feature index {index}")
+
+
+# ---------------------------------------------------------------------------- output files
+def _count_fits(monkeypatch):
+    """Count the selections ``select`` starts."""
+    import svmtune.cli._select as select_module
+
+    calls = []
+    real = select_module.fit_tuner
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(select_module, "fit_tuner", counting)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "options",
+    [("--out", "x.joblib", "--results", "x.joblib"), ("--results", "x.png", "--plot", "x.png"),
+     ("--out", "m.png", "--plot", "m"), ("--out", "sub/../x.csv", "--results", "x.csv")],
+)  # fmt: skip
+def test_select_refuses_two_outputs_to_one_file(csv_file, tmp_path, monkeypatch, options):
+    """Two output options naming one file (as written) are refused before any work."""
+    path, _ = csv_file
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    calls = _count_fits(monkeypatch)
+    r = run("select", path, "--method", "default", *options, ok=False)
+    assert_one_line_error(r, "give each output its own file", code=2)
+    assert calls == []
+    assert not (tmp_path / options[1]).exists() and not (tmp_path / options[3]).exists()
+
+
+def test_select_plot_without_extension_reports_the_file_written(csv_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    path, _ = csv_file
+    r = run("select", path, "--method", "default", "--json", "--plot", tmp_path / "land")
+    written = tmp_path / "land.png"
+    assert written.is_file() and not (tmp_path / "land").exists()
+    assert json.loads(r.output)["plot_to"] == str(written)
+
+
+def test_select_plot_with_an_unknown_format_is_refused_before_the_selection(
+    csv_file, tmp_path, monkeypatch
+):
+    pytest.importorskip("matplotlib")
+    path, _ = csv_file
+    calls = _count_fits(monkeypatch)
+    r = run("select", path, "--plot", tmp_path / "land.v2", ok=False)
+    assert_one_line_error(r, "matplotlib writes no .v2 files", code=2)
+    assert calls == []
+
+
+def test_select_plot_without_matplotlib_is_refused_before_the_selection(
+    csv_file, tmp_path, monkeypatch
+):
+    """As ``--out x.skops`` without skops: a usage error saying how to install it, and no
+    selection run (nor a traceback after one)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    path, _ = csv_file
+    calls = _count_fits(monkeypatch)
+    r = run("select", path, "--plot", tmp_path / "land.png", ok=False)
+    assert_one_line_error(r, "needs matplotlib: pip install 'svmtune[plot]'", code=2)
+    assert calls == []
+
+
+@pytest.mark.parametrize(("method", "module"), [("tpe", "hyperopt"), ("optuna", "optuna")])
+def test_select_names_a_missing_extra_of_the_method_before_the_selection(
+    csv_file, monkeypatch, method, module
+):
+    import sys
+
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    path, _ = csv_file
+    calls = _count_fits(monkeypatch)
+    r = run("select", path, "--method", method, ok=False)
+    assert_one_line_error(r, f'needs {module}: pip install "svmtune[baselines]"')
+    assert calls == []

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from svmtune.bench.store import naming_file
+
 __all__ = ["Checkpoint"]
 
 
@@ -84,7 +86,8 @@ class Checkpoint:
         # file of another spec; temp file + os.replace, so the old file survives a failure
         tmp = self.path.with_name(self.path.name + ".tmp")
         body = "".join(self._line(k, v) for k, v in self._units.items())
-        tmp.write_text(self._head + "\n" + body, encoding="utf-8")
+        with naming_file(tmp):  # a full disk names the file
+            tmp.write_text(self._head + "\n" + body, encoding="utf-8")
         os.replace(tmp, self.path)
 
     @classmethod
@@ -117,7 +120,7 @@ class Checkpoint:
         resumed run (JSON round-trip), so first and resumed runs continue from equal data."""
         key = self._key(unit)
         line = self._line(key, value)
-        with open(self.path, "a", encoding="utf-8") as fh:
+        with naming_file(self.path), open(self.path, "a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())

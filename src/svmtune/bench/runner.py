@@ -558,11 +558,10 @@ def run_suite(
     that is the main thread, so the parallel workers are stopped with the run instead of being
     left computing; the rows already written stay, and the same call resumes after them.
 
-    Several runs may write the same ``out`` at once (:class:`~svmtune.bench.store.ResultStore`
-    appends each row under a lock): a run leaves out the cells another run has stored since it
-    started (counted in ``n_skipped``); a cell both start at once is computed twice and its
-    last row wins.  The experiments run in one run at a time: a run that finds them running
-    elsewhere skips them with a ``RuntimeWarning``.
+    One run at a time writes a results directory: a run holds the store's ``"run"`` lock
+    (:meth:`~svmtune.bench.store.ResultStore.exclusive`, a ``flock`` that a dead run releases)
+    throughout, and a second run on the same ``out`` is refused at once with
+    :class:`~svmtune.exceptions.StoreBusy` naming the holder's pid: no cell is computed twice.
     """
     from joblib import Parallel
 
@@ -571,7 +570,8 @@ def run_suite(
     rerun = _check_run_options(suite, experiments, rerun_experiments, max_cells)
     since = parse_time(rerun_before, "rerun_before")
     directory = suite_dir(out, suite)
-    with ResultStore(directory) as store:
+    why = ": it is running this suite into this directory; wait for it, or give another --out"
+    with ResultStore(directory) as store, store.exclusive("run", why):
         done = store.keys(ok_only=retry_errors, since=since)
         pending = [c for c in cells if c.key not in done]
         summary = RunSummary(store.path, len(cells), len(cells) - len(pending))

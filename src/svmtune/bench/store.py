@@ -41,6 +41,7 @@ __all__ = [
     "ResultStore",
     "StoreBusy",
     "cell_key",
+    "naming_file",
     "jsonable",
     "read_rows",
     "latest_by_key",
@@ -78,6 +79,19 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return repr(obj)
+
+
+@contextlib.contextmanager
+def naming_file(path: str | Path):
+    """Re-raise an ``OSError`` that names no file (a full disk, ``ENOSPC``, on ``write``;
+    an I/O error on ``fsync``) as the same error naming ``path``, so that the message says
+    which file could not be written."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise type(exc)(exc.errno, exc.strerror or str(exc), str(path)) from exc
 
 
 def cell_key(**fields: Any) -> str:
@@ -186,15 +200,16 @@ def counts_as_done(
 class ResultStore:
     """Append-only JSON-lines store of one suite's rows.
 
+    Use as a context manager.  Each :meth:`append` takes an exclusive ``flock`` on ``.lock``
+    for the one row it writes (cutting a torn last line left by a killed writer first), so
+    several stores, in one process or in several, can append to the same file at once;
+    :meth:`exclusive` holds a named lock for longer work that must not run twice at once
+    (a whole run of :func:`svmtune.bench.run_suite`, the experiments).
+
     Parameters
     ----------
     directory : path
         The suite's output directory (created if missing); rows go to ``results.jsonl``.
-
-    Use as a context manager.  Each :meth:`append` takes an exclusive ``flock`` on ``.lock``
-    for the one row it writes (cutting a torn last line left by a killed writer first), so
-    several stores, in one process or in several, can append to the same file at once;
-    :meth:`exclusive` holds the lock for longer work that must not run twice at once.
     """
 
     def __init__(self, directory: str | Path):
@@ -237,18 +252,27 @@ class ResultStore:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
-    def exclusive(self, name: str):
-        """Hold an exclusive lock named ``name`` of this store (a file ``.<name>.lock``).
+    def exclusive(self, name: str, why: str = ""):
+        """Hold an exclusive lock named ``name`` of this store (a file ``.<name>.lock``
+        holding the holder's process id).
 
-        Raises :class:`StoreBusy` at once if another holder has it, instead of waiting.
+        Raises :class:`StoreBusy` at once if another holder has it, instead of waiting,
+        naming the holder's pid (and ``why``: what to do).  The lock is the kernel's
+        ``flock``, released when its holder exits in any way (even SIGKILL): a lock file
+        left by a dead process is no lock, and the next holder takes it over.
         """
-        fd = os.open(self.directory / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        lock = self.directory / f".{name}.lock"
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                msg = f"another process holds the {name!r} lock of {self.path}"
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                who = f"process {holder}" if holder.isdigit() else "another process"
+                msg = f"{who} holds the {name!r} lock of {self.path} ({lock}){why}"
                 raise StoreBusy(msg) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             try:
                 yield
             finally:
@@ -345,7 +369,7 @@ class ResultStore:
             raise ValueError("a result row needs a 'key'")
         line = json.dumps(jsonable(row), sort_keys=True, allow_nan=False) + "\n"
         data = line.encode()
-        with self._locked():
+        with self._locked(), naming_file(self.path):
             self._repair_tail()  # a writer killed mid-row: its torn line goes first
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:

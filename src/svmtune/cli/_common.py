@@ -144,7 +144,9 @@ def check_method(name: str, params: dict[str, Any]):
             param_hint="'--method'",
         )
     try:
-        return get_selector(name, params)
+        selector = get_selector(name, params)
+        selector.check_requirements()  # an optional extra, before the data is even read
+        return selector
     except ImportError as exc:
         raise click.ClickException(
             f"method {name!r} is registered but not available in this installation "

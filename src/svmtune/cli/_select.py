@@ -145,9 +145,11 @@ def select_cmd(
     level = verbosity(quiet, verbose)
     _check_out(out)
     _check_out(results_csv, "--results")
-    _check_out(plot_file, "--plot")
     if out is not None and Path(out).suffix.lower() == ".skops":
         _check_skops()
+    plot_file = _plot_path(plot_file)
+    _check_out(plot_file, "--plot")
+    _check_distinct(("--out", out), ("--results", results_csv), ("--plot", plot_file))
     sparse = None
     if not (drop_columns or weight_column or group_column or target):
         sparse = _load_sparse_svmlight(file, fmt, method, opts)
@@ -274,6 +276,51 @@ def _check_skops() -> None:
             "give another file name to save with joblib",
             param_hint="'--out'",
         ) from None
+
+
+def _plot_path(plot_file: str | None) -> str | None:
+    """The file ``--plot`` writes, checked before the selection starts: matplotlib must be
+    installed (a usage error saying how to get it, as for ``--out FILE.skops``), and the
+    file's extension a format matplotlib writes; a name without an extension gets
+    matplotlib's default format (``savefig.format``, png), as ``savefig`` would write it."""
+    if plot_file is None:
+        return None
+    try:
+        import matplotlib
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise click.BadParameter(
+            "drawing the plot needs matplotlib: pip install 'svmtune[plot]' (or matplotlib), "
+            "or leave --plot out",
+            param_hint="'--plot'",
+        ) from None
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(plot_file).suffix.lower().lstrip(".")
+    if not suffix:
+        return f"{plot_file}.{matplotlib.rcParams['savefig.format']}"
+    if suffix not in formats:
+        raise click.BadParameter(
+            f"matplotlib writes no .{suffix} files; end the name with one of "
+            f"{', '.join('.' + f for f in sorted(formats))}",
+            param_hint="'--plot'",
+        )
+    return plot_file
+
+
+def _check_distinct(*outputs: tuple[str, str | None]) -> None:
+    """A usage error when two of the output options name the same file (one would
+    overwrite the other), before the selection starts."""
+    seen: dict[Path, str] = {}
+    for option, path in outputs:
+        if path is None:
+            continue
+        key = Path(path).expanduser().resolve()
+        if key in seen:
+            raise click.BadParameter(
+                f"{seen[key]} and {option} both name {path}; give each output its own file",
+                param_hint=f"'{option}'",
+            )
+        seen[key] = option
 
 
 def _check_out(out: str | None, option: str = "--out") -> None:

@@ -131,6 +131,8 @@ class Selector(ABC):
     held_out: ClassVar[str] = "none"
     #: whether :meth:`select` takes a scipy sparse (CSR) ``X`` without densifying it
     accepts_sparse: ClassVar[bool] = False
+    #: optional modules :meth:`select` imports, with the extra that installs them
+    requires: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: option name -> admissible kinds of value (:mod:`svmtune.methods._constraints`)
     _parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {}
 
@@ -209,6 +211,12 @@ class Selector(ABC):
                 f"method {self.name!r} {what} and takes no groups; groups are taken by "
                 f"{GROUP_METHODS}"
             )
+
+    def check_requirements(self) -> None:
+        """Raise an ``ImportError`` saying what to install when a module of :attr:`requires`
+        is missing (:func:`require`), so that a command fails before any work."""
+        for module, extra in self.requires:
+            require(module, self.name, extra)
 
     def check_kernel(self, kernel: str) -> None:
         """Raise a ``ValueError`` unless the method selects for kernel family ``kernel``."""

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._validation import check_float_values
 from svmtune.kernels import gamma_from_sigma
 from svmtune.methods._constraints import Check, Constraint, Interval, Options
 from svmtune.methods.base import Selection, Selector
@@ -67,12 +68,10 @@ def grid_values(name: str, explicit, log2_name: str, log2_range) -> np.ndarray:
     grid of option ``log2_name`` = ``(lo, hi[, step])``.  Errors name the option."""
     if explicit is None:
         return log2_grid(*check_log2_range(log2_name, log2_range, with_step=True))
-    try:
-        if isinstance(explicit, (str, bytes)):
-            raise TypeError
-        v = np.atleast_1d(np.asarray(explicit, dtype=float)).ravel()
-    except (TypeError, ValueError):
-        v = np.array([np.nan])
+    what = "a non-empty sequence of positive finite numbers"
+    if isinstance(explicit, (str, bytes)):
+        explicit = [explicit]  # a string is no sequence of numbers: refused below
+    v = check_float_values(f"grid values of {name}", explicit, what=what)
     if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
         raise ValueError(
             f"grid values of {name} must be a non-empty sequence of positive finite numbers, "
@@ -100,8 +99,8 @@ def check_log2_range(name: str, value: Any, *, with_step: bool = False) -> tuple
     try:
         if isinstance(value, (str, bytes)):  # iterable, but "12" is not (1, 2)
             raise TypeError
-        vals = tuple(float(v) for v in value)
-    except (TypeError, ValueError):
+        vals = tuple(check_float_values(name, value, what=f"a tuple {shape} in log2 units"))
+    except TypeError:
         raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}") from None
     if len(vals) not in allowed:
         raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}")
@@ -193,6 +192,11 @@ LOG2_RANGE = Check(check_log2_range, "a tuple (lo, hi) in log2 units")
 LOG2_GRID = Check(
     lambda name, value: check_log2_range(name, value, with_step=True),
     "a tuple (lo, hi) or (lo, hi, step) in log2 units",
+)
+#: an explicit grid of widths or of C values (:func:`grid_values`)
+EXPLICIT_GRID = Check(
+    lambda name, value: grid_values(name, value, "", None),
+    "a non-empty sequence of positive finite numbers",
 )
 #: a number of candidates (or of random start-up trials)
 BUDGET = Interval(Integral, 1, None, closed="left", note="number of candidates")

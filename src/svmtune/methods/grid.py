@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from svmtune.methods.base import Selection
-from svmtune.methods.baselines import _CVSearch, grid_values, rbf_params
+from svmtune.methods.baselines import EXPLICIT_GRID, _CVSearch, grid_values, rbf_params
 
 __all__ = ["GridSearch"]
 
@@ -37,6 +37,7 @@ class GridSearch(_CVSearch):
     """
 
     name = "grid"
+    _parameter_constraints = {"sigmas": [EXPLICIT_GRID, None], "Cs": [EXPLICIT_GRID, None]}
 
     def __init__(
         self,
@@ -50,6 +51,7 @@ class GridSearch(_CVSearch):
         final_model: str = "l1",
     ):
         # explicit grids override the log2 ranges (which are then not checked)
+        self._validate_options(sigmas=sigmas, Cs=Cs)
         self.sigmas = grid_values("sigmas", sigmas, "log2_sigma", log2_sigma)
         self.Cs = grid_values("Cs", Cs, "log2_C", log2_C)
         self._set_options(n_splits=n_splits, scoring=scoring, final_model=final_model)

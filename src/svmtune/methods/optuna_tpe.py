@@ -53,6 +53,7 @@ class OptunaTPE(_SequentialSearch):
     """
 
     name = "optuna"
+    requires = (("optuna", "baselines"),)
     _parameter_constraints = {
         "n_trials": [BUDGET],
         "n_startup": [BUDGET],

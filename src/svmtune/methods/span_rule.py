@@ -49,7 +49,7 @@ from threadpoolctl import threadpool_limits
 
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
-from svmtune._validation import check_dense_memory
+from svmtune._validation import check_dense_memory, check_float_values
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, squared_distances
 from svmtune.loo._spans import SpanCache
@@ -68,7 +68,13 @@ from svmtune.methods._span_rule_fit import (
     unit_range_sigma,
 )
 from svmtune.methods.base import Selection, Selector, ovr_tasks
-from svmtune.methods.baselines import check_log2_range, grid_values, log2_grid, rbf_params
+from svmtune.methods.baselines import (
+    EXPLICIT_GRID,
+    check_log2_range,
+    grid_values,
+    log2_grid,
+    rbf_params,
+)
 from svmtune.search.cv import cv_errors, make_folds
 
 #: lower estimate of the peak memory of the selection in dense n x n float64 matrices (peak
@@ -98,12 +104,8 @@ def _log2_grid_values(name: str, value: Any) -> np.ndarray:
 
 
 def _values(name: str, v) -> np.ndarray:
-    try:
-        if isinstance(v, (str, bytes)):
-            raise TypeError
-        a = np.asarray(v, dtype=float).ravel()
-    except (TypeError, ValueError):
-        a = np.array([np.nan])
+    what = "a non-empty sequence of finite numbers"
+    a = check_float_values(name, [v] if isinstance(v, (str, bytes)) else v, what=what)
     if a.size == 0 or not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be a non-empty sequence of finite numbers, got {v!r}")
     return a
@@ -188,7 +190,8 @@ class SpanRule(Selector):
     times ``C_i / C``); the final fit must use them instead of the user's weights.
 
     ``Selection.history`` has one entry per candidate (grid order) with its parameters
-    (sigma, gamma, C and C_pos / C_neg or A / B), the span-rule ``t_l`` (``span_rule``), the
+    (sigma, gamma, C and C_pos / C_neg with their ``class_weight``, or A / B), ``chosen``
+    (True on the selected candidate's entry only), the span-rule ``t_l`` (``span_rule``), the
     xi-alpha bound (``xi_alpha``, binary), ``span_bound`` (criterion "span_bound"), ``cv``
     (criterion "cv"), the counts ``n_sv``, ``n_inbound``, ``n_bounded`` and ``n_empty`` (in-bound
     SVs failing Lemma 1, summed over one-vs-rest tasks) and the seconds ``time_fit`` (libsvm)
@@ -212,6 +215,8 @@ class SpanRule(Selector):
         "log2_C_neg": [Check(_log2_grid_values, "a tuple (lo, hi) or (lo, hi, step)")],
         "A_values": [Check(_values, "a non-empty sequence of finite numbers")],
         "B_values": [Check(_values, "a non-empty sequence of finite numbers")],
+        "sigmas": [EXPLICIT_GRID, None],
+        "Cs": [EXPLICIT_GRID, None],
     }
 
     def __init__(
@@ -248,6 +253,8 @@ class SpanRule(Selector):
             log2_C_neg=log2_C_neg,
             A_values=A_values,
             B_values=B_values,
+            sigmas=sigmas,
+            Cs=Cs,
         )
         if opts["search"] is None:
             opts["search"] = "instance_weights" if scores is not None else "sigma_C"
@@ -340,6 +347,8 @@ class SpanRule(Selector):
         for key in ("C_pos", "C_neg", "A", "B"):
             if key in spec:
                 h[key] = spec[key]
+        if spec["kind"] == "class":  # the candidate's hyperparameters, as best_params_ has them
+            h["class_weight"] = class_weight_params(spec["C_pos"], spec["C_neg"])[1]
         return h
 
     # ------------------------------------------------------------------ evaluation
@@ -510,6 +519,8 @@ class SpanRule(Selector):
             best, values, chosen, history, n_fits, n_warn, time_per_model = self._by_estimate(
                 D2, cands, ctx, n_jobs
             )
+        for i, h in enumerate(history):
+            h["chosen"] = i == best
         if n_warn:
             warnings.warn(
                 f"span-rule selection: {n_warn} numerical warnings while evaluating the "

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from svmtune._validation import check_float_values
 from svmtune._warnings import user_stacklevel
 from svmtune.criteria.repeats import (
     SHARE_ROWS,
@@ -95,7 +96,7 @@ def _check_families(name: str, kernels: Any) -> tuple[str, ...]:
 
 def _check_sigmas(name: str, sigmas: Any) -> np.ndarray:
     """Explicit RBF widths: a non-empty array of positive finite numbers."""
-    s = np.asarray(sigmas, dtype=float).ravel()
+    s = check_float_values(name, sigmas, what="a non-empty sequence of positive widths")
     if s.size == 0 or np.any(~np.isfinite(s)) or np.any(s <= 0):
         raise ValueError(f"{name} must be a non-empty sequence of positive widths")
     return s
@@ -104,17 +105,16 @@ def _check_sigmas(name: str, sigmas: Any) -> np.ndarray:
 def _check_rel_sigmas(name: str, log2_sigma: Any) -> np.ndarray:
     """The relative widths ``2^k`` of the log2 grid ``(lo, hi, step)``."""
     try:
-        return log2_grid(*log2_sigma)
+        if isinstance(log2_sigma, (str, bytes)):
+            raise TypeError
+        return log2_grid(*check_float_values(name, log2_sigma, what="(lo, hi, step)"))
     except TypeError:
         raise ValueError(f"{name} must be (lo, hi, step), got {log2_sigma!r}") from None
 
 
 def _check_degrees(name: str, degrees: Any) -> tuple[int, ...]:
     """Polynomial degrees: positive integers, sorted, each once."""
-    try:
-        deg = np.atleast_1d(np.asarray(degrees, dtype=float))
-    except (TypeError, ValueError):
-        deg = np.array([])
+    deg = check_float_values(name, degrees, what="positive integers")
     if (
         isinstance(degrees, str)
         or deg.size == 0
@@ -127,7 +127,8 @@ def _check_degrees(name: str, degrees: Any) -> tuple[int, ...]:
 
 
 def _history(results, shares, dropped) -> list[dict[str, Any]]:
-    """One history row per candidate kernel: its parameters, S&S and repeat share."""
+    """One history row per candidate kernel: its parameters, S&S and repeat share (its
+    C_opt is added by :meth:`SSRatio.select`)."""
     return [
         dict(
             k.params(),
@@ -331,12 +332,11 @@ class SSRatio(Selector):
         kern, pair, res = results[best]
         edge = self._warn_choice(kern, res, admissible, cands, shares[best], Xs, ys, ws, seed)
         curve = load_copt_table() if self.curve == "table" else PAPER_CURVE
-        if res.d > 0:
-            C = c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
-        else:  # no separation at all: nothing to rescale by
-            C = c_opt(-np.inf, curve=curve, rescale=False)
+        C = self._c_of(res, curve)
         params = self._params(kern, C)
         history = _history(results, shares, dropped)
+        for h, (_, _, r) in zip(history, results):  # the C each candidate kernel would get
+            h["C"] = float(self._c_of(r, curve))
         info = {
             "d": float(res.d),
             "sigma": float(res.sigma),
@@ -501,6 +501,12 @@ class SSRatio(Selector):
             sig = np.array([cands[c].sigma for c in rbf])
             out[rbf] = repeat_share(X, y, w, sig, max_rows=SHARE_ROWS, random_state=seed)
         return out
+
+    def _c_of(self, res, curve) -> float:
+        """C_opt of one kernel's S&S result on ``curve`` (S&S Sec. 4)."""
+        if res.d > 0:
+            return c_opt(res.ss, d=res.d, curve=curve, rescale=self.rescale)
+        return c_opt(-np.inf, curve=curve, rescale=False)  # no separation: nothing to rescale by
 
     @staticmethod
     def _params(kern: Kernel, C: float) -> dict[str, Any]:

@@ -38,6 +38,7 @@ class HyperoptTPE(_SequentialSearch):
     """
 
     name = "tpe"
+    requires = (("hyperopt", "baselines"),)
     _parameter_constraints = {"max_evals": [BUDGET], "n_startup": [BUDGET]}
 
     def __init__(

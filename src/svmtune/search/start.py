@@ -25,7 +25,12 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
-from svmtune._validation import check_dense_memory, check_int_option, validate_sample_weight
+from svmtune._validation import (
+    check_dense_memory,
+    check_float_values,
+    check_int_option,
+    validate_sample_weight,
+)
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import squared_distances
 
@@ -43,9 +48,12 @@ START_RULES = ("median", "sqrt_d")
 
 
 def _check_box(name: str, box) -> tuple[float, float]:
+    vals = check_float_values(name, box, what="a pair (lo, hi) in log2 units")
     try:
-        lo, hi = (float(v) for v in box)
-    except (TypeError, ValueError):
+        if isinstance(box, (str, bytes)):
+            raise ValueError
+        lo, hi = vals
+    except ValueError:
         raise ValueError(f"{name} must be a pair (lo, hi) in log2 units, got {box!r}") from None
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"{name} must satisfy lo < hi (finite, log2 units), got {box!r}")
@@ -53,10 +61,10 @@ def _check_box(name: str, box) -> tuple[float, float]:
 
 
 def _check_positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    what = "a positive number"
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    (v,) = check_float_values(name, value, what=what)
     if not (np.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a positive number, got {value!r}")
     return v
@@ -77,9 +85,11 @@ def _check_start(start):
         return start
     try:
         s0, c0 = (start["sigma"], start["C"]) if isinstance(start, dict) else start
-        s0, c0 = float(s0), float(c0)
+        if np.ndim(s0) or np.ndim(c0):
+            raise TypeError
     except (TypeError, ValueError, KeyError):
         raise ValueError(msg) from None
+    s0, c0 = check_float_values("start", [s0, c0], what="a pair (sigma, C) of positive numbers")
     if not (np.isfinite(s0) and s0 > 0 and np.isfinite(c0) and c0 > 0):
         raise ValueError(f"start sigma and C must be positive and finite, got {start!r}")
     return (s0, c0)

@@ -1,0 +1,78 @@
+"""The final SVM of a selection: which model, the warnings its options call for, and the
+unfitted estimator (:meth:`svmtune.tuner.SVMTuner.fit`'s last step).
+
+libsvm's SVC (one-vs-rest or one-vs-one, Platt's calibrator on request), the exact L2-SVM
+(:class:`svmtune.estimators.L2SVC`) or the L2-SVM on a Nystroem kernel
+(:class:`svmtune.estimators_lowrank.LowRankL2SVC`, with the selection's ``rank`` and
+``rank_tol`` where it names them).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from svmtune._warnings import user_stacklevel
+from svmtune.estimators import make_final_estimator
+from svmtune.estimators_lowrank import LowRankL2SVC
+
+__all__ = ["LOWRANK_RANK", "final_estimators"]
+
+#: Nystroem rank of a forced low-rank final model when the selection names none
+LOWRANK_RANK = 500
+
+
+def final_estimators(
+    sel, option: str, X, *, multiclass: str, probability: str, n_classes: int, folds: int, seed
+) -> tuple[str, bool, Callable[[bool], object]]:
+    """``(final, platt, make)``: the final model (``option``, or the selection's own for
+    "auto"), whether Platt's calibrator is fitted, and ``make(probability)`` building the
+    unfitted estimator.  Raises for an L2-SVM on sparse ``X``; warns where an option cannot
+    apply to the final model (one-vs-one, Platt scaling)."""
+    final = sel.final_model if option == "auto" else option
+    if final == "l2" and sp.issparse(X):
+        raise ValueError(
+            "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; "
+            "use final_model='l1' or 'lowrank' (both take sparse rows) or pass X.toarray()"
+        )
+    if final in ("l2", "lowrank") and multiclass == "ovo" and n_classes > 2:
+        warnings.warn(
+            "multiclass='ovo' is libsvm's one-vs-one; the final L2-SVM is one-vs-rest: "
+            "pass final_model='l1' for a one-vs-one SVC, or multiclass='ovr'",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    platt = final == "l1" and probability == "platt"
+    if probability == "platt" and not platt:
+        warnings.warn(
+            "probability='platt' calibrates libsvm final models only; the final L2-SVM "
+            "gives RBSVM's tanh probabilities (pass final_model='l1' for Platt scaling)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+    def make(calibrated: bool):
+        if final == "lowrank":  # the L2-SVM on the Nystroem kernel, tanh probabilities
+            return LowRankL2SVC(
+                C=float(sel.params["C"]),
+                sigma=float(sel.params["sigma"]),
+                rank=int(sel.info.get("rank", LOWRANK_RANK)),
+                rank_tol=float(sel.info.get("rank_tol", 1e-2)),
+                class_weight=sel.params.get("class_weight"),
+            )
+        return clone(
+            make_final_estimator(
+                sel.params,
+                final_model=final,
+                multiclass=multiclass,
+                n_classes=n_classes,
+                probability=calibrated,
+                random_state=seed,
+                calibration_folds=folds,
+            )
+        )
+
+    return final, platt, make
