@@ -69,9 +69,12 @@ def test_esdr_criterion_beside_the_cv_error(data):
 
 
 def test_no_landscape_without_c(data):
-    for method in ("ss", "ld_c1"):  # C from a rule: no evaluated (sigma, C) pair
-        with pytest.raises(ValueError, match="no .*landscape|no \\(sigma, C\\) pairs"):
-            svmtune.plot_landscape(_fit(method, *data))
+    # ld_c1: one C for every candidate width; S&S's C follows its C_opt curve, a path
+    with pytest.raises(ValueError, match="no .*landscape|no \\(sigma, C\\) pairs"):
+        svmtune.plot_landscape(_fit("ld_c1", *data))
+    import matplotlib.pyplot as plt
+
+    plt.close(svmtune.plot_landscape(_fit("ss", *data)))
 
 
 def test_select_plot_writes_a_png(tmp_path):
@@ -90,5 +93,5 @@ def test_select_plot_writes_a_png(tmp_path):
     r = CliRunner().invoke(main, args, env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert png.read_bytes()[:4] == b"\x89PNG" and "plot written to" in r.output
-    bad = CliRunner().invoke(main, ["select", str(path), "--method", "ss", "--plot", str(png)])
+    bad = CliRunner().invoke(main, ["select", str(path), "--method", "ld_c1", "--plot", str(png)])
     assert bad.exit_code == 1 and "cannot write --plot" in bad.output

@@ -41,7 +41,9 @@ def _criterion(res: dict[str, Any]) -> tuple[np.ndarray, str]:
 def _error(res: dict[str, Any]) -> np.ndarray | None:
     """The held-out error of each row (1 - accuracy) where the method computed one."""
     score = np.asarray(res["mean_test_score"], dtype=float)
-    return 1.0 - score if np.isfinite(score).any() else None
+    # a gradient method scores its chosen point alone (1 - its leave-one-out estimate): no
+    # landscape of held-out errors
+    return 1.0 - score if np.isfinite(score).sum() > 1 else None
 
 
 def _panel(ax, x, y, values, order, best, title, cmap="viridis_r"):
@@ -119,6 +121,11 @@ def plot_landscape(tuner, *, path: str | None = None, figsize=(11, 4.5)):
     if not has.any():
         raise ValueError(f"method {tuner.method!r} evaluated no (sigma, C) pairs to plot")
     rows = np.flatnonzero(has)
+    if np.ptp(np.asarray(res["param_C"].data[rows], dtype=float)) == 0:
+        raise ValueError(
+            f"method {tuner.method!r} takes C from a rule (one C for every candidate): there "
+            "is no (sigma, C) landscape to plot"
+        )
     x = np.log2(np.asarray(res["param_sigma"].data[rows], dtype=float))
     y = np.log2(np.asarray(res["param_C"].data[rows], dtype=float))
     crit, label = _criterion(res)
