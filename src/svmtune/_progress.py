@@ -135,12 +135,6 @@ class Progress:
             self.total[unit] = need
         self.done.setdefault(unit, 0)
 
-    def revise(self, n: int, unit: str) -> None:
-        """``n`` more ``unit`` are to come, replacing what was announced: the plan changed (a
-        search stopped early or took one more step than counted)."""
-        self.done.setdefault(unit, 0)
-        self.total[unit] = self.done[unit] + int(n)
-
     def advance(self, n: int = 1, unit: str = "steps") -> None:
         """``n`` more ``unit`` are done."""
         self.done[unit] = self.done.get(unit, 0) + int(n)

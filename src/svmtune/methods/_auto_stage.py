@@ -17,6 +17,7 @@ from svmtune.methods._fidelity import carry_C
 from svmtune.methods.base import ovr_tasks
 
 __all__ = [
+    "PlanProgress",
     "StageData",
     "lowest_estimate",
     "candidate",
@@ -49,6 +50,7 @@ class StageData:
             D2=squared_distances(Xs) if exact else None,
             size=int(rows.size),
             index=index,
+            stage=stage,
             multiclass=multiclass,
             random_state=random_state,
             families=fams,
@@ -118,3 +120,40 @@ def same_point(c: dict[str, Any], others: list[dict[str, Any]]) -> bool:
         np.isclose(c["sigma"], o["sigma"], rtol=1e-9) and np.isclose(c["C"], o["C"], rtol=1e-9)
         for o in others
     )
+
+
+class PlanProgress:
+    """The share of the selection's predicted cost done, as the progress bar's unit
+    :data:`PLAN_UNIT`: every evaluation advances it by its stage's predicted cost per
+    evaluation, and each stage ends at the share the plan gives it, so the bar and the ETA
+    weigh a cheap first-stage step and a costly full-size one as the cost model does.
+    Candidates and gradient steps are counted beside it."""
+
+    PLAN_UNIT = "% of the planned cost"
+
+    def __init__(self, reporter, plan):
+        self.reporter, self.plan = reporter, plan
+        self.spent, self.shown = 0.0, 0
+        if reporter is not None:
+            reporter.note(plan.describe())
+            reporter.expect(100, self.PLAN_UNIT)
+
+    def _show(self) -> None:
+        total = sum(s.cost for s in self.plan.stages)  # the final fit comes after the bar
+        pct = min(100, int(round(100.0 * self.spent / max(total, 1e-12), 6)))
+        if self.reporter is not None and pct > self.shown:
+            self.reporter.advance(pct - self.shown, self.PLAN_UNIT)
+            self.shown = pct
+
+    def evaluated(self, stage, n_evals: int = 1) -> None:
+        """``n_evals`` evaluations of ``stage`` done (at most the stage's planned cost)."""
+        per = stage.cost / max(stage.steps + stage.scores, 1)
+        self.spent += n_evals * per
+        self._show()
+
+    def stage_done(self, index: int, text: str) -> None:
+        """Stage ``index`` finished: the bar at the plan's share through it, and a line."""
+        self.spent = sum(s.cost for s in self.plan.stages[: index + 1])
+        self._show()
+        if self.reporter is not None:
+            self.reporter.note(text)

@@ -80,6 +80,7 @@ from svmtune.loo.referee import (
     referee_error,
 )
 from svmtune.methods._auto_stage import (
+    PlanProgress,
     StageData,
     candidate,
     libsvm_cost_ratio,
@@ -379,9 +380,11 @@ class Auto(Selector):
         return cand
 
     # ------------------------------------------------------------------ stages
-    def _score(self, cand, st, reporter) -> None:
+    def _score(self, cand, st, progress) -> None:
         (self._referee_exact if st.D2 is not None else self._referee_lowrank)(cand, st)
         cand.update(stage=st.index, rows=st.size)
+        progress.evaluated(st.stage)
+        reporter = progress.reporter
         if reporter is not None:
             reporter.advance(1, "candidates")
             errs = ", ".join(
@@ -394,7 +397,7 @@ class Auto(Selector):
                 f"leave-one-out error {errs}"
             )
 
-    def _run_stage(self, st, stage, carried, default, reporter) -> list[dict[str, Any]]:
+    def _run_stage(self, st, stage, carried, default, progress) -> list[dict[str, Any]]:
         """The candidates of one stage: the first scores ``SVC()``'s point and the starts and
         refines the best with every refiner; a later one scores ``SVC()``'s point and the
         ``carried`` choice of the stage before and refines the better with RBSVM."""
@@ -409,14 +412,13 @@ class Auto(Selector):
         else:
             cands, refiners = [default, carried], ["rbsvm"] if stage.steps else []
         cands = [c for i, c in enumerate(cands) if not same_point(c, cands[:i])]
-        if reporter is not None:
-            reporter.cover(len(cands) + len(refiners), "candidates")
         for c in cands:
-            self._score(c, st, reporter)
+            self._score(c, st, progress)
         best = min(cands, key=lambda c: lowest_estimate(c, st.families)[0])
         for r in refiners:
             c = self._refine(r, best, st, stage.steps)
-            self._score(c, st, reporter)
+            progress.evaluated(stage, stage.steps)
+            self._score(c, st, progress)
             cands.append(c)
         return cands
 
@@ -449,10 +451,8 @@ class Auto(Selector):
         n_tasks = len(ovr_tasks(y))
         plan = self.plan(n, d, n_tasks, sparse=sparse)
         order = nested_subsample(y, check_random_state(random_state), groups)
-        reporter = current_progress()
-        if reporter is not None:
-            reporter.note(plan.describe())
-            reporter.expect(sum(s.steps for s in plan.stages), "gradient steps")
+        progress = PlanProgress(current_progress(), plan)
+        t_start = time.perf_counter()
         default = self._default_point(X, y, sw)
         history: list[dict[str, Any]] = []
         carried, refined = None, []
@@ -476,19 +476,18 @@ class Auto(Selector):
                     carry_exponent([r for r, _ in refined], [c for _, c in refined]),
                 )
             cands = self._run_stage(
-                st, stage, carried, dict(default, n_svm_fits=0, time=0.0), reporter
+                st, stage, carried, dict(default, n_svm_fits=0, time=0.0), progress
             )
             history.extend(cands)
             carried = min(cands, key=lambda c: lowest_estimate(c, st.families)[0])
             for c in cands:
                 c["chosen_in_stage"] = c is carried
             refined += [(st.size, c["C"]) for c in cands if c["origin"] in REFINERS][:1]
-            if reporter is not None:
-                reporter.revise(sum(s.steps for s in plan.stages[i + 1 :]), "gradient steps")
-                reporter.note(
-                    f"stage {i}: {st.size:,} rows ({stage.path}), chose {carried['origin']} "
-                    f"{describe(carried)}"
-                )
+            progress.stage_done(
+                i,
+                f"stage {i}: {st.size:,} rows ({stage.path}), chose {carried['origin']} "
+                f"{describe(carried)} ({time.perf_counter() - t_start:.1f} s so far)",
+            )
         return self._selection(plan, st, history, carried, refined, X, y, sw, order, multiclass)
 
     def _selection(self, plan, st, history, chosen, refined, X, y, sw, order, multiclass):
