@@ -44,3 +44,17 @@ def assert_l2_kkt(sol, K, tol: float = 1e-8) -> None:
     assert abs(sol.y @ sol.alpha) < tol * max(1.0, sol.alpha.sum())
     assert np.all(margin[~sol.support] >= 1 - tol)
     assert np.allclose(margin[sol.support], 1.0, atol=tol)
+
+
+@pytest.fixture
+def no_densifying(monkeypatch):
+    """Any toarray/todense of a sparse matrix fails while the fixture is active (proves a
+    sparse X is never densified)."""
+    import scipy.sparse as sp
+
+    def refuse(self, *a, **kw):
+        raise AssertionError("a sparse matrix was densified")
+
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
+        monkeypatch.setattr(cls, "toarray", refuse)
+        monkeypatch.setattr(cls, "todense", refuse)

@@ -132,18 +132,6 @@ def test_full_rank_is_the_exact_l2svc(case):
     assert clf.n_support_.tolist() == [s.support.sum() for s in exact.solutions_]
 
 
-@pytest.fixture
-def no_densifying(monkeypatch):
-    """Any toarray/todense of a sparse matrix fails while the fixture is active."""
-
-    def refuse(self, *a, **kw):
-        raise AssertionError("a sparse matrix was densified")
-
-    for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
-        monkeypatch.setattr(cls, "toarray", refuse)
-        monkeypatch.setattr(cls, "todense", refuse)
-
-
 def _sparse_data(n_classes=2, n=90, d=25):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.25)

@@ -57,18 +57,6 @@ def test_the_sparse_methods_are_those_that_say_so():
     assert [m for m in available_methods() if get_selector(m).accepts_sparse] == SPARSE_METHODS
 
 
-@pytest.fixture
-def no_densifying(monkeypatch):
-    """Any toarray/todense of a sparse matrix fails while the fixture is active."""
-
-    def refuse(self, *a, **kw):
-        raise AssertionError("a sparse matrix was densified")
-
-    for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
-        monkeypatch.setattr(cls, "toarray", refuse)
-        monkeypatch.setattr(cls, "todense", refuse)
-
-
 @pytest.mark.parametrize("method", [m for m in SPARSE_METHODS if m in _LIGHT])
 @pytest.mark.parametrize("case", ["binary", "three_ovr", "three_ovo", "weighted", "csc"])
 def test_sparse_and_dense_select_the_same(method, case, request):
