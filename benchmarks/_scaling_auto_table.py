@@ -91,6 +91,9 @@ def _ratio_line(g: dict, n_min: int, bound: float, what: str) -> str:
         if n < n_min or ("auto" not in ms and "halving" not in ms):
             continue
         n_cells += 1
+        if "auto" not in ms or "halving" not in ms:
+            unknown.append(f"{s} {n:,}")
+            continue
         value, how = _ratio(ms["auto"], ms["halving"])
         if value is None or (how == ">" and value < bound) or (how == "<" and value > bound):
             unknown.append(f"{s} {n:,}")
@@ -252,7 +255,11 @@ def write_outputs(out: Path, md: Path, png: Path) -> str:
     rows = load(out)
     if not rows:
         raise SystemExit(f"no scaling_auto rows under {out}: run the benchmark first")
-    text = table_text(rows, str(out))
+    try:  # the results directory as a reader of the repository finds it
+        shown = str(out.resolve().relative_to(Path(__file__).resolve().parents[1]))
+    except ValueError:
+        shown = str(out)
+    text = table_text(rows, shown)
     md.write_text(text, encoding="utf-8")
     figure(rows, png)
     return text
