@@ -52,6 +52,8 @@ def measure(sets, sizes):
     from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
     from svmtune.loo.referee import l1_loo_outputs
     from svmtune.lowrank import pivoted_cholesky_landmarks
+    from svmtune.methods import _fidelity as fid
+    from svmtune.methods._auto_stage import svc_sv_fraction
     from svmtune.methods._fidelity import exact_eval_cost, lowrank_eval_cost, svc_fit_cost
     from svmtune.methods.base import ovr_tasks
     from svmtune.search.start import initial_sigma
@@ -62,6 +64,10 @@ def measure(sets, sizes):
         X, y, info = load_dataset(name)
         X = StandardScaler().fit_transform(np.asarray(X, dtype=float))
         y = np.unique(np.asarray(y), return_inverse=True)[1]
+        probe = train_test_split(
+            np.arange(len(y)), train_size=fid.PROBE_ROWS, stratify=y, random_state=0
+        )[0]
+        sv_fraction = svc_sv_fraction(X[probe], y[probe], None)
         for s in sizes:
             if s > len(y):
                 continue
@@ -81,6 +87,7 @@ def measure(sets, sizes):
                 "n": int(s),
                 "d": int(d),
                 "tasks": len(tasks),
+                "sv_fraction": sv_fraction,
                 "t_svc": t_svc,
             }
             D2 = squared_distances(Xs)
@@ -109,7 +116,7 @@ def measure(sets, sizes):
             row["t_lowrank"] = _best_of(lowrank, 2)
             row["rank"] = int(idx_l.size)
             row["w_lowrank"] = lowrank_eval_cost(s, d, len(tasks), int(idx_l.size))
-            row["w_svc"] = svc_fit_cost(s, d)
+            row["w_svc"] = svc_fit_cost(s, d, sv_fraction)
             row["machine"] = {
                 "platform": platform.platform(),
                 "cpus": os.cpu_count(),
@@ -124,7 +131,8 @@ def measure(sets, sizes):
 
 def fit_exact_constants(df) -> tuple[float, float, float]:
     """``(KAPPA_KERNEL, KAPPA_CUBE, median |log error|)``: the two constants of the exact
-    evaluation's model, ``t_exact / t_svc = KAPPA_KERNEL + KAPPA_CUBE T s / (d + D_EXP)``,
+    evaluation's model, ``t_exact / t_svc = (KAPPA_KERNEL + KAPPA_CUBE T s / (d + D_EXP))
+    SV_FRACTION / f`` (``f`` the probe's share of support vectors),
     that minimise the median absolute log error over the cells (a grid search: the errors
     are ratios, and a few slow cells should not pull the fit)."""
     from svmtune.methods import _fidelity as fid
@@ -132,10 +140,12 @@ def fit_exact_constants(df) -> tuple[float, float, float]:
     cells = df.dropna(subset=["t_exact"])
     ratio = (cells["t_exact"] / cells["t_svc"]).to_numpy()
     x = (cells["tasks"] * cells["n"] / (cells["d"] + fid.D_EXP)).to_numpy()
+    # the unit scales with the probe's share of support vectors (svc_fit_cost)
+    scale = (fid.SV_FRACTION / cells["sv_fraction"]).to_numpy()
     best = (np.inf, 0.0, 0.0)
-    for k1 in np.linspace(0.5, 20, 80):
-        for k2 in np.geomspace(1e-4, 1, 80):
-            err = float(np.median(np.abs(np.log((k1 + k2 * x) / ratio))))
+    for k1 in np.linspace(0.2, 20, 100):
+        for k2 in np.geomspace(1e-4, 1, 100):
+            err = float(np.median(np.abs(np.log((k1 + k2 * x) * scale / ratio))))
             if err < best[0]:
                 best = (err, float(k1), float(k2))
     return best[1], best[2], best[0]
@@ -151,14 +161,14 @@ def table():
     k_kernel, k_cube, err = fit_exact_constants(df)
     df["exact_in_svc_fits"] = df["t_exact"] / df["t_svc"]
     df["model_exact"] = [
-        fid.exact_eval_cost(n, d, t) / fid.svc_fit_cost(n, d)
-        for n, d, t in zip(df["n"], df["d"], df["tasks"])
+        fid.exact_eval_cost(n, d, t) / fid.svc_fit_cost(n, d, f)
+        for n, d, t, f in zip(df["n"], df["d"], df["tasks"], df["sv_fraction"])
     ]
     df["l1_in_svc_fits"] = df["t_l1"] / df["t_svc"]
     df["lowrank_in_svc_fits"] = df["t_lowrank"] / df["t_svc"]
     raw_lowrank = [
-        fid.lowrank_eval_cost(n, d, t, m) / fid.KAPPA_LOWRANK / fid.svc_fit_cost(n, d)
-        for n, d, t, m in zip(df["n"], df["d"], df["tasks"], df["rank"])
+        fid.lowrank_eval_cost(n, d, t, m) / fid.KAPPA_LOWRANK / fid.svc_fit_cost(n, d, f)
+        for n, d, t, m, f in zip(df["n"], df["d"], df["tasks"], df["rank"], df["sv_fraction"])
     ]
     df["kappa_lowrank"] = df["lowrank_in_svc_fits"] / np.asarray(raw_lowrank)
     cols = [
@@ -187,8 +197,10 @@ def table():
         f"KAPPA_CUBE = **{k_cube:.3g}**. Low-rank evaluation: median kappa_lowrank "
         f"**{df['kappa_lowrank'].median():.3g}**. In use (`svmtune.methods._fidelity`): "
         f"KAPPA_KERNEL = {fid.KAPPA_KERNEL}, KAPPA_CUBE = {fid.KAPPA_CUBE}, "
-        f"KAPPA_LOWRANK = {fid.KAPPA_LOWRANK}. `model_exact` is the model's prediction with "
-        "the constants in use.",
+        f"KAPPA_LOWRANK = {fid.KAPPA_LOWRANK}; SV_FRACTION = {fid.SV_FRACTION} (in use), "
+        f"**{df.drop_duplicates('set')['sv_fraction'].median():.3g}** (the median of the sets' "
+        f"probe shares of support vectors, {fid.PROBE_ROWS} rows). `model_exact` is the "
+        "model's prediction with the constants in use.",
         "",
         "| " + " | ".join(cols) + " |",
         "|" + "---|" * len(cols),

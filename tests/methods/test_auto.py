@@ -36,7 +36,7 @@ def test_default_point_is_always_a_candidate_and_history_is_complete():
         assert {"sigma", "C", "estimate_l1", "estimate_l2", "n_svm_fits", "time"} <= set(c)
         assert c["sigma"] > 0 and c["C"] > 0 and c["n_svm_fits"] >= 1
     assert sum(c["chosen"] for c in sel.history) == 1
-    assert sel.n_svm_fits == sum(c["n_svm_fits"] for c in sel.history)
+    assert sel.n_svm_fits == 1 + sum(c["n_svm_fits"] for c in sel.history)  # and the probe
     default = get_selector("default").select(X, y).params
     assert sel.history[0]["sigma"] == pytest.approx(default["sigma"])
 
@@ -155,8 +155,10 @@ def test_stages_follow_the_plan_and_the_budget_holds():
     X, y = _large()
     for budget in (2.0, 5.0):
         auto = Auto(budget=budget, rank=60)
-        plan = auto.plan(*X.shape, 1)
         sel = auto.select(X, y, random_state=0)
+        f = sel.info["svc_sv_fraction"]
+        assert 0.0 < f < 1.0
+        plan = auto.plan(*X.shape, 1, sv_fraction=f)
         assert sel.info["plan"] == [vars(s) for s in plan.stages]
         assert sel.info["predicted_cost"] == pytest.approx(plan.cost)
         assert plan.cost <= budget + 1e-9 or plan.stages[0].size == 200

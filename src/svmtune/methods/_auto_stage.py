@@ -24,6 +24,7 @@ __all__ = [
     "carried",
     "libsvm_cost_ratio",
     "same_point",
+    "svc_sv_fraction",
     "on_bound",
 ]
 
@@ -85,6 +86,19 @@ def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
         a = float(np.sum(final.fit(X, y, **kw).n_iter_))
         b = float(np.sum(SVC().fit(X, y, **kw).n_iter_))
     return a / max(b, 1.0), 2
+
+
+def svc_sv_fraction(X, y, sw) -> float:
+    """Share of the rows that are support vectors of scikit-learn's ``SVC()`` on them (the
+    probe of the cost model, :func:`svmtune.methods._fidelity.svc_fit_cost`); rows of
+    weight 0 are left out."""
+    keep = slice(None) if sw is None else np.asarray(sw) > 0
+    X, y = X[keep], np.asarray(y)[keep]
+    kw = {} if sw is None else {"sample_weight": np.asarray(sw)[keep]}
+    with warnings.catch_warnings():  # the probe's convergence is not the user's concern
+        warnings.simplefilter("ignore")
+        svc = SVC().fit(X, y, **kw)
+    return float(np.sum(svc.n_support_)) / max(X.shape[0], 1)
 
 
 def on_bound(chosen: dict[str, Any], log2_sigma, log2_C) -> dict[str, Any]:

@@ -13,9 +13,13 @@ same on every run.
 counted in kernel-entry units and converted with constants measured on this project's
 machines (``benchmarks/auto_cost_model.py`` prints them; ``benchmarks/auto_cost_model.md``):
 
-* ``SVC()`` on ``s`` rows: ``s^2 (d + D_EXP)`` -- libsvm computes about ``s`` kernel columns
-  of ``s`` entries when a share of the rows are support vectors (each entry ``d`` flops and
-  an exponential, :data:`D_EXP`);
+* ``SVC()`` on ``s`` rows: ``s^2 (d + D_EXP) f / SV_FRACTION`` -- libsvm computes kernel
+  columns of ``s`` entries (each ``d`` flops and an exponential, :data:`D_EXP`) for the rows
+  that stay active, about the support vectors: ``f`` is the share of support vectors of
+  ``SVC()`` on a probe subsample of :data:`PROBE_ROWS` rows, which ``auto`` fits first (an
+  easy data set like ijcnn1 keeps a quarter of its rows as support vectors, a hard one like
+  eeg_eye_state four fifths, and its ``SVC()`` costs that much more against the closed
+  forms), and :data:`SV_FRACTION` the median of that share over the calibration's data sets;
 * an exact objective evaluation or referee score on ``s`` rows:
   ``KAPPA_KERNEL s^2 (d + D_EXP) + KAPPA_CUBE T s^3`` -- the kernel matrix and the work that
   grows like it, and per task (``T``) the support-set factorisation, its inverse and the
@@ -70,11 +74,18 @@ D_EXP = 8.0
 #: an exact evaluation's ``s^2`` work against one ``SVC()`` fit on the same rows, and its
 #: ``s^3`` work per task: a least-absolute-log-error fit over 20 cells (5 bundled sets, 250
 #: to 2,000 rows; ``benchmarks/auto_cost_model.md``, median error 27 %)
-KAPPA_KERNEL = 3.2
-KAPPA_CUBE = 0.077
+KAPPA_KERNEL = 2.2
+KAPPA_CUBE = 0.156
 #: a low-rank evaluation's work (``O(s m^2)`` matrix products, a few Newton steps) against
 #: ``SVC()``'s: the median over the cells of ``benchmarks/auto_cost_model.md``
 KAPPA_LOWRANK = 1.4
+#: rows of the probe ``SVC()`` fit whose share of support vectors scales the unit
+PROBE_ROWS = 1000
+#: the median share of support vectors of ``SVC()`` on the probe over the calibration's data
+#: sets (``benchmarks/auto_cost_model.md``)
+SV_FRACTION = 0.52
+#: the smallest share taken (a probe with almost no support vectors would make the unit vanish)
+MIN_SV_FRACTION = 0.05
 #: passes over the features per landmark of a low-rank evaluation: pivoted Cholesky's
 #: distances (4) and the kernel to the landmarks (2), as counted by
 #: :func:`svmtune.estimators_lowrank.lowrank_fit_flops`
@@ -95,9 +106,12 @@ FIRST_SCORES = 5
 LATER_SCORES = 2
 
 
-def svc_fit_cost(s: float, d: int) -> float:
-    """Work of one ``SVC()`` fit on ``s`` rows of ``d`` features (module docstring)."""
-    return float(s) ** 2 * (d + D_EXP)
+def svc_fit_cost(s: float, d: int, sv_fraction: float | None = None) -> float:
+    """Work of one ``SVC()`` fit on ``s`` rows of ``d`` features whose probe ``SVC()`` kept
+    ``sv_fraction`` of its rows as support vectors (None: :data:`SV_FRACTION`; module
+    docstring)."""
+    f = SV_FRACTION if sv_fraction is None else max(float(sv_fraction), MIN_SV_FRACTION)
+    return float(s) ** 2 * (d + D_EXP) * f / SV_FRACTION
 
 
 def exact_eval_cost(s: float, d: int, n_tasks: int) -> float:
@@ -159,10 +173,19 @@ class Plan:
     budget: float
     stages: tuple[Stage, ...]
     final_cost: float = 1.0
+    sv_fraction: float | None = None
 
     def _replace_budget(self, budget: float) -> Plan:
         """The same stages, planned as if for ``budget`` (tests of the final-model rule)."""
-        return Plan(self.n, self.d, self.n_tasks, float(budget), self.stages, self.final_cost)
+        return Plan(
+            self.n,
+            self.d,
+            self.n_tasks,
+            float(budget),
+            self.stages,
+            self.final_cost,
+            self.sv_fraction,
+        )
 
     @property
     def cost(self) -> float:
@@ -198,6 +221,7 @@ def plan_stages(
     max_exact: int,
     exact_only: bool = False,
     lowrank_only: bool = False,
+    sv_fraction: float | None = None,
 ) -> Plan:
     """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
 
@@ -224,12 +248,14 @@ def plan_stages(
         Landmarks of the low-rank path.
     max_exact : int
         Most rows the exact path may take (memory).
+    sv_fraction : float, optional
+        Share of support vectors of the probe ``SVC()`` (:func:`svc_fit_cost`).
 
     Returns
     -------
     Plan
     """
-    unit = svc_fit_cost(n, d)
+    unit = svc_fit_cost(n, d, sv_fraction)
     final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
     left = max(budget - final, 0.0)
     first_path = "lowrank" if lowrank_only else "exact"
@@ -270,7 +296,7 @@ def plan_stages(
         cost = per * (steps + LATER_SCORES)
         stages.append(Stage(int(size), path, int(steps), LATER_SCORES, cost))
         left -= cost
-    return Plan(n, d, n_tasks, float(budget), tuple(stages), final)
+    return Plan(n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction)
 
 
 def nested_subsample(y: np.ndarray, random_state, groups: np.ndarray | None = None) -> np.ndarray:

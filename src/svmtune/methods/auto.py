@@ -18,8 +18,10 @@ The published methods are complementary, and this method composes them:
    span, ``"span"``; :func:`svmtune.search.gradient.minimize_log_params`) within
    ``max_eval`` SVM trainings; its end point joins the candidates before the referee decides.
 
-**Fidelities** (:mod:`svmtune.methods._fidelity`).  Steps 1-3 run on a stratified subsample
-whose size the plan takes from the budget; then each larger subsample (4 times the rows, at
+**Fidelities** (:mod:`svmtune.methods._fidelity`).  First ``SVC()`` is fitted on a probe
+subsample of 1,000 rows: its share of support vectors tells the cost model what an ``SVC()``
+fit on all rows costs on these data.  Steps 1-3 run on a stratified subsample whose size the
+plan takes from the budget; then each larger subsample (4 times the rows, at
 most all of them) carries the chosen point over (``C`` by the rule of
 :func:`svmtune.methods._fidelity.carry_C`), scores it beside ``SVC()``'s point and refines it
 by a few more steps, exact while the dense matrices are affordable and low rank above.  On
@@ -87,10 +89,12 @@ from svmtune.methods._auto_stage import (
     lowest_estimate,
     on_bound,
     same_point,
+    svc_sv_fraction,
 )
 from svmtune.methods._auto_stage import carried as carried_choice
 from svmtune.methods._constraints import Check, IntegerLike, Interval
 from svmtune.methods._fidelity import (
+    PROBE_ROWS,
     carry_C,
     carry_exponent,
     default_budget,
@@ -226,8 +230,9 @@ class Auto(Selector):
             setattr(self, key, value)
 
     # ------------------------------------------------------------------ plan
-    def plan(self, n: int, d: int, n_tasks: int, *, sparse: bool = False):
-        """The stages of a run on ``n`` rows (:func:`svmtune.methods._fidelity.plan_stages`)."""
+    def plan(self, n: int, d: int, n_tasks: int, *, sparse: bool = False, sv_fraction=None):
+        """The stages of a run on ``n`` rows (:func:`svmtune.methods._fidelity.plan_stages`;
+        ``sv_fraction``: the probe ``SVC()``'s share of support vectors)."""
         if self.exact_rows is not None:
             max_exact = int(self.exact_rows)
         else:
@@ -243,6 +248,7 @@ class Auto(Selector):
             rank=self.rank,
             max_exact=max_exact,
             lowrank_only=sparse or max_exact < min(n, 2),
+            sv_fraction=sv_fraction,
         )
 
     # ------------------------------------------------------------------ starts
@@ -449,8 +455,10 @@ class Auto(Selector):
         groups = None if groups is None else np.asarray(groups)
         n, d = X.shape
         n_tasks = len(ovr_tasks(y))
-        plan = self.plan(n, d, n_tasks, sparse=sparse)
         order = nested_subsample(y, check_random_state(random_state), groups)
+        probe = stage_rows(order, min(n, PROBE_ROWS), groups)
+        sv_fraction = svc_sv_fraction(X[probe], y[probe], None if sw is None else sw[probe])
+        plan = self.plan(n, d, n_tasks, sparse=sparse, sv_fraction=sv_fraction)
         progress = PlanProgress(current_progress(), plan)
         t_start = time.perf_counter()
         default = self._default_point(X, y, sw)
@@ -510,7 +518,8 @@ class Auto(Selector):
             params=params,
             estimate=estimate,
             criterion=estimate,
-            n_svm_fits=int(sum(c["n_svm_fits"] for c in history)) + rule.get("n_svm_fits", 0),
+            # the probe SVC(), the candidates' fits and the final rule's
+            n_svm_fits=1 + int(sum(c["n_svm_fits"] for c in history)) + rule.get("n_svm_fits", 0),
             history=history,
             final_model=rule["final_model"],
             info={
@@ -522,6 +531,7 @@ class Auto(Selector):
                 "budget": plan.budget,
                 "predicted_cost": plan.cost,
                 "carry_exponent": exponent,
+                "svc_sv_fraction": plan.sv_fraction,
                 "rank": self.rank,
                 "rank_tol": LANDMARK_TOL,
                 "final_rule": rule["why"] if "why" in rule else "exact on all rows",
@@ -535,7 +545,8 @@ class Auto(Selector):
         low-rank model (module docstring)."""
         n, d = X.shape
         left = plan.budget - sum(s.cost for s in plan.stages)
-        lowrank = lowrank_eval_cost(n, d, plan.n_tasks, self.rank) / svc_fit_cost(n, d)
+        unit = svc_fit_cost(n, d, plan.sv_fraction)
+        lowrank = lowrank_eval_cost(n, d, plan.n_tasks, self.rank) / unit
         rows = stage_rows(order, max(plan.stages[0].size, n // 8))
         w = None if sw is None else sw[rows]
         ratio, fits = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
