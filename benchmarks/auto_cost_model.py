@@ -176,6 +176,7 @@ def table():
         "n",
         "d",
         "tasks",
+        "sv_fraction",
         "t_svc",
         "exact_in_svc_fits",
         "model_exact",

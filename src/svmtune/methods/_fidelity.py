@@ -73,12 +73,13 @@ __all__ = [
 D_EXP = 8.0
 #: an exact evaluation's ``s^2`` work against one ``SVC()`` fit on the same rows, and its
 #: ``s^3`` work per task: a least-absolute-log-error fit over 20 cells (5 bundled sets, 250
-#: to 2,000 rows; ``benchmarks/auto_cost_model.md``, median error 27 %)
-KAPPA_KERNEL = 2.2
-KAPPA_CUBE = 0.156
+#: to 2,000 rows, the unit scaled by each set's probe share of support vectors;
+#: ``benchmarks/auto_cost_model.md``, median error 13 %)
+KAPPA_KERNEL = 1.2
+KAPPA_CUBE = 0.118
 #: a low-rank evaluation's work (``O(s m^2)`` matrix products, a few Newton steps) against
 #: ``SVC()``'s: the median over the cells of ``benchmarks/auto_cost_model.md``
-KAPPA_LOWRANK = 1.4
+KAPPA_LOWRANK = 1.0
 #: rows of the probe ``SVC()`` fit whose share of support vectors scales the unit
 PROBE_ROWS = 1000
 #: the median share of support vectors of ``SVC()`` on the probe over the calibration's data
