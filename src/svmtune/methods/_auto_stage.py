@@ -13,7 +13,7 @@ from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.exceptions import BoundWarning
 from svmtune.kernels import squared_distances
-from svmtune.methods._fidelity import carry_C
+from svmtune.methods._fidelity import D_EXP, carry_C
 from svmtune.methods.base import ovr_tasks
 
 __all__ = [
@@ -74,17 +74,31 @@ def carried(chosen: dict[str, Any], size: int, exponent: float) -> dict[str, Any
     return candidate("carried", chosen["sigma"], C, 0, 0.0)
 
 
+def _libsvm_work(model, d: int) -> float:
+    """Work of a fitted libsvm model, counted: a kernel column of ``n`` entries (``d +
+    D_EXP`` each) for every support vector, computed once and kept in libsvm's cache, and
+    ``n`` gradient updates per iteration, over its binary models."""
+    models = getattr(model, "estimators_", [model])  # OvRSVC: one SVC per class
+    n_sv = sum(float(np.sum(m.n_support_)) for m in models)
+    n_iter = sum(float(np.sum(m.n_iter_)) for m in models)
+    return n_sv * (d + D_EXP) + n_iter
+
+
 def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
-    """libsvm iterations of the final SVC at ``params`` over ``SVC()``'s on the same rows, and
-    the fits it took: the predicted cost of the final fit in ``SVC()`` fits (both fits grow
-    alike with the rows; each iteration computes kernel columns)."""
+    """The final SVC's work at ``params`` over ``SVC()``'s on the same rows
+    (:func:`_libsvm_work`), and the fits it took: the predicted cost of the final fit in
+    ``SVC()`` fits (both grow alike with the rows).  Support vectors and iterations both
+    count: a large C takes many more iterations than ``SVC()`` but keeps fewer columns, and
+    iterations alone overstated the final fit three- to tenfold on the benchmark's cells
+    (``docs/notes/auto_fidelity.md``)."""
     n_classes = int(np.unique(y).size)
     kw = {} if sw is None else {"sample_weight": sw}
+    d = X.shape[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         final = make_final_estimator(params, multiclass=multiclass, n_classes=n_classes)
-        a = float(np.sum(final.fit(X, y, **kw).n_iter_))
-        b = float(np.sum(SVC().fit(X, y, **kw).n_iter_))
+        a = _libsvm_work(final.fit(X, y, **kw), d)
+        b = _libsvm_work(SVC().fit(X, y, **kw), d)
     return a / max(b, 1.0), 2
 
 

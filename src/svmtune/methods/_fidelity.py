@@ -6,8 +6,9 @@ place of trained-and-scored candidates): the starts, the referee and most refine
 a first subsample where exact closed forms are cheap, then a few steps at each larger size,
 exact while its ``n x n`` matrices are affordable and on a Nystroem kernel above, until the
 budget is spent or all rows are used.  Everything here is a pure function of the shape of
-the data (rows, features, one-vs-rest tasks), the memory and the budget, so a plan is the
-same on every run.
+the data (rows, features, one-vs-rest tasks), the share of support vectors of a probe
+``SVC()`` fit (a count, not a time), the memory and the budget, so a plan is the same on
+every run.
 
 **Cost model.**  The unit is one fit of scikit-learn's ``SVC()`` on all ``n`` rows.  Work is
 counted in kernel-entry units and converted with constants measured on this project's

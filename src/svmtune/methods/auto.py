@@ -35,7 +35,7 @@ SVC or the exact L2-SVM).  Otherwise libsvm's SVC, unless its fit would cost mor
 has left (at least the plan's reserve for the final model) and more than the low-rank L2-SVM
 on the same landmarks rule
 (:class:`svmtune.estimators_lowrank.LowRankL2SVC`): the libsvm fit's cost is predicted from
-the libsvm iterations of the chosen point and of ``SVC()``'s on a subsample
+the support vectors and iterations of the chosen point's SVC and of ``SVC()`` on a subsample
 (:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`); ``info["final_rule"]`` says which and why.
 
 Ties of the referee (leave-one-out errors are counts) go to the earlier candidate in the
@@ -552,8 +552,8 @@ class Auto(Selector):
         ratio, fits = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
         use_lowrank = ratio > max(left, plan.final_cost) and lowrank < ratio
         why = (
-            f"libsvm's fit predicted at {ratio:.2f} SVC() fits (its iterations against "
-            f"SVC()'s on {rows.size:,} rows), {left:.2f} left of the budget; the low-rank "
-            f"L2-SVM predicted at {lowrank:.2f}"
+            f"libsvm's fit predicted at {ratio:.2f} SVC() fits (its support vectors and "
+            f"iterations against SVC()'s on {rows.size:,} rows), {left:.2f} left of the budget; "
+            f"the low-rank L2-SVM predicted at {lowrank:.2f}"
         )
         return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}
