@@ -150,6 +150,15 @@ def snippets() -> dict[str, str]:
         "dask_quick": "\n\n".join(
             [clean(paragraph(read("dask_quick.md"), "Cells:")), cite("dask_quick.md")]
         ),
+        "scaling_auto": "\n\n".join(
+            [
+                tables(read("scaling_auto.md"))[0],
+                paragraph(read("scaling_auto.md"), "Mean accuracy"),
+                paragraph(read("scaling_auto.md"), "Acceptance"),
+                paragraph(read("scaling_auto.md"), "- from 2,000 rows up"),
+                cite("scaling_auto.md"),
+            ]
+        ),
         "fuzz_long": "\n\n".join(
             [tables(read("fuzz_long.md"))[0], tables(read("fuzz_long.md"))[1], cite("fuzz_long.md")]
         ),
@@ -278,6 +287,11 @@ def write(out_dir: Path) -> None:
         path = out_dir / f"{name}.txt"
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
+    scaling_png = BENCH / "scaling_auto.png"
+    if not (out_dir / scaling_png.name).exists() or (
+        (out_dir / scaling_png.name).stat().st_mtime < scaling_png.stat().st_mtime
+    ):
+        shutil.copy2(scaling_png, out_dir / scaling_png.name)
     figs = out_dir / "report_files"
     figs.mkdir(exist_ok=True)
     for png in sorted((BENCH / "REPORT_files").glob("*.png")):
