@@ -3,7 +3,7 @@
 Reads the benchmark's result files -- the quick suite run on the bundled data sets
 (``benchmarks/results/quick+data/``, 2 stratified 70/30 splits) and the rbsvm-paper suite's
 tasks with at most 5,000 training rows (``benchmarks/results/rbsvm-paper/``, 10 folds) -- and
-the ijcnn1 run of ``benchmarks/scaling.py`` at n = 20,000 (official test file), and writes
+the ijcnn1 cells of ``benchmarks/scaling_auto.py`` at n = 20,000 (official test file), and writes
 ``benchmarks/auto_eval.md``: per data set the test accuracy and the cost (selection and final
 fit over one ``SVC()`` fit measured in the same cell) of auto and of the yardsticks, the
 means, and auto's wins / ties / losses.  The TPE search is Optuna's on quick+data and
@@ -15,8 +15,7 @@ The cells come from (both resumable)::
 
     svmtune bench --suite quick --data <the 26 data sets> --methods auto
     svmtune bench --suite rbsvm-paper --methods auto --tasks <the 17 tasks up to n = 1,325>
-    OMP_NUM_THREADS=1 python benchmarks/scaling.py --dataset ijcnn1 --sizes 20000 \\
-        --methods default,auto
+    python benchmarks/scaling_auto.py run --sets ijcnn1 --sizes 20000 --methods auto,default
 
     python benchmarks/auto_eval.py
 """
@@ -110,21 +109,26 @@ def wins(t: pd.DataFrame, other: str) -> tuple[int, int, int]:
 
 
 def ijcnn1() -> str:
-    path = RESULTS / "scaling"
-    try:
-        auto = json.loads((path / "ijcnn1_n20000_auto.json").read_text())
-        default = json.loads((path / "ijcnn1_n20000_default.json").read_text())
-    except FileNotFoundError:
+    """auto and ``SVC()`` on ijcnn1 at 20,000 training rows, from the latest cells of
+    ``benchmarks/scaling_auto.py`` (official test file)."""
+    path = RESULTS / "scaling_auto" / "results.jsonl"
+    cells = {}
+    if path.exists():
+        for line in path.open():
+            r = json.loads(line)
+            if r.get("set") == "ijcnn1" and r.get("n_train") == 20000 and r.get("status") == "ok":
+                cells[r["method"]] = r
+    if "auto" not in cells or "default" not in cells:
         return "ijcnn1 (n = 20,000): not run.\n"
-    total = auto["selection_time_s"] + auto.get("final_fit_time_s", 0.0)
+    auto, default = cells["auto"], cells["default"]
+    info = auto["details"]["info"]
     return (
-        f"ijcnn1, 20,000 training rows, official test file (`benchmarks/scaling.py`): auto "
-        f"{100 * auto['test_accuracy']:.2f} % in {total:.0f} s (selection "
-        f"{auto['selection_time_s']:.0f} s, path `{auto['info'].get('path')}`, chose "
-        f"`{auto['info'].get('chosen')}` sigma {auto['params']['sigma']:.3g}, C "
-        f"{auto['params']['C']:.3g}); `SVC()` {100 * default['test_accuracy']:.2f} % "
-        f"(fit {default['final_fit_time_s']:.0f} s, a separate process): cost "
-        f"{total / default['final_fit_time_s']:.1f} `SVC()` fits.\n"
+        f"ijcnn1, 20,000 training rows, official test file (`benchmarks/scaling_auto.py`): "
+        f"auto {100 * auto['accuracy']:.2f} % in {auto['cost_s']:.0f} s (selection "
+        f"{auto['selection_s']:.0f} s, path `{info.get('path')}`, chose `{info.get('chosen')}` "
+        f"sigma {auto['params']['sigma']:.3g}, C {auto['params']['C']:.3g}, final model "
+        f"`{auto['details']['final_model']}`): cost {auto['svc_units']:.1f} `SVC()` fits; "
+        f"`SVC()` {100 * default['accuracy']:.2f} % (fit {default['cost_s']:.1f} s).\n"
     )
 
 
