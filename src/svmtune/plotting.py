@@ -121,10 +121,10 @@ def plot_landscape(tuner, *, path: str | None = None, figsize=(11, 4.5)):
     if not has.any():
         raise ValueError(f"method {tuner.method!r} evaluated no (sigma, C) pairs to plot")
     rows = np.flatnonzero(has)
-    if np.ptp(np.asarray(res["param_C"].data[rows], dtype=float)) == 0:
+    if rows.size > 1 and np.ptp(np.asarray(res["param_C"].data[rows], dtype=float)) == 0:
         raise ValueError(
-            f"method {tuner.method!r} takes C from a rule (one C for every candidate): there "
-            "is no (sigma, C) landscape to plot"
+            f"method {tuner.method!r} takes C from a rule (one C for all its candidate "
+            "widths): there is no (sigma, C) landscape to plot"
         )
     x = np.log2(np.asarray(res["param_sigma"].data[rows], dtype=float))
     y = np.log2(np.asarray(res["param_C"].data[rows], dtype=float))
