@@ -105,10 +105,21 @@ def _viewcode_links_to_anchors(app, env):
     link is set to the page where the Python domain indexed that anchor, and dropped where
     none did (``docs/_scripts/check_links.py`` checks the result)."""
     objects = env.get_domain("py").objects
-    for entry in getattr(env, "_viewcode_modules", {}).values():
+    modules = getattr(env, "_viewcode_modules", {})
+    for modname, entry in list(modules.items()):
         if not entry:
             continue
-        _code, _tags, used, refname = entry
+        code, tags, used, refname = entry
+        # the public namespace under which most of the module's shown names are indexed
+        # (viewcode keeps the first one it met, e.g. ``svmtune`` for svmtune.methods.base
+        # through ``svmtune.available_methods``, where Selection is not indexed)
+        counts: dict[str, int] = {}
+        for name in used:
+            for prefix in {full[: -len(name) - 1] for full in objects if full.endswith("." + name)}:
+                counts[prefix] = counts.get(prefix, 0) + 1
+        if counts:
+            refname = max(sorted(counts), key=lambda p: (counts[p], p == refname))
+            modules[modname] = (code, tags, used, refname)
         for name in list(used):
             obj = objects.get(f"{refname}.{name}")
             if obj is None or obj.node_id != f"{refname}.{name}":
