@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -203,12 +205,12 @@ def test_final_model_rule_both_ways():
     order = nested_subsample(y, 0)
     large_C = rbf_params(1.0, 2.0**10)
     auto = Auto(rank=20)
-    tight = auto.plan(*X.shape, 1)._replace_budget(1.0)
+    tight = dataclasses.replace(auto.plan(*X.shape, 1), budget=1.0)
     rule = auto._final_rule(tight, large_C, X, y, None, order, "ovr")
     assert rule["final_model"] == "lowrank" and "libsvm's fit predicted at" in rule["why"]
     ratio = float(rule["why"].split("predicted at ")[1].split(" ")[0])
     assert ratio > 2.0
-    ample = auto.plan(*X.shape, 1)._replace_budget(1e6)
+    ample = dataclasses.replace(auto.plan(*X.shape, 1), budget=1e6)
     assert auto._final_rule(ample, large_C, X, y, None, order, "ovr")["final_model"] == "l1"
     # the plan reserves the cheaper final model's cost: here the low-rank one's
     assert tight.final_cost < 1.0

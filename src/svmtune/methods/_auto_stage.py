@@ -4,6 +4,7 @@ candidates, the carried choice, the final libsvm fit's predicted cost and the bo
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,27 @@ __all__ = [
 ]
 
 
+@dataclass
 class StageData:
-    """The rows of one stage and what its referee and refinements share."""
+    """The rows of one stage and what its referee and refinements share: the rows' ``X``,
+    labels, weights, groups (and ``by_group``, the keyword the searches take), one-vs-rest
+    ``tasks``, squared distances ``D2`` (exact stages; None on low-rank ones), their number
+    ``size``, the stage's ``index`` in the plan and its :class:`~svmtune.methods._fidelity.Stage`,
+    the multiclass mode, the random state and the families the referee scores."""
 
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
+    X: Any
+    y: np.ndarray
+    sw: np.ndarray | None
+    groups: np.ndarray | None
+    by_group: dict[str, Any]
+    tasks: list[np.ndarray]
+    D2: np.ndarray | None
+    size: int
+    index: int
+    stage: Any
+    multiclass: str
+    random_state: Any
+    families: list[str]
 
     @classmethod
     def of(cls, X, y, sw, groups, rows, index, stage, multiclass, random_state, families):

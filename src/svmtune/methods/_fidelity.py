@@ -177,18 +177,6 @@ class Plan:
     final_cost: float = 1.0
     sv_fraction: float | None = None
 
-    def _replace_budget(self, budget: float) -> Plan:
-        """The same stages, planned as if for ``budget`` (tests of the final-model rule)."""
-        return Plan(
-            self.n,
-            self.d,
-            self.n_tasks,
-            float(budget),
-            self.stages,
-            self.final_cost,
-            self.sv_fraction,
-        )
-
     @property
     def cost(self) -> float:
         """Predicted cost of the selection and the final fit, in ``SVC()`` fits."""
@@ -221,7 +209,6 @@ def plan_stages(
     max_eval: int,
     rank: int,
     max_exact: int,
-    exact_only: bool = False,
     lowrank_only: bool = False,
     sv_fraction: float | None = None,
 ) -> Plan:
@@ -235,8 +222,8 @@ def plan_stages(
     and the low-rank path (exact only up to ``max_exact`` rows) and as many refinement steps,
     up to :data:`LATER_STEPS`, as the rest of the budget pays for besides its referee scores
     (none: the stage only scores the carried point against ``SVC()``'s); stages stop when a
-    stage's scores no longer fit or all rows are used.  ``exact_only`` and ``lowrank_only``
-    (sparse ``X``) restrict the paths.
+    stage's scores no longer fit or all rows are used.  ``lowrank_only`` (sparse ``X``)
+    keeps every stage low rank.
 
     Parameters
     ----------
@@ -284,8 +271,6 @@ def plan_stages(
         # the next size, or all rows when that would leave less than a third of them out
         size = n if 1.5 * GROWTH * size >= n else GROWTH * size
         paths = [p for p in ("exact", "lowrank") if not (p == "exact" and size > max_exact)]
-        if exact_only:
-            paths = [p for p in paths if p == "exact"]
         if lowrank_only:
             paths = ["lowrank"]
         if not paths:

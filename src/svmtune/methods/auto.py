@@ -165,7 +165,7 @@ class Auto(Selector):
     budget : float or None
         Cost of the selection and the final fit, in fits of scikit-learn's ``SVC()`` on all
         rows, by the cost model of :mod:`svmtune.methods._fidelity`.  None (default): 30 up to
-        2,000 rows, falling to 5 at 20,000 rows and above
+        2,000 rows, then falling as ``n^-0.78``: 5 at 20,000 rows, 1 at 157,000
         (:func:`svmtune.methods._fidelity.default_budget`).
     exact_rows : int or None
         Most rows an exact stage may take; None (default): as many as the dense ``n x n``
@@ -481,7 +481,7 @@ class Auto(Selector):
                 carried = carried_choice(
                     carried,
                     st.size,
-                    carry_exponent([r for r, _ in refined], [c for _, c in refined]),
+                    carry_exponent(*_sizes_and_Cs(refined)),
                 )
             cands = self._run_stage(
                 st, stage, carried, dict(default, n_svm_fits=0, time=0.0), progress
@@ -502,7 +502,7 @@ class Auto(Selector):
         """The :class:`Selection` of a run: ``chosen`` carried to all rows, its family and the
         final-model rule."""
         n = X.shape[0]
-        exponent = carry_exponent([r for r, _ in refined], [c for _, c in refined])
+        exponent = carry_exponent(*_sizes_and_Cs(refined))
         exact_all = st.size == n and st.D2 is not None
         family = lowest_estimate(chosen, st.families)[1]
         estimate = chosen[f"estimate_{family}"]
@@ -557,3 +557,8 @@ class Auto(Selector):
             f"the low-rank L2-SVM predicted at {lowrank:.2f}"
         )
         return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}
+
+
+def _sizes_and_Cs(refined: list[tuple[int, float]]) -> tuple[list[int], list[float]]:
+    """The rows and the refined C of each stage so far (for the carry exponent)."""
+    return [r for r, _ in refined], [c for _, c in refined]
