@@ -315,3 +315,26 @@ def test_nystroem_factor_rejects_bad_distances():
         nystroem_factor(D2_nm, -D2_mm, 1.0)
     with pytest.raises(ValueError, match="D2_nm must hold finite, non-negative"):
         nystroem_factor(np.where(D2_nm > 1, np.nan, D2_nm), D2_mm, 1.0)
+
+
+def test_pivoted_cholesky_columns_are_exact_distances_dense_and_sparse():
+    """The pivot loop's unchecked distances to one row equal ``squared_distances`` (dense
+    and sparse, never densified), with an exact 0 at the row itself."""
+    import scipy.sparse as sp
+
+    from svmtune.lowrank._nystroem import _distances_to_row
+
+    X, _ = make_problem(80, 4, 3)
+    X[:, 1] = 0.0  # sparse structure
+    D = squared_distances(X)
+    norms = np.einsum("ij,ij->i", X, X)
+    S = sp.csr_matrix(X)
+    for j in (0, 17, 79):
+        dense = _distances_to_row(X, j, norms)
+        sparse = _distances_to_row(S, j, norms)
+        assert dense[j] == sparse[j] == 0.0
+        np.testing.assert_allclose(dense, D[:, j], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(sparse, D[:, j], rtol=1e-12, atol=1e-12)
+    a, ra = pivoted_cholesky_landmarks(X, 0.8, tol=1e-4, max_rank=40)
+    b, rb = pivoted_cholesky_landmarks(S, 0.8, tol=1e-4, max_rank=40)
+    assert np.array_equal(a, b) and ra == pytest.approx(rb, rel=1e-10)

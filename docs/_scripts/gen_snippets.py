@@ -125,6 +125,13 @@ def snippets() -> dict[str, str]:
                 cite("auto_rules.md"),
             ]
         ),
+        "auto_criteria_lodo": "\n\n".join(
+            [
+                paragraph(read("auto_criteria_lodo.md"), "**Nested leave-one-data-set-out**"),
+                tables(read("auto_criteria_lodo.md"))[0],
+                cite("auto_criteria_lodo.md"),
+            ]
+        ),
         "report_summary": clean(
             section(report, "## Summary: every method against the two yardsticks", demote=1)
         )

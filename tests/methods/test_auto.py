@@ -206,14 +206,30 @@ def test_final_model_rule_both_ways():
     large_C = rbf_params(1.0, 2.0**10)
     auto = Auto(rank=20)
     tight = dataclasses.replace(auto.plan(*X.shape, 1), budget=1.0)
-    rule = auto._final_rule(tight, large_C, X, y, None, order, "ovr")
+    rule = auto._final_rule(tight, large_C, auto.rank, X, y, None, order, "ovr")
     assert rule["final_model"] == "lowrank" and "libsvm's fit predicted at" in rule["why"]
     ratio = float(rule["why"].split("predicted at ")[1].split(" ")[0])
     assert ratio > 2.0
     ample = dataclasses.replace(auto.plan(*X.shape, 1), budget=1e6)
-    assert auto._final_rule(ample, large_C, X, y, None, order, "ovr")["final_model"] == "l1"
+    assert (
+        auto._final_rule(ample, large_C, auto.rank, X, y, None, order, "ovr")["final_model"] == "l1"
+    )
     # the plan reserves the cheaper final model's cost: here the low-rank one's
     assert tight.final_cost < 1.0
+    # the low-rank model is costed on the landmarks the last stage used, not the cap
+    few = auto._final_rule(tight, large_C, 5, X, y, None, order, "ovr")
+    lowrank_cost = lambda r: float(r["why"].split("L2-SVM predicted at ")[1].split(" ")[0])  # noqa: E731
+    assert lowrank_cost(few) < lowrank_cost(rule) and "(5 landmarks)" in few["why"]
+    # after an exact last stage, the trace rule's landmarks at the chosen width on the rows
+    # the libsvm fit is predicted from
+    from svmtune.lowrank import pivoted_cholesky_landmarks
+    from svmtune.methods._fidelity import stage_rows
+    from svmtune.methods.auto import LANDMARK_TOL
+
+    rows = stage_rows(order, max(tight.stages[0].size, X.shape[0] // 8))
+    k = pivoted_cholesky_landmarks(X[rows], 1.0, tol=LANDMARK_TOL, max_rank=20)[0].size
+    derived = auto._final_rule(tight, large_C, None, X, y, None, order, "ovr")
+    assert f"({k} landmarks)" in derived["why"]
 
 
 def test_the_tuner_fits_and_can_force_the_low_rank_final_model():

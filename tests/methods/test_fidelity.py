@@ -16,6 +16,7 @@ from svmtune.methods._fidelity import (
     plan_stages,
     stage_rows,
 )
+from svmtune.methods.auto import Auto
 
 SHAPES = [(300, 5, 1), (2_000, 22, 1), (20_000, 123, 1), (245_057, 3, 1), (60_000, 784, 10)]
 
@@ -45,6 +46,24 @@ def test_a_larger_budget_buys_more_rows_and_all_rows_when_ample():
     assert ample.stages[0].path == "exact"
 
 
+def test_every_refinement_of_the_first_stage_is_paid_for():
+    """Two refinements of ``max_eval`` steps each cost twice the steps: the first stage
+    shrinks so that its planned cost, counted with both, stays within its share."""
+    from svmtune.methods._fidelity import FIRST_SCORES, FIRST_SHARE, _stage_cost, svc_fit_cost
+
+    args = dict(budget=30.0, max_eval=10, rank=500, max_exact=1_200)
+    one = plan_stages(1_200, 10, 1, **args)
+    two = plan_stages(1_200, 10, 1, refiners=2, **args)
+    assert two.stages[0].size < one.stages[0].size
+    unit = svc_fit_cost(1_200, 10)
+    cost = _stage_cost(two.stages[0].size, "exact", 2 * 10 + FIRST_SCORES, 10, 1, 500, unit)
+    assert cost == pytest.approx(two.stages[0].cost)
+    assert cost <= FIRST_SHARE * (30.0 - two.final_cost) + 1e-9
+    assert Auto(refine=("rbsvm", "span")).plan(1_200, 10, 1).stages[0].size < (
+        Auto().plan(1_200, 10, 1).stages[0].size
+    )
+
+
 def test_memory_and_sparse_restrict_the_exact_path():
     plan = plan_stages(50_000, 10, 1, budget=1e9, max_eval=10, rank=500, max_exact=1_000)
     assert plan.stages[0].size <= 1_000
@@ -56,9 +75,13 @@ def test_memory_and_sparse_restrict_the_exact_path():
 
 
 def test_default_budget_ends_and_monotone():
-    assert default_budget(100) == default_budget(2_000) == 30
-    assert default_budget(20_000) == pytest.approx(5.0)
-    assert default_budget(157_000) == pytest.approx(1.0, rel=0.02)
+    assert default_budget(100) == default_budget(1_500) == 30
+    assert default_budget(2_000) == pytest.approx(22.5)
+    assert default_budget(20_000) == pytest.approx(2.25)
+    # the budget's wall time (budget x an SVC() fit ~ n^2) grows linearly in n
+    assert default_budget(40_000) * 40_000**2 == pytest.approx(
+        2 * default_budget(20_000) * 20_000**2
+    )
     b = [default_budget(n) for n in (2_000, 4_000, 8_000, 16_000, 20_000, 10**6)]
     assert all(x >= y for x, y in zip(b, b[1:]))
 

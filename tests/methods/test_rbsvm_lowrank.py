@@ -180,3 +180,61 @@ def test_only_the_last_landmark_stage_warns():
     assert abs(res.theta[1]) < 1e-3 and bound == []
     res, extra, bound = run(0)  # no refresh allowed: the bound hit is the answer, warned once
     assert extra["n_refresh"] == 0 and len(bound) == 1 and "C = 2^8" in str(bound[0].message)
+
+
+def test_estimate_at_is_the_closed_form_at_the_point_on_its_landmarks():
+    """``estimate_at`` scores the given point itself (``select(max_eval=1)`` would also take a
+    line-search step): the low-rank LOO error rate of the objective evaluated there, on the
+    rank rule's landmarks at that width, with rows of weight 0 left out as ``select`` does."""
+    from svmtune.kernels import squared_distances
+    from svmtune.loo.closed_form import loo_error_rate
+    from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
+    from svmtune.methods.base import ovr_tasks
+
+    X, y = _data(120, 5)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=120)
+    w[:7] = 0.0
+    sel = RBSVMLowRank(rank=25, rank_tol=1e-3)
+    point = (1.3, 4.0)
+    est, fits, rank = sel.estimate_at(X, y, w, point=point)
+    keep = w > 0
+    Xk, yk, wk = X[keep], y[keep], w[keep]
+    idx, _ = pivoted_cholesky_landmarks(Xk, 1.3, tol=1e-3, max_rank=25)
+    D2 = squared_distances(Xk, Xk[idx])
+    tasks = ovr_tasks(yk)
+    obj = lowrank_rbsvm_objective(
+        D2, D2[idx], tasks, np.log(point), sample_weight=wk, gradient=False
+    )
+    assert obj.grad is None
+    assert est == loo_error_rate(yk, obj.loo, wk)
+    assert fits == len(tasks) == 1 and rank == idx.size
+
+
+def test_auto_low_rank_referee_evaluates_once_without_gradient(monkeypatch):
+    """The referee of a low-rank stage costs one objective evaluation per candidate, at the
+    candidate's own point, and no gradient (counted, not timed)."""
+    import svmtune.methods.rbsvm_lowrank as mod
+    from svmtune.methods.auto import Auto
+
+    calls = []
+    real = mod.lowrank_rbsvm_objective
+
+    def counting(*args, **kwargs):
+        calls.append((np.exp(args[3]).tolist(), kwargs.get("gradient", True)))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mod, "lowrank_rbsvm_objective", counting)
+    X, y = _data(400, 6)
+    auto = Auto(exact_rows=0, max_eval=2, rank=30)  # every stage low rank
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sel = auto.select(X, y, random_state=0)
+    referee = [c for c in calls if not c[1]]
+    scored = [h for h in sel.history if h["origin"] not in ("rbsvm",)]
+    assert len(referee) == len(scored) >= 2
+    for h in scored:
+        assert any(np.allclose(p, [h["sigma"], h["C"]]) for p, _ in referee)
+    # the final-model rule costs the low-rank model on the chosen point's landmarks
+    chosen = next(h for h in sel.history if h["chosen"])
+    assert 2 <= chosen["rank"] <= 30
+    assert f"({chosen['rank']} landmarks)" in sel.info["final_rule"]

@@ -32,7 +32,6 @@ from svmtune.kernels import (
     rbf_dlogsigma,
     rbf_from_sqdist,
     sparse_row_norms,
-    sparse_squared_distances,
     squared_distances,
 )
 
@@ -112,8 +111,8 @@ def pivoted_cholesky_landmarks(
         X, w = X[keep], w[keep]
         n = keep.size
     m_max = min(int(max_rank), n)
-    norms = sparse_row_norms(X) if sp.issparse(X) else None
-    L = np.zeros((n, m_max))
+    norms = sparse_row_norms(X) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    L = np.zeros((m_max, n))  # the factor's columns as rows: each update reads L[:k] in order
     resid = np.ones(n)
     piv: list[int] = []
 
@@ -128,9 +127,9 @@ def pivoted_cholesky_landmarks(
         if resid[j] <= 1e-12:  # numerically exhausted (duplicates, sigma -> inf)
             break
         col = rbf_from_sqdist(_distances_to_row(X, j, norms), sigma)
-        col -= L[:, :k] @ L[j, :k]
-        L[:, k] = col / np.sqrt(resid[j])
-        resid -= L[:, k] ** 2
+        col -= L[:k].T @ L[:k, j]
+        L[k] = col / np.sqrt(resid[j])
+        resid -= L[k] ** 2
         np.maximum(resid, 0.0, out=resid)
         resid[j] = 0.0
         piv.append(j)
@@ -150,13 +149,23 @@ def _as_points(X):
     return X
 
 
-def _distances_to_row(X, j: int, norms: np.ndarray | None) -> np.ndarray:
-    """Squared distances of all rows of ``X`` to row ``j``: one kernel column's distances.
-    Sparse ``X``: from the sparse dot products and the squared row norms ``norms``
-    (:func:`svmtune.kernels.sparse_squared_distances`), ``O(nnz)``."""
-    if norms is None:
-        return squared_distances(X, X[j : j + 1])[:, 0]
-    return sparse_squared_distances(X, X[j : j + 1], X_norms=norms, Y_norms=norms[j : j + 1])[:, 0]
+def _distances_to_row(X, j: int, norms: np.ndarray) -> np.ndarray:
+    """Squared distances of all rows of ``X`` to row ``j`` (one kernel column's), from the
+    squared row norms ``norms`` and one matrix-vector product, ``O(nnz)`` for a sparse ``X``;
+    clipped at 0, with an exact 0 at ``j``, as :func:`svmtune.kernels.squared_distances` gives.
+    Unchecked: the pivot loop calls it once per landmark on the points it has checked."""
+    if sp.issparse(X):  # the sparse column X x_j (its non-zeros only: d may be huge)
+        col = sp.coo_matrix(X @ X[j].T)
+        out = np.zeros(X.shape[0])
+        out[col.row] = col.data  # a sparse product has no duplicate entries
+    else:
+        out = X @ X[j]
+    out *= -2.0
+    out += norms
+    out += norms[j]
+    np.maximum(out, 0.0, out=out)
+    out[j] = 0.0
+    return out
 
 
 @dataclass

@@ -79,8 +79,9 @@ D_EXP = 8.0
 KAPPA_KERNEL = 1.2
 KAPPA_CUBE = 0.118
 #: a low-rank evaluation's work (``O(s m^2)`` matrix products, a few Newton steps) against
-#: ``SVC()``'s: the median over the cells of ``benchmarks/auto_cost_model.md``
-KAPPA_LOWRANK = 1.0
+#: ``SVC()``'s: the median over the cells of ``benchmarks/auto_cost_model.md`` of at least
+#: 2,000 rows, where the path is planned (1.0 over all its cells, down to 250 rows)
+KAPPA_LOWRANK = 1.38
 #: rows of the probe ``SVC()`` fit whose share of support vectors scales the unit
 PROBE_ROWS = 1000
 #: the median share of support vectors of ``SVC()`` on the probe over the calibration's data
@@ -129,22 +130,28 @@ def lowrank_eval_cost(s: float, d: int, n_tasks: int, rank: int) -> float:
     )
 
 
-def default_budget(n: int) -> float:
-    """The default budget in ``SVC()`` fits on all rows: 30 up to 2,000 rows, then falling as
-    ``n^-0.78``: 5 at 20,000 rows, 1 at 157,000.
+#: the largest n of the small-data regime, where the budget is a fixed number of ``SVC()`` fits
+SMALL_ROWS = 1500
+#: the budget there, in ``SVC()`` fits
+SMALL_BUDGET = 30.0
 
-    An ``SVC()`` fit costs about ``n^2``: 30 of them take well under a second at 2,000 rows
-    (where the closed forms' overhead needs them), 5 of them already a minute at 20,000.  The
-    two points are the project's targets for ``auto`` against scikit-learn's searches
-    (``benchmarks/scaling_auto.md``); the power through them keeps the budget's wall time
-    growing as ``n^1.22``, slower than one ``SVC()`` fit, so that on very large data the
-    selection runs on subsamples and the final model is the cheaper one.
+
+def default_budget(n: int) -> float:
+    """The default budget in ``SVC()`` fits on all rows: 30 up to 1,500 rows, then
+    ``30 * 1500 / n``: 22.5 at 2,000 rows, 2.25 at 20,000, 0.26 at 171,539.
+
+    Up to 1,500 rows (the small-data regime of ``benchmarks/auto_eval.md``) a fit of
+    ``SVC()`` takes milliseconds and the closed forms' fixed overheads need a few dozen of
+    them.  Beyond, the budget's wall time grows as ``n``, as the low-rank path does at a
+    fixed rank (``O(n m^2)`` per step, :func:`lowrank_eval_cost`): with a fit of ``SVC()``
+    costing ``n^2`` (:func:`svc_fit_cost`), the budget in its fits falls as ``1 / n``, so
+    that on large data the selection runs on subsamples and ends on the cheaper final
+    model.  The 30 is the issue's target for the small-data median; the break is where that
+    regime ends; the power is the low-rank path's, none of them fitted to a data set.
     """
-    lo, hi, b_lo, b_hi = 2000.0, 20000.0, 30.0, 5.0
-    if n <= lo:
-        return b_lo
-    slope = np.log(b_hi / b_lo) / np.log(hi / lo)
-    return float(b_lo * (n / lo) ** slope)
+    if n <= SMALL_ROWS:
+        return SMALL_BUDGET
+    return SMALL_BUDGET * SMALL_ROWS / float(n)
 
 
 @dataclass(frozen=True)
@@ -211,14 +218,16 @@ def plan_stages(
     max_exact: int,
     lowrank_only: bool = False,
     sv_fraction: float | None = None,
+    refiners: int = 1,
 ) -> Plan:
     """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
 
     The first stage is exact on the largest subsample (at least :data:`MIN_FIRST` rows, at
     most ``max_exact``, the rows whose dense matrices fit in memory) whose starts, referee
-    scores and ``max_eval`` refinement evaluations take at most :data:`FIRST_SHARE` of the
-    budget left after the final fit.  Each later stage is :data:`GROWTH` times larger (all
-    ``n`` rows once that leaves out less than a third of them), takes the cheaper of the exact
+    scores and ``refiners * max_eval`` refinement evaluations take at most
+    :data:`FIRST_SHARE` of the budget left after the final fit.  Each later stage is
+    :data:`GROWTH` times larger (all ``n`` rows once that leaves out less than a third of
+    them), takes the cheaper of the exact
     and the low-rank path (exact only up to ``max_exact`` rows) and as many refinement steps,
     up to :data:`LATER_STEPS`, as the rest of the budget pays for besides its referee scores
     (none: the stage only scores the carried point against ``SVC()``'s); stages stop when a
@@ -232,13 +241,15 @@ def plan_stages(
     budget : float
         ``SVC()`` fits on all ``n`` rows.
     max_eval : int
-        Refinement evaluations of the first stage.
+        Refinement evaluations of the first stage, per refinement.
     rank : int
         Landmarks of the low-rank path.
     max_exact : int
         Most rows the exact path may take (memory).
     sv_fraction : float, optional
         Share of support vectors of the probe ``SVC()`` (:func:`svc_fit_cost`).
+    refiners : int
+        Refinements of the first stage, each of ``max_eval`` evaluations from the same start.
 
     Returns
     -------
@@ -248,7 +259,7 @@ def plan_stages(
     final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
     left = max(budget - final, 0.0)
     first_path = "lowrank" if lowrank_only else "exact"
-    evals0 = max_eval + FIRST_SCORES
+    evals0 = refiners * max_eval + FIRST_SCORES
     cap = n if first_path == "lowrank" else min(n, max_exact)
     s0 = min(n, MIN_FIRST)
     # the largest first size within FIRST_SHARE of the budget (bisection on the monotone cost)

@@ -47,7 +47,7 @@ from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import GradientSearchResult, minimize_log_params
 from svmtune.search.start import initial_theta
 
-__all__ = ["LowRankSearch", "landmark_search", "lowrank_start"]
+__all__ = ["LowRankSearch", "landmark_search", "landmarks", "lowrank_start"]
 
 _LOG2 = float(np.log(2.0))
 
@@ -108,6 +108,17 @@ def _residual_guard(fun: Callable, limit: float) -> Callable:
     return guarded
 
 
+def landmarks(X, sigma: float, *, rank: int, rank_tol: float, min_rank: int = 1):
+    """``(indices, residual, D2_nm, D2_mm)``: the rank rule's landmarks at ``sigma``
+    (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`), their trace residual / n, and the
+    squared distances of the points to them and among them."""
+    idx, resid = pivoted_cholesky_landmarks(
+        X, sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
+    )
+    D2_nm = squared_distances(X, X[idx])
+    return idx, resid, D2_nm, D2_nm[idx]
+
+
 def _stage(
     X,
     ref_sigma,
@@ -127,11 +138,9 @@ def _stage(
     refreshed and are fewer than ``rank``) at a width whose trace residual exceeds
     ``REFRESH_FACTOR * rank_tol``.  Returns the landmark indices, their trace residual / n and
     the search's result."""
-    idx, resid = pivoted_cholesky_landmarks(
-        X, ref_sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
+    idx, resid, D2_nm, D2_mm = landmarks(
+        X, ref_sigma, rank=rank, rank_tol=rank_tol, min_rank=min_rank
     )
-    D2_nm = squared_distances(X, X[idx])
-    D2_mm = D2_nm[idx]
     fun = make_objective(D2_nm, D2_mm, int(idx.size))
     if may_refresh and idx.size < rank:
         fun = _residual_guard(fun, REFRESH_FACTOR * rank_tol)
@@ -387,6 +396,28 @@ class LowRankSearch(Selector):
             "large constant), lower log2_C, or use the exact method (without '_lowrank')"
         ) from None
 
+    @staticmethod
+    def _prepare(X, y, sample_weight, groups):
+        """``(X, y, sw, tasks, by_group)`` of the search: a sparse ``X`` stays sparse (the
+        landmarks, the factor's distances and the start's subsample come from sparse dot
+        products, :func:`svmtune.kernels.sparse_squared_distances`), and the rows of weight 0
+        are dropped after the tasks are taken."""
+        X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        tasks = ovr_tasks(y)
+        if sw is not None and not np.all(sw > 0):
+            # a sample of weight 0 enters no fit and no criterion, and must not be a landmark
+            # nor count in the trace residual of the rank rule and the refresh test either:
+            # the search runs on the samples of positive weight, as if the others were removed
+            # (the tasks are taken before, so a class of weight 0 keeps its task)
+            keep = sw > 0
+            X, y, sw = X[keep], y[keep], sw[keep]
+            tasks = [t[keep] for t in tasks]
+            groups = None if groups is None else np.asarray(groups)[keep]
+        by_group = {} if groups is None else {"groups": groups}
+        return X, y, sw, tasks, by_group
+
     def select(
         self,
         X: np.ndarray,
@@ -402,22 +433,8 @@ class LowRankSearch(Selector):
         """See :meth:`svmtune.methods.base.Selector.select`."""
         self.check_kernel(kernel)
         self.check_groups(groups)
-        # a sparse X stays sparse: the landmarks, the factor's distances and the start's
-        # subsample come from sparse dot products (svmtune.kernels.sparse_squared_distances)
-        X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
-        y = np.asarray(y)
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        tasks = ovr_tasks(y)
-        if sw is not None and not np.all(sw > 0):
-            # a sample of weight 0 enters no fit and no criterion, and must not be a landmark
-            # nor count in the trace residual of the rank rule and the refresh test either:
-            # the search runs on the samples of positive weight, as if the others were removed
-            # (the tasks are taken before, so a class of weight 0 keeps its task)
-            keep = sw > 0
-            X, y, sw = X[keep], y[keep], sw[keep]
-            tasks = [t[keep] for t in tasks]
-            groups = None if groups is None else np.asarray(groups)[keep]
-        by_group = {} if groups is None else {"groups": groups}
+        X, y, sw, tasks, by_group = self._prepare(X, y, sample_weight, groups)
+        groups = by_group.get("groups")
         rng = check_random_state(random_state)
         theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng, sw)
 

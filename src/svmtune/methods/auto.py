@@ -32,11 +32,13 @@ stage holds fewer rows than the data, ``C`` is carried to all rows.
 
 **Final model.**  Where the last stage is exact on all rows, the referee's family (libsvm's
 SVC or the exact L2-SVM).  Otherwise libsvm's SVC, unless its fit would cost more than the budget
-has left (at least the plan's reserve for the final model) and more than the low-rank L2-SVM
-on the same landmarks rule
-(:class:`svmtune.estimators_lowrank.LowRankL2SVC`): the libsvm fit's cost is predicted from
-the support vectors and iterations of the chosen point's SVC and of ``SVC()`` on a subsample
-(:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`); ``info["final_rule"]`` says which and why.
+has left (at least the reserve for the final model) and more than the low-rank L2-SVM
+on the same landmarks rule (:class:`svmtune.estimators_lowrank.LowRankL2SVC`), costed on as
+many landmarks as the last stage used at the chosen point (after an exact last stage, as the
+rule takes at the chosen width on a subsample of an eighth of the rows): the libsvm fit's cost
+is predicted from the support vectors and iterations of the chosen point's SVC and of
+``SVC()`` on that subsample (:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`);
+``info["final_rule"]`` says which and why.
 
 Ties of the referee (leave-one-out errors are counts) go to the earlier candidate in the
 order above (``SVC()``'s point first: a move away from it has to show fewer leave-one-out
@@ -45,7 +47,9 @@ errors), and for one candidate to the family listed first in ``families``.
 The defaults -- the median start besides ``SVC()``'s point, one RBSVM refinement, both
 families with ties to the L2-SVM -- were chosen on 43 bundled data sets by comparing every
 combination of starts, refinements, families and tie order offline
-(``benchmarks/auto_study.py``, ``benchmarks/auto_rules.py``; ``benchmarks/auto_rules.md``).
+(``benchmarks/auto_study.py``, ``benchmarks/auto_rules.py``; ``benchmarks/auto_rules.md``),
+and the refinement's criterion and steps again with the subsampled first stage, by nested
+leave-one-data-set-out over runs of ``auto`` itself (``benchmarks/auto_criteria_lodo.md``).
 
 **Sparse X.**  A scipy sparse ``X`` (CSR/CSC) takes the low-rank path at every stage: its
 Nystroem factor needs only kernel columns between the rows and the landmarks, from sparse dot
@@ -81,6 +85,7 @@ from svmtune.loo.referee import (
     ovo_loo_outputs,
     referee_error,
 )
+from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._auto_stage import (
     PlanProgress,
     StageData,
@@ -165,8 +170,8 @@ class Auto(Selector):
     budget : float or None
         Cost of the selection and the final fit, in fits of scikit-learn's ``SVC()`` on all
         rows, by the cost model of :mod:`svmtune.methods._fidelity`.  None (default): 30 up to
-        2,000 rows, then falling as ``n^-0.78``: 5 at 20,000 rows, 1 at 157,000
-        (:func:`svmtune.methods._fidelity.default_budget`).
+        1,500 rows, then ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000: the
+        budget's wall time grows as ``n``, :func:`svmtune.methods._fidelity.default_budget`).
     exact_rows : int or None
         Most rows an exact stage may take; None (default): as many as the dense ``n x n``
         matrices of the exact closed forms (``EXACT_DENSE_MATRICES`` of them) fit in the
@@ -239,6 +244,7 @@ class Auto(Selector):
             avail = available_memory()
             max_exact = n if avail is None else int(np.sqrt(avail / (8.0 * EXACT_DENSE_MATRICES)))
         budget = default_budget(n) if self.budget is None else float(self.budget)
+        low_only = sparse or max_exact < min(n, 2)
         return plan_stages(
             n,
             d,
@@ -247,8 +253,10 @@ class Auto(Selector):
             max_eval=self.max_eval,
             rank=self.rank,
             max_exact=max_exact,
-            lowrank_only=sparse or max_exact < min(n, 2),
+            lowrank_only=low_only,
             sv_fraction=sv_fraction,
+            # a low-rank first stage refines with RBSVM alone (_run_stage)
+            refiners=min(len(self.refine), 1) if low_only else len(self.refine),
         )
 
     # ------------------------------------------------------------------ starts
@@ -326,13 +334,11 @@ class Auto(Selector):
         if "estimate_l2" in cand:  # the refinement's own: the same closed form
             return
         t0 = time.perf_counter()
-        with warnings.catch_warnings():  # one evaluation: the search's budget warning
-            warnings.simplefilter("ignore")
-            sel = self._lowrank_search((cand["sigma"], cand["C"]), 1).select(
-                st.X, st.y, st.sw, random_state=st.random_state, **st.by_group
-            )
-        cand["estimate_l2"] = sel.estimate
-        cand["n_svm_fits"] += sel.n_svm_fits
+        err, fits, rank = self._lowrank_search((cand["sigma"], cand["C"]), 1).estimate_at(
+            st.X, st.y, st.sw, point=(cand["sigma"], cand["C"]), **st.by_group
+        )
+        cand["estimate_l2"], cand["rank"] = err, rank
+        cand["n_svm_fits"] += fits
         cand["time"] += time.perf_counter() - t0
 
     def _lowrank_search(self, start, max_eval: int):
@@ -383,6 +389,8 @@ class Auto(Selector):
         )
         if refiner == "rbsvm" or st.D2 is None:  # eq. (27) at its end point: the referee's
             cand["estimate_l2"] = sel.estimate
+        if st.D2 is None:  # the landmarks in use at its end (the trace rule may stop early)
+            cand["rank"] = int(sel.info["rank"])
         return cand
 
     # ------------------------------------------------------------------ stages
@@ -511,7 +519,7 @@ class Auto(Selector):
         params = rbf_params(point["sigma"], C)
         rule: dict[str, Any] = {"final_model": family if exact_all else "l1"}
         if not exact_all:
-            rule = self._final_rule(plan, params, X, y, sw, order, multiclass)
+            rule = self._final_rule(plan, params, chosen.get("rank"), X, y, sw, order, multiclass)
         for c in history:
             c["chosen"] = c is chosen
         return Selection(
@@ -539,22 +547,31 @@ class Auto(Selector):
             },
         )
 
-    def _final_rule(self, plan, params, X, y, sw, order, multiclass) -> dict[str, Any]:
+    def _final_rule(self, plan, params, rank, X, y, sw, order, multiclass) -> dict[str, Any]:
         """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would cost more than the
         budget has left (at least its reserve for the final model) and more than the
-        low-rank model (module docstring)."""
+        low-rank model on ``rank`` landmarks, as many as the last stage used at the chosen
+        point, or (``rank`` None: that stage was exact) as many as the trace rule takes at
+        the chosen width on the rows the libsvm fit is predicted from (module docstring)."""
         n, d = X.shape
         left = plan.budget - sum(s.cost for s in plan.stages)
         unit = svc_fit_cost(n, d, plan.sv_fraction)
-        lowrank = lowrank_eval_cost(n, d, plan.n_tasks, self.rank) / unit
         rows = stage_rows(order, max(plan.stages[0].size, n // 8))
         w = None if sw is None else sw[rows]
+        if rank is None:
+            idx, _ = pivoted_cholesky_landmarks(
+                X[rows], params["sigma"], tol=LANDMARK_TOL, max_rank=self.rank, sample_weight=w
+            )
+            rank = int(idx.size)
+        lowrank = lowrank_eval_cost(n, d, plan.n_tasks, rank) / unit
         ratio, fits = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
-        use_lowrank = ratio > max(left, plan.final_cost) and lowrank < ratio
+        # the plan's reserve for the final model (Plan.final_cost), on the landmarks in use
+        reserve = min(1.0, lowrank)
+        use_lowrank = ratio > max(left, reserve) and lowrank < ratio
         why = (
             f"libsvm's fit predicted at {ratio:.2f} SVC() fits (its support vectors and "
             f"iterations against SVC()'s on {rows.size:,} rows), {left:.2f} left of the budget; "
-            f"the low-rank L2-SVM predicted at {lowrank:.2f}"
+            f"the low-rank L2-SVM predicted at {lowrank:.2f} ({rank} landmarks)"
         )
         return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}
 

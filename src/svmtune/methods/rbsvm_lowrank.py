@@ -26,7 +26,7 @@ from svmtune.loo.closed_form import loo_error_rate
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
 from svmtune.methods._constraints import Options
-from svmtune.methods._lowrank_search import LowRankSearch
+from svmtune.methods._lowrank_search import LowRankSearch, landmarks
 from svmtune.methods.rbsvm import NONSUPPORT
 
 __all__ = ["RBSVMLowRank"]
@@ -72,9 +72,12 @@ class RBSVMLowRank(LowRankSearch):
         for key, value in opts.items():
             setattr(self, key, value)
 
-    def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state, groups=None):
+    def _evaluate(
+        self, D2_nm, D2_mm, tasks, theta, sample_weight, state, groups=None, gradient=True
+    ):
         """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.loo.rbsvm_lowrank.lowrank_rbsvm_objective`),
-        of the leave-one-group-out outputs with ``groups``."""
+        of the leave-one-group-out outputs with ``groups``; its gradient unless ``gradient``
+        is false (then ``grad`` is None)."""
         obj = lowrank_rbsvm_objective(
             D2_nm,
             D2_mm,
@@ -84,12 +87,41 @@ class RBSVMLowRank(LowRankSearch):
             init_support=None if state is None else state["supports"],
             loss=self.loss,
             nonsupport=self.nonsupport,
+            gradient=gradient,
             jitter=self.jitter,
             groups=groups,
         )
         n = len(tasks[0])
         total_w = float(n) if sample_weight is None else float(sample_weight.sum())
-        return obj.value / total_w, obj.grad / total_w, obj, {}
+        grad = None if obj.grad is None else obj.grad / total_w
+        return obj.value / total_w, grad, obj, {}
+
+    def estimate_at(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        *,
+        point: tuple[float, float],
+        groups: np.ndarray | None = None,
+    ) -> tuple[float, int, int]:
+        """``(estimate, n_svm_fits, rank)``: the closed-form LOO error rate of the low-rank
+        L2-SVM at ``point = (sigma, C)``, on the rank rule's landmarks at that ``sigma`` (``rank``
+        of them: fewer than the option where the trace rule stops first): one objective
+        evaluation without its gradient, where ``select(..., start=point, max_eval=1)`` would
+        also take a line-search step (``auto``'s referee on the low-rank path,
+        :mod:`svmtune.methods.auto`).  ``X``, ``y`` (encoded labels ``0..k-1``) and the rest
+        as :meth:`select`."""
+        self.check_groups(groups)
+        X, y, sw, tasks, by_group = self._prepare(X, y, sample_weight, groups)
+        sigma, C = (float(v) for v in point)
+        idx, _, D2_nm, D2_mm = landmarks(X, sigma, rank=self.rank, rank_tol=self.rank_tol)
+        theta = np.log([sigma, C])
+        _, _, obj, _ = self._evaluate(
+            D2_nm, D2_mm, tasks, theta, sw, None, gradient=False, **by_group
+        )
+        estimate = self._summary(y, tasks, {"obj": obj}, sw)[0]
+        return estimate, len(tasks), int(idx.size)
 
     def _summary(self, y, tasks, state, sample_weight):
         obj = state["obj"]
