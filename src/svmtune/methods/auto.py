@@ -184,8 +184,9 @@ class Auto(Selector):
     -----
     ``history`` holds one entry per candidate: ``origin``, ``stage``, ``rows``, ``sigma``,
     ``C``, the referee's ``estimate_l1`` / ``estimate_l2`` (None where not scored),
-    ``n_svm_fits`` and ``time`` (seconds) it cost, ``chosen_in_stage`` (the one carried to the
-    next stage) and ``chosen``.  ``info`` holds ``path`` ("exact" when the
+    ``n_svm_fits`` and ``time`` (seconds) it cost, on low-rank stages ``rank`` (the landmarks
+    it was scored or refined on), ``chosen_in_stage`` (the one carried to the next stage) and
+    ``chosen``.  ``info`` holds ``path`` ("exact" when the
     last stage is exact on all rows, else "lowrank" or "subsample"), ``chosen`` (origin),
     ``family``, ``plan`` (the stages and their predicted costs), ``budget``,
     ``predicted_cost`` (in ``SVC()`` fits), ``carry_exponent`` and ``final_rule``.
@@ -334,8 +335,9 @@ class Auto(Selector):
         if "estimate_l2" in cand:  # the refinement's own: the same closed form
             return
         t0 = time.perf_counter()
-        err, fits, rank = self._lowrank_search((cand["sigma"], cand["C"]), 1).estimate_at(
-            st.X, st.y, st.sw, point=(cand["sigma"], cand["C"]), **st.by_group
+        point = (cand["sigma"], cand["C"])
+        err, fits, rank = self._lowrank_search(point, 1).estimate_at(
+            st.X, st.y, st.sw, point=point, **st.by_group
         )
         cand["estimate_l2"], cand["rank"] = err, rank
         cand["n_svm_fits"] += fits
