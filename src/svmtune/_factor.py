@@ -160,7 +160,7 @@ def _cholesky(H: np.ndarray) -> np.ndarray:
     numerical housekeeping and not warned.  A larger one is a ``RuntimeWarning`` saying what
     it means and what to change."""
     m = H.shape[0]
-    jitter = 0.0
+    jitter, scale = 0.0, max(1.0, float(np.max(np.diag(H)))) if m else 1.0
     # a C-ordered symmetric H is its own transpose, a Fortran-ordered array: copied as is
     src = H.T if H.flags.c_contiguous else H
     for _ in range(8):
@@ -170,13 +170,12 @@ def _cholesky(H: np.ndarray) -> np.ndarray:
         L, info = lapack.dpotrf(A, lower=1, clean=1, overwrite_a=1)
         if info == 0:
             break
-        jitter = max(jitter * 10.0, 1e-12 * max(1.0, float(np.max(np.diag(H)))))
+        jitter = max(jitter * 10.0, 1e-12 * scale)
     else:  # H = K + D, D > 0, is positive definite for a positive semi-definite K
         raise np.linalg.LinAlgError(
             "support-set matrix H = K_SS + diag(1/(C w)) is not positive definite: the "
             "kernel matrix K must be symmetric positive semi-definite"
         )
-    scale = max(1.0, float(np.max(np.diag(H)))) if m else 1.0
     if jitter > (m + 1) * m * np.finfo(float).eps * scale:
         warnings.warn(
             f"the SVM's support-vector kernel matrix is singular beyond rounding ({m} support "

@@ -19,10 +19,7 @@ from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.estimators_lowrank import LowRankL2SVC
 
-__all__ = ["LOWRANK_RANK", "final_estimators"]
-
-#: Nystroem rank of a forced low-rank final model when the selection names none
-LOWRANK_RANK = 500
+__all__ = ["final_estimators"]
 
 
 def final_estimators(
@@ -56,12 +53,13 @@ def final_estimators(
 
     def make(calibrated: bool):
         if final == "lowrank":  # the L2-SVM on the Nystroem kernel, tanh probabilities
+            # the selection's landmark rule where it has one, else LowRankL2SVC's defaults
+            rule = {k: sel.info[k] for k in ("rank", "rank_tol") if k in sel.info}
             return LowRankL2SVC(
                 C=float(sel.params["C"]),
                 sigma=float(sel.params["sigma"]),
-                rank=int(sel.info.get("rank", LOWRANK_RANK)),
-                rank_tol=float(sel.info.get("rank_tol", 1e-2)),
                 class_weight=sel.params.get("class_weight"),
+                **rule,
             )
         return clone(
             make_final_estimator(

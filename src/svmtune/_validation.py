@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.sparsefuncs import min_max_axis
 from sklearn.utils.validation import check_array, check_X_y
 
 from svmtune.preprocess import _convertible, _numeric_values, _only_numbers, categorical_columns
@@ -326,17 +327,19 @@ def check_float_values(name: str, value, *, what: str = "numbers") -> np.ndarray
 
     The one rule of every float option: ``bool`` (also numpy's, and inside a sequence) is
     no number, as for :func:`check_int_option` (``True`` would otherwise be read as 1.0 and
-    change a selection).  Other values are read by ``float``; the caller checks the range
-    (and refuses strings where a sequence is meant).
+    change a selection), and neither is a string (``"0.5"``, which ``float`` would read).
+    Other values are read by ``float``; the caller checks the range.
 
     Raises
     ------
     ValueError
-        Naming ``name``, when ``value`` or an element is a boolean or no number.
+        Naming ``name``, when ``value`` or an element is a boolean, a string or no number.
     """
     items = np.atleast_1d(np.asarray(value, dtype=object)).ravel()
     if any(isinstance(v, (bool, np.bool_)) for v in items):
         raise ValueError(f"{name} must be {what}, got {value!r} (True/False is no number)")
+    if any(isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in items):
+        raise ValueError(f"{name} must be {what}, got {value!r} (a string is no number)")
     try:
         return np.asarray(items, dtype=float)
     except (TypeError, ValueError):
@@ -410,7 +413,8 @@ def check_feature_scale(X) -> None:
     underflow to 0 (the column is left unscaled, i.e. carries no information).  A scipy
     sparse ``X`` is read at its stored entries (columns named by position)."""
     if sp.issparse(X):
-        peak, names = abs(sp.csc_matrix(X)).max(axis=0).toarray().ravel(), range(X.shape[1])
+        lo, hi = min_max_axis(sp.csr_matrix(X), axis=0)  # no copy of a CSR X's entries
+        peak, names = np.maximum(-lo, hi), range(X.shape[1])
     else:
         values, names = _numeric_part(X)
         if values.shape[1] == 0 or values.shape[0] == 0:

@@ -436,7 +436,8 @@ def transform_as_fitted(pre, X) -> np.ndarray:
 MAX_SPARSE_FEATURES = 1 << 23
 
 #: largest dense copy (bytes of float64) made of a sparse ``X`` given to a model fitted on
-#: dense rows (the dense readers' bound, :data:`svmtune.datasets.loaders.MAX_DENSE_BYTES`)
+#: dense rows; the dense svmlight reader takes the same bound
+#: (:data:`svmtune.datasets._svmlight.MAX_DENSE_BYTES`)
 MAX_DENSIFY_BYTES = 1 << 30
 
 

@@ -109,3 +109,17 @@ def _constructs(cls, name, value) -> bool:
     except ValueError:
         return False
     return True
+
+
+@pytest.mark.parametrize(
+    ("method", "name", "ok", "bad"), _CASES, ids=[f"{m}-{n}-str" for m, n, _, _ in _CASES]
+)
+def test_string_refused_where_a_number_is_taken(method, name, ok, bad):
+    """ "1" is no 1.0 either (``float`` would read it): the number written as a string, alone
+    or inside the sequence, is refused naming the option."""
+    cls = selector_class(method)
+    i = None if np.isscalar(ok) else list(bad).index(True)
+    one = ok if i is None else ok[i]
+    for text in (str(one), str(one).encode()):
+        with pytest.raises(ValueError, match=name):
+            validate_options(cls._constraints(), {name: _with_true(ok, i, text)})

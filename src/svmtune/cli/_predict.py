@@ -139,10 +139,7 @@ def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
         try:
             table = load_table(path, fmt=fmt, zero_based=zero_based)
         except (ValueError, OSError) as exc:
-            prefix = ""
-            if zero_based is False and "holds feature index 0" in str(exc):
-                prefix = "the model's training file numbered the features from 1: "
-            raise fail(exc, prefix) from None
+            raise fail(exc, _numbering_prefix(zero_based, exc)) from None
         source = str(path)
     else:
         key = bundled_name(file)
@@ -201,6 +198,14 @@ def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
     click.echo(note, err=True)
 
 
+def _numbering_prefix(zero_based, exc: BaseException) -> str:
+    """What to say before a reader's error when the model's training file counted its
+    features from 1 and this one holds index 0."""
+    if zero_based is False and "holds feature index 0" in str(exc):
+        return "the model's training file numbered the features from 1: "
+    return ""
+
+
 def _sparse_rows_for(tuner, path: Path, fmt: str | None, target: str | None):
     """``(CSR X, y)`` of an svmlight ``path`` for a model ``select`` fitted on sparse rows
     (read with its numbering, as many columns as the model has), else None."""
@@ -210,16 +215,10 @@ def _sparse_rows_for(tuner, path: Path, fmt: str | None, target: str | None):
     try:
         if (fmt or detect_format(path)) not in ("svmlight", "libsvm"):
             return None
-        X, y, _ = read_svmlight_sparse(path, zero_based=True)  # column j: index j
+        # with the training file's numbering: column 0 is its first feature
+        X, y, _ = read_svmlight_sparse(path, zero_based=tuner.svmlight_zero_based_)
     except (ValueError, OSError) as exc:  # its bounds, its messages
-        raise fail(exc) from None
-    if not tuner.svmlight_zero_based_:
-        if X.nnz and int(X.indices.min()) == 0:
-            raise click.ClickException(
-                f"{path}: the model's training file numbered the features from 1, but this "
-                "file holds feature index 0"
-            )
-        X = X[:, 1:]
+        raise fail(exc, _numbering_prefix(tuner.svmlight_zero_based_, exc)) from None
     d = tuner.n_features_in_
     if X.shape[1] > d and X[:, d:].nnz:
         raise click.ClickException(

@@ -248,7 +248,7 @@ def _load_sparse_svmlight(file: str, fmt: str | None, method: str, opts: Selecti
         raise fail(exc) from None
     info = {"file": str(path), "index_base": 0 if zero_based else 1, "sparse": True}
     info["nnz"] = int(X.nnz)
-    return X.tocsr(), y, info
+    return X, y, info
 
 
 def results_frame(cv_results: dict[str, Any]):

@@ -99,15 +99,26 @@ def _long_field(path: Path, text: str, lines: list[str]) -> None:
             )
 
 
+_BREAK = re.compile(r"\r\n|[\r\n]")
+
+
+def _long_lines(text: str, width: int):
+    """``(number, line)`` of the lines of ``text`` at least ``width`` characters long, found
+    from the line starts alone (no list of every line of a large file is built)."""
+    number, pos = 1, 0
+    for m in re.finditer(rf"(?:^|(?<=\r))[^\r\n]{{{width},}}", text, re.M):
+        number += sum(1 for _ in _BREAK.finditer(text, pos, m.start()))
+        pos = m.start()
+        yield number, m.group()
+
+
 def _check_widths(path: Path, text: str, delimiter: str) -> None:
     """Raise a ``DataFileError`` naming the first line of ``text`` with more than
     :data:`MAX_CSV_COLUMNS` fields under ``delimiter``, before pandas builds a column for
     each; counted from the delimiters (a quoted delimiter recounted by the ``csv`` module)."""
     if len(text) < MAX_CSV_COLUMNS:
         return  # every field but the last ends with a delimiter: no line is that wide
-    for i, line in enumerate(text.splitlines(), 1):
-        if len(line) < MAX_CSV_COLUMNS:
-            continue
+    for i, line in _long_lines(text, MAX_CSV_COLUMNS):
         if delimiter == r"\s+":
             n = len(line.split())
         else:

@@ -20,7 +20,7 @@ from svmtune.datasets._text import (
     read_bytes,
 )
 from svmtune.exceptions import DataFileError
-from svmtune.preprocess import MAX_SPARSE_FEATURES
+from svmtune.preprocess import MAX_DENSIFY_BYTES, MAX_SPARSE_FEATURES
 
 _SVMLIGHT_INDEX = re.compile(rb"(?:^|\s)(\d+):")
 
@@ -29,7 +29,7 @@ SVMLIGHT_LINE = re.compile(r"^\s*[-+]?[0-9.eE+-]+(\s+(qid:\S+|\d+:\S+))*\s*(#.*)
 
 #: largest dense feature matrix (bytes of float64) an svmlight/LIBSVM file may make the loader
 #: build: ``rows x (largest feature index) x 8``; a larger one is refused with a message
-MAX_DENSE_BYTES = 1 << 30
+MAX_DENSE_BYTES = MAX_DENSIFY_BYTES
 
 
 #: largest number of feature columns an svmlight/LIBSVM file may declare (its largest index)
@@ -76,7 +76,7 @@ def _numbering(path: Path, Xs: sp.csr_matrix, zero_based: bool | str) -> bool:
     has_zero = Xs.nnz == 0 or Xs.indices.min() == 0
     if zero_based == "auto":
         return bool(has_zero)
-    if not zero_based and Xs.nnz and Xs.indices.min() == 0:
+    if not zero_based and Xs.nnz and has_zero:
         raise DataFileError(
             f"cannot parse {path} as svmlight/LIBSVM with 1-based feature indices (LIBSVM's "
             "numbering): it holds feature index 0"

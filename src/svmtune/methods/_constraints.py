@@ -122,11 +122,12 @@ class IntegerLike(Constraint):
 
 
 class Positive(Constraint):
-    """A positive finite number, given as anything ``float()`` reads except ``bool``;
-    converted to ``float``."""
+    """A positive finite number, given as anything ``float()`` reads except ``bool`` and
+    strings (the rule of :func:`svmtune._validation.check_float_values`); converted to
+    ``float``."""
 
     def convert(self, name: str, value: Any) -> Any:
-        if isinstance(value, (bool, np.bool_)):
+        if isinstance(value, (bool, np.bool_, str, bytes)):
             raise ValueError(name)
         f = float(value)
         if not (math.isfinite(f) and f > 0):

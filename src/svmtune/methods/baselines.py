@@ -69,8 +69,6 @@ def grid_values(name: str, explicit, log2_name: str, log2_range) -> np.ndarray:
     if explicit is None:
         return log2_grid(*check_log2_range(log2_name, log2_range, with_step=True))
     what = "a non-empty sequence of positive finite numbers"
-    if isinstance(explicit, (str, bytes)):
-        explicit = [explicit]  # a string is no sequence of numbers: refused below
     v = check_float_values(f"grid values of {name}", explicit, what=what)
     if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
         raise ValueError(
@@ -96,12 +94,7 @@ def check_log2_range(name: str, value: Any, *, with_step: bool = False) -> tuple
     """
     allowed = (2, 3) if with_step else (2,)
     shape = "(lo, hi) or (lo, hi, step)" if with_step else "(lo, hi)"
-    try:
-        if isinstance(value, (str, bytes)):  # iterable, but "12" is not (1, 2)
-            raise TypeError
-        vals = tuple(check_float_values(name, value, what=f"a tuple {shape} in log2 units"))
-    except TypeError:
-        raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}") from None
+    vals = tuple(check_float_values(name, value, what=f"a tuple {shape} in log2 units"))
     if len(vals) not in allowed:
         raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}")
     lo, hi = vals[0], vals[1]

@@ -105,7 +105,7 @@ def _log2_grid_values(name: str, value: Any) -> np.ndarray:
 
 def _values(name: str, v) -> np.ndarray:
     what = "a non-empty sequence of finite numbers"
-    a = check_float_values(name, [v] if isinstance(v, (str, bytes)) else v, what=what)
+    a = check_float_values(name, v, what=what)
     if a.size == 0 or not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be a non-empty sequence of finite numbers, got {v!r}")
     return a

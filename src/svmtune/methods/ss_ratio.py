@@ -104,20 +104,17 @@ def _check_sigmas(name: str, sigmas: Any) -> np.ndarray:
 
 def _check_rel_sigmas(name: str, log2_sigma: Any) -> np.ndarray:
     """The relative widths ``2^k`` of the log2 grid ``(lo, hi, step)``."""
-    try:
-        if isinstance(log2_sigma, (str, bytes)):
-            raise TypeError
-        return log2_grid(*check_float_values(name, log2_sigma, what="(lo, hi, step)"))
-    except TypeError:
-        raise ValueError(f"{name} must be (lo, hi, step), got {log2_sigma!r}") from None
+    vals = check_float_values(name, log2_sigma, what="(lo, hi, step)")
+    if vals.size != 3:
+        raise ValueError(f"{name} must be (lo, hi, step), got {log2_sigma!r}")
+    return log2_grid(*vals)
 
 
 def _check_degrees(name: str, degrees: Any) -> tuple[int, ...]:
     """Polynomial degrees: positive integers, sorted, each once."""
     deg = check_float_values(name, degrees, what="positive integers")
     if (
-        isinstance(degrees, str)
-        or deg.size == 0
+        deg.size == 0
         or not np.all(np.isfinite(deg))
         or np.any(deg != np.round(deg))
         or np.any(deg < 1)

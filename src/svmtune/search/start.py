@@ -50,8 +50,6 @@ START_RULES = ("median", "sqrt_d")
 def _check_box(name: str, box) -> tuple[float, float]:
     vals = check_float_values(name, box, what="a pair (lo, hi) in log2 units")
     try:
-        if isinstance(box, (str, bytes)):
-            raise ValueError
         lo, hi = vals
     except ValueError:
         raise ValueError(f"{name} must be a pair (lo, hi) in log2 units, got {box!r}") from None
