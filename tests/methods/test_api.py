@@ -101,7 +101,17 @@ def test_constraints_convert_and_name_the_option():
     }
     out = validate_options(
         table,
-        dict(n=np.int64(3), k=1, share=None, how="b", res=5, flag=np.True_, m=8.0, x="2", grid=[1]),
+        dict(
+            n=np.int64(3),
+            k=1,
+            share=None,
+            how="b",
+            res=5,
+            flag=np.True_,
+            m=8.0,
+            x=np.int32(2),
+            grid=[1],
+        ),
     )
     assert out == dict(n=3, k=1, share=None, how="b", res=5, flag=True, m=8, x=2.0, grid=(1,))
     assert type(out["n"]) is int and type(out["flag"]) is bool
@@ -118,6 +128,7 @@ def test_constraints_convert_and_name_the_option():
         ("m", 3, "m must be an integer >= 4 or None, got 3"),
         ("x", float("inf"), "x must be a positive finite number, got inf"),
         ("x", "y", "x must be a positive finite number, got 'y'"),
+        ("x", "2", "x must be a positive finite number, got '2'"),  # float() would read it
         ("grid", 3, "'int' object is not iterable"),
     ]
     for name, value, message in bad:
