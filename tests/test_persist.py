@@ -147,6 +147,7 @@ def _schema_types(model) -> set[tuple[str, str]]:
         path = f"{tmp}/m.skops"
         save_model(model, path)
         data = open(path, "rb").read()
+        load_model(path)  # within every bound of load_model (MAX_PARSE_RATIO among them)
     found, stack = set(), [schema_of(data)]
     while stack:
         item = stack.pop()
@@ -156,7 +157,7 @@ def _schema_types(model) -> set[tuple[str, str]]:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:  # and the file loads back
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert zf.testzip() is None
     return found
 
@@ -397,23 +398,49 @@ def test_npy_header_larger_than_its_data_refused(tmp_path):
         load_model(path)
 
 
-def test_dense_schema_json_refused_before_parsing(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "items",
+    [
+        b'{"__loader__": 0}',  # one-key objects: 17 bytes of text, about 200 as a dict
+        b"[[], [], []]",  # lists: 2 bytes of text, 56 as a list
+        b"123456789012",  # 12-digit ints: 32 bytes as an int
+    ],
+    ids=["objects", "lists", "ints"],
+)
+def test_schema_json_parse_bounded_by_4x_the_unpacked_size(tmp_path, items):
+    """JSON whose Python objects take many times its text is refused while it is parsed,
+    before it takes 4 times the model's unpacked size (no density rule tells it from
+    skops' own JSON: one-key objects at 20 bytes a token still parse at 4.7 times)."""
     import zipfile
 
+    text = b'{"protocol": 2, "x": [' + b", ".join([items] * 100_000) + b"]}"
+    path = tmp_path / "dense.skops"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("schema.json", text)
+    with pytest.raises(UntrustedModelError, match="parse takes more than 4 times"):
+        load_model(path)
+    assert _peak_bytes(lambda: load_model(path)) < 4 * len(text)
+
+
+def test_schema_json_past_its_size_bound_refused(tmp_path, monkeypatch):
     import svmtune.persist as persist
 
     from ._model_files import archive, json_node
 
-    text = b'{"protocol": 2, "x": [' + b",".join([b"[]"] * 200_000) + b"]}"
-    path = tmp_path / "dense.skops"
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr("schema.json", text)
-    with pytest.raises(UntrustedModelError, match="denser than skops writes"):
-        load_model(path)
-    assert _peak_bytes(lambda: load_model(path)) < 3 * len(text)
+    path = tmp_path / "m.skops"
     path.write_bytes(archive(json_node(1)))
     monkeypatch.setattr(persist, "MAX_SCHEMA_BYTES", 100)
     with pytest.raises(UntrustedModelError, match="schema.json of .* bytes \\(at most 100\\)"):
+        load_model(path)
+
+
+def test_schema_json_object_of_no_skops_node_refused(tmp_path):
+    import zipfile
+
+    path = tmp_path / "m.skops"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("schema.json", b'{"protocol": 2, "x": [{"a": 1}]}')
+    with pytest.raises(UntrustedModelError, match="object that is no skops node"):
         load_model(path)
 
 

@@ -14,9 +14,12 @@ itself, with the standard library only, and refuses the file before skops sees i
   written by :func:`save_model` holds (no module prefix is trusted: ``sklearn.utils`` holds
   functions that run shell commands);
 * the archive's declared (uncompressed) sizes are bounded (:data:`MAX_UNPACKED_RATIO`,
-  :data:`MAX_SCHEMA_BYTES`, :data:`MIN_SCHEMA_BYTES_PER_TOKEN`), each array member is read
-  by one object only (skops writes each array once and names it by the object that holds
-  it), and each array's ``.npy`` header declares no more bytes than the member holds.
+  :data:`MAX_SCHEMA_BYTES`), each array member is read by one object only (skops writes each
+  array once and names it by the object that holds it), and each array's ``.npy`` header
+  declares no more bytes than the member holds;
+* ``schema.json`` parses within :data:`MAX_PARSE_RATIO` times the unpacked size: the parse
+  counts the Python objects it builds and stops at the first past that bound, whatever the
+  JSON's shape (a crafted one can take eight times its text).
 
 So no array is materialised before the checks pass, and loading allocates the arrays at most
 twice (the member's bytes and the array), plus the parsed ``schema.json``.  Files are written
@@ -35,7 +38,9 @@ import json
 import math
 import os
 import pickle
+import re
 import secrets
+import sys
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -47,9 +52,10 @@ from svmtune.exceptions import DamagedModelError, UntrustedModelError
 
 __all__ = [
     "DamagedModelError",
+    "MAX_PARSE_RATIO",
     "MAX_SCHEMA_BYTES",
     "MAX_UNPACKED_RATIO",
-    "MIN_SCHEMA_BYTES_PER_TOKEN",
+    "MIN_PARSE_BYTES",
     "MODEL_TYPES",
     "UntrustedModelError",
     "is_skops_file",
@@ -118,10 +124,28 @@ MAX_UNPACKED_RATIO = 100
 #: models ``MODEL_TYPES`` is derived from holds 18 MB, from the history of a class-weight
 #: search).
 MAX_SCHEMA_BYTES = 256 * 2**20
-#: skops writes ``schema.json`` indented, every value a node of several keys: 15-25 bytes per
-#: JSON token (``{ [ , :``).  Denser JSON, whose parse would take many times its size in
-#: Python objects, is refused before it is parsed.
-MIN_SCHEMA_BYTES_PER_TOKEN = 10
+
+#: ``schema.json`` parses (its text and the Python objects) into at most this many times
+#: the model's unpacked size (all members of the archive), as :func:`_parse_schema` counts
+#: it.  svmtune's own models count 2.6-3.7 times (59 models of every method and option,
+#: 40 kB to 27 MB; ``tracemalloc`` measures 2.3-3.4 times ``schema.json`` alone); JSON crafted
+#: for the parser (one-key objects, empty lists, long integers) takes 5-8 times.
+MAX_PARSE_RATIO = 4
+#: ... and at least this many bytes: a few hand-written nodes parse at hundreds of times
+#: their size in fixed costs (a ``dict`` is 184 bytes), and the smallest model
+#: :func:`save_model` writes holds some 40 kB of ``schema.json``
+MIN_PARSE_BYTES = 2**20
+#: an upper bound of a ``str`` object's bytes beside its characters (``sys.getsizeof("")`` is
+#: 49 for an ASCII string, 74-76 for others: a ``\\u`` escape's 6 characters pay the rest)
+_STR_BYTES = 49
+#: an upper bound of a ``list``'s bytes beside its item pointers (``sys.getsizeof([])`` is 56,
+#: plus up to 6 pointers of overallocation)
+_LIST_BYTES = 56 + 6 * 8
+
+#: an upper bound of the bytes a distinct key takes in ``json``'s memo and in the parse's
+#: own set of keys (a dict entry of 24 bytes and a set entry of 16, in tables at least a
+#: third full, plus their indices)
+_KEY_BYTES = 150
 
 _MODEL_TYPES = frozenset(MODEL_TYPES)
 #: the loaders whose node reads an archive member named by its ``file`` key
@@ -193,9 +217,79 @@ def _check_sizes(zf: zipfile.ZipFile, size: int, path, what: str = "") -> None:
         )
 
 
+def _parse_schema(text: str, unpacked: int, path) -> Any:
+    """``json.loads(text)`` within :data:`MAX_PARSE_RATIO` times ``unpacked`` bytes (the
+    text included; at least :data:`MIN_PARSE_BYTES`).
+
+    Strings and lists have no ``json.loads`` hook: their bytes are bounded from the text
+    before parsing (:data:`_STR_BYTES` a ``"`` pair, :data:`_LIST_BYTES` a ``[``, a pointer a
+    ``,``, four bytes a character of a string holding a ``\\u`` escape).  Objects and numbers
+    are counted (``sys.getsizeof``) as the parser creates them, and the parse stops at the
+    first past the budget, or the first object that is not a skops node (no ``__loader__``)
+    nor a mapping of nodes (``protocol``: the root; ``start``/``stop``/``step``: a slice).
+    """
+    # the text is held during the parse
+    budget = max(MAX_PARSE_RATIO * unpacked, MIN_PARSE_BYTES) - len(text)
+    quotes = text.count('"') - text.count('\\"') + text.count('\\\\"')  # unescaped, or more
+    keys = text.count('":') - text.count('\\":')  # a key ends '":', or fewer
+    spent = (
+        # characters, but not a newline and its indent (no string holds a newline): one
+        # transient copy (re.sub runs in C: seconds for 100 MB of newlines, where a Python
+        # loop over the matches takes three times as long)
+        len(re.sub(r"\n *", "", text))
+        + max(quotes // 2 - keys, 0) * _STR_BYTES  # keys: counted once each, below
+        + text.count("[") * _LIST_BYTES
+        + text.count(",") * 9
+    )
+    if "\\u" in text:  # a string of a non-ASCII character takes up to 4 bytes a character
+        strings = re.finditer(r'"(?:[^"\\]|\\.)*"', text)
+        spent += 3 * sum(len(m[0]) for m in strings if "\\u" in m[0])
+    seen: set[str] = set()
+
+    def spend(obj, extra: int = 0):
+        nonlocal spent
+        spent += sys.getsizeof(obj) + extra
+        if spent > budget:
+            raise _refused(
+                path,
+                f"has a schema.json whose parse takes more than {MAX_PARSE_RATIO} times the "
+                f"model's {unpacked} unpacked bytes (svmtune's own models stay under "
+                f"{MAX_PARSE_RATIO})",
+            )
+        return obj
+
+    def node(pairs: list) -> dict:
+        nonlocal spent
+        obj = dict(pairs)
+        spent -= 9 * max(len(pairs) - 1, 0)  # the commas between its pairs hold no pointer
+        for key in obj.keys() - seen:  # json memoizes keys: each new one is one more str
+            seen.add(key)
+            spend(key, _KEY_BYTES)
+        if not (
+            "__loader__" in obj
+            or "protocol" in obj
+            or obj.keys() <= {"start", "stop", "step"}
+            or all(type(value) is dict for value in obj.values())
+        ):
+            raise _refused(path, f"has a schema.json object that is no skops node: {pairs[:3]}")
+        return spend(obj)
+
+    def constant(name: str):
+        raise ValueError(f"{name} is not JSON")
+
+    spend(None)
+    return json.loads(
+        text,
+        object_pairs_hook=node,
+        parse_int=lambda s: spend(int(s)),
+        parse_float=lambda s: spend(float(s)),
+        parse_constant=constant,
+    )
+
+
 def _read_schema(zf: zipfile.ZipFile, path) -> dict:
-    """``schema.json``, within :data:`MAX_SCHEMA_BYTES` and the token density of skops'
-    JSON, parsed."""
+    """``schema.json``, within :data:`MAX_SCHEMA_BYTES`, parsed within :data:`MAX_PARSE_RATIO`
+    times the model's unpacked size (:func:`_parse_schema`)."""
     try:
         info = zf.getinfo("schema.json")
     except KeyError:
@@ -204,16 +298,15 @@ def _read_schema(zf: zipfile.ZipFile, path) -> dict:
         raise _refused(
             path, f"has a schema.json of {info.file_size} bytes (at most {MAX_SCHEMA_BYTES})"
         )
-    text = zf.read(info)
-    tokens = sum(text.count(c) for c in (b"{", b"[", b",", b":"))
-    if tokens * MIN_SCHEMA_BYTES_PER_TOKEN > len(text):
-        raise _refused(
-            path,
-            f"has a schema.json of {tokens} JSON tokens in {len(text)} bytes, denser than "
-            f"skops writes (at least {MIN_SCHEMA_BYTES_PER_TOKEN} bytes a token)",
-        )
+    unpacked = sum(member.file_size for member in zf.infolist())
     try:
-        schema = json.loads(text)
+        text = zf.read(info).decode("ascii")  # skops writes json.dumps' ASCII
+    except UnicodeDecodeError:
+        raise _refused(path, "has a schema.json that is not ASCII (skops writes ASCII)") from None
+    try:
+        schema = _parse_schema(text, unpacked, path)
+    except UntrustedModelError:  # a ValueError too: refused, not damaged
+        raise
     except (ValueError, RecursionError) as exc:
         raise _damaged(path, f"schema.json is not JSON ({exc})") from None
     if not isinstance(schema, dict):
