@@ -292,8 +292,8 @@ def test_clone_and_params():
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"C": 0.0}, "C must be positive"),
-        ({"sigma": -1.0}, "sigma .* must be positive"),
+        ({"C": 0.0}, "C must be a positive finite number"),
+        ({"sigma": -1.0}, "sigma .* must be a positive finite number"),
         ({"rank": 0}, "rank .* integer >= 1"),
         ({"rank": 2.5}, "rank .* integer >= 1"),
         ({"rank_tol": 1.0}, r"rank_tol .* \(0, 1\)"),

@@ -24,13 +24,13 @@ def test_sigma_gamma_roundtrip():
         assert gamma_from_sigma(s) == pytest.approx(1 / (2 * s * s))
         assert sigma_from_gamma(gamma_from_sigma(s)) == pytest.approx(s)
     for bad in (0.0, -1.0, np.nan, np.inf, np.float64(-2.0), np.array([1.0, 0.0])):
-        with pytest.raises(ValueError, match="sigma must be positive"):
+        with pytest.raises(ValueError, match="sigma must be a positive finite number"):
             gamma_from_sigma(bad)
     # Python floats, numpy scalars and arrays give the same bits
     s = np.exp(np.random.default_rng(0).uniform(-20, 20, 1000))
     assert [gamma_from_sigma(float(v)) for v in s] == list(gamma_from_sigma(s))
     assert [gamma_from_sigma(v) for v in s] == list(gamma_from_sigma(s))
-    with pytest.raises(ValueError, match="gamma must be positive"):
+    with pytest.raises(ValueError, match="gamma must be a positive finite number"):
         sigma_from_gamma(-1.0)
 
 
@@ -99,7 +99,7 @@ def test_kernel_derivatives_central_differences(kernel, param):
 def test_invalid_kernels():
     with pytest.raises(ValueError, match="unknown kernel"):
         Kernel("laplace")
-    with pytest.raises(ValueError, match="sigma must be positive"):
+    with pytest.raises(ValueError, match="sigma must be a positive finite number"):
         Kernel("rbf", sigma=0.0)
     with pytest.raises(ValueError, match="degree"):
         Kernel("poly", degree=0)
@@ -251,7 +251,7 @@ def test_rbf_helpers_reject_bad_sigma(sigma):
         lambda: rbf_dlogsigma(K, D2, sigma),
         lambda: rbf_columns(D2, sigma),
     ):
-        with pytest.raises(ValueError, match="sigma must be positive and finite"):
+        with pytest.raises(ValueError, match="sigma must be a positive finite number"):
             call()
 
 

@@ -161,7 +161,7 @@ def test_l2_degenerate_inputs_warn_not_nan():
         assert np.all(np.isfinite(sol.alpha)) and np.isfinite(sol.b)
     with pytest.raises(ValueError, match="both classes"):
         fit_l2_svm(np.eye(4), np.ones(4), 1.0)
-    with pytest.raises(ValueError, match="C must be positive"):
+    with pytest.raises(ValueError, match="C must be a positive finite number"):
         fit_l2_svm(np.eye(4), np.array([1.0, -1, 1, -1]), -1.0)
 
 

@@ -155,9 +155,14 @@ def test_small_helpers():
     assert validate_sample_weight(None, 3) is None
     with pytest.raises(ValueError, match="all zero"):
         validate_sample_weight(np.zeros(3), 3)
-    check_positive("C", 2.0)
-    for bad in (0.0, -1.0, np.nan, np.inf, "x"):
+    assert check_positive("C", 2) == 2.0 and check_positive("C", None, allow_none=True) is None
+    for bad in (0.0, -1.0, np.nan, np.inf):
         with pytest.raises(ValueError, match="C must be a positive finite number"):
+            check_positive("C", bad)
+    for bad in ("x", True, [1.0], None):  # no number: a TypeError and a ValueError
+        with pytest.raises(TypeError, match="C must be a real number"):
+            check_positive("C", bad)
+        with pytest.raises(ValueError, match="C must be a real number"):
             check_positive("C", bad)
 
 

@@ -23,13 +23,13 @@ Notation (RBSVM §III-B).  The L2-SVM is the hard-margin SVM on ``H = K + diag(d
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from svmtune._validation import check_positive
 from svmtune._warnings import user_stacklevel
 
 if TYPE_CHECKING:
@@ -172,11 +172,9 @@ def sample_weights(n: int, sample_weight: np.ndarray | None) -> np.ndarray:
 
 
 def check_C(C) -> None:
-    """Raise unless ``C`` is a positive finite real number."""
-    if isinstance(C, (bool, np.bool_)) or not isinstance(C, (numbers.Real, np.ndarray)):
-        raise TypeError(f"C must be a real number, got {C!r} ({type(C).__name__})")
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be positive and finite, got {C}")
+    """Raise unless ``C`` is a positive finite real number
+    (:func:`svmtune._validation.check_positive`)."""
+    check_positive("C", C)
 
 
 def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np.ndarray:

@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.sparsefuncs import min_max_axis
 from sklearn.utils.validation import check_array, check_X_y
 
+from svmtune.exceptions import NotANumberError
 from svmtune.preprocess import _convertible, _numeric_values, _only_numbers, categorical_columns
 
 __all__ = [
@@ -252,16 +253,30 @@ def validate_groups(groups, n: int) -> np.ndarray | None:
     return codes.astype(np.intp)
 
 
-def check_positive(name: str, value, *, allow_none: bool = False) -> None:
-    """Raise a ``ValueError`` unless ``value`` is a positive finite number."""
+def check_real(name: str, value) -> float:
+    """``value`` as a ``float``: a real number (a NumPy scalar or 0-d array too), not a
+    ``bool`` (``True`` is no quantity) nor a string; else a
+    :class:`~svmtune.exceptions.NotANumberError` naming ``name``."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu":
+        return float(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise NotANumberError(
+            f"{name} must be a real number, got {value!r} ({type(value).__name__})"
+        )
+    return float(value)
+
+
+def check_positive(name: str, value, *, allow_none: bool = False) -> float | None:
+    """``value`` as a positive finite ``float``: the one rule for a positive number (``C``, a
+    width, a tolerance, an option), as scikit-learn's ``Interval(Real, 0, None,
+    closed="neither")``; no real number: :func:`check_real`'s error, else a ``ValueError``
+    naming ``name``.  ``allow_none``: None passes as None."""
     if value is None and allow_none:
-        return
-    try:
-        ok = np.isfinite(value) and value > 0
-    except TypeError:
-        ok = False
-    if not ok:
+        return None
+    v = check_real(name, value)
+    if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return v
 
 
 def check_int_option(name: str, value, *, minimum: int, allow_none: bool = False) -> int | None:
@@ -337,9 +352,9 @@ def check_float_values(name: str, value, *, what: str = "numbers") -> np.ndarray
     """
     items = np.atleast_1d(np.asarray(value, dtype=object)).ravel()
     if any(isinstance(v, (bool, np.bool_)) for v in items):
-        raise ValueError(f"{name} must be {what}, got {value!r} (True/False is no number)")
+        raise NotANumberError(f"{name} must be {what}, got {value!r} (True/False is no number)")
     if any(isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in items):
-        raise ValueError(f"{name} must be {what}, got {value!r} (a string is no number)")
+        raise NotANumberError(f"{name} must be {what}, got {value!r} (a string is no number)")
     try:
         return np.asarray(items, dtype=float)
     except (TypeError, ValueError):

@@ -22,6 +22,7 @@ from svmtune._validation import (
     check_label_kind,
     check_labels,
     check_min_class_count,
+    check_positive,
     validate_sample_weight,
 )
 from svmtune.kernels import Kernel, KernelColumns
@@ -253,8 +254,7 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         )
 
     def fit(self, X, y, sample_weight=None):
-        if not (np.isfinite(self.C) and self.C > 0):
-            raise ValueError(f"C must be positive and finite, got {self.C}")
+        check_positive("C", self.C)
         X, y_enc, w = _fit_inputs(self, X, y, sample_weight)
         kern = self._kernel()
         K = kern(X) if X.shape[0] <= FULL_KERNEL_MAX_N else KernelColumns.of(X, kern)

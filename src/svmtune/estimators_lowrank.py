@@ -26,8 +26,7 @@ from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import svmtune.estimators as _estimators
-from svmtune._support import check_C
-from svmtune._validation import validate_sample_weight
+from svmtune._validation import check_positive, check_real, validate_sample_weight
 from svmtune.estimators import _fit_inputs, tanh_proba
 from svmtune.kernels import (
     rbf_from_sqdist,
@@ -130,13 +129,10 @@ def lowrank_fit_flops(
 
 def _check_params(est: LowRankL2SVC) -> None:
     """Raise with the parameter's name and range unless every parameter is valid."""
-    check_C(est.C)
-    for name in ("sigma", "rank_tol", "jitter"):
-        value = getattr(est, name)
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{name} must be a real number, got {value!r}")
-    if not (np.isfinite(est.sigma) and est.sigma > 0):
-        raise ValueError(f"sigma (the RBF width) must be positive and finite, got {est.sigma}")
+    check_positive("C", est.C)
+    check_positive("sigma (the RBF width)", est.sigma)
+    for name in ("rank_tol", "jitter"):
+        check_real(name, getattr(est, name))
     rank = est.rank
     if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1:
         raise ValueError(

@@ -38,6 +38,7 @@ __all__ = [
     "BoundWarning",
     "ConvergenceWarning",
     "DamagedModelError",
+    "NotANumberError",
     "DataFileError",
     "NotAResultsFile",
     "SelectionStopped",
@@ -52,6 +53,12 @@ class ConvergenceWarning(_SklearnConvergenceWarning):
 
 class BoundWarning(UserWarning):
     """A hyperparameter ended on a bound of its search range."""
+
+
+class NotANumberError(TypeError, ValueError):
+    """A string, a bool or a sequence given where a real number is needed: a ``TypeError``,
+    and a ``ValueError`` as scikit-learn's ``InvalidParameterError`` is, so that code
+    catching either for a bad value catches it."""
 
 
 class DataFileError(ValueError):

@@ -10,8 +10,6 @@ arrays in, arrays out.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +17,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
+
+from svmtune._validation import check_positive, check_real
 
 __all__ = [
     "COLUMN_BLOCK",
@@ -46,12 +46,11 @@ KERNELS = ("rbf", "linear", "poly", "sigmoid")
 def gamma_from_sigma(sigma: float | np.ndarray) -> float | np.ndarray:
     """Convert an RBF width ``sigma`` to scikit-learn's ``gamma = 1 / (2 sigma^2)``."""
     if isinstance(sigma, float):  # the common scalar case without numpy's array round trip
-        if not 0.0 < sigma < math.inf:
-            raise ValueError(f"sigma must be positive and finite, got {sigma}")
+        sigma = check_positive("sigma", sigma)
         return 1.0 / (2.0 * sigma * sigma)
     sigma = np.asarray(sigma, dtype=float)
-    if np.any(sigma <= 0) or not np.all(np.isfinite(sigma)):
-        raise ValueError(f"sigma must be positive and finite, got {sigma}")
+    if np.any(sigma <= 0) or not np.all(np.isfinite(sigma)):  # check_positive, elementwise
+        raise ValueError(f"sigma must be a positive finite number (each), got {sigma}")
     out = 1.0 / (2.0 * sigma**2)
     return float(out) if out.ndim == 0 else out
 
@@ -60,7 +59,7 @@ def sigma_from_gamma(gamma: float | np.ndarray) -> float | np.ndarray:
     """Convert scikit-learn's ``gamma`` to the RBF width ``sigma = 1 / sqrt(2 gamma)``."""
     gamma = np.asarray(gamma, dtype=float)
     if np.any(gamma <= 0) or not np.all(np.isfinite(gamma)):
-        raise ValueError(f"gamma must be positive and finite, got {gamma}")
+        raise ValueError(f"gamma must be a positive finite number (each), got {gamma}")
     out = 1.0 / np.sqrt(2.0 * gamma)
     return float(out) if out.ndim == 0 else out
 
@@ -173,21 +172,6 @@ def _symmetrise(D: np.ndarray, block: int = 512) -> np.ndarray:
     return D
 
 
-def _check_sigma(sigma) -> None:
-    """Raise unless the RBF width ``sigma`` is a positive finite number."""
-    if not 0.0 < float(sigma) < math.inf:
-        raise ValueError(f"sigma must be positive and finite, got {sigma}")
-
-
-def _check_real(name: str, value) -> None:
-    """Raise a ``TypeError`` unless ``value`` is a real number (or a 0-d numeric array)."""
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-        return
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu":
-        return
-    raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-
-
 def _check_points(X: np.ndarray, name: str = "X") -> None:
     """Raise unless ``X`` (a float array) is a finite 2-D ``(n_samples, n_features)`` array."""
     if X.ndim != 2:
@@ -219,7 +203,7 @@ def rbf_from_sqdist(D2: np.ndarray, sigma: float) -> np.ndarray:
     ValueError
         If ``sigma`` is not positive and finite.
     """
-    _check_sigma(sigma)
+    check_positive("sigma", sigma)
     D2 = np.asarray(D2, dtype=float)
     out = np.divide(D2, -2.0 * float(sigma) ** 2, out=np.empty_like(D2))
     return np.exp(out, out=out)
@@ -375,12 +359,12 @@ def rbf_columns(D2: np.ndarray, sigma: float) -> KernelColumns:
     """
     if np.ndim(D2) != 2 or D2.shape[0] != D2.shape[1]:
         raise ValueError(f"D2 must be a square 2-D array, got shape {np.shape(D2)}")
-    _check_sigma(sigma)
+    check_positive("sigma", sigma)
     return KernelColumns(D2.shape[0], lambda idx: rbf_from_sqdist(D2[:, idx], sigma))
 
 
 def _check_degree(degree) -> None:
-    _check_real("polynomial degree", degree)
+    check_real("polynomial degree", degree)
     if not (np.isfinite(degree) and int(degree) == degree and degree >= 1):
         raise ValueError(f"polynomial degree must be a positive integer, got {degree}")
 
@@ -409,14 +393,10 @@ class Kernel:
         if self.name not in KERNELS:
             raise ValueError(f"unknown kernel {self.name!r}; choose one of {KERNELS}")
         if self.name == "rbf":
-            _check_real("RBF sigma", self.sigma)
-            if not (np.isfinite(self.sigma) and self.sigma > 0):
-                raise ValueError(f"RBF sigma must be positive and finite, got {self.sigma}")
+            check_positive("RBF sigma", self.sigma)
         if self.name in ("poly", "sigmoid"):
-            _check_real("kernel gamma", self.gamma)
-            if not (np.isfinite(self.gamma) and self.gamma > 0):
-                raise ValueError(f"kernel gamma must be positive and finite, got {self.gamma}")
-            _check_real("kernel coef0", self.coef0)
+            check_positive("kernel gamma", self.gamma)
+            check_real("kernel coef0", self.coef0)
             if not np.isfinite(self.coef0):
                 raise ValueError(f"kernel coef0 must be finite, got {self.coef0}")
         if self.name == "poly":
@@ -516,7 +496,7 @@ def rbf_dlogsigma(K: np.ndarray, D2: np.ndarray, sigma: float) -> np.ndarray:
     ValueError
         If ``sigma`` is not positive and finite.
     """
-    _check_sigma(sigma)
+    check_positive("sigma", sigma)
     out = np.divide(D2, float(sigma) ** 2, dtype=float)  # the one new array
     out *= K
     return out

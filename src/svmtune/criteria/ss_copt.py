@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from svmtune._validation import check_positive
 from svmtune.criteria.ss_core import ALPHA, SS_BREAK, SS_KERNEL, ratio_from_ss
 
 __all__ = [
@@ -143,9 +144,7 @@ def c_opt(
     if rescale:
         if d is None:
             raise ValueError("rescale=True needs the separability d (or pass rescale=False)")
-        d = float(d)
-        if not (np.isfinite(d) and d > 0):
-            raise ValueError(f"d must be positive and finite to rescale C, got {d}")
+        d = check_positive("d (the separability that rescales C)", d)
         C = C / d**2
     return C
 

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from svmtune._validation import check_labels
+from svmtune._validation import check_labels, check_positive
 from svmtune._warnings import user_stacklevel
 
 __all__ = [
@@ -90,10 +90,7 @@ FEATURE_MAPS = ("exact", "rff", "nystroem", "tensor_sketch")
 # decibel conversions
 # ---------------------------------------------------------------------------------------------
 def _check_alpha(alpha: float) -> float:
-    alpha = float(alpha)
-    if not (np.isfinite(alpha) and alpha > 0):
-        raise ValueError(f"alpha must be positive and finite, got {alpha}")
-    return alpha
+    return check_positive("alpha", alpha)
 
 
 def ss_db(d: float, sigma: float, alpha: float = ALPHA) -> float:

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from scipy.optimize import minimize_scalar
 
+from svmtune._validation import check_positive
 from svmtune.criteria.ss_copt import PAPER_CURVE, ExpPiece
 from svmtune.criteria.ss_core import ALPHA, ss_from_ratio
 from svmtune.criteria.ss_simulation import (
@@ -88,8 +89,7 @@ def linear_svm_qp(X: np.ndarray, y: np.ndarray, C: float) -> tuple[np.ndarray, f
             f"y must hold labels -1 and +1 of two classes (the QP's y_i in {{-1, +1}}), got "
             f"{np.unique(y)[:5]}"
         )
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be positive and finite, got {C}")
+    check_positive("C", C)
     P = sp.block_diag([sp.eye(p), sp.csc_matrix((n + 1, n + 1))], format="csc")
     q = np.r_[np.zeros(p + 1), np.full(n, float(C))]
     A1 = sp.hstack([sp.csc_matrix(-(y[:, None] * X)), sp.csc_matrix(-y[:, None]), -sp.eye(n)])

@@ -22,6 +22,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit
 
+from svmtune._validation import check_positive
+
 __all__ = [
     "DEFAULT_FLOOR",
     "PAPER_A_VALUES",
@@ -114,8 +116,7 @@ def sigmoid_weights(
         raise ValueError(f"slope A must be finite, got {A}")
     if not np.isfinite(B):
         raise ValueError(f"centre B must be finite, got {B}")
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"scale C must be positive and finite, got {C}")
+    check_positive("scale C", C)
     if not (np.isfinite(floor) and floor >= 0):
         raise ValueError(f"floor must be a non-negative finite number, got {floor}")
     return np.maximum(C * expit(A * (q - B)), floor)
@@ -149,6 +150,5 @@ def sigmoid_sample_weights(
                 "weight_fn must return finite, non-negative weights, not all zero "
                 f"(got min {np.min(Ci)!r}, max {np.max(Ci)!r} for A={A}, B={B}, C={C})"
             )
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"scale C must be positive and finite, got {C}")
+    check_positive("scale C", C)
     return Ci / C

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from svmtune._validation import check_positive
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import (
     _check_points,
@@ -97,8 +98,7 @@ def pivoted_cholesky_landmarks(
         raise ValueError(f"max_rank must be a positive integer, got {max_rank}")
     if int(min_rank) != min_rank or min_rank < 1:
         raise ValueError(f"min_rank must be a positive integer, got {min_rank}")
-    if not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be positive and finite, got {sigma}")
+    check_positive("sigma", sigma)
     keep = None
     if sample_weight is not None:
         w = np.asarray(sample_weight, dtype=float).ravel()
@@ -246,8 +246,7 @@ def nystroem_factor(
         If ``D2_mm`` is not ``(m, m)``, ``D2_nm`` not ``(n, m)``, a distance is negative
         or not finite, or ``sigma`` / ``jitter`` is out of range.
     """
-    if not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be positive and finite, got {sigma}")
+    check_positive("sigma", sigma)
     if not (np.isfinite(jitter) and jitter >= 0):
         raise ValueError(f"jitter must be a non-negative number, got {jitter}")
     D2_nm = np.asarray(D2_nm, dtype=float)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._validation import check_bool_option, check_int_option
+from svmtune._validation import check_bool_option, check_int_option, check_positive
 from svmtune.search.start import check_search_options
 
 __all__ = [
@@ -122,17 +122,11 @@ class IntegerLike(Constraint):
 
 
 class Positive(Constraint):
-    """A positive finite number, given as anything ``float()`` reads except ``bool`` and
-    strings (the rule of :func:`svmtune._validation.check_float_values`); converted to
+    """A positive finite number (:func:`svmtune._validation.check_positive`), converted to
     ``float``."""
 
     def convert(self, name: str, value: Any) -> Any:
-        if isinstance(value, (bool, np.bool_, str, bytes)):
-            raise ValueError(name)
-        f = float(value)
-        if not (math.isfinite(f) and f > 0):
-            raise ValueError(name)
-        return f
+        return check_positive(name, value)
 
     def describe(self, *, alone: bool = True) -> str:
         return "a positive finite number"

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from svmtune._validation import check_positive
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import sigma_from_gamma
 from svmtune.loo._spans import SpanCache, n_empty_spans, span_rule_spans
@@ -126,9 +127,7 @@ def unit_range_sigma(X: np.ndarray, unit_gamma: float | None = None) -> float:
     if X.ndim != 2 or X.shape[0] < 2:
         raise ValueError("unit_range_sigma needs a 2-D array with at least two rows")
     d = X.shape[1]
-    g = 1.0 / d if unit_gamma is None else float(unit_gamma)
-    if not (np.isfinite(g) and g > 0):
-        raise ValueError(f"unit_gamma must be positive and finite, got {unit_gamma}")
+    g = 1.0 / d if unit_gamma is None else check_positive("unit_gamma", unit_gamma)
     r = X.max(axis=0) - X.min(axis=0)
     var = X.var(axis=0)
     ok = (r > 0) & (var > 0)

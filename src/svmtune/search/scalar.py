@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from svmtune._validation import check_positive
+
 __all__ = [
     "REFINES",
     "ScalarSearch",
@@ -69,8 +71,7 @@ def _clean(v) -> float:
 
 
 def _check_tol(xtol, max_evals) -> None:
-    if not (np.isfinite(xtol) and xtol > 0):
-        raise ValueError(f"xtol must be positive and finite, got {xtol!r}")
+    check_positive("xtol", xtol)
     if isinstance(max_evals, bool) or int(max_evals) != max_evals or max_evals < 1:
         raise ValueError(f"max_evals must be a positive integer, got {max_evals!r}")
 

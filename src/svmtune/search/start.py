@@ -29,6 +29,7 @@ from svmtune._validation import (
     check_dense_memory,
     check_float_values,
     check_int_option,
+    check_positive,
     validate_sample_weight,
 )
 from svmtune._warnings import user_stacklevel
@@ -56,16 +57,6 @@ def _check_box(name: str, box) -> tuple[float, float]:
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"{name} must satisfy lo < hi (finite, log2 units), got {box!r}")
     return lo, hi
-
-
-def _check_positive(name: str, value) -> float:
-    what = "a positive number"
-    if np.ndim(value) != 0:
-        raise ValueError(f"{name} must be {what}, got {value!r}")
-    (v,) = check_float_values(name, value, what=what)
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return v
 
 
 def _check_int(name: str, value, minimum: int) -> int:
@@ -105,10 +96,10 @@ def check_search_options(
         "log2_sigma": _check_box("log2_sigma", log2_sigma),
         "log2_C": _check_box("log2_C", log2_C),
         "start": _check_start(start),
-        "C0": _check_positive("C0", C0),
+        "C0": check_positive("C0", C0),
         "restarts": _check_int("restarts", restarts, 0),
         "jump_restarts": _check_int("jump_restarts", jump_restarts, 0),
-        "tol": _check_positive("tol", tol),
+        "tol": check_positive("tol", tol),
         "max_iter": _check_int("max_iter", max_iter, 1),
         "max_eval": None if max_eval is None else _check_int("max_eval", max_eval, 1),
     }
@@ -215,7 +206,7 @@ def initial_theta(
     start = _check_start(start)
     if isinstance(start, tuple):
         return np.log(np.asarray(start, dtype=float))
-    _check_positive("C0", C0)
+    check_positive("C0", C0)
     if D2 is not None and sample_weight is not None:
         pos = validate_sample_weight(sample_weight, np.shape(D2)[0]) > 0
         D2 = D2[np.ix_(pos, pos)]
