@@ -4,14 +4,16 @@ leave-one-data-set-out over the nine larger bundled sets of ``benchmarks/scaling
 On most cells of 2,000 rows and more, ``auto``'s plan is one exact stage on a subsample
 (``benchmarks/scaling_auto.md``): the first stage takes ``FIRST_SHARE`` (60 %) of the
 budget (:mod:`svmtune.methods._fidelity`), and the next, ``GROWTH`` (4) times
-larger, does not fit in the rest, because an exact evaluation grows as ``s^3``.  Each variant
-of :data:`VARIANTS` takes a smaller first share and/or growth 2, and -- where the next
-stage's referee scores do not fit at its target size -- sizes it to what is left (the largest
-of at least twice the rows whose two scores and three steps fit, :func:`later_stage`), so
-that the plan runs more, larger stages.  Every variant runs ``SVMTuner()`` (auto, all else
-default) on the cells of ``benchmarks/scaling_auto.md`` (same training rows, same held-out
-part, ``random_state=0``); the default's and the halving search's accuracies are read from
-that benchmark's result file.
+larger, does not fit in the rest, because an exact evaluation grows as ``s^3``.  The
+variants of :data:`VARIANTS` run more, larger stages: ``s..`` take a smaller first share
+and/or growth 2 and, where the next stage's referee scores do not fit at its target size,
+size it to what is left (the largest of at least twice the rows whose two scores and three
+steps fit, :func:`later_stage`), on the path the cost model finds cheaper; ``E..`` keep
+every later stage exact (low rank only where memory forbids) and size it to the two scores
+that fit, at least 1.5 times the rows before (:func:`later_exact_stage`).  Every variant
+runs ``SVMTuner()`` (auto, all else default) on the cells of ``benchmarks/scaling_auto.md``
+(same training rows, same held-out part, ``random_state=0``); the default's and the halving
+search's accuracies are read from that benchmark's result file.
 
 The choice is cross-validated over data sets: for each held-out set, the variant of highest
 mean accuracy gain over the halving search on the other eight sets' cells is scored on the
@@ -43,6 +45,10 @@ VARIANTS = {
     "s30g2": {"FIRST_SHARE": 0.3, "GROWTH": 2},
     "s30g4": {"FIRST_SHARE": 0.3, "GROWTH": 4},
     "s45g2": {"FIRST_SHARE": 0.45, "GROWTH": 2},
+    # later stages exact wherever memory allows (:func:`later_exact_stage`)
+    "E30": {"FIRST_SHARE": 0.3, "GROWTH": 2, "later": "exact"},
+    "E45": {"FIRST_SHARE": 0.45, "GROWTH": 2, "later": "exact"},
+    "E60": {"FIRST_SHARE": 0.6, "GROWTH": 2, "later": "exact"},
 }
 #: the least growth of a later stage sized to what is left (successive halving's smallest)
 MIN_GROWTH = 2
@@ -75,6 +81,38 @@ def later_stage(prev, left, n, d, n_tasks, rank, unit, max_exact, lowrank_only):
     return F.Stage(lo, path, F.LATER_STEPS, F.LATER_SCORES, per * evals)
 
 
+def later_exact_stage(prev, left, n, d, n_tasks, rank, unit, max_exact, lowrank_only):
+    """A later stage on the exact path (low rank only past ``max_exact`` rows or with sparse
+    ``X``): the largest size of at least 1.5 times ``prev``, up to the target, whose two
+    referee scores fit what is left, with as many steps as fit besides them."""
+    import svmtune.methods._fidelity as F
+
+    def priced(size: int) -> tuple[str, float]:
+        path = "lowrank" if (lowrank_only or size > max_exact) else "exact"
+        return path, F._stage_cost(size, path, 1, d, n_tasks, rank, unit)
+
+    target = n if 1.5 * F.GROWTH * prev >= n else F.GROWTH * prev
+    lo, hi = int(np.ceil(1.5 * prev)), int(target)
+    if lo > hi:
+        return None
+    if F.LATER_SCORES * priced(hi)[1] <= left:
+        size = hi
+    elif F.LATER_SCORES * priced(lo)[1] > left:
+        return None
+    else:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if F.LATER_SCORES * priced(mid)[1] <= left else (lo, mid)
+        size = lo
+    path, per = priced(size)
+    steps = max(0, min(F.LATER_STEPS, int(left // per) - F.LATER_SCORES))
+    return F.Stage(int(size), path, int(steps), F.LATER_SCORES, per * (steps + F.LATER_SCORES))
+
+
+#: the later-stage rule of the variant being run (:func:`cmd_run` sets it)
+LATER = {"stage": later_stage}
+
+
 def plan_stages(n, d, n_tasks, *, budget, max_eval, rank, max_exact, lowrank_only=False,
                 sv_fraction=None, refiners=1):  # fmt: skip
     """``svmtune.methods._fidelity.plan_stages`` with :func:`later_stage`."""
@@ -88,8 +126,8 @@ def plan_stages(n, d, n_tasks, *, budget, max_eval, rank, max_exact, lowrank_onl
     left = budget - first.final_cost - stages[0].cost
     unit = F.svc_fit_cost(n, d, sv_fraction)
     while stages[-1].size < n:
-        stage = later_stage(stages[-1].size, max(left, 0.0), n, d, n_tasks, rank, unit,
-                            max_exact, lowrank_only)  # fmt: skip
+        stage = LATER["stage"](stages[-1].size, max(left, 0.0), n, d, n_tasks, rank, unit,
+                               max_exact, lowrank_only)  # fmt: skip
         if stage is None:
             break
         stages.append(stage)
@@ -113,7 +151,7 @@ def cmd_run(args) -> None:
     from svmtune import SVMTuner
 
     auto.plan_stages = plan_stages  # the study's planner (module docstring)
-    defaults = {k: getattr(F, k) for v in VARIANTS.values() for k in v}
+    defaults = {k: getattr(F, k) for v in VARIANTS.values() for k in v if k != "later"}
     done = _done()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     for cell in args.cells.split(","):
@@ -123,7 +161,10 @@ def cmd_run(args) -> None:
             continue
         A, y, B, yt, meta = cell_data(name, size, 0)
         for label in todo:
-            for k, v in {**defaults, **VARIANTS[label]}.items():
+            consts = {**defaults, **VARIANTS[label]}
+            exact = consts.pop("later", None) == "exact"
+            LATER["stage"] = later_exact_stage if exact else later_stage
+            for k, v in consts.items():
                 setattr(F, k, v)
             t0 = time.perf_counter()
             with warnings.catch_warnings():
