@@ -170,6 +170,7 @@ LAYERS = [
         "kernels and inputs",
         [
             "svmtune._factor",
+            "svmtune._option_values",
             "svmtune._support",
             "svmtune.kernels",
             "svmtune.preprocess",

@@ -12,12 +12,8 @@ import pandas as pd
 import pytest
 
 from svmtune import SVMTuner
-from svmtune._validation import (
-    check_feature_values,
-    check_min_class_count,
-    check_positive,
-    validate_sample_weight,
-)
+from svmtune._option_values import check_positive
+from svmtune._validation import check_feature_values, check_min_class_count, validate_sample_weight
 
 
 def _data(n=12, seed=0):
@@ -303,7 +299,7 @@ def test_integer_option_given_infinity_names_the_option(method, option):
 
 
 def test_check_int_and_bool_option():
-    from svmtune._validation import check_bool_option, check_int_option
+    from svmtune._option_values import check_bool_option, check_int_option
 
     assert check_int_option("k", np.int64(3), minimum=1) == 3
     assert check_int_option("k", 3.0, minimum=1) == 3

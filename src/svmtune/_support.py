@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from svmtune._validation import check_positive
+from svmtune._option_values import check_positive
 from svmtune._warnings import user_stacklevel
 
 if TYPE_CHECKING:

@@ -17,12 +17,12 @@ from sklearn.svm import SVC
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from svmtune._option_values import check_positive
 from svmtune._validation import (
     _label,
     check_label_kind,
     check_labels,
     check_min_class_count,
-    check_positive,
     validate_sample_weight,
 )
 from svmtune.kernels import Kernel, KernelColumns

@@ -26,7 +26,8 @@ from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import svmtune.estimators as _estimators
-from svmtune._validation import check_positive, check_real, validate_sample_weight
+from svmtune._option_values import check_positive, check_real
+from svmtune._validation import validate_sample_weight
 from svmtune.estimators import _fit_inputs, tanh_proba
 from svmtune.kernels import (
     rbf_from_sqdist,

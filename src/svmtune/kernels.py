@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 
-from svmtune._validation import check_positive, check_real
+from svmtune._option_values import check_positive, check_real
 
 __all__ = [
     "COLUMN_BLOCK",

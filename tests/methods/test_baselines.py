@@ -12,9 +12,10 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
 from svmtune import SVMTuner
+from svmtune._option_values import check_log2_range
 from svmtune.methods import GridSearch, HalvingSearch, HyperoptTPE, OptunaTPE, RandomSearch
 from svmtune.methods.base import get_selector
-from svmtune.methods.baselines import check_log2_range, sample_log2_box
+from svmtune.methods.baselines import sample_log2_box
 from svmtune.search.cv import cv_errors, make_folds
 
 

@@ -224,7 +224,7 @@ def test_iteration_limit_warns():
 @pytest.mark.parametrize(
     "kw, msg",
     [
-        ({"bounds": [(1, 0), (0, 1)]}, "lo < hi"),
+        ({"bounds": [(1, 0), (0, 1)]}, "lo <= hi"),
         ({"bounds": [(0, 1)]}, "pairs"),
         ({"tol": 0}, "tol"),
         ({"max_iter": 0}, "max_iter"),

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from svmtune._validation import check_positive
+from svmtune._option_values import check_positive
 from svmtune.criteria._common import BlockStats, _check_class_weights, rbf_t
 from svmtune.criteria.blocks import RBFBlocks
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from svmtune._validation import check_positive
+from svmtune._option_values import check_positive
 from svmtune.criteria.ss_core import ALPHA, SS_BREAK, SS_KERNEL, ratio_from_ss
 
 __all__ = [

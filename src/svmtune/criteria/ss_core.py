@@ -51,7 +51,8 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from svmtune._validation import check_labels, check_positive
+from svmtune._option_values import check_positive
+from svmtune._validation import check_labels
 from svmtune._warnings import user_stacklevel
 
 __all__ = [

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from scipy.optimize import minimize_scalar
 
-from svmtune._validation import check_positive
+from svmtune._option_values import check_positive
 from svmtune.criteria.ss_copt import PAPER_CURVE, ExpPiece
 from svmtune.criteria.ss_core import ALPHA, ss_from_ratio
 from svmtune.criteria.ss_simulation import (

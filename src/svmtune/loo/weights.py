@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit
 
-from svmtune._validation import check_positive
+from svmtune._option_values import check_positive
 
 __all__ = [
     "DEFAULT_FLOOR",

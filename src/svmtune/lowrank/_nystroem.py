@@ -26,7 +26,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from svmtune._validation import check_positive
+from svmtune._option_values import check_positive
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import (
     _check_points,

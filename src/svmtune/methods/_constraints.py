@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._validation import check_bool_option, check_int_option, check_positive
+from svmtune._option_values import check_bool_option, check_int_option, check_positive
 from svmtune.search.start import check_search_options
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._validation import check_positive
+from svmtune._option_values import check_positive
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import sigma_from_gamma
 from svmtune.loo._spans import SpanCache, n_empty_spans, span_rule_spans

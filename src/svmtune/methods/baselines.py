@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.utils import check_random_state
 
-from svmtune._validation import check_float_values
+from svmtune._option_values import check_float_values, check_log2_range
 from svmtune.kernels import gamma_from_sigma
 from svmtune.methods._constraints import Check, Constraint, Interval, Options
 from svmtune.methods.base import Selection, Selector
@@ -40,7 +40,6 @@ __all__ = [
     "DISTRIBUTIONS",
     "FINAL_MODELS",
     "SCORINGS",
-    "check_log2_range",
     "grid_values",
     "log2_grid",
     "rbf_params",
@@ -84,28 +83,6 @@ def rbf_params(sigma: float, C: float, **extra) -> dict:
     out["C"] = float(C)
     out.update(extra)
     return out
-
-
-def check_log2_range(name: str, value: Any, *, with_step: bool = False) -> tuple[float, ...]:
-    """Validate a log2 search range ``(lo, hi)`` (or ``(lo, hi, step)`` when ``with_step``).
-
-    Returns ``(lo, hi)`` or ``(lo, hi, step)`` as floats (step defaults to 1 for grids).
-    Raises ``ValueError`` naming the option when the range is malformed.
-    """
-    allowed = (2, 3) if with_step else (2,)
-    shape = "(lo, hi) or (lo, hi, step)" if with_step else "(lo, hi)"
-    vals = tuple(check_float_values(name, value, what=f"a tuple {shape} in log2 units"))
-    if len(vals) not in allowed:
-        raise ValueError(f"{name} must be a tuple {shape} in log2 units, got {value!r}")
-    lo, hi = vals[0], vals[1]
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
-        raise ValueError(f"{name} must satisfy lo <= hi (finite, log2 units), got {value!r}")
-    if with_step:
-        step = vals[2] if len(vals) == 3 else 1.0
-        if not (np.isfinite(step) and step > 0):
-            raise ValueError(f"{name}: grid step must be positive, got {step}")
-        return lo, hi, step
-    return lo, hi
 
 
 def sample_log2_box(

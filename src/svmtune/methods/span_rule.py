@@ -47,9 +47,10 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
+from svmtune._option_values import check_float_values
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
-from svmtune._validation import check_dense_memory, check_float_values
+from svmtune._validation import check_dense_memory
 from svmtune._warnings import recorded_warnings, user_stacklevel
 from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, squared_distances
 from svmtune.loo._spans import SpanCache

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-from svmtune._validation import check_float_values
+from svmtune._option_values import check_float_values
 from svmtune._warnings import user_stacklevel
 from svmtune.criteria.repeats import (
     SHARE_ROWS,

@@ -74,6 +74,7 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils.validation import check_random_state
 
+from svmtune._option_values import check_log2_range
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.search._run import _LN2, Objective, _NoGain, _Run, _StepTooSmall, _Stopped
@@ -181,12 +182,10 @@ class GradientSearchResult:
 def _check_bounds(bounds, dim: int) -> np.ndarray:
     if bounds is None:
         bounds = [(-8.0, 8.0)] * dim
-    b = np.asarray(bounds, dtype=float)
-    if b.shape != (dim, 2):
-        raise ValueError(f"bounds must be {dim} pairs (lo, hi) in log2 units, got shape {b.shape}")
-    if not np.all(np.isfinite(b)) or np.any(b[:, 0] >= b[:, 1]):
-        raise ValueError(f"every bound must be finite with lo < hi (log2 units), got {b.tolist()}")
-    return b
+    pairs = list(bounds) if isinstance(bounds, (list, tuple, np.ndarray)) else None
+    if pairs is None or len(pairs) != dim:
+        raise ValueError(f"bounds must be {dim} pairs (lo, hi) in log2 units, got {bounds!r}")
+    return np.array([check_log2_range(f"bounds[{i}]", b) for i, b in enumerate(pairs)])
 
 
 def minimize_log_params(

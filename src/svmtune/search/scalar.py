@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from svmtune._validation import check_positive
+from svmtune._option_values import check_positive
 
 __all__ = [
     "REFINES",

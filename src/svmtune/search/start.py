@@ -25,13 +25,13 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
-from svmtune._validation import (
-    check_dense_memory,
+from svmtune._option_values import (
     check_float_values,
     check_int_option,
+    check_log2_range,
     check_positive,
-    validate_sample_weight,
 )
+from svmtune._validation import check_dense_memory, validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import squared_distances
 
@@ -46,17 +46,6 @@ __all__ = [
 
 #: rules accepted by :func:`initial_sigma`
 START_RULES = ("median", "sqrt_d")
-
-
-def _check_box(name: str, box) -> tuple[float, float]:
-    vals = check_float_values(name, box, what="a pair (lo, hi) in log2 units")
-    try:
-        lo, hi = vals
-    except ValueError:
-        raise ValueError(f"{name} must be a pair (lo, hi) in log2 units, got {box!r}") from None
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-        raise ValueError(f"{name} must satisfy lo < hi (finite, log2 units), got {box!r}")
-    return lo, hi
 
 
 def _check_int(name: str, value, minimum: int) -> int:
@@ -93,8 +82,8 @@ def check_search_options(
     a ``(sigma, C)`` pair, integers as ``int``); raises ``ValueError`` naming the option.
     """
     return {
-        "log2_sigma": _check_box("log2_sigma", log2_sigma),
-        "log2_C": _check_box("log2_C", log2_C),
+        "log2_sigma": check_log2_range("log2_sigma", log2_sigma),
+        "log2_C": check_log2_range("log2_C", log2_C),
         "start": _check_start(start),
         "C0": check_positive("C0", C0),
         "restarts": _check_int("restarts", restarts, 0),
