@@ -221,7 +221,7 @@ def test_l1_adapter_errors():
         fit_l1_svm(y, 1.0)
     with pytest.raises(ValueError, match="-1 or \\+1"):
         fit_l1_svm(np.arange(10.0), 1.0, K=np.eye(10))
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="negative values; weights must be >= 0"):
         fit_l1_svm(y, 1.0, K=np.eye(10), sample_weight=-np.ones(10))
 
 
@@ -337,7 +337,7 @@ def test_fit_l2_svm_rejects_non_finite_kernel_columns():
 @pytest.mark.parametrize(
     ("kwargs", "exc", "match"),
     [
-        ({"sample_weight": np.zeros(20)}, ValueError, "both classes with positive weight"),
+        ({"sample_weight": np.zeros(20)}, ValueError, "sample_weight is all zero"),
         ({"init_support": np.array([0, 50])}, ValueError, r"init_support indices .* \[0, 20\)"),
         ({"init_support": np.ones(5, dtype=bool)}, ValueError, r"mask needs shape \(20,\)"),
         ({"init_support": np.array([0.0, 1.0])}, TypeError, "boolean mask or integer"),

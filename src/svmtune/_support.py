@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from svmtune._option_values import check_positive
+from svmtune._validation import validate_sample_weight
 from svmtune._warnings import user_stacklevel
 
 if TYPE_CHECKING:
@@ -54,7 +55,6 @@ __all__ = [
     "loo_loss",
     "objective_terms",
     "safe_diagonal",
-    "sample_weights",
     "support_mask",
     "support_system",
 ]
@@ -158,19 +158,6 @@ def l2_solution(
     )
 
 
-def sample_weights(n: int, sample_weight: np.ndarray | None) -> np.ndarray:
-    """The per-sample weights ``w`` (ones when None) after checking they are ``n`` finite,
-    non-negative numbers."""
-    if sample_weight is None:
-        return np.ones(n)
-    w = np.asarray(sample_weight, dtype=float).ravel()
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("sample_weight must be finite and non-negative")
-    return w
-
-
 def check_C(C) -> None:
     """Raise unless ``C`` is a positive finite real number
     (:func:`svmtune._validation.check_positive`)."""
@@ -180,7 +167,8 @@ def check_C(C) -> None:
 def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Diagonal added to ``K`` by the L2-SVM: ``1 / (C w_i)`` (RBSVM eq. (7)); inf where w_i=0."""
     check_C(C)
-    w = sample_weights(n, sample_weight)
+    w = validate_sample_weight(sample_weight, n)
+    w = np.ones(n) if w is None else w
     with np.errstate(divide="ignore"):
         return 1.0 / (C * w)
 

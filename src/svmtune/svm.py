@@ -28,9 +28,9 @@ from svmtune._support import (
     check_C,
     l2_diagonal,
     l2_solution,
-    sample_weights,
     support_mask,
 )
+from svmtune._validation import validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import ConvergenceWarning
 from svmtune.kernels import Kernel, KernelColumns, as_kernel, kernel_block, kernel_columns
@@ -125,7 +125,8 @@ def fit_l1_svm(
     y = _as_pm1(y)
     n = y.shape[0]
     check_C(C)
-    w = sample_weights(n, sample_weight)
+    w = validate_sample_weight(sample_weight, n)
+    w = np.ones(n) if w is None else w
     # libsvm drops the samples of weight 0, and scikit-learn's ``support_`` then indexes the
     # remaining samples, not the ones passed (scikit-learn issue #25380): fit on the samples
     # of positive weight and map the indices back here, whatever scikit-learn's version does

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmtune._validation import check_labels
+from svmtune._validation import check_labels, validate_sample_weight
 
 __all__ = ["BlockStats", "T_MAX", "T_MIN", "encode_classes", "rbf_t"]
 
@@ -136,14 +136,7 @@ def _check_inputs(X, y, sample_weight, min_classes: int = 2):
         raise ValueError(
             f"y has {k} class; the class-separability criteria need at least {min_classes}"
         )
-    if sample_weight is None:
-        w = None
-    else:
-        w = np.asarray(sample_weight, dtype=float)
-        if w.shape != (X.shape[0],):
-            raise ValueError(f"sample_weight must have shape ({X.shape[0]},), got {w.shape}")
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError("sample_weight must be finite and non-negative")
+    w = validate_sample_weight(sample_weight, X.shape[0])
     counts = np.bincount(codes, minlength=k)
     cw = counts.astype(float) if w is None else np.bincount(codes, weights=w, minlength=k)
     if np.any(cw <= 0):

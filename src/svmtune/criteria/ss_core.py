@@ -52,7 +52,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from svmtune._option_values import check_positive
-from svmtune._validation import check_labels
+from svmtune._validation import check_labels, validate_sample_weight
 from svmtune._warnings import user_stacklevel
 
 __all__ = [
@@ -418,9 +418,7 @@ def ss_class_codes(
     if sample_weight is None:
         w = np.ones(n)
     else:
-        w = np.asarray(sample_weight, dtype=float).ravel()
-        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError(f"sample_weight must be {n} finite non-negative numbers")
+        w = validate_sample_weight(sample_weight, n)
     npos = np.bincount(codes, weights=(w > 0).astype(float), minlength=k)
     for lab, c in zip(labels, npos):
         if c < 1:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._validation import check_labels
+from svmtune._validation import check_labels, validate_sample_weight
 from svmtune.criteria.ss_core import (
     ALPHA,
     ESTIMATORS,
@@ -221,9 +221,7 @@ def pairwise_ss(
             for a in range(labels.shape[0])
             for b in range(a + 1, labels.shape[0])
         }
-    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float).ravel()
-    if w is not None and w.shape != y.shape:
-        raise ValueError(f"sample_weight must be {y.shape[0]} numbers, got shape {w.shape}")
+    w = validate_sample_weight(sample_weight, y.shape[0])
     out: dict[tuple[Any, Any], SSResult] = {}
     for a in range(labels.shape[0]):
         for b in range(a + 1, labels.shape[0]):

@@ -241,9 +241,7 @@ def span_terms(
     if sample_weight is None:
         wt = np.full(n, 1.0 / n)
     else:
-        wt = np.asarray(sample_weight, dtype=float)
-        if wt.shape != (n,) or not np.all(np.isfinite(wt)) or np.any(wt < 0) or wt.sum() <= 0:
-            raise ValueError("sample_weight must be n finite non-negative numbers, not all 0")
+        wt = validate_sample_weight(sample_weight, n)
         wt = wt / wt.sum()
     S = sol.support_indices
     alpha_S = sol.alpha[S]

@@ -27,6 +27,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from svmtune._option_values import check_positive
+from svmtune._validation import validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import (
     _check_points,
@@ -101,12 +102,7 @@ def pivoted_cholesky_landmarks(
     check_positive("sigma", sigma)
     keep = None
     if sample_weight is not None:
-        w = np.asarray(sample_weight, dtype=float).ravel()
-        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
-            raise ValueError(
-                f"sample_weight must hold {n} finite, non-negative weights, not all zero; "
-                f"got shape {w.shape}"
-            )
+        w = validate_sample_weight(sample_weight, n)
         keep = np.flatnonzero(w > 0)
         X, w = X[keep], w[keep]
         n = keep.size
