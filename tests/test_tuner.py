@@ -514,3 +514,31 @@ def test_groups_reach_the_tuner_through_scikit_learns_metadata_routing():
     assert len(seen) == 4
     for g in seen:  # each outer training part's groups, 12 of the 16
         assert g is not None and len(set(g)) == 12
+
+
+@pytest.mark.parametrize("preprocess", ["standard", "auto"])
+def test_fit_checks_X_once_at_the_door(preprocess):
+    """scikit-learn's ``check_array`` sees the ``(n, d)`` X once from ``SVMTuner``'s own code
+    (``validate_data`` at the door; ``_validation.validate_Xy`` checked it a second time and
+    y once more against a dummy X).  The other passes are the estimators' own: the scaler's
+    fit and transform and the final SVC's fit (a table's preprocessor checks its columns
+    itself), and ``auto``'s probe ``SVC()``, which takes all rows up to 1,000."""
+    import traceback
+    from unittest import mock
+
+    import sklearn.utils.validation as skv
+
+    X, y = make_problem(300, 5, 0)
+    original, callers = skv.check_array, []
+
+    def counting(array, *args, **kwargs):
+        if np.shape(array) == X.shape:
+            frames = [f for f in traceback.extract_stack() if "svmtune" in f.filename]
+            callers.append(f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].name}")
+        return original(array, *args, **kwargs)
+
+    with mock.patch.object(skv, "check_array", counting), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        SVMTuner(random_state=0, preprocess=preprocess).fit(X, y)
+    assert callers.count("tuner.py:_validate_Xy") == (1 if preprocess == "standard" else 0)
+    assert len(callers) == (5 if preprocess == "standard" else 4), callers

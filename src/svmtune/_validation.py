@@ -11,7 +11,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.sparsefuncs import min_max_axis
-from sklearn.utils.validation import check_array, check_X_y
+from sklearn.utils.validation import check_array
 
 from svmtune.preprocess import _convertible, _numeric_values, _only_numbers, categorical_columns
 
@@ -19,7 +19,6 @@ __all__ = [
     "as_table",
     "explained_errors",
     "is_table",
-    "validate_Xy",
     "check_label_kind",
     "check_labels",
     "validate_sample_weight",
@@ -88,24 +87,6 @@ def check_labels(y) -> None:
             f"y mixes label types ({', '.join(sorted(kinds))}); give every label the same type, "
             "e.g. all strings"
         )
-
-
-def validate_Xy(X, y, *, allow_nan: bool = False, estimator=None):
-    """Check features and labels: 2-D numeric ``X``, 1-D ``y`` of equal length, >= 2 classes.
-
-    Raises ``ValueError`` naming the problem (NaN/inf, one class, mismatched lengths, a
-    continuous target).
-    """
-    X, y = check_X_y(
-        X,
-        y,
-        dtype="numeric",
-        ensure_all_finite="allow-nan" if allow_nan else True,
-        estimator=estimator,
-        y_numeric=False,
-    )
-    check_label_kind(y)
-    return X, y
 
 
 def check_label_kind(y) -> None:

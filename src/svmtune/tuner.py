@@ -15,7 +15,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import LabelEncoder, StandardScaler
-from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    check_random_state,
+    column_or_1d,
+    validate_data,
+)
 
 from svmtune._final import final_estimators
 from svmtune._params import PARAMETER_CHECKS
@@ -32,13 +38,13 @@ from svmtune._validation import (
     as_table,
     check_distance_range,
     check_feature_scale,
+    check_label_kind,
     check_labels,
     check_min_class_count,
     check_weight_range,
     explained_errors,
     validate_groups,
     validate_sample_weight,
-    validate_Xy,
 )
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import (
@@ -373,17 +379,20 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             check_sparse_features(X)  # before anything of one entry per column
             _check_sparse_fit(self, selector)
             X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
+            check_label_kind(y)
             X = X.tocsr()  # rows are sliced: folds, weight-0 rows
-            _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
             return X, X, y
-        if self.preprocess == "auto":
-            X = self._validate_X(X, reset=True)
-            _, y = validate_Xy(np.zeros((X.shape[0], 1)), y, estimator=self)
+        if self.preprocess == "auto":  # a table: its columns are checked by the preprocessor
+            X = as_table(X)
+            validate_data(self, X, y, skip_check_array=True)  # feature names; y required
+            y = column_or_1d(y, warn=True)
+            check_consistent_length(X, y)
+            check_label_kind(y)
             return X, X, y
         columns = X.columns if isinstance(X, pd.DataFrame) else None
         with explained_errors(X):
             X, y = validate_data(self, X, y)
-            validate_Xy(X, y, estimator=self)
+        check_label_kind(y)
         X_named = X if columns is None else pd.DataFrame(X, columns=columns, copy=False)
         return X, X_named, y
 
