@@ -61,7 +61,7 @@ from scipy.stats import rankdata
 
 from svmtune.methods.base import Selection
 
-__all__ = ["format_results", "search_results"]
+__all__ = ["format_results", "relabel_class_weight", "search_results"]
 
 #: hyperparameters reported as ``param_<name>`` (``gamma`` is ``sigma``'s other name)
 PARAM_KEYS = ("kernel", "sigma", "C", "class_weight", "degree", "coef0")
@@ -242,21 +242,25 @@ def _chosen_index(selection: Selection, results: dict[str, Any]) -> int:
     return best
 
 
+def relabel_class_weight(cw, classes):
+    """A ``class_weight`` dict keyed by the labels of ``classes`` (the user's, as
+    ``best_params_`` shows them) instead of the encoded labels ``0..k-1`` the selection saw;
+    anything else (None, "balanced") as it is."""
+    if not isinstance(cw, dict):
+        return cw
+    labels = np.asarray(classes).tolist()  # plain values, not NumPy scalars
+    return {labels[int(k)]: v for k, v in cw.items()}
+
+
 def _relabel_class_weights(results: dict[str, Any], classes) -> None:
-    """``class_weight`` dicts keyed by the labels of ``classes`` (as ``best_params_``) instead
-    of the encoded labels ``0..k-1`` the selection saw, in ``params`` and its column."""
-    labels = np.asarray(classes).tolist()  # plain values, as best_params_ has them
-
-    def relabel(cw):
-        return {labels[int(k)]: v for k, v in cw.items()} if isinstance(cw, dict) else cw
-
+    """:func:`relabel_class_weight` on ``params`` and its column."""
     for p in results["params"]:
         if "class_weight" in p:
-            p["class_weight"] = relabel(p["class_weight"])
+            p["class_weight"] = relabel_class_weight(p["class_weight"], classes)
     col = results.get("param_class_weight")
     if col is not None:
         for i in np.flatnonzero(~np.ma.getmaskarray(col)):
-            col[i] = relabel(col[i])
+            col[i] = relabel_class_weight(col[i], classes)
 
 
 def _score_chosen_by_estimate(selection: Selection, results: dict[str, Any], best: int) -> None:

@@ -33,7 +33,7 @@ from svmtune._progress import (
     progress,
     with_callbacks,
 )
-from svmtune._results import search_results
+from svmtune._results import relabel_class_weight, search_results
 from svmtune._validation import (
     as_table,
     check_distance_range,
@@ -520,11 +520,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         """The selection's fitted attributes, ``cv_results_`` in ``BaseSearchCV``'s shape."""
         self.selection_ = sel
         self.best_params_ = dict(sel.params)
-        if isinstance(self.best_params_.get("class_weight"), dict):  # a chosen class weight
-            labels = self.classes_.tolist()  # keys: the encoded labels the selection saw
-            self.best_params_["class_weight"] = {
-                labels[int(k)]: v for k, v in self.best_params_["class_weight"].items()
-            }
+        if "class_weight" in self.best_params_:  # keyed by the encoded labels it saw
+            cw = relabel_class_weight(self.best_params_["class_weight"], self.classes_)
+            self.best_params_["class_weight"] = cw
         self.estimate_ = sel.estimate
         self.criterion_ = sel.criterion
         self.n_svm_fits_ = int(sel.n_svm_fits)

@@ -38,7 +38,7 @@ from svmtune.search.cv import cv_errors, make_folds
 
 __all__ = [
     "DISTRIBUTIONS",
-    "FINAL_MODELS",
+    "CV_MODELS",
     "SCORINGS",
     "grid_values",
     "log2_grid",
@@ -50,7 +50,7 @@ DISTRIBUTIONS = ("loguniform", "uniform")
 SCORINGS = ("error", "hinge", "f1", "f1_macro")
 #: the SVM a CV search trains for each candidate, and fits at the end: libsvm's hinge-loss
 #: SVC ("l1") or the exact squared-hinge L2-SVM ("l2", :class:`svmtune.estimators.L2SVC`)
-FINAL_MODELS = ("l1", "l2")
+CV_MODELS = ("l1", "l2")
 
 
 def log2_grid(lo: float, hi: float, step: float) -> np.ndarray:
@@ -183,7 +183,7 @@ class _CVSearch(Selector):
     _parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
         "n_splits": [Interval(Integral, 2, None, closed="left", note="CV folds")],
         "scoring": [Options(*SCORINGS)],
-        "final_model": [Options(*FINAL_MODELS)],
+        "final_model": [Options(*CV_MODELS)],
         "log2_sigma": [LOG2_RANGE],
         "log2_C": [LOG2_RANGE],
         "distribution": [Options(*DISTRIBUTIONS)],
