@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_random_state
 from svmtune import SVMTuner
 from svmtune._results import format_results, search_results
 from svmtune.methods import available_methods
-from svmtune.methods.base import Selection
+from svmtune.methods.base import Selection, get_selector
 from svmtune.search.cv import make_folds
 
 from .conftest import make_problem
@@ -209,11 +209,11 @@ def test_format_results_rank_and_masks():
 def test_hinge_and_f1_scores_keep_higher_is_better():
     hist = [{"sigma": 1.0, "C": 1.0, "cv_loss": 0.25, "split_losses": [0.2, 0.3]}]
     sel = Selection(params={"sigma": 1.0, "C": 1.0}, history=hist)
-    hinge, _, k = search_results(sel, "grid", scoring="hinge")
+    hinge, _, k = search_results(sel, get_selector("grid"), scoring="hinge")
     assert hinge["mean_test_score"][0] == -0.25 and k == 2
     np.testing.assert_allclose([hinge["split0_test_score"][0], hinge["split1_test_score"][0]],
                                [-0.2, -0.3])  # fmt: skip
-    f1, _, _ = search_results(sel, "grid", scoring="f1")
+    f1, _, _ = search_results(sel, get_selector("grid"), scoring="f1")
     assert f1["mean_test_score"][0] == 0.75
 
 

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from svmtune.methods.base import Selection
+from svmtune.methods.base import Selection, Selector
 
 __all__ = ["format_results", "relabel_class_weight", "search_results"]
 
@@ -74,32 +74,23 @@ def _loss_to_score(loss: float, scoring: str) -> float:
     return -float(loss) if scoring == "hinge" else 1.0 - float(loss)
 
 
-def _score_of(row: dict, method: str, selection: Selection, scoring: str) -> float:
+def _score_of(row: dict, selector: Selector, selection: Selection, scoring: str) -> float:
     """``mean_test_score`` of one history row (see the module docstring)."""
     if "cv_loss" in row:
         return _loss_to_score(row["cv_loss"], scoring)
-    if method == "auto":  # the referee ranks a candidate by its best family's estimate
-        errs = [row.get(f"estimate_{f}") for f in ("l1", "l2")]
-        errs = [float(e) for e in errs if e is not None and np.isfinite(e)]
-        return 1.0 - min(errs) if errs else float("nan")
-    criterion = selection.info.get("criterion")
-    if method == "span_rule" and criterion in ("span_rule", "cv") and criterion in row:
-        return 1.0 - float(row[criterion])
-    return float("nan")
+    return selector.history_score(row, selection)
 
 
-def _fit_time_of(row: dict, method: str) -> float:
+def _fit_time_of(row: dict, selector: Selector) -> float:
     for key in ("fit_time", "eval_time"):
         if key in row:
             return float(row[key])
     if "time_fit" in row:
         return float(row["time_fit"]) + float(row.get("time_span", 0.0))
-    if method == "auto" and "time" in row:  # auto's "time" is one candidate's cost
-        return float(row["time"])
-    return float("nan")
+    return selector.history_fit_time(row)
 
 
-def _rows(selection: Selection, method: str, scoring: str) -> list[dict[str, Any]]:
+def _rows(selection: Selection, selector: Selector, scoring: str) -> list[dict[str, Any]]:
     """One row per evaluated candidate: ``params``, ``score``, ``split_scores``,
     ``fit_time`` and the history's other scalar fields in ``extra``."""
     history = list(selection.history)
@@ -125,7 +116,7 @@ def _rows(selection: Selection, method: str, scoring: str) -> list[dict[str, Any
             h = {**h, "C": selection.params["C"]}
         params = {k: h[k] for k in PARAM_KEYS if k in h and (k != "kernel" or len(kernels) > 1)}
         splits = h.get("split_losses")
-        score = _score_of(h, method, selection, scoring)
+        score = _score_of(h, selector, selection, scoring)
         if splits is not None and not np.all(np.isfinite(splits)):
             score = float("nan")  # a failed fit (halving's small rounds), as scikit-learn has it
         rows.append(
@@ -135,7 +126,7 @@ def _rows(selection: Selection, method: str, scoring: str) -> list[dict[str, Any
                 "split_scores": None
                 if splits is None
                 else [_loss_to_score(v, scoring) for v in splits],
-                "fit_time": _fit_time_of(h, method),
+                "fit_time": _fit_time_of(h, selector),
                 "extra": {
                     k: v
                     for k, v in h.items()
@@ -275,7 +266,7 @@ def _score_chosen_by_estimate(selection: Selection, results: dict[str, Any], bes
 
 
 def search_results(
-    selection: Selection, method: str, scoring: str = "error", classes=None
+    selection: Selection, selector: Selector, scoring: str = "error", classes=None
 ) -> tuple[dict[str, Any], int, int | None]:
     """``cv_results_``, ``best_index_`` and ``n_splits_`` of a selection.
 
@@ -284,8 +275,10 @@ def search_results(
     selection : Selection
         What the selector returned (its ``history``, ``params``, ``info`` and
         ``final_model`` are read).
-    method : str
-        The registered name of the method that made it.
+    selector : Selector
+        The method that made it: its :meth:`~svmtune.methods.base.Selector.history_score`
+        and :meth:`~svmtune.methods.base.Selector.history_fit_time` fill the rows the
+        standard fields do not.
     scoring : str, default="error"
         The CV searches' ``scoring`` option (how a CV loss becomes a score).
     classes : array-like, optional
@@ -306,7 +299,7 @@ def search_results(
         The number of CV folds of the ``split<k>_test_score`` columns; None for methods
         without folds.
     """
-    results = format_results(_rows(selection, method, scoring))
+    results = format_results(_rows(selection, selector, scoring))
     n_splits = sum(k.startswith("split") and k.endswith("_test_score") for k in results)
     best = _chosen_index(selection, results)
     _score_chosen_by_estimate(selection, results, best)

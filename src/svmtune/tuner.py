@@ -528,7 +528,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         self.n_svm_fits_ = int(sel.n_svm_fits)
         self.history_ = list(sel.history)
         results, best, n_splits = search_results(
-            sel, self.method, getattr(selector, "scoring", "error"), classes=self.classes_
+            sel, selector, getattr(selector, "scoring", "error"), classes=self.classes_
         )
         self.cv_results_ = results
         self.best_index_ = best

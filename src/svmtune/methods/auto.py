@@ -235,6 +235,16 @@ class Auto(Selector):
         for key, value in opts.items():
             setattr(self, key, value)
 
+    def history_score(self, row: dict[str, Any], selection: Selection) -> float:
+        """1 - the referee's estimate of the candidate's best family (NaN if unscored)."""
+        errs = [row.get(f"estimate_{f}") for f in FAMILIES]
+        errs = [float(e) for e in errs if e is not None and np.isfinite(e)]
+        return 1.0 - min(errs) if errs else float("nan")
+
+    def history_fit_time(self, row: dict[str, Any]) -> float:
+        """A candidate's ``time``: its scores and refinement."""
+        return float(row.get("time", float("nan")))
+
     # ------------------------------------------------------------------ plan
     def plan(self, n: int, d: int, n_tasks: int, *, sparse: bool = False, sv_fraction=None):
         """The stages of a run on ``n`` rows (:func:`svmtune.methods._fidelity.plan_stages`;

@@ -195,6 +195,19 @@ class Selector(ABC):
         """
         return self.held_out
 
+    def history_score(self, row: dict[str, Any], selection: Selection) -> float:
+        """``cv_results_``' ``mean_test_score`` of a history ``row`` that has no CV loss:
+        1 - the leave-one-out estimate the method records for that candidate, NaN where it
+        records none (the default).  :mod:`svmtune._results` asks the method, as
+        scikit-learn's searches take a method's own columns through ``more_results``."""
+        return float("nan")
+
+    def history_fit_time(self, row: dict[str, Any]) -> float:
+        """Seconds the candidate of ``row`` cost, where the method records them under a key
+        of its own (the standard ``fit_time``, ``eval_time`` and ``time_fit`` are read by
+        :mod:`svmtune._results`); NaN (the default) otherwise."""
+        return float("nan")
+
     def check_groups(self, groups: Any) -> None:
         """Raise a ``ValueError`` when ``groups`` is given to a method that cannot use it
         (:meth:`holdout` is ``"rows"`` or ``"none"``), naming the methods that can."""

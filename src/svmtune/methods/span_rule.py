@@ -388,6 +388,13 @@ class SpanRule(Selector):
                         reporter.line(f"{describe(cands[i][2])}{shown}")
         return records, n_warn
 
+    def history_score(self, row: dict[str, Any], selection: Selection) -> float:
+        """1 - the candidate's span-rule estimate or CV error, whichever ranked it."""
+        criterion = selection.info.get("criterion")
+        if criterion in ("span_rule", "cv") and criterion in row:
+            return 1.0 - float(row[criterion])
+        return float("nan")
+
     def holdout(self) -> str:
         return "folds" if self.criterion == "cv" else "rows"
 
