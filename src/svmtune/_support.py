@@ -160,7 +160,7 @@ def l2_solution(
 
 def check_C(C) -> None:
     """Raise unless ``C`` is a positive finite real number
-    (:func:`svmtune._validation.check_positive`)."""
+    (:func:`svmtune._option_values.check_positive`)."""
     check_positive("C", C)
 
 

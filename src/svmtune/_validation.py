@@ -138,6 +138,20 @@ def check_min_class_count(
         )
 
 
+def _weights_array(sample_weight) -> np.ndarray:
+    """Weights given as a list, a Series or another array-like, as a float array, or a
+    ``ValueError`` saying what they must be."""
+    try:
+        return check_array(
+            sample_weight, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="w"
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"sample_weight must be numbers, one weight per sample (or one number for all), "
+            f"got {type(sample_weight).__name__} {str(sample_weight)[:40]!r} ({exc})"
+        ) from None
+
+
 def validate_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     """Check per-sample weights: shape ``(n,)``, finite, non-negative, not all zero.
 
@@ -147,15 +161,10 @@ def validate_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         return None
     if isinstance(sample_weight, numbers.Real):
         sample_weight = np.full(n, sample_weight, dtype=float)
-    try:
-        w = check_array(
-            sample_weight, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="w"
-        )
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"sample_weight must be numbers, one weight per sample (or one number for all), "
-            f"got {type(sample_weight).__name__} {str(sample_weight)[:40]!r} ({exc})"
-        ) from None
+    if isinstance(sample_weight, np.ndarray) and sample_weight.dtype.kind in "fiu":
+        w = sample_weight.astype(float, copy=False)  # the solvers' calls: no conversion
+    else:
+        w = _weights_array(sample_weight)
     if w.ndim != 1 or w.shape[0] != n:
         raise ValueError(
             f"sample_weight has shape {w.shape}, expected ({n},): one weight per sample"

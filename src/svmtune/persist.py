@@ -149,7 +149,7 @@ _KEY_BYTES = 150
 
 _MODEL_TYPES = frozenset(MODEL_TYPES)
 #: the loaders whose node reads an archive member named by its ``file`` key
-_FILE_LOADERS = {"NdArrayNode": ".npy", "SparseMatrixNode": ".npz"}
+_FILE_LOADERS = frozenset({"NdArrayNode", "SparseMatrixNode"})
 _MAX_NPY_HEADER = 10_000  # numpy's own limit for files it reads without allow_pickle
 _SKOPS_HINT = (
     "skops is needed for .skops model files (a dependency of svmtune): "

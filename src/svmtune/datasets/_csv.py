@@ -99,16 +99,16 @@ def _long_field(path: Path, text: str, lines: list[str]) -> None:
             )
 
 
-_BREAK = re.compile(r"\r\n|[\r\n]")
-
-
 def _long_lines(text: str, width: int):
     """``(number, line)`` of the lines of ``text`` at least ``width`` characters long, found
-    from the line starts alone (no list of every line of a large file is built)."""
+    from the line starts alone (no list of every line of a large file is built); the line
+    breaks before one (``\\n``, ``\\r\\n`` or ``\\r``) are counted by ``str.count``."""
     number, pos = 1, 0
     for m in re.finditer(rf"(?:^|(?<=\r))[^\r\n]{{{width},}}", text, re.M):
-        number += sum(1 for _ in _BREAK.finditer(text, pos, m.start()))
-        pos = m.start()
+        start = m.start()
+        breaks = text.count("\n", pos, start) + text.count("\r", pos, start)
+        number += breaks - text.count("\r\n", pos, start)
+        pos = start
         yield number, m.group()
 
 

@@ -108,7 +108,7 @@ class Interval(Constraint):
 
 class IntegerLike(Constraint):
     """An integer ``>= minimum``, also given as an integral float (``100.0``, as a command
-    line or a JSON file may give it): :func:`svmtune._validation.check_int_option`."""
+    line or a JSON file may give it): :func:`svmtune._option_values.check_int_option`."""
 
     def __init__(self, minimum: int, *, note: str = ""):
         self.minimum, self.note = minimum, note
@@ -122,7 +122,7 @@ class IntegerLike(Constraint):
 
 
 class Positive(Constraint):
-    """A positive finite number (:func:`svmtune._validation.check_positive`), converted to
+    """A positive finite number (:func:`svmtune._option_values.check_positive`), converted to
     ``float``."""
 
     def convert(self, name: str, value: Any) -> Any:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-from svmtune._option_values import check_float_values
+from svmtune._option_values import check_float_values, check_log2_range
 from svmtune._warnings import user_stacklevel
 from svmtune.criteria.repeats import (
     SHARE_ROWS,
@@ -103,11 +103,8 @@ def _check_sigmas(name: str, sigmas: Any) -> np.ndarray:
 
 
 def _check_rel_sigmas(name: str, log2_sigma: Any) -> np.ndarray:
-    """The relative widths ``2^k`` of the log2 grid ``(lo, hi, step)``."""
-    vals = check_float_values(name, log2_sigma, what="(lo, hi, step)")
-    if vals.size != 3:
-        raise ValueError(f"{name} must be (lo, hi, step), got {log2_sigma!r}")
-    return log2_grid(*vals)
+    """The relative widths ``2^k`` of the log2 grid ``(lo, hi[, step])``."""
+    return log2_grid(*check_log2_range(name, log2_sigma, with_step=True))
 
 
 def _check_degrees(name: str, degrees: Any) -> tuple[int, ...]:
@@ -150,8 +147,8 @@ class SSRatio(Selector):
         Kernel families to compare; None searches only the tuner's ``kernel``.
     sigmas : sequence of float, optional
         Explicit RBF widths (override ``log2_sigma``).
-    log2_sigma : (lo, hi, step)
-        RBF widths ``sqrt(n_features) * 2^k`` for ``k`` in ``lo..hi`` by ``step``.
+    log2_sigma : (lo, hi[, step])
+        RBF widths ``sqrt(n_features) * 2^k`` for ``k`` in ``lo..hi`` by ``step`` (default 1).
     degrees : sequence of int
         Polynomial degrees (``gamma = 1 / n_features``, ``coef0 = poly_coef0``).
     poly_coef0 : float
@@ -202,7 +199,7 @@ class SSRatio(Selector):
     _parameter_constraints = {
         "kernels": [Check(_check_families, f"'all' or a tuple of {_FAMILIES}"), None],
         "sigmas": [Check(_check_sigmas, "a non-empty sequence of positive widths"), None],
-        "log2_sigma": [Check(_check_rel_sigmas, "(lo, hi, step)")],
+        "log2_sigma": [Check(_check_rel_sigmas, "(lo, hi[, step])")],
         "degrees": [Check(_check_degrees, "positive integers")],
         "poly_coef0": [Interval(Real, None, None)],
         "spread": [Options(*SPREADS)],
