@@ -9,7 +9,13 @@ import pandas as pd
 import pytest
 
 from svmtune import SVMTuner
-from svmtune.preprocess import PREPROCESS_MODES, categorical_columns, make_preprocessor, needs_auto
+from svmtune.preprocess import (
+    PREPROCESS_MODES,
+    categorical_columns,
+    make_preprocessor,
+    needs_auto,
+    transform_validated,
+)
 
 from .conftest import assert_params_close
 
@@ -328,3 +334,29 @@ def test_pd_na_in_object_columns_is_missing():
     for X in (with_na, with_none):  # standard mode names the column and the fix
         with pytest.raises(ValueError, match=r"X contains NaN \(1 cell missing, columns 'b'\)"):
             SVMTuner().fit(X, y)
+
+
+@pytest.mark.parametrize("kind", ["float64", "float32", "int", "sparse", "weighted"])
+def test_transform_validated_is_the_scalers_transform(kind):
+    """The training rows scaled from the fitted scaler's statistics are exactly its
+    ``transform``'s (same dtype, same bits): only the second ``check_array`` goes."""
+    import scipy.sparse as sp
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.RandomState(3)
+    X = rng.randn(40, 5) * [1.0, 3.0, 0.1, 10.0, 1.0] + 2.0
+    X[:, 4] = 7.0  # a constant column: scale 1
+    w = rng.uniform(0.1, 3.0, 40) if kind == "weighted" else None
+    if kind == "float32":
+        X = X.astype(np.float32)
+    elif kind == "int":
+        X = np.round(X).astype(int)
+    elif kind == "sparse":
+        X = sp.csr_matrix(np.where(X > 2.5, X, 0.0))
+    scaler = StandardScaler(with_mean=kind != "sparse").fit(X, sample_weight=w)
+    expected, got = scaler.transform(X), transform_validated(scaler, X)
+    assert got.dtype == expected.dtype
+    if kind == "sparse":
+        assert sp.issparse(got) and (got != expected).nnz == 0
+    else:
+        np.testing.assert_array_equal(got, expected)

@@ -516,19 +516,23 @@ def test_groups_reach_the_tuner_through_scikit_learns_metadata_routing():
         assert g is not None and len(set(g)) == 12
 
 
-@pytest.mark.parametrize("preprocess", ["standard", "auto"])
+@pytest.mark.parametrize("preprocess", ["standard", "auto", "sparse"])
 def test_fit_checks_X_once_at_the_door(preprocess):
-    """scikit-learn's ``check_array`` sees the ``(n, d)`` X once from ``SVMTuner``'s own code
-    (``validate_data`` at the door; ``_validation.validate_Xy`` checked it a second time and
-    y once more against a dummy X).  The other passes are the estimators' own: the scaler's
-    fit and transform and the final SVC's fit (a table's preprocessor checks its columns
-    itself), and ``auto``'s probe ``SVC()``, which takes all rows up to 1,000."""
+    """scikit-learn's ``check_array`` sees the ``(n, d)`` X at most three times in a default
+    fit (issue 55's acceptance): at the door (``validate_data``; a table's columns are
+    checked by its preprocessor instead), in the preprocessing (the scaler's fit: its
+    statistics are applied to the training rows by ``preprocess.transform_validated``) and
+    in the final SVC's fit.  ``auto``'s probe ``SVC()``, on all rows up to 1,000, calls
+    libsvm without ``SVC.fit``'s checks (``_auto_stage.default_svc_fit``); before, the
+    scaler's transform and the probe made it 5, and ``_validation.validate_Xy`` 6."""
     import traceback
     from unittest import mock
 
+    import scipy.sparse as sp
     import sklearn.utils.validation as skv
 
     X, y = make_problem(300, 5, 0)
+    Xin = sp.csr_matrix(X) if preprocess == "sparse" else X
     original, callers = skv.check_array, []
 
     def counting(array, *args, **kwargs):
@@ -537,8 +541,9 @@ def test_fit_checks_X_once_at_the_door(preprocess):
             callers.append(f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].name}")
         return original(array, *args, **kwargs)
 
+    mode = "standard" if preprocess == "sparse" else preprocess
     with mock.patch.object(skv, "check_array", counting), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        SVMTuner(random_state=0, preprocess=preprocess).fit(X, y)
-    assert callers.count("tuner.py:_validate_Xy") == (1 if preprocess == "standard" else 0)
-    assert len(callers) == (5 if preprocess == "standard" else 4), callers
+        SVMTuner(random_state=0, preprocess=mode).fit(Xin, y)
+    assert callers.count("tuner.py:_validate_Xy") == (0 if preprocess == "auto" else 1)
+    assert len(callers) == 3, callers

@@ -420,6 +420,31 @@ def fit_preprocessor(pre, X, sample_weight=None):
         return pre.fit(X, sample_weight=sample_weight)
 
 
+def transform_validated(pre, X):
+    """``pre.transform(X)`` for rows the tuner's door has validated: a fitted
+    ``StandardScaler``'s statistics are applied here as its ``transform`` applies them
+    (``X - mean_``, then ``/ scale_``; a sparse ``X`` has its stored values scaled), the same
+    numbers without a second ``check_array`` pass over the training rows (issue 55); any
+    other transformer runs its own ``transform``."""
+    if type(pre) is not StandardScaler:
+        return pre.transform(X)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=X.dtype if X.dtype in _FLOATS else np.float64, copy=True)
+        if pre.scale_ is not None:
+            X.data *= (1.0 / pre.scale_).take(X.indices, mode="clip")
+        return X
+    X = np.array(X, dtype=X.dtype if X.dtype in _FLOATS else np.float64, copy=True)
+    if pre.with_mean:
+        X -= pre.mean_.astype(X.dtype)
+    if pre.with_std:
+        X /= pre.scale_.astype(X.dtype)
+    return X
+
+
+#: the dtypes scikit-learn's scaler keeps (``FLOAT_DTYPES``); others become float64
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
+
+
 def transform_as_fitted(pre, X) -> np.ndarray:
     """``X`` through the fitted preprocessor ``pre`` (as the final SVM sees it), given as
     ``pre`` was fitted: a DataFrame if it saw column names, else an array."""

@@ -61,6 +61,7 @@ from svmtune.preprocess import (
     densify_for,
     fit_preprocessor,
     make_preprocessor,
+    transform_validated,
 )
 from svmtune.search.cv import check_class_groups
 
@@ -456,7 +457,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         else:
             self.preprocessor_ = make_preprocessor(self.preprocess, X_named)
         fit_preprocessor(self.preprocessor_, X_fit, w_fit)
-        return _as_float(self.preprocessor_.transform(X))
+        return _as_float(transform_validated(self.preprocessor_, X))
 
     def _select(self, selector, Xp, y_enc, w, groups, seed: int, ctx=None):
         """Run the method (under ``backend``, with the progress display and scikit-learn's

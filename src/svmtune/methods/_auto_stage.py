@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.svm import SVC
+import scipy.sparse as sp
+from sklearn.svm import _libsvm, _libsvm_sparse
 
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
@@ -26,6 +27,7 @@ __all__ = [
     "libsvm_cost_ratio",
     "same_point",
     "svc_sv_fraction",
+    "default_svc_fit",
     "on_bound",
 ]
 
@@ -98,7 +100,67 @@ def _libsvm_work(model, d: int) -> float:
     models = getattr(model, "estimators_", [model])  # OvRSVC: one SVC per class
     n_sv = sum(float(np.sum(m.n_support_)) for m in models)
     n_iter = sum(float(np.sum(m.n_iter_)) for m in models)
+    return _work(n_sv, n_iter, d)
+
+
+def _work(n_sv: float, n_iter: float, d: int) -> float:
     return n_sv * (d + D_EXP) + n_iter
+
+
+def default_svc_fit(X, y, sw) -> tuple[int, int]:
+    """``(support vectors, iterations)`` of scikit-learn's ``SVC()`` fitted on ``(X, y, sw)``
+    (rows of positive weight, ``y`` any labels), through the libsvm bindings ``SVC.fit``
+    calls (``sklearn.svm._libsvm.fit``, ``_libsvm_sparse.libsvm_sparse_train``) with the
+    arguments ``SVC()`` passes them, without ``SVC.fit``'s checks of rows the tuner's door
+    has checked (issue 55: ``auto``'s probe ran a fourth ``check_array`` pass over ``X``).
+
+    ``tests/methods/test_auto_stage.py`` compares it with ``SVC().fit`` on dense and sparse,
+    weighted and multiclass data, so a change of scikit-learn's bindings fails there.
+    """
+    _, codes = np.unique(np.asarray(y), return_inverse=True)  # SVC's own label encoding
+    codes = codes.astype(np.float64)
+    n_classes = int(codes.max()) + 1
+    w = np.empty(0) if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
+    class_weight = np.ones(n_classes)
+    d = X.shape[1]
+    if sp.issparse(X):  # gamma="scale" from the entries, as SVC computes it on sparse X
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        _libsvm_sparse.set_verbosity_wrap(0)  # libsvm's switch is global: SVC sets it too
+        var = float(X.multiply(X).mean() - X.mean() ** 2)
+        gamma = 1.0 / (d * var) if var != 0 else 1.0
+        out = _libsvm_sparse.libsvm_sparse_train(
+            d, X.data, X.indices, X.indptr, codes, 0, 2, 3, gamma, 0.0, 1e-3, 1.0,
+            class_weight, w, 0.5, 200.0, 0.0, 1, 0, -1, 0,
+        )  # fmt: skip
+        support, n_iter = out[0], out[8]
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        _libsvm.set_verbosity_wrap(0)  # libsvm's switch is global: SVC sets it too
+        var = float(X.var())
+        gamma = 1.0 / (d * var) if var != 0 else 1.0
+        out = _libsvm.fit(
+            X,
+            codes,
+            svm_type=0,
+            sample_weight=w,
+            class_weight=class_weight,
+            kernel="rbf",
+            C=1.0,
+            nu=0.5,
+            probability=0,
+            degree=3,
+            shrinking=1,
+            tol=1e-3,
+            cache_size=200.0,
+            coef0=0.0,
+            gamma=gamma,
+            epsilon=0.0,
+            max_iter=-1,
+            random_seed=0,
+        )
+        support, n_iter = out[0], out[8]
+    return int(support.size), int(np.sum(n_iter))
 
 
 def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
@@ -115,7 +177,7 @@ def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
         warnings.simplefilter("ignore")
         final = make_final_estimator(params, multiclass=multiclass, n_classes=n_classes)
         a = _libsvm_work(final.fit(X, y, **kw), d)
-        b = _libsvm_work(SVC().fit(X, y, **kw), d)
+    b = _work(*default_svc_fit(X, y, sw), d)
     return a / max(b, 1.0), 2
 
 
@@ -125,11 +187,8 @@ def svc_sv_fraction(X, y, sw) -> float:
     weight 0 are left out."""
     keep = slice(None) if sw is None else np.asarray(sw) > 0
     X, y = X[keep], np.asarray(y)[keep]
-    kw = {} if sw is None else {"sample_weight": np.asarray(sw)[keep]}
-    with warnings.catch_warnings():  # the probe's convergence is not the user's concern
-        warnings.simplefilter("ignore")
-        svc = SVC().fit(X, y, **kw)
-    return float(np.sum(svc.n_support_)) / max(X.shape[0], 1)
+    n_sv, _ = default_svc_fit(X, y, None if sw is None else np.asarray(sw)[keep])
+    return n_sv / max(X.shape[0], 1)
 
 
 def on_bound(chosen: dict[str, Any], log2_sigma, log2_C) -> dict[str, Any]:
