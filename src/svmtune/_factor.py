@@ -109,8 +109,8 @@ def _rank_one_update(L: np.ndarray, x: np.ndarray, start: int) -> None:
 
     ``L`` must be Fortran-ordered (its columns contiguous, rotated in place) and ``x`` a
     contiguous float64 vector.  One BLAS call per column, ``O(t^2)`` flops for a trailing
-    block of size ``t``; the Python loop costs about 2.5 us a column
-    (``benchmarks/first_call.md``), which :func:`svmtune.svm._update_is_cheaper` weighs.
+    block of size ``t``, plus the Python loop's fixed cost per column, which
+    :func:`svmtune.svm._update_is_cheaper` weighs (``docs/notes/cost_measurements.md``).
     """
     if not (L.flags.f_contiguous and x.flags.c_contiguous and x.dtype == np.float64):
         # drot would rotate copies: the update would be lost

@@ -4,11 +4,11 @@ and applied on first use.
 The one place svmtune decorates compiled functions from: the pair loops of the data
 criteria (:mod:`svmtune.criteria._pairloops`: LD, ESDR, DBTC, J4, the S&S ratio).  Importing
 this module does not import numba: :func:`_njit` returns a :class:`_Deferred` stand-in, and
-the first call of any stand-in of a module imports numba (about 0.6 s) and replaces every
-stand-in of that module, in the module's namespace, by its numba dispatcher (so that compiled
-functions calling each other see dispatchers).  A selection that uses none of the compiled
-loops -- the default ``method="auto"``'s -- never imports numba, and its first fit in a
-fresh process costs what a later one does (``benchmarks/first_call.md``).
+the first call of any stand-in of a module imports numba and replaces every stand-in of that
+module, in the module's namespace, by its numba dispatcher (so that compiled functions calling
+each other see dispatchers).  A selection that uses none of the compiled loops -- the default
+``method="auto"``'s -- never imports numba, and its first fit in a fresh process costs what a
+later one does (``benchmarks/first_call.md`` times numba's import and this first fit).
 """
 
 from __future__ import annotations

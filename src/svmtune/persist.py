@@ -234,8 +234,8 @@ def _parse_schema(text: str, unpacked: int, path) -> Any:
     keys = text.count('":') - text.count('\\":')  # a key ends '":', or fewer
     spent = (
         # characters, but not a newline and its indent (no string holds a newline): one
-        # transient copy (re.sub runs in C: seconds for 100 MB of newlines, where a Python
-        # loop over the matches takes three times as long)
+        # transient copy (re.sub runs in C, faster than a Python loop over the matches:
+        # docs/notes/cost_measurements.md)
         len(re.sub(r"\n *", "", text))
         + max(quotes // 2 - keys, 0) * _STR_BYTES  # keys: counted once each, below
         + text.count("[") * _LIST_BYTES

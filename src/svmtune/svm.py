@@ -186,9 +186,9 @@ def fit_l1_svm(
 #: cost of the Givens rank-one update of a trailing block of size ``t``
 #: (:func:`svmtune._factor._rank_one_update`, one BLAS ``drot`` per column), in units of the
 #: flops of a BLAS-3 Cholesky factorisation: ``GIVENS_COLUMN_COST * t + GIVENS_COST * t^2``.
-#: The Python loop's per-column call (about 2.5 us) dominates up to ``t`` of a few thousand;
-#: measured with one BLAS thread (``benchmarks/first_call.md``): a full update costs as much
-#: as a fresh factorisation at about ``m = 350``, a tenth of one at ``m = 1000``.
+#: The linear term is the Python loop's call per column, the quadratic one the rotations;
+#: the constants reproduce the timings of update and fresh factorisation with one BLAS thread
+#: (``benchmarks/first_call.md``, table 4; ``docs/notes/cost_measurements.md``).
 GIVENS_COLUMN_COST = 30000.0
 GIVENS_COST = 12.0
 

@@ -33,9 +33,8 @@ _DECIMAL_COMMA = r"[-+]?(\d+(,\d*)?|,\d+)([eE][-+]?\d+)?"
 
 
 #: most fields a CSV/TSV line may hold, and so most columns a file may have.  pandas builds
-#: one Series per column while parsing, whatever the rows: a few KiB and a fraction of a
-#: millisecond each (measured: a header-only file of 50,000 names takes 380 MB and 18 s to
-#: parse, 200,000 names 850 MB and 53 s), so a small file of short fields (a file of B bytes
+#: one Series per column while parsing, whatever the rows: a few KiB each
+#: (``docs/notes/cost_measurements.md``), so a small file of short fields (a file of B bytes
 #: holds up to B/2 of them) would otherwise cost gigabytes; 2^16 columns keep a parse within
 #: a few hundred MiB.  Wider data are sparse in practice: write them as svmlight/LIBSVM
 MAX_CSV_COLUMNS = 1 << 16

@@ -76,11 +76,8 @@ def radius_margin_summary(
     ``K + diag(1/(C w_i))``, the feature space where low-weight points lie far out along their
     own axes: the radius grows with the spread of ``1/(C w_i)``, which vanishes as ``C``
     grows, so unequal weights can pull the search to large ``C`` and, there, to the narrowest
-    widths (a memorising model).  Chapelle et al. (2002) treat equal weights.  Measured
-    (``benchmarks/rm_weight_spread.py``, README): weights spread 4x chose sigma <= 0.23 and
-    C near 256 at chance accuracy in 10 of 12 runs on Gaussian data, where 1.5x did not; on
-    200 rows of bupa 1.5x did (sigma 0.011, C 256, one class for 144 of 145 test rows),
-    where 1.1x did not.
+    widths (a memorising model).  Chapelle et al. (2002) treat equal weights.  How far, on
+    Gaussian data and bupa: ``benchmarks/rm_weight_spread.py``, ``docs/notes/radius_margin.md``.
     """
     T = float(state["T"])
     spread = 1.0

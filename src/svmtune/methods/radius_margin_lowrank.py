@@ -50,12 +50,9 @@ class RMSVMLowRank(LowRankSearch):
 
     This bound needs a finer approximation than the RBSVM criterion.  At widths narrower than
     the landmarks' the Nystroem kernel is coarse and overstates ``T``, so with landmarks fixed
-    at the start width the search stops short of them: on a 9,000-point skin_nonskin sample
-    (random_state 0, 11,000 points held out; 27 landmarks chosen at the start width 1.94) it
-    ended at sigma 1.37, held-out accuracy 0.9906.  The landmarks therefore follow the search
-    to narrower widths (:mod:`svmtune.methods._lowrank_search`): on the same sample they were
-    re-chosen 4 times and the search ended at sigma 0.30 (accuracy 0.9987, 13 s), against the
-    exact RMSVM's 0.27 (0.9989, 120 s).
+    at the start width the search stops short of them.  The landmarks therefore follow the
+    search to narrower widths (:mod:`svmtune.methods._lowrank_search`); the run that showed
+    it is in ``docs/notes/radius_margin.md``.
     """
 
     name = "radius_margin_lowrank"

@@ -78,8 +78,8 @@ from svmtune.methods.baselines import (
 )
 from svmtune.search.cv import cv_errors, make_folds
 
-#: lower estimate of the peak memory of the selection in dense n x n float64 matrices (peak
-#: resident memory over n^2 * 8 bytes measured 6.7 at n = 3,000, 5 features, binary);
+#: lower estimate of the peak memory of the selection in dense n x n float64 matrices, below
+#: the measured peak (``docs/notes/cost_measurements.md``);
 #: :func:`~svmtune._validation.check_dense_memory` refuses to start when these exceed the
 #: memory available
 DENSE_MATRICES = 4

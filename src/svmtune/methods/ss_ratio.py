@@ -160,9 +160,9 @@ class SSRatio(Selector):
     n_components : int
         Dimension of the approximate feature maps.
     max_exact : int
-        Largest ``n`` for which "auto" uses the exact kernel (default 20,000: the compiled RBF
-        class sums take about 2 s for all 15 default widths at that size on one core (ijcnn1,
-        22 features), less than the 512-dimensional random maps, which are only approximate).
+        Largest ``n`` for which "auto" uses the exact kernel (default 20,000: up to that size
+        the compiled RBF class sums cost less than the 512-dimensional random maps, which are
+        only approximate; ``docs/notes/cost_measurements.md``).
     curve : {"table", "paper"}
         C_opt curve: the regenerated one shipped with svmtune
         (:func:`~svmtune.criteria.ss_copt.load_copt_table`) or eq. (22)-(23) as printed.

@@ -36,29 +36,21 @@ Scale the objective so that its gradient is of order one (e.g. a mean over the t
 rather than a sum): L-BFGS-B's first step is ``-grad`` (then projected on the box), so a gradient
 of order ``n`` sends the first trial point to a corner of the box.
 
-Objectives built on a support set are only piecewise smooth: they may jump where the support
-set changes.  A line search that meets such a jump shrinks its step towards zero and would
-otherwise spend its whole budget of trial points there; the search therefore also stops when a
-trial point comes closer than ``xtol`` (log2 units) to the current iterate, or to an earlier
-trial point of the same line search.  The second case is a line search that brackets a jump
-away from the iterate: the near side is lower than the iterate but, the objective being linear
-there, never satisfies the curvature condition, the far side is higher, and the bracket closes
-in on the jump from both sides (on the cmc task, fold 0, RBSVM spent 20 of its 60 evaluations
-in one such bracket narrowing from 0.5 to 0.001 log2 units; with the test it needs 29 in all
-and ends 0.006 (sigma) and 0.025 (C) log2 units from the old end point).
-
-Such a stop (or scipy's "ABNORMAL" line-search termination, the same situation) is not a
-minimum: the objective still decreases beyond the jump (the gradient on both sides typically
-points the same way; on the balance-scale "B vs rest" task RBSVM's line search stalled at an
-upward jump of 4 % of ``J`` and the objective fell from 0.234 to 0.156 beyond it).  After a
-stall the search therefore starts L-BFGS-B again from a trial point on the far side of the
-jump -- the last one evaluated when the steps shrank onto the iterate, the latest one above
-the iterate's value when a bracket closed -- with the warm-start state of the last
-evaluation, as long as the previous segment lowered the best value by more than ``tol``
-(relative) and at most ``jump_restarts`` times per start.  A continuation that has not found
-a value below the start's best within its first 5 evaluations is abandoned (on balance-2 the
-second one already did), so a jump that hides nothing costs at most 5 evaluations.  The best
-point seen over all segments is returned, so a continuation can only improve the result.
+Objectives built on a support set are only piecewise smooth: they jump where the support set
+changes, and a line search that meets a jump either shrinks its step onto the iterate or
+brackets the jump from both sides (the near side, linear there, never satisfies the curvature
+condition) until its budget is spent.  The search therefore also stops when a trial point comes
+closer than ``xtol`` (log2 units) to the current iterate or to an earlier trial point of the
+same line search.  Such a stop, like scipy's "ABNORMAL" line-search end, is not a minimum: the
+objective typically keeps falling beyond the jump.  So L-BFGS-B starts again from a trial point
+on the far side (the last one evaluated when the steps shrank onto the iterate, the latest one
+above the iterate's value when a bracket closed), with the warm-start state of the last
+evaluation, while the previous segment lowered the best value by more than ``tol`` (relative)
+and at most ``jump_restarts`` times per start.  A continuation that finds no value below the
+start's best within its first 5 evaluations is abandoned, so a jump that hides nothing costs
+at most 5 evaluations; the best point over all segments is returned, so a continuation can
+only improve the result.  The cases that led to these rules (cmc, balance-scale) are in
+``docs/notes/rbsvm_gradient.md``.
 
 The data-driven start of the search is :func:`svmtune.search.start.initial_theta`.
 """

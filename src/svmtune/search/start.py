@@ -204,9 +204,8 @@ def initial_theta(
 
 
 #: lower estimate of the peak memory of an exact gradient search (RBSVM, smoothed span,
-#: radius-margin) in dense n x n float64 matrices: peak resident memory over n^2 * 8 bytes
-#: measured 8.2 (RBSVM), 10.2 (smoothed span) and 8.3 (radius-margin) at n = 3,000, 5
-#: features, binary
+#: radius-margin) in dense n x n float64 matrices, below the peaks measured for the three
+#: (``docs/notes/cost_measurements.md``)
 EXACT_DENSE_MATRICES = 6
 
 
