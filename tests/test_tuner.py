@@ -450,7 +450,7 @@ def test_cross_validated_methods_keep_groups_whole(monkeypatch, method, module, 
 )
 def test_leave_one_out_methods_refuse_groups(method, params):
     X, y, groups = _near_duplicate_groups(n_groups=8, size=3)
-    with pytest.raises(ValueError, match=f"method '{method}' judges .* leave-one-out"):
+    with pytest.raises(ValueError, match=f"method '{method}' holds out single rows .* no groups"):
         SVMTuner(method=method, method_params=params).fit(X, y, groups=groups)
 
 

@@ -55,7 +55,13 @@ from svmtune.estimators import (
 )
 from svmtune.exceptions import SelectionStopped
 from svmtune.methods._constraints import validate_options
-from svmtune.methods.base import METHODS, get_selector, selector_class
+from svmtune.methods.base import (
+    METHODS,
+    SelectionContext,
+    TrainingData,
+    get_selector,
+    selector_class,
+)
 from svmtune.preprocess import (
     check_sparse_features,
     densify_for,
@@ -329,15 +335,10 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         self._check_params()
         check_labels(y)
         selector = get_selector(self.method, self.method_params)
+        selector.check_kernel(self.kernel)
         holdout = selector.holdout()
-        if groups is not None and holdout == "rows":
-            raise ValueError(
-                f"method {self.method!r} judges candidates by leave-one-out estimates of single "
-                "rows, which cannot keep the groups together; for grouped data use rbsvm or "
-                "rbsvm_lowrank (leave-one-group-out in closed form) or a cross-validated "
-                "method (grid, random, tpe, optuna, halving, cv_cv, esdr, dbtc, j4, ld, or "
-                "span_rule with criterion='cv'), or leave groups out"
-            )
+        if holdout != "none":  # "none": a warning below, and the groups are dropped
+            selector.check_groups(groups)
         X, X_named, y = self._validate_Xy(X, y, selector)
         y_enc, w, groups = self._encode_and_weigh(y, sample_weight, groups, holdout)
         Xp = self._fit_preprocessing(X, X_named, w)
@@ -473,15 +474,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         with backend, progress(self.verbose, label=label, on_advance=forward) as reporter:
             if reporter is not None:
                 _announce(selector, reporter)
-            sel = selector.select(
-                Xp,
-                y_enc,
-                w,
-                kernel=self.kernel,
-                random_state=seed,
-                n_jobs=self.n_jobs,
-                multiclass=self.multiclass,
-                **({} if groups is None else {"groups": groups}),
+            sel = selector.run(
+                TrainingData(Xp, y_enc, w, groups),
+                SelectionContext(self.kernel, seed, self.n_jobs, self.multiclass),
             )
             self.selection_time_ = time.perf_counter() - t0
             if reporter is not None:

@@ -183,20 +183,23 @@ def test_only_the_last_landmark_stage_warns():
 
 
 def test_estimate_at_is_the_closed_form_at_the_point_on_its_landmarks():
-    """``estimate_at`` scores the given point itself (``select(max_eval=1)`` would also take a
-    line-search step): the low-rank LOO error rate of the objective evaluated there, on the
+    """``estimate_at`` scores the given point itself (a search with ``max_eval=1`` would also
+    take a line-search step): the low-rank LOO error rate of the objective evaluated there, on the
     rank rule's landmarks at that width, with rows of weight 0 left out as ``select`` does."""
     from svmtune.kernels import squared_distances
     from svmtune.loo.closed_form import loo_error_rate
     from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
-    from svmtune.methods.base import ovr_tasks
+    from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
 
     X, y = _data(120, 5)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=120)
     w[:7] = 0.0
     sel = RBSVMLowRank(rank=25, rank_tol=1e-3)
     point = (1.3, 4.0)
-    est, fits, rank = sel.estimate_at(X, y, w, point=point)
+    got = sel.estimate_at(
+        TrainingData(X, y, w), SelectionContext(), {"sigma": point[0], "C": point[1]}
+    )
+    est, fits, rank = got.estimate, got.n_svm_fits, got.info["rank"]
     keep = w > 0
     Xk, yk, wk = X[keep], y[keep], w[keep]
     idx, _ = pivoted_cholesky_landmarks(Xk, 1.3, tol=1e-3, max_rank=25)

@@ -3,6 +3,7 @@ candidates, the carried choice, the final libsvm fit's predicted cost and the bo
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -13,10 +14,10 @@ from sklearn.svm import _libsvm, _libsvm_sparse
 
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
-from svmtune.exceptions import BoundWarning
+from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import squared_distances
 from svmtune.methods._fidelity import D_EXP, carry_C
-from svmtune.methods.base import ovr_tasks
+from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
 
 __all__ = [
     "PlanProgress",
@@ -29,13 +30,14 @@ __all__ = [
     "svc_sv_fraction",
     "default_svc_fit",
     "on_bound",
+    "inner_advice_ignored",
 ]
 
 
 @dataclass
 class StageData:
     """The rows of one stage and what its referee and refinements share: the rows' ``X``,
-    labels, weights, groups (and ``by_group``, the keyword the searches take), one-vs-rest
+    labels, weights, groups, one-vs-rest
     ``tasks``, squared distances ``D2`` (exact stages; None on low-rank ones), their number
     ``size``, the stage's ``index`` in the plan and its :class:`~svmtune.methods._fidelity.Stage`,
     the multiclass mode, the random state and the families the referee scores."""
@@ -44,7 +46,6 @@ class StageData:
     y: np.ndarray
     sw: np.ndarray | None
     groups: np.ndarray | None
-    by_group: dict[str, Any]
     tasks: list[np.ndarray]
     D2: np.ndarray | None
     size: int
@@ -53,6 +54,15 @@ class StageData:
     multiclass: str
     random_state: Any
     families: list[str]
+
+    @property
+    def data(self) -> TrainingData:
+        """The stage's rows as a selector takes them, with their squared distances."""
+        return TrainingData(self.X, self.y, self.sw, self.groups, sqdist=self.D2)
+
+    @property
+    def context(self) -> SelectionContext:
+        return SelectionContext(random_state=self.random_state, multiclass=self.multiclass)
 
     @classmethod
     def of(cls, X, y, sw, groups, rows, index, stage, multiclass, random_state, families):
@@ -65,7 +75,6 @@ class StageData:
             y=ys,
             sw=None if sw is None else sw[rows],
             groups=g,
-            by_group={} if g is None else {"groups": g},
             tasks=ovr_tasks(ys),
             D2=squared_distances(Xs) if exact else None,
             size=int(rows.size),
@@ -261,3 +270,19 @@ class PlanProgress:
         self._show()
         if self.reporter is not None:
             self.reporter.note(text)
+
+
+@contextlib.contextmanager
+def inner_advice_ignored():
+    """Ignore the advice an inner selection gives its own user: that its point lies on its
+    box (:class:`~svmtune.exceptions.BoundWarning`; auto warns of its own choice,
+    :func:`~svmtune.methods._auto_stage.on_bound`), that a gradient search stopped at its
+    evaluation budget (auto's refinements are short on purpose), and S&S's notes on its
+    threshold.  A solver that did not converge, or a numerical warning, still reaches the
+    user."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=BoundWarning)
+        stop = "gradient search stopped before its tolerance"
+        warnings.filterwarnings("ignore", message=stop, category=ConvergenceWarning)
+        warnings.filterwarnings("ignore", message=".*S&S", category=UserWarning)
+        yield

@@ -42,7 +42,7 @@ from sklearn.utils.validation import check_random_state
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, IntegerLike, Interval, Options
-from svmtune.methods.base import Selection, Selector, ovr_tasks
+from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import GradientSearchResult, minimize_log_params
 from svmtune.search.start import initial_theta
@@ -418,21 +418,10 @@ class LowRankSearch(Selector):
         by_group = {} if groups is None else {"groups": groups}
         return X, y, sw, tasks, by_group
 
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """See :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
-        self.check_groups(groups)
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state = context.random_state
         X, y, sw, tasks, by_group = self._prepare(X, y, sample_weight, groups)
         groups = by_group.get("groups")
         rng = check_random_state(random_state)

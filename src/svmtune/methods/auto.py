@@ -67,7 +67,6 @@ groups; the span-rule holds out single rows, so the family is the L2-SVM.
 from __future__ import annotations
 
 import time
-import warnings
 from numbers import Real
 from typing import Any
 
@@ -91,6 +90,7 @@ from svmtune.methods._auto_stage import (
     PlanProgress,
     StageData,
     candidate,
+    inner_advice_ignored,
     libsvm_cost_ratio,
     lowest_estimate,
     on_bound,
@@ -110,7 +110,14 @@ from svmtune.methods._fidelity import (
     stage_rows,
     svc_fit_cost,
 )
-from svmtune.methods.base import Selection, Selector, get_selector, ovr_tasks
+from svmtune.methods.base import (
+    Selection,
+    SelectionContext,
+    Selector,
+    TrainingData,
+    get_selector,
+    ovr_tasks,
+)
 from svmtune.methods.baselines import LOG2_RANGE, rbf_params
 from svmtune.search.start import EXACT_DENSE_MATRICES, initial_sigma
 
@@ -122,6 +129,8 @@ LANDMARK_TOL = 1e-4
 
 #: the data-only starts, in the referee's tie order
 START_NAMES = ("default", "median", "ld", "ss")
+#: the methods behind the starts that are methods
+START_METHODS = {"ld": "ld_c1", "ss": "ss"}
 #: refinements: the exact gradient searches (the low-rank path refines with rbsvm_lowrank)
 REFINERS = ("rbsvm", "span")
 
@@ -236,6 +245,15 @@ class Auto(Selector):
         for key, value in opts.items():
             setattr(self, key, value)
 
+    def check_groups(self, groups) -> None:
+        """Also raise where ``families`` leaves no family that can hold out groups."""
+        super().check_groups(groups)
+        if groups is not None and "l2" not in self.families:
+            raise ValueError(
+                f"families={self.families!r} cannot hold out groups: the span-rule of libsvm's "
+                "SVC holds out single rows; include 'l2' (leave-one-group-out of the L2-SVM)"
+            )
+
     def history_score(self, row: dict[str, Any], selection: Selection) -> float:
         """1 - the referee's estimate of the candidate's best family (NaN if unscored)."""
         errs = [row.get(f"estimate_{f}") for f in FAMILIES]
@@ -276,19 +294,17 @@ class Auto(Selector):
         """The data-only candidates ``{"origin", "sigma", "C", "n_svm_fits", "time"}``."""
         out = []
         for origin in self.starts:
-            if origin == "ld" and D2 is None:
-                continue  # O(n^2) pair statistics: exact path only
-            if origin == "ss" and sp.issparse(X) and not get_selector("ss").accepts_sparse:
-                continue  # its statistics need a dense X
             t0 = time.perf_counter()
             if origin == "median":
                 sigma, C, fits = self._median_sigma(X, sw, D2, random_state), 1.0, 0
             else:
-                name = {"ld": "ld_c1", "ss": "ss"}[origin]
-                with warnings.catch_warnings():  # a start's own advice is not the user's
-                    warnings.simplefilter("ignore")
-                    sel = get_selector(name).select(
-                        X, y, sw, random_state=random_state, multiclass=multiclass
+                start = get_selector(START_METHODS[origin])
+                if (D2 is None and start.pairwise) or (sp.issparse(X) and not start.accepts_sparse):
+                    continue  # O(n^2) pair statistics on a low-rank stage; a dense X needed
+                with inner_advice_ignored():
+                    sel = start.run(
+                        TrainingData(X, y, sw),
+                        SelectionContext(random_state=random_state, multiclass=multiclass),
                     )
                 sigma, C, fits = sel.params["sigma"], sel.params["C"], sel.n_svm_fits
             out.append(candidate(origin, sigma, C, fits, time.perf_counter() - t0))
@@ -298,7 +314,7 @@ class Auto(Selector):
     def _default_point(X, y, sw) -> dict[str, Any]:
         """``SVC()``'s own point, from all rows (``gamma="scale"``, ``C = 1``)."""
         t0 = time.perf_counter()
-        sel = get_selector("default").select(X, y, sw)
+        sel = get_selector("default").run(TrainingData(X, y, sw), SelectionContext())
         return candidate("default", sel.params["sigma"], 1.0, 0, time.perf_counter() - t0)
 
     @staticmethod
@@ -347,11 +363,9 @@ class Auto(Selector):
             return
         t0 = time.perf_counter()
         point = (cand["sigma"], cand["C"])
-        err, fits, rank = self._lowrank_search(point, 1).estimate_at(
-            st.X, st.y, st.sw, point=point, **st.by_group
-        )
-        cand["estimate_l2"], cand["rank"] = err, rank
-        cand["n_svm_fits"] += fits
+        sel = self._lowrank_search(point, 1).estimate_at(st.data, st.context, rbf_params(*point))
+        cand["estimate_l2"], cand["rank"] = sel.estimate, sel.info["rank"]
+        cand["n_svm_fits"] += sel.n_svm_fits
         cand["time"] += time.perf_counter() - t0
 
     def _lowrank_search(self, start, max_eval: int):
@@ -376,23 +390,15 @@ class Auto(Selector):
         when ``st.D2`` is None), as a candidate."""
         t0 = time.perf_counter()
         start = (best["sigma"], best["C"])
-        with warnings.catch_warnings():  # bound and budget warnings of an inner search
-            warnings.simplefilter("ignore")
-            if st.D2 is None:
-                search = self._lowrank_search(start, max_eval)
-                sel = search.select(st.X, st.y, st.sw, random_state=st.random_state, **st.by_group)
-            else:
-                opts = {"max_eval": max_eval, "jump_restarts": 0}
-                opts.update(log2_sigma=self.log2_sigma, log2_C=self.log2_C)
-                search = get_selector(refiner, opts)
-                sel = search.search(
-                    st.D2,
-                    np.log(start),
-                    st.y,
-                    st.sw,
-                    random_state=st.random_state,
-                    **st.by_group,
-                )
+        if st.D2 is None:  # low rank: RBSVM on the Nystroem kernel
+            search = self._lowrank_search(start, max_eval)
+        else:  # exact: on the stage's squared distances (st.data.sqdist)
+            opts = {"start": start, "max_eval": max_eval, "jump_restarts": 0}
+            search = get_selector(
+                refiner, dict(opts, log2_sigma=self.log2_sigma, log2_C=self.log2_C)
+            )
+        with inner_advice_ignored():
+            sel = search.run(st.data, st.context)
         cand = candidate(
             refiner,
             sel.params["sigma"],
@@ -400,7 +406,7 @@ class Auto(Selector):
             sel.n_svm_fits,
             time.perf_counter() - t0,
         )
-        if refiner == "rbsvm" or st.D2 is None:  # eq. (27) at its end point: the referee's
+        if search.loo_family == "l2":  # eq. (27) at its end point: the referee's
             cand["estimate_l2"] = sel.estimate
         if st.D2 is None:  # the landmarks in use at its end (the trace rule may stop early)
             cand["rank"] = int(sel.info["rank"])
@@ -433,7 +439,7 @@ class Auto(Selector):
                 default,
                 *self._start_points(st.X, st.y, st.sw, st.D2, st.multiclass, st.random_state),
             ]
-            refiners = [r for r in self.refine if not (r == "span" and st.groups is not None)]
+            refiners = [r for r in self.refine if st.groups is None or _takes_groups(r)]
             if st.D2 is None:  # low rank: RBSVM on the Nystroem kernel
                 refiners = refiners[:1]
         else:
@@ -449,26 +455,10 @@ class Auto(Selector):
             cands.append(c)
         return cands
 
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """See :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
-        self.check_groups(groups)
-        if groups is not None and "l2" not in self.families:
-            raise ValueError(
-                f"families={self.families!r} cannot hold out groups: the span-rule of libsvm's "
-                "SVC holds out single rows; include 'l2' (leave-one-group-out of the L2-SVM)"
-            )
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state, multiclass = context.random_state, context.multiclass
         sparse = sp.issparse(X)  # the low-rank path, never densified (module docstring)
         X = sp.csr_matrix(X, dtype=float) if sparse else np.asarray(X, dtype=float)
         y = np.asarray(y)
@@ -587,6 +577,10 @@ class Auto(Selector):
             f"the low-rank L2-SVM predicted at {lowrank:.2f} ({rank} landmarks)"
         )
         return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}
+
+
+def _takes_groups(method: str) -> bool:
+    return get_selector(method).holdout() in ("folds", "groups")
 
 
 def _sizes_and_Cs(refined: list[tuple[int, float]]) -> tuple[list[int], list[float]]:

@@ -1,10 +1,13 @@
 """The selector contract every method implements, and the method registry.
 
-A *selector* turns training data into hyperparameters.  It receives standardised features
-``X`` (n, d), integer-encoded labels ``y`` in ``0..k-1`` (k >= 2, every class present with at
-least two samples: :class:`svmtune.SVMTuner` has validated all of that) and optional
-``sample_weight``; it returns a :class:`Selection`.  Selectors are configured by keyword
-arguments (``SVMTuner(method_params=...)``) and must not keep state between calls.
+A *selector* turns training data into hyperparameters.  :meth:`Selector.run` receives a
+:class:`TrainingData` -- standardised features ``X`` (n, d), integer-encoded labels ``y`` in
+``0..k-1`` (k >= 2, every class present with at least two samples), optional
+``sample_weight`` and ``groups``, all validated once by :class:`svmtune.SVMTuner`'s door --
+and a :class:`SelectionContext` (kernel, random state, jobs, multiclass scheme); it returns
+a :class:`Selection`.  :meth:`Selector.select` is the same for direct callers, with the
+checks of the selector's own domain (kernel, groups) first.  Selectors are configured by
+keyword arguments (``SVMTuner(method_params=...)``) and must not keep state between calls.
 
 Multiclass: a selector either handles ``k > 2`` itself (CV-based searches score multiclass
 accuracy of SVMs built with the final model's ``multiclass`` scheme; data indices take the
@@ -24,6 +27,7 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from svmtune._support import ovr_tasks, pm1
 from svmtune.methods._constraints import Constraint, validate_options
@@ -31,6 +35,8 @@ from svmtune.methods._constraints import Constraint, validate_options
 __all__ = [
     "Selection",
     "Selector",
+    "SelectionContext",
+    "TrainingData",
     "METHODS",
     "get_selector",
     "available_methods",
@@ -103,6 +109,62 @@ class Selection:
             raise ValueError(f"final_model must be one of {FINAL_MODELS}, got {self.final_model!r}")
 
 
+@dataclass(frozen=True, eq=False)
+class TrainingData:
+    """The training data a selector receives, validated and encoded once by the caller.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d) or CSR matrix
+        Standardised features, float64 (a CSR matrix for methods with ``accepts_sparse``).
+    y : ndarray of shape (n,)
+        Labels encoded ``0..k-1``.
+    sample_weight : ndarray of shape (n,) or None
+    groups : ndarray of shape (n,) or None
+        Integer group codes (taken by the methods whose :meth:`Selector.holdout` is
+        ``"folds"`` or ``"groups"``).
+    sqdist : ndarray of shape (n, n) or None
+        The squared distances between the rows of ``X``, where the caller has computed them
+        already (``auto``'s exact stages); the exact kernel-matrix methods use them instead of
+        computing them again.
+    """
+
+    X: Any
+    y: np.ndarray
+    sample_weight: np.ndarray | None = None
+    groups: np.ndarray | None = None
+    sqdist: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, X, y, sample_weight=None, groups=None) -> TrainingData:
+        """Arrays as the selectors take them: ``X`` float64 (a sparse one as CSR), the rest
+        as arrays; no checks (:meth:`Selector.select` and the tuner's door do those)."""
+        X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        return cls(X, np.asarray(y), sw, None if groups is None else np.asarray(groups))
+
+
+@dataclass(frozen=True)
+class SelectionContext:
+    """What a selection runs under, besides its data and its options.
+
+    Attributes
+    ----------
+    kernel : str
+        The kernel family to select for (:meth:`Selector.check_kernel`).
+    random_state : int, RandomState or None
+    n_jobs : int or None
+        Parallel jobs of the methods that fit SVMs on several candidates.
+    multiclass : {"ovr", "ovo"}
+        The decomposition of the final SVM for ``k > 2`` classes (see :meth:`Selector.select`).
+    """
+
+    kernel: str = "rbf"
+    random_state: Any = None
+    n_jobs: int | None = None
+    multiclass: str = "ovr"
+
+
 #: the methods that can keep ``groups`` together (named in the error of the others):
 #: K-fold cross-validation (``holdout() == "folds"``) or leave-one-group-out closed forms
 #: (``"groups"``); tests/methods check the list against every method's :meth:`holdout`
@@ -131,12 +193,18 @@ class Selector(ABC):
     held_out: ClassVar[str] = "none"
     #: whether :meth:`select` takes a scipy sparse (CSR) ``X`` without densifying it
     accepts_sparse: ClassVar[bool] = False
+    #: whether the selection's time and memory grow as ``n^2`` whatever its options (pair
+    #: statistics of every two rows): a composition runs it only where exact work is affordable
+    pairwise: ClassVar[bool] = False
+    #: the final model whose closed-form leave-one-out error rate ``Selection.estimate`` is,
+    #: where it is one (``"l2"``: the L2-SVM's, RBSVM eq. (27)); a referee comparing models
+    #: by that estimate can take it as it is (:mod:`svmtune.methods.auto`)
+    loo_family: ClassVar[str | None] = None
     #: optional modules :meth:`select` imports, with the extra that installs them
     requires: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: option name -> admissible kinds of value (:mod:`svmtune.methods._constraints`)
     _parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {}
 
-    @abstractmethod
     def select(
         self,
         X: np.ndarray,
@@ -178,7 +246,34 @@ class Selector(ABC):
         Returns
         -------
         Selection
+
+        Notes
+        -----
+        Checks the kernel (:meth:`check_kernel`) and the groups (:meth:`check_groups`), then
+        runs :meth:`run`.  :class:`svmtune.SVMTuner` makes these checks at its door and calls
+        :meth:`run` with the data it validated.
         """
+        self.check_kernel(kernel)
+        self.check_groups(groups)
+        return self.run(
+            TrainingData.of(X, y, sample_weight, groups),
+            SelectionContext(kernel, random_state, n_jobs, multiclass),
+        )
+
+    @abstractmethod
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """Choose hyperparameters on ``data``, validated by the caller (:meth:`select`, or
+        the tuner's door): nothing here checks again what that checked."""
+
+    def estimate_at(
+        self, data: TrainingData, context: SelectionContext, params: dict[str, Any]
+    ) -> Selection:
+        """The method's own error estimate of the model at ``params`` without a search:
+        a :class:`Selection` of ``params`` with its ``estimate``, ``n_svm_fits`` and
+        ``info`` (what a referee composing methods asks, :mod:`svmtune.methods.auto`).
+        Methods with a closed-form estimate implement it; the others raise
+        ``NotImplementedError``."""
+        raise NotImplementedError(f"method {self.name!r} has no estimate at a given point")
 
     def holdout(self) -> str:
         """What the method holds out to judge a candidate, which decides whether it can

@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmtune.kernels import sigma_from_gamma
-from svmtune.methods.base import Selection, Selector
+from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData
 from svmtune.methods.baselines import rbf_params
 
 __all__ = ["DefaultSVC"]
@@ -22,21 +22,9 @@ class DefaultSVC(Selector):
     kernels = ("rbf",)
     accepts_sparse = True
 
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
         """Choose sigma from ``gamma='scale'`` and C = 1 (no search, no groups)."""
-        self.check_kernel(kernel)
-        self.check_groups(groups)
+        X, sample_weight = data.X, data.sample_weight
         # weighted like repeated rows, so sample_weight=2 equals a duplicated row
         w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
         if sp.issparse(X):  # from the row sums of x and x^2: X stays sparse

@@ -59,7 +59,7 @@ from svmtune.criteria.esdr import index_uncertainty, index_values
 from svmtune.criteria.repeats import repeat_floor
 from svmtune.exceptions import BoundWarning
 from svmtune.methods._constraints import Boolean, Interval, Options, Positive
-from svmtune.methods.base import Selection, Selector
+from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData
 from svmtune.methods.baselines import LOG2_GRID, rbf_params
 from svmtune.search.cv import cv_errors, make_folds
 from svmtune.search.scalar import REFINES, first_crossing, grid_then_refine_max
@@ -477,21 +477,10 @@ class WidthIndexSelector(Selector):
         return float(2.0 ** xs[best]), float(es[best]), len(xs) * len(folds), history, info
 
     # ----------------------------------------------------------------- contract
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """See :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
-        self.check_groups(groups)
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state, n_jobs, multiclass = context.random_state, context.n_jobs, context.multiclass
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         blocks = RBFBlocks(

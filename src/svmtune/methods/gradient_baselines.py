@@ -35,7 +35,7 @@ from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
 from svmtune.loo.radius_margin import radius_margin
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Interval
-from svmtune.methods.base import Selection, Selector, ovr_tasks
+from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import minimize_log_params
 from svmtune.search.start import exact_search_start
@@ -189,21 +189,10 @@ class _GradientBaseline(Selector):
         raise NotImplementedError
 
     # --- orchestration ------------------------------------------------------------------------
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """See :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
-        self.check_groups(groups)
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight = data.X, data.y, data.sample_weight
+        random_state = context.random_state
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         D2, theta0 = exact_search_start(
             X,
@@ -212,13 +201,13 @@ class _GradientBaseline(Selector):
             method=self.name,
             random_state=random_state,
             sample_weight=w,
+            sqdist=data.sqdist,
         )
-        return self.search(D2, theta0, y, w, random_state=random_state)
+        return self._search(D2, theta0, y, w, random_state=random_state)
 
-    def search(self, D2, theta0, y, sample_weight=None, *, random_state=None):
-        """The search of :meth:`select` from the squared distances ``D2`` of the training
-        points and the start ``theta0 = (log sigma, log C)`` (the start option is not read),
-        for a caller that has computed them already (:class:`svmtune.methods.auto.Auto`)."""
+    def _search(self, D2, theta0, y, sample_weight=None, *, random_state=None):
+        """The search of :meth:`run` from the squared distances ``D2`` of the training
+        points and the start ``theta0 = (log sigma, log C)``."""
         y = np.asarray(y)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)

@@ -7,9 +7,7 @@ The RBSVM paper's GridSearch baseline (RBSVM Sec. V-A): log2 sigma and log2 C in
 
 from __future__ import annotations
 
-import numpy as np
-
-from svmtune.methods.base import Selection
+from svmtune.methods.base import Selection, SelectionContext, TrainingData
 from svmtune.methods.baselines import EXPLICIT_GRID, _CVSearch, grid_values, rbf_params
 
 __all__ = ["GridSearch"]
@@ -56,20 +54,10 @@ class GridSearch(_CVSearch):
         self.Cs = grid_values("Cs", Cs, "log2_C", log2_C)
         self._set_options(n_splits=n_splits, scoring=scoring, final_model=final_model)
 
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """Choose (sigma, C): see :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """Choose (sigma, C): see :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state, n_jobs, multiclass = context.random_state, context.n_jobs, context.multiclass
         folds = self._folds(y, random_state, sample_weight, groups)
         cands = [rbf_params(s, c) for s in self.sigmas for c in self.Cs]
         return self._best_of(X, y, cands, folds, sample_weight, n_jobs, multiclass)

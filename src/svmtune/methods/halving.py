@@ -19,7 +19,7 @@ from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.kernels import sigma_from_gamma
 from svmtune.methods._constraints import Boolean, Interval, Options
-from svmtune.methods.base import Selection
+from svmtune.methods.base import Selection, SelectionContext, TrainingData
 from svmtune.methods.baselines import (
     BUDGET,
     LOG2_GRID,
@@ -171,20 +171,10 @@ class HalvingSearch(_CVSearch):
         last = math.floor(math.log(n_candidates, self.factor))
         return max(floor, int(n // self.factor**last))
 
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """Choose (sigma, C): see :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """Choose (sigma, C): see :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state, n_jobs, multiclass = context.random_state, context.n_jobs, context.multiclass
         rng = check_random_state(random_state)
         seed = _seed_int(random_state)
         # the folds of the other CV searches: stratified by class and by weight > 0, so that

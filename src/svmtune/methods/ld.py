@@ -47,6 +47,7 @@ class _LDWidth(WidthIndexSelector):
     """The LD objective (LD eq. (13)), mean over the final SVM's binary tasks for multiclass."""
 
     index = "ld"
+    pairwise = True  # the class statistics of every pair of rows
 
     def objective(self, stats: BlockStats, scheme: str = "ovr"):
         return ld_objective(stats, reduce=self.multiclass, scheme=scheme)

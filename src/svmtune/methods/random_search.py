@@ -6,10 +6,9 @@ The RBSVM paper's RandomSearch baseline (RBSVM Sec. V-A, Fig. 4) with its box
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.utils import check_random_state
 
-from svmtune.methods.base import Selection
+from svmtune.methods.base import Selection, SelectionContext, TrainingData
 from svmtune.methods.baselines import BUDGET, _CVSearch, rbf_params, sample_log2_box
 
 __all__ = ["RandomSearch"]
@@ -61,20 +60,10 @@ class RandomSearch(_CVSearch):
             final_model=final_model,
         )
 
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """Choose (sigma, C): see :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """Choose (sigma, C): see :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state, n_jobs, multiclass = context.random_state, context.n_jobs, context.multiclass
         rng = check_random_state(random_state)
         folds = self._folds(y, random_state, sample_weight, groups)
         sig, Cs = sample_log2_box(self.n_iter, self.log2_sigma, self.log2_C, self.distribution, rng)

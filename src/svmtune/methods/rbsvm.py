@@ -34,7 +34,7 @@ from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import rbsvm_objective
 from svmtune.loo.rbsvm_groups import lgo_exact_mask
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Check, Options
-from svmtune.methods.base import Selection, Selector, ovr_tasks
+from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import minimize_log_params
 from svmtune.search.start import exact_search_start
@@ -107,6 +107,7 @@ class RBSVM(Selector):
     """
 
     name = "rbsvm"
+    loo_family = "l2"  # estimate: the L2-SVM's closed-form LOO error, eq. (27)
     kernels = ("rbf",)
     held_out = "groups"  # single rows, or whole groups with the block closed form
     _parameter_constraints = {
@@ -149,21 +150,10 @@ class RBSVM(Selector):
         for key, value in opts.items():
             setattr(self, key, value)
 
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """See :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
-        self.check_groups(groups)
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state = context.random_state
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         D2, theta0 = exact_search_start(
             X,
@@ -172,13 +162,13 @@ class RBSVM(Selector):
             method=self.name,
             random_state=random_state,
             sample_weight=sw,
+            sqdist=data.sqdist,
         )
-        return self.search(D2, theta0, y, sw, random_state=random_state, groups=groups)
+        return self._search(D2, theta0, y, sw, random_state=random_state, groups=groups)
 
-    def search(self, D2, theta0, y, sample_weight=None, *, random_state=None, groups=None):
-        """The search of :meth:`select` from the squared distances ``D2`` of the training
-        points and the start ``theta0 = (log sigma, log C)`` (the start option is not read),
-        for a caller that has computed them already (:class:`svmtune.methods.auto.Auto`)."""
+    def _search(self, D2, theta0, y, sample_weight=None, *, random_state=None, groups=None):
+        """The search of :meth:`run` from the squared distances ``D2`` of the training
+        points and the start ``theta0 = (log sigma, log C)``."""
         y = np.asarray(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)

@@ -19,6 +19,8 @@ the exact method (and from the paper, beyond those listed in :mod:`svmtune.metho
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from svmtune._support import LOSSES
@@ -27,6 +29,8 @@ from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
 from svmtune.methods._constraints import Options
 from svmtune.methods._lowrank_search import LowRankSearch, landmarks
+from svmtune.methods.base import Selection, SelectionContext, TrainingData
+from svmtune.methods.baselines import rbf_params
 from svmtune.methods.rbsvm import NONSUPPORT
 
 __all__ = ["RBSVMLowRank"]
@@ -57,6 +61,7 @@ class RBSVMLowRank(LowRankSearch):
     """
 
     name = "rbsvm_lowrank"
+    loo_family = "l2"  # estimate: the L2-SVM's closed-form LOO error, eq. (27)
     # the search needs only squared distances to landmarks (sparse dot products, never a
     # dense X); the final model is libsvm's SVC on sparse rows (the L2-SVM is refused)
     accepts_sparse = True
@@ -97,31 +102,28 @@ class RBSVMLowRank(LowRankSearch):
         return obj.value / total_w, grad, obj, {}
 
     def estimate_at(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        point: tuple[float, float],
-        groups: np.ndarray | None = None,
-    ) -> tuple[float, int, int]:
-        """``(estimate, n_svm_fits, rank)``: the closed-form LOO error rate of the low-rank
-        L2-SVM at ``point = (sigma, C)``, on the rank rule's landmarks at that ``sigma`` (``rank``
-        of them: fewer than the option where the trace rule stops first): one objective
-        evaluation without its gradient, where ``select(..., start=point, max_eval=1)`` would
-        also take a line-search step (``auto``'s referee on the low-rank path,
-        :mod:`svmtune.methods.auto`).  ``X``, ``y`` (encoded labels ``0..k-1``) and the rest
-        as :meth:`select`."""
-        self.check_groups(groups)
-        X, y, sw, tasks, by_group = self._prepare(X, y, sample_weight, groups)
-        sigma, C = (float(v) for v in point)
+        self, data: TrainingData, context: SelectionContext, params: dict[str, Any]
+    ) -> Selection:
+        """The closed-form LOO error rate of the low-rank L2-SVM at ``params`` (``sigma``,
+        ``C``), on the rank rule's landmarks at that ``sigma`` (``info["rank"]`` of them:
+        fewer than the option where the trace rule stops first): one objective evaluation
+        without its gradient, where a search started there with ``max_eval=1`` would also
+        take a line-search step (``auto``'s referee on the low-rank path,
+        :mod:`svmtune.methods.auto`)."""
+        X, y, sw, tasks, by_group = self._prepare(data.X, data.y, data.sample_weight, data.groups)
+        sigma, C = float(params["sigma"]), float(params["C"])
         idx, _, D2_nm, D2_mm = landmarks(X, sigma, rank=self.rank, rank_tol=self.rank_tol)
         theta = np.log([sigma, C])
         _, _, obj, _ = self._evaluate(
             D2_nm, D2_mm, tasks, theta, sw, None, gradient=False, **by_group
         )
-        estimate = self._summary(y, tasks, {"obj": obj}, sw)[0]
-        return estimate, len(tasks), int(idx.size)
+        return Selection(
+            params=rbf_params(sigma, C),
+            estimate=self._summary(y, tasks, {"obj": obj}, sw)[0],
+            n_svm_fits=len(tasks),
+            final_model=self.final_model,
+            info={"rank": int(idx.size)},
+        )
 
     def _summary(self, y, tasks, state, sample_weight):
         obj = state["obj"]

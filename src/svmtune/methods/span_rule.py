@@ -68,7 +68,7 @@ from svmtune.methods._span_rule_fit import (
     evaluate_candidate,
     unit_range_sigma,
 )
-from svmtune.methods.base import Selection, Selector, ovr_tasks
+from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
 from svmtune.methods.baselines import (
     EXPLICIT_GRID,
     check_log2_range,
@@ -491,21 +491,10 @@ class SpanRule(Selector):
         return best, values, chosen, history, n_fits, n_warn, time_per_model
 
     # ------------------------------------------------------------------ select
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """See :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_kernel(kernel)
-        self.check_groups(groups)
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state, n_jobs, multiclass = context.random_state, context.n_jobs, context.multiclass
         X = np.asarray(X, dtype=float)
         y = np.asarray(y).astype(int)
         ctx = self._context(y, sample_weight, multiclass)

@@ -65,7 +65,7 @@ from svmtune.criteria.ss_kernel import SSMatrix, min_pairwise_ss, worst_pairs
 from svmtune.kernels import Kernel
 from svmtune.methods._constraints import Boolean, Check, IntegerLike, Interval, Options
 from svmtune.methods._ss_edges import kernel_label, warn_width_edge, width_edge
-from svmtune.methods.base import Selection, Selector
+from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData
 from svmtune.methods.baselines import log2_grid, rbf_params
 
 __all__ = ["SSRatio"]
@@ -292,23 +292,17 @@ class SSRatio(Selector):
         idx = np.sort(idx)
         return X[idx], y[idx], None if w is None else w[idx]
 
-    # ------------------------------------------------------------------ select
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """See :meth:`svmtune.methods.base.Selector.select`."""
-        self.check_groups(groups)
+    def check_kernel(self, kernel: str) -> None:
+        """``kernel`` is checked where ``families`` is None: the families replace it."""
         if self.families is None:
-            self.check_kernel(kernel)
+            super().check_kernel(kernel)
+
+    # ------------------------------------------------------------------ select
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """See :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight = data.X, data.y, data.sample_weight
+        kernel, random_state = context.kernel, context.random_state
+        if self.families is None:
             families: tuple[str, ...] = (kernel,)
         else:
             families = self.families

@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from svmtune.methods.base import Selection, require
+from svmtune.methods.base import Selection, SelectionContext, TrainingData, require
 from svmtune.methods.baselines import BUDGET, _seed_int, _SequentialSearch
 
 __all__ = ["HyperoptTPE"]
@@ -76,21 +76,11 @@ class HyperoptTPE(_SequentialSearch):
                 space[nm] = hp.loguniform(nm, lo * math.log(2.0), hi * math.log(2.0))
         return space
 
-    def select(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        sample_weight: np.ndarray | None = None,
-        *,
-        groups: np.ndarray | None = None,
-        kernel: str = "rbf",
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        multiclass: str = "ovr",
-    ) -> Selection:
-        """Choose (sigma, C): see :meth:`svmtune.methods.base.Selector.select`."""
+    def run(self, data: TrainingData, context: SelectionContext) -> Selection:
+        """Choose (sigma, C): see :meth:`svmtune.methods.base.Selector.run`."""
+        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        random_state, n_jobs, multiclass = context.random_state, context.n_jobs, context.multiclass
         hyperopt = require("hyperopt", self.name)
-        self.check_kernel(kernel)
         seed = _seed_int(random_state)
         folds = self._folds(y, random_state, sample_weight, groups)
         history: list[dict] = []

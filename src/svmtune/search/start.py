@@ -210,33 +210,43 @@ EXACT_DENSE_MATRICES = 6
 
 
 def exact_search_start(
-    X: np.ndarray, start, C0: float, *, method: str, random_state=None, sample_weight=None
+    X: np.ndarray,
+    start,
+    C0: float,
+    *,
+    method: str,
+    random_state=None,
+    sample_weight=None,
+    sqdist: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(D2, theta0)`` of an exact (n x n) gradient search named ``method``: the squared
-    distances and the starting point of :func:`initial_theta`.
+    distances (``sqdist`` where the caller has them:
+    :attr:`svmtune.methods.base.TrainingData.sqdist`) and the starting point of
+    :func:`initial_theta`.
 
     Raises ``MemoryError`` first when the search's dense matrices cannot fit in the memory
     available (:func:`svmtune._validation.check_dense_memory`), naming the low-rank form of
     the method as the alternative.
     """
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or not np.all(np.isfinite(X)):
-        raise ValueError(
-            f"X must be a finite 2-D array (n_samples, n_features), got shape {X.shape}"
+    if sqdist is None:  # (the caller's sqdist: its memory is spent already)
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or not np.all(np.isfinite(X)):
+            raise ValueError(
+                f"X must be a finite 2-D array (n_samples, n_features), got shape {X.shape}"
+            )
+        check_dense_memory(
+            X.shape[0],
+            matrices=EXACT_DENSE_MATRICES,
+            method=method,
+            alternative=f"use method='{method}_lowrank' (O(n m) memory) or fewer samples",
         )
-    check_dense_memory(
-        X.shape[0],
-        matrices=EXACT_DENSE_MATRICES,
-        method=method,
-        alternative=f"use method='{method}_lowrank' (O(n m) memory) or fewer samples",
-    )
-    D2 = squared_distances(X)
+        sqdist = squared_distances(X)
     theta0 = initial_theta(
-        D2,
+        sqdist,
         start,
         C0,
         n_features=X.shape[1],
         random_state=random_state,
         sample_weight=sample_weight,
     )
-    return D2, theta0
+    return sqdist, theta0
