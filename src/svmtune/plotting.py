@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from svmtune.methods.base import selector_class
+
 __all__ = ["plot_landscape"]
 
 #: the criterion column of ``cv_results_`` per kind of method, in order of preference, with
@@ -131,8 +133,7 @@ def plot_landscape(tuner, *, path: str | None = None, figsize=(11, 4.5)):
     crit, label = _criterion(res)
     crit = crit[rows]
     best = int(np.flatnonzero(rows == tuner.best_index_)[0]) if has[tuner.best_index_] else 0
-    grid_like = tuner.method in ("grid", "cv_cv", "halving", "span_rule")
-    order = [] if grid_like else list(range(len(rows)))
+    order = [] if selector_class(tuner.method).grid else list(range(len(rows)))
     err = _error(res)
     panels = 2 if err is not None and not np.allclose(err[rows], crit, equal_nan=True) else 1
     fig, axes = plt.subplots(1, panels, figsize=figsize if panels == 2 else (6, 4.5))

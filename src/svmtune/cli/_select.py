@@ -236,9 +236,9 @@ def _load_sparse_svmlight(file: str, fmt: str | None, method: str, opts: Selecti
         selector = get_selector(method, opts.method_params or None)
     except ValueError:
         return None  # the dense path reports it
-    # default's gamma='scale' is a statistic of the (there uncentred) matrix: it keeps the
-    # dense reading its results had; the CV searches select the same on either
-    if kind not in ("svmlight", "libsvm") or not selector.accepts_sparse or method == "default":
+    # a statistic of X's entries (default's gamma='scale') would change on the uncentred
+    # sparse matrix: it keeps the dense reading; the CV searches select the same on either
+    if kind not in ("svmlight", "libsvm") or not selector.accepts_sparse or selector.reads_centring:
         return None
     if getattr(selector, "final_model", "l1") == "l2":
         return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -189,7 +190,8 @@ def _check_one(name: str, value: Any, constraints: Iterable[Constraint | None]) 
             if isinstance(c, Check) and own_error is None:
                 own_error = exc
     if own_error is not None and len(real) == 1 and isinstance(real[0], Check):
-        raise ValueError(str(own_error)) from None
+        msg = str(own_error)  # named, so that no caller has to find the option again
+        raise ValueError(msg if re.search(rf"\b{re.escape(name)}\b", msg) else f"{name}: {msg}")
     descs = [c.describe(alone=len(real) == 1) for c in real]
     if None in kinds:
         descs.append("None")

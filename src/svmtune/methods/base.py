@@ -200,6 +200,11 @@ class Selector(ABC):
     #: where it is one (``"l2"``: the L2-SVM's, RBSVM eq. (27)); a referee comparing models
     #: by that estimate can take it as it is (:mod:`svmtune.methods.auto`)
     loo_family: ClassVar[str | None] = None
+    #: whether its candidates form a grid fixed in advance (a plot draws no path through them)
+    grid: ClassVar[bool] = False
+    #: whether the selection reads a statistic of X's entries that centring changes (not
+    #: only distances): a sparse X, scaled without centring, would change it
+    reads_centring: ClassVar[bool] = False
     #: optional modules :meth:`select` imports, with the extra that installs them
     requires: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: option name -> admissible kinds of value (:mod:`svmtune.methods._constraints`)
@@ -442,26 +447,13 @@ def get_selector(name: str, params: dict[str, Any] | None = None) -> Selector:
             f"{', '.join(map(repr, unknown))}; {known}"
         )
     klass = selector_class(name)
-    params = params or {}
     try:
-        return klass(**params)
+        return klass(**(params or {}))
     except (TypeError, ValueError) as exc:
         msg = str(exc)
         if isinstance(exc, ValueError) and any(
-            re.search(rf"\b{re.escape(k)}\b", msg) for k in params
+            re.search(rf"\b{re.escape(k)}\b", msg) for k in params or {}
         ):
-            raise  # the option's own check named it
-        # a conversion failed somewhere (int("x"), np.isfinite("x"), ...): name the option
-        # that fails on its own
-        culprit = next((k for k, v in params.items() if _fails(klass, k, v)), None)
-        where = f"option {culprit}={params[culprit]!r}: " if culprit is not None else ""
-        raise ValueError(f"invalid method_params for method {name!r}: {where}{msg}") from None
-
-
-def _fails(klass, key: str, value) -> bool:
-    """Whether ``klass(**{key: value})`` raises (the other options at their defaults)."""
-    try:
-        klass(**{key: value})
-    except (TypeError, ValueError):
-        return True
-    return False
+            raise  # the option's check named it (every declared constraint does)
+        # a rule between options (or a conversion outside the constraints): say whose
+        raise ValueError(f"invalid method_params for method {name!r}: {msg}") from None

@@ -18,6 +18,8 @@ class DefaultSVC(Selector):
     gamma='scale' is ``1 / (d * Var(X))`` over all entries of the training matrix.
     """
 
+    reads_centring = True  # gamma='scale' is 1 / (d Var(X)) over X's entries
+
     name = "default"
     kernels = ("rbf",)
     accepts_sparse = True

@@ -34,6 +34,8 @@ class GridSearch(_CVSearch):
         See :class:`~svmtune.methods.random_search.RandomSearch`.
     """
 
+    grid = True
+
     name = "grid"
     _parameter_constraints = {"sigmas": [EXPLICIT_GRID, None], "Cs": [EXPLICIT_GRID, None]}
 

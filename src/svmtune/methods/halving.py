@@ -74,6 +74,8 @@ class HalvingSearch(_CVSearch):
         See :class:`~svmtune.methods.random_search.RandomSearch`.
     """
 
+    grid = True
+
     name = "halving"
     _parameter_constraints = {
         "candidates": [Options("grid", "random")],

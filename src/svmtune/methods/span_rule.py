@@ -201,6 +201,8 @@ class SpanRule(Selector):
     K-fold CV of one candidate with ``criterion="cv"``.
     """
 
+    grid = True
+
     name = "span_rule"
     kernels = ("rbf",)
     _parameter_constraints = {
