@@ -170,6 +170,7 @@ LAYERS = [
         "kernels and inputs",
         [
             "svmtune._factor",
+            "svmtune._kernel_matrix_checks",
             "svmtune._option_values",
             "svmtune._support",
             "svmtune.kernels",

@@ -167,7 +167,12 @@ def check_C(C) -> None:
 def l2_diagonal(n: int, C: float, sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Diagonal added to ``K`` by the L2-SVM: ``1 / (C w_i)`` (RBSVM eq. (7)); inf where w_i=0."""
     check_C(C)
-    w = validate_sample_weight(sample_weight, n)
+    return _l2_diagonal(n, C, validate_sample_weight(sample_weight, n))
+
+
+def _l2_diagonal(n: int, C: float, w: np.ndarray | None) -> np.ndarray:
+    """:func:`l2_diagonal` of a checked ``C`` and weights ``w`` (None or the float array of
+    :func:`svmtune._validation.validate_sample_weight`): the solvers' unchecked kernels."""
     w = np.ones(n) if w is None else w
     with np.errstate(divide="ignore"):
         return 1.0 / (C * w)
@@ -342,6 +347,12 @@ def loo_loss(
         raise ValueError(
             f"y has shape {y.shape} but r has shape {r.shape}; pass one label per LOO output"
         )
+    return _loo_loss(y, r, loss)
+
+
+def _loo_loss(y: np.ndarray, r: np.ndarray, loss: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`loo_loss` of float labels ``y`` in {-1, +1} and outputs ``r`` of one shape (a
+    solution's labels and its LOO outputs): the objectives' per-task step, unchecked."""
     t = np.tanh(r)
     if loss == "cross_entropy":
         return np.logaddexp(0.0, -2.0 * y * r), t - y
@@ -382,11 +393,14 @@ def objective_terms(
     vector's exact LOO output is the model's output).  ``"label"``: a non-support vector
     enters with ``r_i = y_i`` (RBSVM eq. (27) read literally with ``alpha_i = 0``), a constant,
     so its derivative is 0.  ``r`` is not modified.
+
+    The options are not checked here: the objectives (:func:`svmtune.loo.rbsvm.rbsvm_objective`
+    and its low-rank twin) check ``loss`` and ``nonsupport`` once at their door, and the
+    labels are the solution's own, so a task's step repeats no check (issue #55).
     """
-    check_nonsupport(nonsupport)
     if nonsupport == "label":
         r = np.where(sol.support, r, sol.y)
-    L, dL = loo_loss(sol.y, r, loss)
+    L, dL = _loo_loss(sol.y, r, loss)
     if nonsupport == "label":
         dL[~sol.support] = 0.0
     return L, dL

@@ -20,11 +20,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn import config_context
 from sklearn.svm import SVC
 
 from svmtune._factor import ExtendedFactor, mirror_lower
+from svmtune._kernel_matrix_checks import check_kernel_matrix
 from svmtune._support import (
     DualSolution,
+    _l2_diagonal,
     check_C,
     l2_diagonal,
     l2_solution,
@@ -63,19 +66,6 @@ def _as_pm1(y: np.ndarray) -> np.ndarray:
     if np.all(y == y[0]):
         raise ValueError("SVM training needs both classes (-1 and +1); got only one")
     return y
-
-
-def _check_kernel_matrix(K: np.ndarray, n: int) -> None:
-    """Raise unless the array ``K`` is a finite ``n x n`` matrix (positive
-    semi-definiteness is left to the factorisations).  ``O(n^2)``, with no ``n x n``
-    temporary unless ``K`` is non-finite or its entries sum to infinity."""
-    if K.shape != (n, n):
-        raise ValueError(f"K has shape {K.shape}, expected ({n}, {n})")
-    if not np.isfinite(K.sum()) and not np.all(np.isfinite(K)):
-        raise ValueError(
-            "K contains NaN or infinity; the kernel matrix must be finite (check the "
-            "features and kernel parameters it was computed from)"
-        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,24 +116,54 @@ def fit_l1_svm(
     n = y.shape[0]
     check_C(C)
     w = validate_sample_weight(sample_weight, n)
-    w = np.ones(n) if w is None else w
+    if K is not None:
+        K = check_kernel_matrix(K, n)
+    elif X is None or kernel is None:
+        raise ValueError("fit_l1_svm needs either K or both X and kernel")
+    sol, svc = _fit_l1_svm(y, C, w, K=K, X=X, kernel=kernel, tol=tol, cache_size=cache_size)
+    return (sol, svc) if return_estimator else sol
+
+
+def _fit_l1_svm(
+    y: np.ndarray,
+    C: float,
+    w: np.ndarray | None,
+    *,
+    K: np.ndarray | None = None,
+    X: np.ndarray | None = None,
+    kernel: Kernel | None = None,
+    tol: float = 1e-3,
+    cache_size: float = 500.0,
+) -> tuple[DualSolution, SVC]:
+    """:func:`fit_l1_svm` on checked inputs, with its fitted ``SVC``: labels ``y`` in
+    {-1, +1}, a positive finite ``C``, weights ``w`` from
+    :func:`svmtune._validation.validate_sample_weight` (or None), and a finite ``(n, n)``
+    float ``K`` (:func:`svmtune._kernel_matrix_checks.check_kernel_matrix`) or ``X`` with
+    ``kernel``.  The referee (:mod:`svmtune.loo.referee`) calls it on the kernel matrix it
+    built, so that scoring a candidate repeats none of these checks; scikit-learn's own
+    finiteness pass over the precomputed ``K`` is skipped too (``assume_finite``).
+
+    Raises
+    ------
+    ValueError
+        If the samples of positive weight do not hold both classes.
+    """
+    n = y.shape[0]
+    w_all = np.ones(n) if w is None else w
     # libsvm drops the samples of weight 0, and scikit-learn's ``support_`` then indexes the
     # remaining samples, not the ones passed (scikit-learn issue #25380): fit on the samples
     # of positive weight and map the indices back here, whatever scikit-learn's version does
-    keep = np.flatnonzero(w > 0)
+    keep = np.flatnonzero(w_all > 0)
     if np.unique(y[keep]).size < 2:
         raise ValueError("the hinge-loss SVM needs samples of both classes with positive weight")
-    sw = None if sample_weight is None else w[keep]
+    sw = None if w is None else w_all[keep]
     if K is not None:
         svc = SVC(
             kernel="precomputed", C=C, tol=tol, cache_size=cache_size, max_iter=LIBSVM_MAX_ITER
         )
-        K = np.asarray(K, dtype=float)
-        _check_kernel_matrix(K, n)
-        svc.fit(K if keep.size == n else K[np.ix_(keep, keep)], y[keep], sample_weight=sw)
+        with config_context(assume_finite=True):  # K is checked (or built) by the caller
+            svc.fit(K if keep.size == n else K[np.ix_(keep, keep)], y[keep], sample_weight=sw)
     else:
-        if X is None or kernel is None:
-            raise ValueError("fit_l1_svm needs either K or both X and kernel")
         svc = SVC(
             C=C,
             tol=tol,
@@ -162,7 +182,7 @@ def fit_l1_svm(
     sign_ok = np.all(np.sign(coef[coef != 0]) == y[idx][coef != 0])
     if not sign_ok:  # pragma: no cover - guards a change of convention in scikit-learn
         raise RuntimeError("unexpected dual_coef_ sign convention in scikit-learn SVC")
-    upper = C * w
+    upper = C * w_all
     b = float(svc.intercept_[0])
     support = alpha > 0
     bounded = support & (alpha >= upper * (1.0 - 1e-10))
@@ -177,7 +197,7 @@ def fit_l1_svm(
         bounded=bounded,
         n_iter=int(np.sum(svc.n_iter_)),
     )
-    return (sol, svc) if return_estimator else sol
+    return sol, svc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,7 +316,11 @@ def _hinge_start(K, y, C, sample_weight, active) -> np.ndarray:
     else:
         svc = SVC(C=float(C), kernel="precomputed", max_iter=cap)
         data = K if idx.size == y.size else K[np.ix_(idx, idx)]
-    with warnings.catch_warnings():
+    # a precomputed K was checked (or built) by the solver's caller: scikit-learn's
+    # finiteness pass over it would repeat that O(n^2) check (issue #55); source points
+    # of a KernelColumns were never checked, so scikit-learn checks them as usual
+    precomputed = not isinstance(K, KernelColumns)
+    with warnings.catch_warnings(), config_context(assume_finite=precomputed):
         warnings.simplefilter("ignore")  # a capped fit is still a start
         svc.fit(data, y[idx], sample_weight=w)
     S_mask = np.zeros(y.size, dtype=bool)
@@ -360,25 +384,52 @@ def fit_l2_svm(
     numpy.linalg.LinAlgError
         If ``K`` is not positive semi-definite (a support-set matrix cannot be factored).
     """
-    K = as_kernel(K)
     y = _as_pm1(y)
     n = y.shape[0]
-    if isinstance(K, KernelColumns):  # its columns are checked as they are computed
-        if K.shape != (n, n):
-            raise ValueError(f"K has shape {K.shape}, expected ({n}, {n})")
-    else:
-        _check_kernel_matrix(K, n)
-    d = l2_diagonal(n, C, sample_weight)
+    K = check_kernel_matrix(as_kernel(K), n)  # a KernelColumns checks its columns as it goes
+    check_C(C)
+    w = validate_sample_weight(sample_weight, n)
+    init = None if init_support is None else support_mask(init_support, n)
+    return _fit_l2_svm(K, y, C, w, init, tol=tol, max_iter=max_iter)
+
+
+def _fit_l2_svm(
+    K: np.ndarray | KernelColumns,
+    y: np.ndarray,
+    C: float,
+    w: np.ndarray | None,
+    init_support: np.ndarray | None = None,
+    *,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+) -> DualSolution:
+    """:func:`fit_l2_svm` on checked inputs: a finite ``(n, n)`` float ``K`` or a
+    :class:`KernelColumns` of that shape, labels ``y`` in {-1, +1}, a positive finite ``C``,
+    weights ``w`` from :func:`svmtune._validation.validate_sample_weight` (or None) and
+    ``init_support`` a bool mask of length ``n`` (or None).
+
+    The searches (RBSVM, SpanSVM, RMSVM) and the referee call it on the kernel matrix they
+    built from checked distances, so that an objective evaluation repeats none of the
+    ``O(n^2)`` checks of :func:`fit_l2_svm` (issue #55).  The active-set iteration is that
+    of :func:`fit_l2_svm` (RBSVM eq. (22)).
+
+    Raises
+    ------
+    ValueError
+        If the samples of positive weight do not hold both classes.
+    """
+    n = y.shape[0]
+    d = _l2_diagonal(n, C, w)
     active = np.isfinite(d)
     if np.unique(y[active]).size < 2:
         raise ValueError("L2-SVM needs points of both classes with positive weight")
 
     S_mask = np.zeros(n, dtype=bool)
     if init_support is not None:
-        S_mask |= support_mask(init_support, n)
+        S_mask |= init_support
         S_mask &= active
     if S_mask.sum() < 2 or np.all(y[S_mask] == y[S_mask][0]):
-        S_mask = _hinge_start(K, y, C, sample_weight, active)
+        S_mask = _hinge_start(K, y, C, w, active)
 
     seen: set[bytes] = set()
     n_iter = 0

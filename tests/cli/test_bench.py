@@ -257,13 +257,13 @@ def test_bench_data_with_groups(tmp_path, monkeypatch):
     import svmtune.methods.rbsvm as rbsvm_method
 
     lgo = []  # the groups RBSVM's objective holds out: the training part's subjects
-    objective = rbsvm_method.rbsvm_objective
+    objective = rbsvm_method._rbsvm_objective  # the search's unchecked objective
 
     def recording_objective(*args, **kw):
         lgo.append(kw.get("groups"))
         return objective(*args, **kw)
 
-    monkeypatch.setattr(rbsvm_method, "rbsvm_objective", recording_objective)
+    monkeypatch.setattr(rbsvm_method, "_rbsvm_objective", recording_objective)
     r = CliRunner().invoke(bench, [*base, "--groups", "subject"])
     assert "0 already stored, 8 run (8 ok" in r.output, r.output
     assert inner and all(g is not None and len(g) == 42 for g, _ in inner)

@@ -40,9 +40,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmtune._factor import ExtendedFactor
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
 from svmtune._support import DualSolution, check_solution
 from svmtune._warnings import user_stacklevel
-from svmtune.loo.sphere import _check_kernel
 
 __all__ = [
     "SpanCache",
@@ -70,7 +70,7 @@ def _check_l1(sol: DualSolution) -> None:
 
 def _check(sol: DualSolution, K: np.ndarray) -> np.ndarray:
     _check_l1(sol)
-    return _check_kernel(K, sol.y.shape[0])
+    return check_kernel_matrix(K, sol.y.shape[0], what=TRAINED)
 
 
 def _check_spans(spans, n: int, name: str = "spans") -> np.ndarray:

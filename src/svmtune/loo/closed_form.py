@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
 from svmtune._support import (
     DualSolution,
     check_l2_solution,
@@ -41,7 +42,6 @@ from svmtune.kernels import (
     kernel_block,
     kernel_columns,
 )
-from svmtune.loo.sphere import _check_kernel
 
 __all__ = [
     "closed_form_loo",
@@ -96,7 +96,7 @@ def closed_form_loo(
         matrix.
     """
     check_l2_solution(sol)
-    K = _check_kernel(K, sol.y.shape[0])
+    K = check_kernel_matrix(K, sol.y.shape[0], what=TRAINED)
     return _closed_form_loo(sol, K, inverse)
 
 
@@ -144,7 +144,7 @@ def loo_exact_mask(
     ndarray of bool, shape (n,)
     """
     check_l2_solution(sol)
-    K = _check_kernel(K, sol.y.shape[0])
+    K = check_kernel_matrix(K, sol.y.shape[0], what=TRAINED)
     return _loo_exact_mask(sol, K, tol, inverse)
 
 

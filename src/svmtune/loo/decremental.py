@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
 from svmtune._support import (
     DualSolution,
     check_l2_solution,
@@ -20,7 +21,6 @@ from svmtune.kernels import (
     KernelColumns,
 )
 from svmtune.loo.closed_form import _closed_form_loo, _loo_exact_mask
-from svmtune.loo.sphere import _check_kernel
 from svmtune.svm import fit_l2_svm
 
 __all__ = ["decremental_loo"]
@@ -98,7 +98,7 @@ def decremental_loo(
     n = y.shape[0]
     if isinstance(K, KernelColumns):
         raise ValueError("decremental_loo needs the whole kernel matrix K, not KernelColumns")
-    K = _check_kernel(K, n)
+    K = check_kernel_matrix(K, n, what=TRAINED)
     S = np.flatnonzero(sol.support)
     Minv = sol.factor.inverse() if inverse is None else np.asarray(inverse, dtype=float)
     r = _closed_form_loo(sol, K, Minv)

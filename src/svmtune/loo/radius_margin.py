@@ -34,14 +34,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
 from svmtune._support import DualSolution, check_solution
 from svmtune.loo.sphere import (
     BallSolution,
     Direction,
     _check_direction,
-    _check_kernel,
     _enclosing_ball,
-    check_ridge,
     direction_block,
     direction_diagonal,
     radius2_derivative,
@@ -73,7 +72,7 @@ def margin_norm2(K: np.ndarray, sol: DualSolution) -> float:
         If ``K`` is not the solution's ``(n, n)`` finite kernel matrix.
     """
     _check_l2(sol)
-    K = _check_kernel(K, sol.y.shape[0])
+    K = check_kernel_matrix(K, sol.y.shape[0], what=TRAINED)
     return _margin_norm2(K, sol)
 
 
@@ -173,9 +172,24 @@ def radius_margin(
     n = solutions[0].y.shape[0]
     if any(s.y.shape[0] != n for s in solutions):
         raise ValueError("every task's solution must be fitted on the same points")
-    K = _check_kernel(K, n)
+    K = check_kernel_matrix(K, n, what=TRAINED)
     for dH in directions:
         _check_direction(dH, n)
+    return _radius_margin(K, solutions, directions, ball_init)
+
+
+def _radius_margin(
+    K: np.ndarray,
+    solutions: Sequence[DualSolution],
+    directions: Sequence[Direction],
+    ball_init: np.ndarray | None = None,
+) -> RadiusMargin:
+    """:func:`radius_margin` on checked inputs (Chapelle et al. 2002; RBSVM eq. (8)): L2-SVM
+    solutions sharing one ridge on the finite ``(n, n)`` float ``K`` and directions of the
+    right shapes.  RMSVM's search calls it on the kernel matrix and solutions it built, so
+    that an evaluation repeats none of the checks of :func:`radius_margin` (issue #55)."""
+    n = solutions[0].y.shape[0]
+    d = solutions[0].H_diag
     finite = np.isfinite(d)
     active = np.flatnonzero(finite)
     all_active = active.size == n
@@ -184,9 +198,9 @@ def radius_margin(
     init = None
     if ball_init is not None and np.asarray(ball_init).shape == (active.shape[0],):
         init = ball_init
-    # K was checked above (finite, n x n); the ridge and the warm start are the search's own
-    Ka = np.asarray(Ka, dtype=float)
-    ball = _enclosing_ball(Ka, check_ridge(d[active], Ka.shape[0]), init)
+    # K is finite and n x n (radius_margin's check or the search's own), the ridge of the
+    # positive-weight points finite and positive (the solvers' 1 / (C w))
+    ball = _enclosing_ball(Ka, d[active], init)
     beta_full = np.zeros(n)
     beta_full[active] = ball.beta
     w2 = np.array([_margin_norm2(K, s) for s in solutions])

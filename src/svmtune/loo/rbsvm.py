@@ -50,11 +50,13 @@ import numpy as np
 
 from svmtune._support import (
     DualSolution,
+    check_C,
     check_group_nonsupport,
     check_loss,
     check_nonsupport,
     check_pm1,
     objective_terms,
+    support_mask,
 )
 from svmtune._validation import validate_sample_weight
 from svmtune.kernels import (
@@ -67,7 +69,7 @@ from svmtune.loo.closed_form import (
     _closed_form_loo,
 )
 from svmtune.loo.rbsvm_gradient import _loo_gradient, rbf_l2_derivatives
-from svmtune.svm import fit_l2_svm
+from svmtune.svm import _fit_l2_svm
 
 __all__ = [
     "LOOObjective",
@@ -184,8 +186,6 @@ def rbsvm_objective(
     check_loss(loss)
     check_nonsupport(nonsupport)
     D2 = np.asarray(D2, dtype=float)
-    if groups is not None:
-        check_group_nonsupport(nonsupport)
     if D2.ndim != 2 or D2.shape[0] != D2.shape[1]:
         raise ValueError(f"D2 must be the square (n, n) squared-distance matrix, got {D2.shape}")
     n = D2.shape[0]
@@ -196,23 +196,70 @@ def rbsvm_objective(
         )
     if not len(tasks):
         raise ValueError("tasks is empty: pass at least one {-1, +1} label vector")
-    for y_t in tasks:
-        check_pm1(y_t, n, name="every task")
-    validate_sample_weight(sample_weight, n)
+    tasks = [check_pm1(y_t, n, name="every task") for y_t in tasks]
+    w = validate_sample_weight(sample_weight, n)
+    if init_support is not None and len(init_support) != len(tasks):
+        raise ValueError("init_support needs one entry per task")
+    if init_support is not None:
+        init_support = [None if s is None else support_mask(s, n) for s in init_support]
+    check_C(float(np.exp(theta[1])))
+    if not np.isfinite(D2.sum()) and not np.all(np.isfinite(D2)):
+        raise ValueError("D2 contains NaN or infinity; squared distances must be finite")
+    return _rbsvm_objective(
+        D2,
+        tasks,
+        theta,
+        w,
+        init_support=init_support,
+        loss=loss,
+        nonsupport=nonsupport,
+        gradient=gradient,
+        tol=tol,
+        groups=groups,
+    )
+
+
+def _rbsvm_objective(
+    D2: np.ndarray,
+    tasks: Sequence[np.ndarray],
+    theta: np.ndarray,
+    w: np.ndarray | None,
+    init_support: Sequence[np.ndarray | None] | None,
+    *,
+    loss: str,
+    nonsupport: str,
+    groups: np.ndarray | None,
+    gradient: bool = True,
+    tol: float = 1e-8,
+) -> LOOObjective:
+    """:func:`rbsvm_objective` on checked inputs: the objective evaluation of
+    :class:`svmtune.methods.rbsvm.RBSVM`'s search (RBSVM eq. (27)-(34)).
+
+    ``D2`` is the square float matrix of squared distances, ``tasks`` float {-1, +1} label
+    vectors of length ``n`` (:func:`svmtune._support.ovr_tasks`), ``theta`` the finite float
+    pair ``(log sigma, log C)``, ``w`` the weights of
+    :func:`svmtune._validation.validate_sample_weight` (or None), ``init_support`` bool
+    masks (one per task) and ``loss``, ``nonsupport`` valid options: the search checks them
+    once at its entry, not at each of its evaluations (issue #55).  The kernel matrix is
+    built here from ``D2`` (finite by construction), so the solver
+    (:func:`svmtune.svm._fit_l2_svm`) and the closed forms take it unchecked.  ``groups`` are
+    checked and encoded here (:func:`svmtune.loo.rbsvm_groups.group_codes`, ``O(n)``), as the
+    search's evaluations are the only place that sees them.
+    """
+    n = D2.shape[0]
     if groups is not None:
+        check_group_nonsupport(nonsupport)
         codes = rbsvm_groups.group_codes(groups, n)
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
     if init_support is None:
         init_support = [None] * len(tasks)
-    if len(init_support) != len(tasks):
-        raise ValueError("init_support needs one entry per task")
     K = _step_kernel(D2, sigma, init_support)
+    weights = np.ones(n) if w is None else w
     value = 0.0
     grad = np.zeros(2) if gradient else None
     loo, sols, used = [], [], np.zeros(n, dtype=bool)
     for y_t, init in zip(tasks, init_support):
-        sol = fit_l2_svm(K, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
+        sol = _fit_l2_svm(K, y_t, C, w, init, tol=tol)
         if groups is None:
             Minv = sol.factor.inverse() if gradient else None
             r = _closed_form_loo(sol, K, Minv)
@@ -220,13 +267,13 @@ def rbsvm_objective(
             Minv = sol.factor.inverse()
             r, red, rows = rbsvm_groups._lgo_terms(sol, K, codes, Minv)
         L, dL = objective_terms(sol, r, loss, nonsupport)
-        value += float(w @ L)
+        value += float(weights @ L)
         if gradient:
             dH = rbf_l2_derivatives(K, D2, sigma, sol)
             if groups is None:
-                grad += _loo_gradient(sol, K, dH, w * dL, Minv)
+                grad += _loo_gradient(sol, K, dH, weights * dL, Minv)
             else:
-                grad += rbsvm_groups._lgo_gradient(sol, K, dH, w * dL, codes, Minv, red, rows)
+                grad += rbsvm_groups._lgo_gradient(sol, K, dH, weights * dL, codes, Minv, red, rows)
         loo.append(r)
         sols.append(sol)
         used |= sol.support

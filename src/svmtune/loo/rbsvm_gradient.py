@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from svmtune._factor import sandwich
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
 from svmtune._support import (
     DualSolution,
     check_derivative,
@@ -43,7 +44,6 @@ from svmtune.kernels import (
     kernel_columns,
     rbf_dlogsigma,
 )
-from svmtune.loo.sphere import _check_kernel
 
 __all__ = ["loo_gradient", "rbf_l2_derivatives"]
 
@@ -92,7 +92,7 @@ def loo_gradient(
     """
     check_l2_solution(sol)
     n = sol.y.shape[0]
-    K = _check_kernel(K, n)
+    K = check_kernel_matrix(K, n, what=TRAINED)
     c = np.asarray(dLdr, dtype=float)
     if c.shape != (n,):
         raise ValueError(f"dLdr has shape {c.shape}; expected ({n},), one derivative per point")

@@ -45,11 +45,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
 from svmtune._support import DualSolution, check_derivative, check_l2_solution, support_system
 from svmtune._validation import validate_groups
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import KernelColumns, kernel_columns
-from svmtune.loo.sphere import _check_kernel
 from svmtune.lowrank import lowrank_support_system
 
 __all__ = ["closed_form_lgo", "group_codes", "lgo_exact_mask", "lgo_gradient"]
@@ -171,7 +171,7 @@ def _plain_and_live(
 def _prepare(sol, K, groups, inverse):
     check_l2_solution(sol)
     n = sol.y.shape[0]
-    K = _check_kernel(K, n)
+    K = check_kernel_matrix(K, n, what=TRAINED)
     codes = group_codes(groups, n)
     P = sol.factor.inverse() if inverse is None else np.asarray(inverse, dtype=float)
     return K, codes, P

@@ -17,6 +17,15 @@ Both are exact when leaving a row (group) out leaves the other points' support s
 unchanged and estimates otherwise; ``tests/loo/test_referee.py`` checks them against
 retraining without each row.  Functions here take the kernel matrix and return numbers; the
 orchestration is the method's.
+
+Scoring a candidate repeats no input check (issue #55): ``K`` is the referee's own kernel
+matrix (:func:`svmtune.kernels.rbf_from_sqdist` of checked distances), the tasks come from
+:func:`svmtune._support.ovr_tasks` and the weights were checked at the tuner's door, so the
+functions here call the unchecked kernels of the solvers and closed forms
+(:func:`svmtune.svm._fit_l1_svm`, :func:`svmtune.svm._fit_l2_svm`,
+:func:`svmtune.loo.closed_form._closed_form_loo`, ...).  A caller with inputs of its own
+checks them with the public functions (:func:`svmtune.svm.fit_l2_svm`,
+:func:`svmtune.loo.closed_form.closed_form_loo`, ...).
 """
 
 from __future__ import annotations
@@ -26,10 +35,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from svmtune.estimators import ovo_pairs
-from svmtune.loo.closed_form import closed_form_loo, loo_error_rate
-from svmtune.loo.rbsvm_groups import closed_form_lgo
-from svmtune.loo.span_rule import span_rule_loo_decision
-from svmtune.svm import fit_l1_svm, fit_l2_svm
+from svmtune.loo.closed_form import _closed_form_loo, loo_error_rate
+from svmtune.loo.rbsvm_groups import _lgo_terms, group_codes
+from svmtune.loo.span_rule import _span_rule_loo_decision
+from svmtune.svm import _fit_l1_svm, _fit_l2_svm
 
 __all__ = [
     "FAMILIES",
@@ -70,8 +79,8 @@ def l1_loo_outputs(
     """
     outs, supports = [], []
     for t in tasks:
-        sol = fit_l1_svm(t, C, K=K, sample_weight=sample_weight)
-        outs.append(span_rule_loo_decision(sol, K))
+        sol = _fit_l1_svm(t, C, sample_weight, K=K)[0]
+        outs.append(_span_rule_loo_decision(sol, K))
         supports.append(sol.support)
     return outs, supports
 
@@ -94,9 +103,9 @@ def ovo_loo_outputs(
         rows = np.flatnonzero((y == a) | (y == b))
         Kp = K[np.ix_(rows, rows)]
         t = np.where(y[rows] == a, 1.0, -1.0)
-        sol = fit_l1_svm(t, C, K=Kp, sample_weight=None if w is None else w[rows])
+        sol = _fit_l1_svm(t, C, None if w is None else w[rows], K=Kp)[0]
         f = sol.decision_function(K[:, rows])
-        f[rows] = span_rule_loo_decision(sol, Kp)
+        f[rows] = _span_rule_loo_decision(sol, Kp)
         outs.append(f)
     return outs
 
@@ -132,10 +141,14 @@ def l2_loo_outputs(
     so the start changes the cost only (:func:`svmtune.svm.fit_l2_svm`).
     """
     inits = [None] * len(tasks) if init_supports is None else list(init_supports)
+    codes = None if groups is None else group_codes(groups, K.shape[0])
     outs = []
     for t, init in zip(tasks, inits):
-        sol = fit_l2_svm(K, t, C, sample_weight=sample_weight, init_support=init)
-        outs.append(closed_form_loo(sol, K) if groups is None else closed_form_lgo(sol, K, groups))
+        sol = _fit_l2_svm(K, t, C, sample_weight, init)
+        if codes is None:
+            outs.append(_closed_form_loo(sol, K, None))
+        else:
+            outs.append(_lgo_terms(sol, K, codes, sol.factor.inverse())[0])
     return outs
 
 

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmtune._factor import ExtendedFactor, sandwich
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
 from svmtune._support import DualSolution, check_solution
 from svmtune._validation import validate_sample_weight
 from svmtune.loo.closed_form import (
@@ -64,7 +65,6 @@ from svmtune.loo.closed_form import (
 from svmtune.loo.sphere import (
     Direction,
     _check_direction,
-    _check_kernel,
     direction_block,
     direction_diagonal,
 )
@@ -160,7 +160,7 @@ def span_rule_error(
         is not ``n`` finite non-negative weights with a positive sum.
     """
     _check_l2(sol)
-    K = _check_kernel(K, sol.y.shape[0])
+    K = check_kernel_matrix(K, sol.y.shape[0], what=TRAINED)
     sample_weight = validate_sample_weight(sample_weight, sol.y.shape[0])
     wrong = sol.y * sol.decision_function(K) < 0.0
     S = sol.support_indices
@@ -193,7 +193,7 @@ def span_rule_error_ovr(
         return span_rule_error(solutions[0], K, sample_weight)
     if any(s.y.shape[0] != n for s in solutions):
         raise ValueError("every task's solution must be fitted on the same points")
-    K = _check_kernel(K, n)
+    K = check_kernel_matrix(K, n, what=TRAINED)
     loo = [_closed_form_loo(s, K, None) for s in solutions]
     return loo_error_rate(y, loo, sample_weight)
 
@@ -236,13 +236,13 @@ def span_terms(
     1; ``1/n`` each by default), the support set, ``y * alpha`` on it, and the support vectors
     that enter the spans -- with ``eta > 0`` those whose ``alpha`` is at round-off level carry
     an infinite regulariser, drop out of every span and contribute ``Psi(-1)`` like the
-    non-support vectors."""
+    non-support vectors.  ``sample_weight`` is None or the weights of
+    :func:`svmtune._validation.validate_sample_weight` (the callers check them)."""
     n = sol.y.shape[0]
     if sample_weight is None:
         wt = np.full(n, 1.0 / n)
     else:
-        wt = validate_sample_weight(sample_weight, n)
-        wt = wt / wt.sum()
+        wt = sample_weight / sample_weight.sum()
     S = sol.support_indices
     alpha_S = sol.alpha[S]
     if eta > 0:
@@ -308,9 +308,29 @@ def smoothed_span(
     _check_l2(sol)
     check_span_constants(eta, A, B)
     n = sol.y.shape[0]
-    K = _check_kernel(K, n)
+    K = check_kernel_matrix(K, n, what=TRAINED)
     for dH in directions:
         _check_direction(dH, n)
+    w = validate_sample_weight(sample_weight, n)
+    return _smoothed_span(K, sol, directions, eta=eta, A=A, B=B, sample_weight=w)
+
+
+def _smoothed_span(
+    K: np.ndarray,
+    sol: DualSolution,
+    directions: Sequence[Direction],
+    *,
+    eta: float,
+    A: float,
+    B: float,
+    sample_weight: np.ndarray | None,
+) -> SmoothedSpan:
+    """:func:`smoothed_span` on checked inputs (Chapelle et al. 2002; RBSVM eq. (14)): an
+    L2-SVM solution ``sol`` of the finite ``(n, n)`` float ``K``, valid span constants,
+    directions of the right shapes and weights from
+    :func:`svmtune._validation.validate_sample_weight` (or None).  SpanSVM's search calls it
+    on the kernel matrix and solutions it built, so that an evaluation repeats none of the
+    checks of :func:`smoothed_span` (issue #55)."""
     wt, S, beta_S, keep = span_terms(sol, eta, sample_weight)
     P = S[keep]
     aP = sol.alpha[P]

@@ -123,6 +123,7 @@ def lowrank_smoothed_span(
     n = Z.shape[0]
     check_lowrank_solution(sol, n)
     check_span_constants(eta, A, B)
+    sample_weight = validate_sample_weight(sample_weight, n)
     wt, S, beta_S, keep = span_terms(sol, eta, sample_weight)
     P = S[keep]
     aP = sol.alpha[P]

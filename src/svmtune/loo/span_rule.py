@@ -20,6 +20,7 @@ from svmtune.loo._spans import (
     _check,
     _check_spans,
     _n_trained,
+    _spans,
     span_rule_spans,
 )
 
@@ -49,7 +50,19 @@ def span_rule_loo_decision(
         Squared spans from :func:`span_rule_spans` (computed when omitted).
     """
     K = _check(sol, K)
-    S2 = span_rule_spans(sol, K) if spans is None else _check_spans(spans, sol.y.shape[0])
+    S2 = None if spans is None else _check_spans(spans, sol.y.shape[0])
+    return _span_rule_loo_decision(sol, K, S2)
+
+
+def _span_rule_loo_decision(
+    sol: DualSolution, K: np.ndarray, spans: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`span_rule_loo_decision` on checked inputs (Weighted span Theorem 2, eq. (35)):
+    a hinge-loss solution ``sol`` of the finite ``(n, n)`` float ``K`` and, if given, its
+    checked squared spans (else computed, :func:`svmtune.loo._spans.span_rule_spans` without
+    its checks).  The referee of ``auto`` calls it on the kernel matrix it built, so that
+    scoring a candidate repeats none of the ``O(n^2)`` checks (issue #55)."""
+    S2 = _spans(sol, K) if spans is None else spans
     f = sol.decision_function(K)
     sv = sol.support
     out = f.copy()

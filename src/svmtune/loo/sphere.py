@@ -35,7 +35,6 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from svmtune._warnings import user_stacklevel
-from svmtune.kernels import KernelColumns
 
 __all__ = [
     "BallSolution",
@@ -160,33 +159,6 @@ def _clarabel_ball(K: np.ndarray, k: np.ndarray, tol: float) -> np.ndarray:
 #: default tolerance and active-set iterations of :func:`enclosing_ball`
 BALL_TOL = 1e-10
 BALL_MAX_ITER = 100
-
-
-def _check_kernel(K, n: int, *, what: str = "the model was trained on"):
-    """``K`` as a float array after checking that it is the ``(n, n)`` finite kernel matrix
-    of a fitted solution; a :class:`svmtune.kernels.KernelColumns` is returned unchanged after
-    its shape is checked (its values are computed lazily, so they are not read here).
-
-    The shared check of the ``svmtune.loo`` functions that take a solution and its kernel.
-
-    Raises
-    ------
-    ValueError
-        If ``K`` is not ``(n, n)`` or holds NaN or infinity.
-    """
-    columns = isinstance(K, KernelColumns)
-    if not columns:
-        K = np.asarray(K, dtype=float)
-    if K.shape != (n, n):
-        raise ValueError(
-            f"K has shape {K.shape}; {what} {n} samples: ({n}, {n}). Pass the kernel "
-            "matrix the solution was fitted on"
-        )
-    if columns:  # its values are computed on demand: reading them all would cost a fit
-        return K
-    if not np.all(np.isfinite(K)):
-        raise ValueError("K contains NaN or infinite entries")
-    return K
 
 
 def _check_direction(direction: Direction, n: int | None) -> None:

@@ -32,14 +32,14 @@ import numpy as np
 
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
-from svmtune.loo.radius_margin import radius_margin
-from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, smoothed_span, span_rule_error_ovr
+from svmtune.loo.radius_margin import _radius_margin
+from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, _smoothed_span, span_rule_error_ovr
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Interval
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
 from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import minimize_log_params
 from svmtune.search.start import exact_search_start
-from svmtune.svm import DualSolution, fit_l2_svm
+from svmtune.svm import DualSolution, _fit_l2_svm
 
 __all__ = ["SpanSVM", "RMSVM", "radius_margin_step", "radius_margin_summary"]
 
@@ -216,10 +216,7 @@ class _GradientBaseline(Selector):
             sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
             K = rbf_from_sqdist(D2, sigma)
             inits = state["supports"] if state is not None else [None] * len(tasks)
-            sols = [
-                fit_l2_svm(K, t, C, sample_weight=w, init_support=init)
-                for t, init in zip(tasks, inits)
-            ]
+            sols = [_fit_l2_svm(K, t, C, w, init) for t, init in zip(tasks, inits)]
 
             # dK/dlog sigma only on the blocks the criterion reads (support sets), and
             # dK~/dlog C = -diag(1/(C w))
@@ -308,7 +305,7 @@ class SpanSVM(_GradientBaseline):
     def _criterion(self, K, solutions, directions, state, sample_weight):
         value, grad = 0.0, np.zeros(len(directions))
         for sol in solutions:
-            out = smoothed_span(
+            out = _smoothed_span(
                 K, sol, directions, eta=self.eta, A=self.A, B=self.B, sample_weight=sample_weight
             )
             value += out.value
@@ -347,7 +344,7 @@ class RMSVM(_GradientBaseline):
 
     def _criterion(self, K, solutions, directions, state, sample_weight):
         ball_init = state.get("ball_support") if state is not None else None
-        return radius_margin_step(radius_margin(K, solutions, directions, ball_init=ball_init))
+        return radius_margin_step(_radius_margin(K, solutions, directions, ball_init))
 
     def _summary(self, K, y, state, sample_weight):
         T, info = radius_margin_summary(state, len(y), sample_weight)

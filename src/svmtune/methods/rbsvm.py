@@ -31,7 +31,7 @@ from svmtune._support import LOSSES, check_nonsupport
 from svmtune.kernels import rbf_columns
 from svmtune.loo.closed_form import loo_error_rate, loo_exact_mask
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm import rbsvm_objective
+from svmtune.loo.rbsvm import _rbsvm_objective
 from svmtune.loo.rbsvm_groups import lgo_exact_mask
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Check, Options
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
@@ -177,11 +177,11 @@ class RBSVM(Selector):
         def fun(theta: np.ndarray, state: dict | None):
             # the mean loss J / n keeps the gradient O(1), so L-BFGS-B's first step is moderate
             init = None if state is None else state["support"]
-            obj = rbsvm_objective(
+            obj = _rbsvm_objective(
                 D2,
                 tasks,
                 theta,
-                sample_weight=sw,
+                sw,
                 init_support=init,
                 loss=self.loss,
                 nonsupport=self.nonsupport,

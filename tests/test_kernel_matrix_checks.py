@@ -1,0 +1,129 @@
+"""The one check of a kernel matrix, and where it runs: at the door of a public function,
+never inside an objective evaluation of a search or a candidate's scoring by the referee
+(issue #55, "check once at the door")."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import sklearn
+import sklearn.utils.validation as skv
+from sklearn.datasets import make_classification
+
+import svmtune
+import svmtune.methods
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
+from svmtune.kernels import rbf_columns, rbf_from_sqdist, squared_distances
+from svmtune.loo import referee
+from svmtune.methods import get_selector
+from svmtune.search.gradient import minimize_log_params
+
+
+def test_check_kernel_matrix_messages():
+    K = rbf_from_sqdist(squared_distances(np.arange(8.0).reshape(4, 2)), 1.0)
+    assert check_kernel_matrix(K.tolist(), 4).dtype == float
+    with pytest.raises(ValueError, match=r"K has shape \(4, 4\), expected \(3, 3\)$"):
+        check_kernel_matrix(K, 3)
+    with pytest.raises(ValueError, match="the model was trained on 3 samples: pass the kernel"):
+        check_kernel_matrix(K, 3, what=TRAINED)
+    columns = rbf_columns(squared_distances(np.arange(8.0).reshape(4, 2)), 1.0)
+    assert check_kernel_matrix(columns, 4) is columns
+    with pytest.raises(ValueError, match="K has shape"):
+        check_kernel_matrix(columns, 5)
+    for bad in (np.nan, np.inf):
+        Kb = K.copy()
+        Kb[0, 1] = bad
+        with pytest.raises(ValueError, match="K contains NaN or infinity"):
+            check_kernel_matrix(Kb, 4)
+    huge = np.full((2, 2), 1e308)  # finite entries whose sum overflows
+    assert check_kernel_matrix(huge, 2) is huge
+
+
+def _replace_everywhere(monkeypatch, original: Callable, replacement: Callable) -> None:
+    """Replace ``original`` in every svmtune module that holds it by name (the selectors'
+    modules, which :func:`get_selector` imports on demand, imported first)."""
+    for info in pkgutil.iter_modules(svmtune.methods.__path__, "svmtune.methods."):
+        importlib.import_module(info.name)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("svmtune") and module is not None:
+            for attr, value in list(vars(module).items()):
+                if value is original:
+                    monkeypatch.setattr(module, attr, replacement)
+
+
+class _Counter:
+    """Counts the ``O(n^2)`` checks of an ``n x n`` matrix, inside and outside the objective
+    evaluations of the searches and the referee's scorings."""
+
+    def __init__(self, monkeypatch, n: int):
+        self.n, self.depth = n, 0
+        self.inside = self.outside = self.evaluations = 0
+        _replace_everywhere(monkeypatch, check_kernel_matrix, self._counted(check_kernel_matrix))
+        # scikit-learn's validate_data calls check_array through its module; under
+        # assume_finite a pass reads no entry of an array already of float64
+        monkeypatch.setattr(skv, "check_array", self._counted(skv.check_array, finite_only=True))
+        _replace_everywhere(monkeypatch, minimize_log_params, self._searching)
+        for name in ("l1_loo_outputs", "l2_loo_outputs", "ovo_loo_outputs"):
+            original = getattr(referee, name)
+            _replace_everywhere(monkeypatch, original, self._evaluation(original))
+
+    def _counted(self, check: Callable, finite_only: bool = False) -> Callable:
+        def counted(*args, **kwargs):
+            array = args[0] if args else kwargs.get("array")
+            square = isinstance(array, np.ndarray) and array.shape == (self.n, self.n)
+            if square and not (finite_only and sklearn.get_config()["assume_finite"]):
+                if self.depth:
+                    self.inside += 1
+                else:
+                    self.outside += 1
+            return check(*args, **kwargs)
+
+        return counted
+
+    def _evaluation(self, fun: Callable) -> Callable:
+        def evaluation(*args, **kwargs):
+            self.evaluations += 1
+            self.depth += 1
+            try:
+                return fun(*args, **kwargs)
+            finally:
+                self.depth -= 1
+
+        return evaluation
+
+    def _searching(self, fun, *args, **kwargs):
+        return minimize_log_params(self._evaluation(fun), *args, **kwargs)
+
+
+#: noisy labels: most points are support vectors, so RBSVM's steps use the whole kernel
+#: matrix (not its columns) and the referee's fits see all rows
+X, Y = make_classification(200, 5, flip_y=0.2, class_sep=0.6, random_state=0)
+
+
+@pytest.mark.parametrize("method", ["rbsvm", "span", "radius_margin", "rbsvm_lowrank"])
+def test_no_kernel_matrix_check_inside_an_evaluation(monkeypatch, method):
+    """The ``n x n`` checks of a selection are a constant at its entry: none inside the
+    objective evaluations, so as many at ``max_eval`` 3 as at 8."""
+    totals = []
+    for max_eval in (3, 8):
+        with monkeypatch.context() as patch:
+            counter = _Counter(patch, len(Y))
+            get_selector(method, {"max_eval": max_eval}).select(X, Y, random_state=0)
+        assert counter.evaluations >= max_eval
+        assert counter.inside == 0
+        totals.append(counter.outside)
+    assert totals[0] == totals[1] <= 2
+
+
+def test_no_kernel_matrix_check_inside_the_referee(monkeypatch):
+    """``auto``'s referee scores each candidate on its own kernel matrix without checking it
+    again (``SVMTuner``'s default method)."""
+    counter = _Counter(monkeypatch, len(Y))
+    svmtune.SVMTuner(random_state=0).fit(X, Y)
+    assert counter.evaluations > 0
+    assert counter.inside == 0
