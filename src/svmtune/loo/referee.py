@@ -18,14 +18,13 @@ unchanged and estimates otherwise; ``tests/loo/test_referee.py`` checks them aga
 retraining without each row.  Functions here take the kernel matrix and return numbers; the
 orchestration is the method's.
 
-Scoring a candidate repeats no input check (issue #55): ``K`` is the referee's own kernel
-matrix (:func:`svmtune.kernels.rbf_from_sqdist` of checked distances), the tasks come from
-:func:`svmtune._support.ovr_tasks` and the weights were checked at the tuner's door, so the
-functions here call the unchecked kernels of the solvers and closed forms
+The public functions check their inputs once; ``auto`` scores a candidate through their
+unchecked kernels (``_l1_loo_outputs``, ``_l2_loo_outputs``, ``_ovo_loo_outputs``), as its
+``K`` is its own (:func:`svmtune.kernels.rbf_from_sqdist` of checked distances), its tasks
+come from :func:`svmtune._support.ovr_tasks` and its weights were checked at the tuner's door
+(issue #55): they call the unchecked kernels of the solvers and closed forms
 (:func:`svmtune.svm._fit_l1_svm`, :func:`svmtune.svm._fit_l2_svm`,
-:func:`svmtune.loo.closed_form._closed_form_loo`, ...).  A caller with inputs of its own
-checks them with the public functions (:func:`svmtune.svm.fit_l2_svm`,
-:func:`svmtune.loo.closed_form.closed_form_loo`, ...).
+:func:`svmtune.loo.closed_form._closed_form_loo`, ...).
 """
 
 from __future__ import annotations
@@ -33,7 +32,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from sklearn.utils.validation import column_or_1d
 
+from svmtune._kernel_matrix_checks import check_kernel_matrix
+from svmtune._support import check_C, check_pm1, support_mask
+from svmtune._validation import validate_sample_weight
 from svmtune.estimators import ovo_pairs
 from svmtune.loo.closed_form import _closed_form_loo, loo_error_rate
 from svmtune.loo.rbsvm_groups import _lgo_terms, group_codes
@@ -77,9 +80,15 @@ def l1_loo_outputs(
         One array of ``n`` leave-one-out decision values per task, and the support vectors
         of each task's libsvm fit as a mask of the ``n`` rows (one fit per task).
     """
+    K, tasks, w = _checked(K, tasks, C, sample_weight)
+    return _l1_loo_outputs(K, tasks, C, w)
+
+
+def _l1_loo_outputs(K, tasks, C, w) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """:func:`l1_loo_outputs` of checked inputs (``auto``'s referee, module docstring)."""
     outs, supports = [], []
     for t in tasks:
-        sol = _fit_l1_svm(t, C, sample_weight, K=K)[0]
+        sol = _fit_l1_svm(t, C, w, K=K)[0]
         outs.append(_span_rule_loo_decision(sol, K))
         supports.append(sol.support)
     return outs, supports
@@ -95,9 +104,14 @@ def ovo_loo_outputs(
     trained in) and the pair model's value for the other rows; one libsvm fit per pair.
     ``y`` holds the encoded labels ``0..k-1``.
     """
-    y = np.asarray(y)
+    y = column_or_1d(y)
+    K, _, w = _checked(K, [], C, sample_weight, n=y.shape[0])
+    return _ovo_loo_outputs(K, y, C, w)
+
+
+def _ovo_loo_outputs(K, y, C, w) -> list[np.ndarray]:
+    """:func:`ovo_loo_outputs` of checked inputs (``auto``'s referee, module docstring)."""
     first, second = ovo_pairs(int(np.max(y)) + 1)
-    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
     outs = []
     for a, b in zip(first, second):
         rows = np.flatnonzero((y == a) | (y == b))
@@ -140,16 +154,42 @@ def l2_loo_outputs(
     :func:`l1_loo_outputs` at the same ``C``) warm-starts the solver; the solution is unique,
     so the start changes the cost only (:func:`svmtune.svm.fit_l2_svm`).
     """
+    K, tasks, w = _checked(K, tasks, C, sample_weight)
+    inits = None
+    if init_supports is not None:
+        if len(init_supports) != len(tasks):
+            raise ValueError("init_supports needs one support mask per task")
+        inits = [support_mask(m, K.shape[0]) for m in init_supports]
+    return _l2_loo_outputs(K, tasks, C, w, groups=groups, init_supports=inits)
+
+
+def _l2_loo_outputs(K, tasks, C, w, *, groups=None, init_supports=None) -> list[np.ndarray]:
+    """:func:`l2_loo_outputs` of checked inputs (``auto``'s referee, module docstring);
+    ``groups`` are encoded here, once for all tasks."""
     inits = [None] * len(tasks) if init_supports is None else list(init_supports)
     codes = None if groups is None else group_codes(groups, K.shape[0])
     outs = []
     for t, init in zip(tasks, inits):
-        sol = _fit_l2_svm(K, t, C, sample_weight, init)
+        sol = _fit_l2_svm(K, t, C, w, init)
         if codes is None:
             outs.append(_closed_form_loo(sol, K, None))
         else:
             outs.append(_lgo_terms(sol, K, codes, sol.factor.inverse())[0])
     return outs
+
+
+def _checked(K, tasks, C, sample_weight, n=None):
+    """``(K, tasks, w)`` checked as the public functions take them: a finite ``(n, n)``
+    kernel matrix, {-1, +1} task labels of length ``n``, a positive finite ``C`` and valid
+    weights (``n``: the tasks' length unless given)."""
+    if n is None:
+        if not len(tasks):
+            raise ValueError("tasks is empty: pass at least one {-1, +1} label vector")
+        n = len(tasks[0])
+    K = check_kernel_matrix(K, n)
+    tasks = [check_pm1(t, n, name="every task") for t in tasks]
+    check_C(C)
+    return K, tasks, validate_sample_weight(sample_weight, n)
 
 
 def referee_error(

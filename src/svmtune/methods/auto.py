@@ -80,9 +80,9 @@ from svmtune._validation import available_memory
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.referee import (
     FAMILIES,
-    l1_loo_outputs,
-    l2_loo_outputs,
-    ovo_loo_outputs,
+    _l1_loo_outputs,
+    _l2_loo_outputs,
+    _ovo_loo_outputs,
     referee_error,
 )
 from svmtune.lowrank import pivoted_cholesky_landmarks
@@ -339,15 +339,15 @@ class Auto(Selector):
             err = None
             if "l1" in self.families and st.groups is None:  # the span-rule holds out rows
                 if pairwise:
-                    outs = ovo_loo_outputs(K, st.y, C, st.sw)
+                    outs = _ovo_loo_outputs(K, st.y, C, st.sw)
                 else:
-                    outs, supports = l1_loo_outputs(K, st.tasks, C, st.sw)
+                    outs, supports = _l1_loo_outputs(K, st.tasks, C, st.sw)
                 err, fits = referee_error(st.y, outs, st.sw, pairwise=pairwise), len(outs)
             cand["estimate_l1"] = err
         if "estimate_l2" not in cand:
             err = None
             if "l2" in self.families:
-                outs = l2_loo_outputs(
+                outs = _l2_loo_outputs(
                     K, st.tasks, C, st.sw, groups=st.groups, init_supports=supports
                 )
                 err, fits = referee_error(st.y, outs, st.sw), fits + len(st.tasks)
