@@ -298,15 +298,23 @@ def check_feature_values(X, *, allow_nan: bool = False) -> None:
 FEATURE_SCALE_LIMIT = 2.0**500
 
 
-def check_feature_scale(X) -> None:
+def check_feature_scale(X, names=None) -> None:
     """Raise a ``ValueError`` naming the numeric columns whose magnitudes standardisation
     cannot handle in float64 (largest ``|x|`` above ``2^500`` or, nonzero, below
     ``2^-500``): their variances overflow to inf (the standardised column becomes NaN) or
     underflow to 0 (the column is left unscaled, i.e. carries no information).  A scipy
-    sparse ``X`` is read at its stored entries (columns named by position)."""
+    sparse ``X`` is read at its stored entries, a numeric array as it is (no copy: the
+    tuner's door has checked it); ``names`` name their columns (default: positions).  A
+    DataFrame's numeric columns are read by name."""
     if sp.issparse(X):
         lo, hi = min_max_axis(sp.csr_matrix(X), axis=0)  # no copy of a CSR X's entries
-        peak, names = np.maximum(-lo, hi), range(X.shape[1])
+        peak = np.maximum(-lo, hi)
+        names = range(X.shape[1]) if names is None else names
+    elif isinstance(X, np.ndarray) and X.dtype.kind in "fiu" and X.ndim == 2:
+        if X.size == 0:
+            return
+        peak = np.fmax.reduce(np.abs(X), axis=0)
+        names = range(X.shape[1]) if names is None else names
     else:
         values, names = _numeric_part(X)
         if values.shape[1] == 0 or values.shape[0] == 0:

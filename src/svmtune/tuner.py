@@ -443,8 +443,10 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         row ``w`` times) and return the transformed float matrix."""
         if self.preprocess == "none":
             check_distance_range(X)
-        else:
+        elif self.preprocess == "auto":  # a table: its numeric columns
             check_feature_scale(X_named)
+        else:
+            check_feature_scale(X, getattr(X_named, "columns", None))
         self._fitted_sparse = sp.issparse(X)  # a sparse X to predict stays sparse
         X_fit, w_fit = X, w
         if w is not None and not (w > 0).all():
@@ -582,10 +584,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self.preprocess == "auto"
-        try:
-            sparse_ok = get_selector(self.method, self.method_params).accepts_sparse
-        except ValueError:
-            sparse_ok = False
+        # the class's attribute: no selector built (and its options checked) per predict
+        known = isinstance(self.method, str) and self.method in METHODS
+        sparse_ok = known and selector_class(self.method).accepts_sparse
         tags.input_tags.sparse = (
             sparse_ok and self.preprocess != "auto" and self.final_model != "l2"
         )

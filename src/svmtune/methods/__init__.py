@@ -1,6 +1,7 @@
 """Selection methods: one module per published method, plus the baselines.
 
-The public API: the selector contract (:class:`Selector`, :class:`Selection`), the registry
+The public API: the selector contract (:class:`Selector`, :class:`Selection`,
+:class:`TrainingData`, :class:`SelectionContext`), the registry
 (:data:`METHODS`, :func:`available_methods`, :func:`get_selector`, :func:`method_options`,
 :func:`selector_class`)
 and every selector class, e.g. ``from svmtune.methods import RBSVM``.  A selector class is
@@ -17,7 +18,9 @@ from typing import Any
 from svmtune.methods.base import (
     METHODS,
     Selection,
+    SelectionContext,
     Selector,
+    TrainingData,
     available_methods,
     get_selector,
     method_options,
@@ -30,7 +33,9 @@ _SELECTORS: dict[str, str] = {path.split(":")[1]: path.split(":")[0] for path in
 __all__ = [
     "METHODS",
     "Selection",
+    "SelectionContext",
     "Selector",
+    "TrainingData",
     "available_methods",
     "get_selector",
     "method_options",

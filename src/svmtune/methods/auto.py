@@ -231,7 +231,7 @@ class Auto(Selector):
         exact_rows: int | None = None,
         rank: int = 500,
     ):
-        opts = self._validate_options(
+        self._set_options(
             starts=starts,
             refine=refine,
             max_eval=max_eval,
@@ -242,8 +242,6 @@ class Auto(Selector):
             exact_rows=exact_rows,
             rank=rank,
         )
-        for key, value in opts.items():
-            setattr(self, key, value)
 
     def check_groups(self, groups) -> None:
         """Also raise where ``families`` leaves no family that can hold out groups."""

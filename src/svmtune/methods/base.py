@@ -352,6 +352,12 @@ class Selector(ABC):
         (:func:`svmtune.methods._constraints.validate_options`)."""
         return validate_options(self._constraints(), options)
 
+    def _set_options(self, **options: Any) -> None:
+        """Set ``options`` as attributes, checked and converted by the declared constraints
+        (:meth:`_validate_options`): the one step of every selector's ``__init__``."""
+        for key, value in self._validate_options(**options).items():
+            setattr(self, key, value)
+
 
 def require(module: str, method: str, extra: str = "baselines") -> ModuleType:
     """Import the optional dependency ``module`` that method ``method`` needs.

@@ -153,7 +153,7 @@ class _GradientBaseline(Selector):
         max_iter: int = 100,
         max_eval: int | None = None,
     ):
-        opts = self._validate_options(
+        self._set_options(
             log2_sigma=log2_sigma,
             log2_C=log2_C,
             start=start,
@@ -164,8 +164,6 @@ class _GradientBaseline(Selector):
             max_iter=max_iter,
             max_eval=max_eval,
         )
-        for key, value in opts.items():
-            setattr(self, key, value)
 
     # --- to be provided by the subclasses -----------------------------------------------------
     def _criterion(

@@ -133,7 +133,7 @@ class RBSVM(Selector):
         nonsupport: str = "model",
         final_model: str = "l2",
     ):
-        opts = self._validate_options(
+        self._set_options(
             log2_sigma=log2_sigma,
             log2_C=log2_C,
             start=start,
@@ -144,11 +144,7 @@ class RBSVM(Selector):
             max_iter=max_iter,
             max_eval=max_eval,
         )
-        for key, value in opts.items():
-            setattr(self, key, value)
-        opts = self._validate_options(loss=loss, nonsupport=nonsupport, final_model=final_model)
-        for key, value in opts.items():
-            setattr(self, key, value)
+        self._set_options(loss=loss, nonsupport=nonsupport, final_model=final_model)
 
     def run(self, data: TrainingData, context: SelectionContext) -> Selection:
         """See :meth:`svmtune.methods.base.Selector.run`."""

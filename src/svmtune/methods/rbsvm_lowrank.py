@@ -73,9 +73,7 @@ class RBSVMLowRank(LowRankSearch):
 
     def __init__(self, *, loss: str = "cross_entropy", nonsupport: str = "model", **options):
         super().__init__(**options)
-        opts = self._validate_options(loss=loss, nonsupport=nonsupport)
-        for key, value in opts.items():
-            setattr(self, key, value)
+        self._set_options(loss=loss, nonsupport=nonsupport)
 
     def _evaluate(
         self, D2_nm, D2_mm, tasks, theta, sample_weight, state, groups=None, gradient=True
