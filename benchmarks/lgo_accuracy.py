@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
-from svmtune._support import loo_loss
+from svmtune._loo_losses import loo_loss
 from svmtune.bench.runner import environment
 from svmtune.datasets import load_dataset
 from svmtune.kernels import rbf_from_sqdist, squared_distances

@@ -68,7 +68,7 @@ def probe(X, y, sigma: float, C: float, *, rank: int, rank_tol: float) -> tuple[
 
 def probe_exact(X, y, sigma: float, C: float, *, init_support=None) -> dict:
     """Exact RBSVM criterion at (sigma, C): L2-SVM on the full kernel matrix, eq. (27)."""
-    from svmtune._support import loo_loss
+    from svmtune._loo_losses import loo_loss
     from svmtune.kernels import squared_distances
     from svmtune.loo.closed_form import closed_form_loo
     from svmtune.svm import fit_l2_svm

@@ -149,7 +149,7 @@ def test_graph_sees_function_local_and_relative_imports():
     name = ast.parse("from svmtune.loo import brute_force_loo\n").body[0]
     assert _targets(name, "svmtune.methods.base", False, modules) == {"svmtune.loo"}
     graph = import_graph()
-    assert "svmtune._support" in graph["svmtune.svm"]
+    assert "svmtune._dual_solution" in graph["svmtune.svm"]
     assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
         frozenset({"a", "b", "c"})
     ]
@@ -172,7 +172,9 @@ LAYERS = [
             "svmtune._factor",
             "svmtune._kernel_matrix_checks",
             "svmtune._option_values",
-            "svmtune._support",
+            "svmtune._dual_solution",
+            "svmtune._loo_losses",
+            "svmtune._labels",
             "svmtune.kernels",
             "svmtune.preprocess",
             "svmtune._validation",

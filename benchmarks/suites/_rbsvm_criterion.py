@@ -130,7 +130,7 @@ class CriterionAlongC:
     def _fold_rows(self, task: str, fold: int, Xtr, ytr, Xte, yte, seed: int) -> list[dict]:
         from sklearn.svm import SVC
 
-        from svmtune._support import loo_loss
+        from svmtune._loo_losses import loo_loss
         from svmtune.kernels import Kernel, gamma_from_sigma, kernel_matrix
         from svmtune.loo.closed_form import closed_form_loo
         from svmtune.loo.decremental import decremental_loo
@@ -295,7 +295,7 @@ class CriterionAtPaperPoint:
     def _fold_rows(self, task: str, fold: int, Xtr, ytr, Xte, yte, seed: int) -> list[dict]:
         from sklearn.svm import SVC
 
-        from svmtune._support import loo_loss
+        from svmtune._loo_losses import loo_loss
         from svmtune.kernels import Kernel, gamma_from_sigma, kernel_matrix
         from svmtune.loo.closed_form import closed_form_loo
         from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm

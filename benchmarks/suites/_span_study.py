@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmtune._support import DualSolution, check_pm1
+from svmtune._dual_solution import DualSolution
+from svmtune._labels import check_pm1
 
 __all__ = [
     "best_slices",

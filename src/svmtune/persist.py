@@ -96,7 +96,7 @@ MODEL_TYPES: tuple[tuple[str, str], ...] = (
     ("ObjectNode", "sklearn.preprocessing._function_transformer.FunctionTransformer"),
     ("ObjectNode", "sklearn.svm._classes.SVC"),
     ("ObjectNode", "svmtune._factor.ExtendedFactor"),
-    ("ObjectNode", "svmtune._support.DualSolution"),
+    ("ObjectNode", "svmtune._dual_solution.DualSolution"),
     ("ObjectNode", "svmtune.estimators.L2SVC"),
     ("ObjectNode", "svmtune.estimators.OvRSVC"),
     ("ObjectNode", "svmtune.estimators_lowrank.LowRankL2SVC"),

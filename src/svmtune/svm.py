@@ -23,9 +23,7 @@ import numpy as np
 from sklearn import config_context
 from sklearn.svm import SVC
 
-from svmtune._factor import ExtendedFactor, mirror_lower
-from svmtune._kernel_matrix_checks import check_kernel_matrix
-from svmtune._support import (
+from svmtune._dual_solution import (
     DualSolution,
     _l2_diagonal,
     check_C,
@@ -33,6 +31,8 @@ from svmtune._support import (
     l2_solution,
     support_mask,
 )
+from svmtune._factor import ExtendedFactor, mirror_lower
+from svmtune._kernel_matrix_checks import check_kernel_matrix
 from svmtune._validation import validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import ConvergenceWarning

@@ -407,7 +407,7 @@ def test_probability_table_compares_rbsvm_with_the_platt_yardstick(tmp_path):
 
 
 def test_criterion_along_c_matches_retraining_and_the_rbsvm_choice(tmp_path):
-    from svmtune._support import loo_loss
+    from svmtune._loo_losses import loo_loss
     from svmtune.bench.runner import default_loader, split_indices
     from svmtune.kernels import Kernel, kernel_matrix
     from svmtune.preprocess import make_preprocessor
@@ -446,7 +446,7 @@ def test_criterion_along_c_matches_retraining_and_the_rbsvm_choice(tmp_path):
 
 
 def test_criterion_at_paper_point_is_the_rbsvm_choice_and_the_papers_point(tmp_path):
-    from svmtune._support import loo_loss
+    from svmtune._loo_losses import loo_loss
     from svmtune.bench.runner import default_loader, split_indices
     from svmtune.kernels import Kernel, kernel_matrix
     from svmtune.loo.closed_form import closed_form_loo

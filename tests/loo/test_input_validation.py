@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from svmtune._support import loo_loss
+from svmtune._loo_losses import loo_loss
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo._spans import (
     box_constrained_spans,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import svmtune.loo.rbsvm as rbsvm_module
-from svmtune._support import loo_loss
+from svmtune._loo_losses import loo_loss
 from svmtune.kernels import rbf_from_sqdist, squared_distances
 from svmtune.loo.brute import brute_force_loo
 from svmtune.loo.closed_form import closed_form_loo, loo_error_rate, loo_exact_mask, loo_predictions

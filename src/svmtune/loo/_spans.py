@@ -39,9 +39,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from svmtune._dual_solution import DualSolution, check_solution
 from svmtune._factor import ExtendedFactor
 from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
-from svmtune._support import DualSolution, check_solution
 from svmtune._warnings import user_stacklevel
 
 __all__ = [

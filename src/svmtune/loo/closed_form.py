@@ -29,13 +29,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from svmtune._dual_solution import DualSolution, check_l2_solution, safe_diagonal, support_system
 from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
-from svmtune._support import (
-    DualSolution,
-    check_l2_solution,
-    safe_diagonal,
-    support_system,
-)
 from svmtune._validation import validate_sample_weight
 from svmtune.kernels import (
     KernelColumns,

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmtune._dual_solution import DualSolution, check_l2_solution
 from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
-from svmtune._support import (
-    DualSolution,
-    check_l2_solution,
-)
 from svmtune.kernels import (
     KernelColumns,
 )

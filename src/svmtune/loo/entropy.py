@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy.special import entr
 
-from svmtune._support import ovr_tasks
+from svmtune._labels import ovr_tasks
 from svmtune._validation import validate_sample_weight
 from svmtune.estimators import class_weight_vector
 from svmtune.kernels import Kernel, squared_distances

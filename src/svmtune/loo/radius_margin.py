@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._dual_solution import DualSolution, check_solution
 from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
-from svmtune._support import DualSolution, check_solution
 from svmtune.loo.sphere import (
     BallSolution,
     Direction,

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmtune._support import DualSolution
+from svmtune._dual_solution import DualSolution
 from svmtune.loo.radius_margin import RadiusMargin
 from svmtune.loo.sphere import (
     BallSolution,

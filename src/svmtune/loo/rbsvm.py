@@ -48,15 +48,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from svmtune._support import (
-    DualSolution,
-    check_C,
+from svmtune._dual_solution import DualSolution, check_C, support_mask
+from svmtune._labels import check_pm1
+from svmtune._loo_losses import (
     check_group_nonsupport,
     check_loss,
     check_nonsupport,
-    check_pm1,
     objective_terms,
-    support_mask,
 )
 from svmtune._validation import validate_sample_weight
 from svmtune.kernels import (
@@ -236,7 +234,7 @@ def _rbsvm_objective(
     :class:`svmtune.methods.rbsvm.RBSVM`'s search (RBSVM eq. (27)-(34)).
 
     ``D2`` is the square float matrix of squared distances, ``tasks`` float {-1, +1} label
-    vectors of length ``n`` (:func:`svmtune._support.ovr_tasks`), ``theta`` the finite float
+    vectors of length ``n`` (:func:`svmtune._labels.ovr_tasks`), ``theta`` the finite float
     pair ``(log sigma, log C)``, ``w`` the weights of
     :func:`svmtune._validation.validate_sample_weight` (or None), ``init_support`` bool
     masks (one per task) and ``loss``, ``nonsupport`` valid options: the search checks them

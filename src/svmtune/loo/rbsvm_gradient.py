@@ -28,15 +28,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from svmtune._factor import sandwich
-from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
-from svmtune._support import (
+from svmtune._dual_solution import (
     DualSolution,
     check_derivative,
     check_l2_solution,
     safe_diagonal,
     support_system,
 )
+from svmtune._factor import sandwich
+from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
 from svmtune.kernels import (
     KernelColumns,
     as_kernel,

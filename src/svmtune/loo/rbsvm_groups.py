@@ -45,8 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
+from svmtune._dual_solution import DualSolution, check_derivative, check_l2_solution, support_system
 from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
-from svmtune._support import DualSolution, check_derivative, check_l2_solution, support_system
 from svmtune._validation import validate_groups
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import KernelColumns, kernel_columns

@@ -32,14 +32,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._dual_solution import DualSolution, safe_diagonal
 from svmtune._factor import WoodburyFactor
-from svmtune._support import (
-    DualSolution,
+from svmtune._loo_losses import (
     check_group_nonsupport,
     check_loss,
     check_nonsupport,
     objective_terms,
-    safe_diagonal,
 )
 from svmtune.loo import rbsvm_groups
 from svmtune.lowrank import (

@@ -21,7 +21,7 @@ orchestration is the method's.
 The public functions check their inputs once; ``auto`` scores a candidate through their
 unchecked kernels (``_l1_loo_outputs``, ``_l2_loo_outputs``, ``_ovo_loo_outputs``), as its
 ``K`` is its own (:func:`svmtune.kernels.rbf_from_sqdist` of checked distances), its tasks
-come from :func:`svmtune._support.ovr_tasks` and its weights were checked at the tuner's door
+come from :func:`svmtune._labels.ovr_tasks` and its weights were checked at the tuner's door
 (issue #55): they call the unchecked kernels of the solvers and closed forms
 (:func:`svmtune.svm._fit_l1_svm`, :func:`svmtune.svm._fit_l2_svm`,
 :func:`svmtune.loo.closed_form._closed_form_loo`, ...).
@@ -34,8 +34,9 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.utils.validation import column_or_1d
 
+from svmtune._dual_solution import check_C, support_mask
 from svmtune._kernel_matrix_checks import check_kernel_matrix
-from svmtune._support import check_C, check_pm1, support_mask
+from svmtune._labels import check_pm1
 from svmtune._validation import validate_sample_weight
 from svmtune.estimators import ovo_pairs
 from svmtune.loo.closed_form import _closed_form_loo, loo_error_rate

@@ -52,9 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._dual_solution import DualSolution, check_solution
 from svmtune._factor import ExtendedFactor, sandwich
 from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
-from svmtune._support import DualSolution, check_solution
 from svmtune._validation import validate_sample_weight
 from svmtune.loo.closed_form import (
     _check_encoded_labels,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmtune._support import DualSolution
+from svmtune._dual_solution import DualSolution
 from svmtune.loo._spans import _check, _n_trained, _trained, box_constrained_spans
 from svmtune.loo.sphere import min_enclosing_ball
 

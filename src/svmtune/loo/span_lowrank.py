@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmtune._dual_solution import DualSolution
 from svmtune._factor import WoodburyFactor
-from svmtune._support import DualSolution
 from svmtune._validation import validate_sample_weight
 from svmtune.kernels import rbf_dlogsigma
 from svmtune.loo.closed_form import _check_encoded_labels, loo_error_rate

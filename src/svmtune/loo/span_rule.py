@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmtune._support import DualSolution
+from svmtune._dual_solution import DualSolution
 from svmtune.loo._spans import (
     _check,
     _check_spans,

@@ -21,8 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.linalg as sla
 
-from svmtune._factor import WoodburyFactor
-from svmtune._support import (
+from svmtune._dual_solution import (
     DualSolution,
     check_solution,
     l2_diagonal,
@@ -30,6 +29,7 @@ from svmtune._support import (
     support_mask,
     support_system,
 )
+from svmtune._factor import WoodburyFactor
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import ConvergenceWarning
 from svmtune.lowrank._nystroem import NystroemFactor, nystroem_factor
@@ -205,7 +205,7 @@ def _system(sol: DualSolution) -> tuple[np.ndarray, np.ndarray, float]:
 
 def lowrank_support_system(sol: DualSolution) -> tuple[np.ndarray, np.ndarray, float]:
     """Support indices and ``[beta; b] = M^{-1} [y_S; 0]`` (RBSVM eq. (22)) of a solution of
-    :func:`fit_l2_svm_lowrank` (:func:`svmtune._support.support_system` through its Woodbury
+    :func:`fit_l2_svm_lowrank` (:func:`svmtune._dual_solution.support_system` through its Woodbury
     factor)."""
     if not isinstance(sol.factor, WoodburyFactor):
         raise ValueError("need a low-rank solution from fit_l2_svm_lowrank")

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from svmtune._support import ovr_tasks, pm1
+from svmtune._labels import ovr_tasks, pm1
 from svmtune.methods._constraints import Constraint, validate_options
 
 __all__ = [

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._support import LOSSES, check_nonsupport
+from svmtune._loo_losses import LOSSES, check_nonsupport
 from svmtune.kernels import rbf_columns
 from svmtune.loo.closed_form import loo_error_rate, loo_exact_mask
 from svmtune.loo.entropy import model_entropy
@@ -43,7 +43,7 @@ __all__ = ["RBSVM"]
 
 
 def _check_nonsupport(name: str, value: Any) -> str:
-    """:func:`svmtune._support.check_nonsupport`, as a declared constraint."""
+    """:func:`svmtune._loo_losses.check_nonsupport`, as a declared constraint."""
     check_nonsupport(value)
     return value
 
@@ -81,7 +81,7 @@ class RBSVM(Selector):
         Objective evaluations (= SVM trainings) per start; default ``5 * max_iter``.
     loss : {"cross_entropy", "squared"}
         "cross_entropy": RBSVM eq. (29).  "squared": Brier score of the tanh probabilities
-        (a bounded variant; see :func:`svmtune._support.loo_loss`).
+        (a bounded variant; see :func:`svmtune._loo_losses.loo_loss`).
     nonsupport : {"model", "label"}
         The LOO output of a non-support vector in ``J``: the full model's output (exact;
         default) or its label (eq. (27) read literally, :func:`svmtune.loo.rbsvm.rbsvm_objective`).

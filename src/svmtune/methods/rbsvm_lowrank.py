@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._support import LOSSES
+from svmtune._loo_losses import LOSSES
 from svmtune.loo.closed_form import loo_error_rate
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective

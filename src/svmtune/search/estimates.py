@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from svmtune._support import DualSolution
+from svmtune._dual_solution import DualSolution
 from svmtune.kernels import Kernel
 from svmtune.loo._spans import _check
 from svmtune.loo.span_bounds import estimate_span_bound, estimate_xi_alpha

@@ -1,7 +1,8 @@
-"""The L2-SVM's support-set system: the pieces every closed form and solver shares.
+"""The L2-SVM's dual solution and its support-set system: what every closed form and solver
+shares.
 
-A leaf of svmtune (it imports numpy and :mod:`svmtune._warnings` only; the factor classes of
-:mod:`svmtune._factor` are named in annotations).  The exact solver
+A leaf of svmtune (it imports numpy and the option and weight rules only; the factor classes
+of :mod:`svmtune._factor` are named in annotations).  The exact solver
 (:func:`svmtune.svm.fit_l2_svm`), the low-rank solver
 (:func:`svmtune.lowrank.fit_l2_svm_lowrank`), the closed-form leave-one-out outputs
 (:mod:`svmtune.loo`) and the objectives above them read their solutions through it.
@@ -13,12 +14,13 @@ Notation (RBSVM §III-B).  The L2-SVM is the hard-margin SVM on ``H = K + diag(d
 
 * the result type :class:`DualSolution` (``factor`` factors ``M``: a dense
   :class:`svmtune._factor.ExtendedFactor` or a low-rank :class:`svmtune._factor.WoodburyFactor`);
-* the ridge ``d`` (:func:`l2_diagonal`) and the checks of ``C``, the weights, warm starts and
-  solutions (:func:`check_solution`);
+* the ridge ``d`` (:func:`l2_diagonal`) and the checks of ``C``, warm starts and solutions
+  (:func:`check_solution`);
 * ``[beta; b]`` from the factor (:func:`support_system`) and the floored diagonal of
-  ``M^{-1}`` (:func:`safe_diagonal`) that RBSVM eq. (27) divides by;
-* the losses of the tanh-mapped leave-one-out outputs (RBSVM eq. (29)-(33)):
-  :func:`loo_loss` and :func:`objective_terms`.
+  ``M^{-1}`` (:func:`safe_diagonal`) that RBSVM eq. (27) divides by.
+
+The losses of the leave-one-out outputs are in :mod:`svmtune._loo_losses`, the label
+encodings in :mod:`svmtune._labels`.
 """
 
 from __future__ import annotations
@@ -37,33 +39,17 @@ if TYPE_CHECKING:
     from svmtune._factor import ExtendedFactor, WoodburyFactor
 
 __all__ = [
-    "ovr_tasks",
-    "pm1",
     "DualSolution",
-    "LOSSES",
-    "NONSUPPORT",
-    "check_C",
-    "check_derivative",
-    "check_group_nonsupport",
-    "check_l2_solution",
-    "check_loss",
-    "check_nonsupport",
-    "check_pm1",
-    "check_solution",
-    "l2_diagonal",
     "l2_solution",
-    "loo_loss",
-    "objective_terms",
-    "safe_diagonal",
+    "check_C",
+    "l2_diagonal",
     "support_mask",
+    "check_solution",
+    "check_l2_solution",
+    "check_derivative",
     "support_system",
+    "safe_diagonal",
 ]
-
-#: loss variants of :func:`loo_loss`
-LOSSES = ("cross_entropy", "squared")
-#: what the RBSVM objective takes as a non-support vector's LOO output: the full model's
-#: output (exact) or its label (RBSVM eq. (27) read literally with ``alpha_i = 0``)
-NONSUPPORT = ("model", "label")
 
 
 @dataclass
@@ -202,9 +188,6 @@ def support_mask(init_support, n: int) -> np.ndarray:
     return mask
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks of solutions, labels and derivatives
-# ---------------------------------------------------------------------------------------------
 def check_solution(
     sol: DualSolution,
     message: str,
@@ -254,22 +237,6 @@ def check_l2_solution(sol: DualSolution, what: str = "closed-form LOO") -> None:
     )
 
 
-def check_pm1(y, n: int | None = None, *, name: str = "y") -> np.ndarray:
-    """``y`` as floats after checking it holds labels in {-1, +1} (``n`` of them if given)."""
-    y = np.asarray(y)
-    if y.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must hold the labels -1 and +1, got {y.dtype} values")
-    y = np.asarray(y, dtype=float)
-    if n is not None and y.shape != (n,):
-        raise ValueError(f"{name} has shape {y.shape}; expected ({n},), one label per point")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ValueError(
-            f"{name} must hold the labels -1 and +1 (got values {np.unique(y)[:6]}); map 0/1 "
-            "labels with 2 * y - 1"
-        )
-    return y
-
-
 def check_derivative(D, n: int, m: int) -> np.ndarray:
     """``D`` as floats after checking it is a derivative the closed-form gradients take: the
     ``(n, m)`` support columns of ``dK`` or the ``(m,)`` diagonal of ``dH_SS``."""
@@ -281,9 +248,6 @@ def check_derivative(D, n: int, m: int) -> np.ndarray:
     return D
 
 
-# ---------------------------------------------------------------------------------------------
-# The support-set system
-# ---------------------------------------------------------------------------------------------
 def support_system(sol: DualSolution) -> tuple[np.ndarray, np.ndarray, float]:
     """Support indices and the exact solution ``[beta; b] = M^{-1} [y_S; 0]`` (RBSVM eq. (22))
     from the solution's factor of ``M``."""
@@ -311,113 +275,3 @@ def safe_diagonal(diag: np.ndarray) -> np.ndarray:
         )
         diag = np.where(bad, floor, diag)
     return diag
-
-
-# ---------------------------------------------------------------------------------------------
-# Losses of the leave-one-out outputs
-# ---------------------------------------------------------------------------------------------
-def loo_loss(
-    y: np.ndarray, r: np.ndarray, loss: str = "cross_entropy"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-point loss of the tanh-mapped LOO output and its derivative in ``r``.
-
-    Parameters
-    ----------
-    y : array of {-1, +1}
-    r : array
-        LOO decision values.
-    loss : {"cross_entropy", "squared"}
-        ``"cross_entropy"`` (RBSVM eq. (29)): ``log(1 + exp(-2 y r))``, derivative
-        ``tanh(r) - y`` (eq. (31)).  ``"squared"``: the Brier score of the probability
-        ``(1 + tanh r)/2``, ``(tanh r - y)^2 / 4``, derivative ``(tanh r - y)(1 - tanh^2 r)/2``
-        (bounded, so single badly predicted points weigh less).
-
-    Returns
-    -------
-    (values, derivatives) : ndarrays of the shape of ``r``
-
-    Raises
-    ------
-    ValueError
-        If ``y`` holds other labels than -1 and +1 or does not have the shape of ``r``.
-    """
-    y = check_pm1(y)
-    r = np.asarray(r, dtype=float)
-    if y.shape != r.shape:
-        raise ValueError(
-            f"y has shape {y.shape} but r has shape {r.shape}; pass one label per LOO output"
-        )
-    return _loo_loss(y, r, loss)
-
-
-def _loo_loss(y: np.ndarray, r: np.ndarray, loss: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`loo_loss` of float labels ``y`` in {-1, +1} and outputs ``r`` of one shape (a
-    solution's labels and its LOO outputs): the objectives' per-task step, unchecked."""
-    t = np.tanh(r)
-    if loss == "cross_entropy":
-        return np.logaddexp(0.0, -2.0 * y * r), t - y
-    if loss == "squared":
-        return 0.25 * (t - y) ** 2, 0.5 * (t - y) * (1.0 - t * t)
-    raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-
-
-def check_loss(loss: str) -> None:
-    """Raise ``ValueError`` unless ``loss`` is one of :data:`LOSSES`."""
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-
-
-def check_nonsupport(nonsupport: str) -> None:
-    """Raise ``ValueError`` unless ``nonsupport`` is one of :data:`NONSUPPORT`."""
-    if nonsupport not in NONSUPPORT:
-        raise ValueError(f"nonsupport must be one of {NONSUPPORT}, got {nonsupport!r}")
-
-
-def check_group_nonsupport(nonsupport: str) -> None:
-    """Raise ``ValueError`` unless ``nonsupport`` is ``"model"``, the only reading that
-    leave-one-group-out outputs have (:mod:`svmtune.loo.rbsvm_groups`)."""
-    if nonsupport != "model":
-        raise ValueError(
-            "groups need nonsupport='model': a row of a group that holds support vectors gets "
-            "the reduced model's output whether or not it is a support vector itself"
-        )
-
-
-def objective_terms(
-    sol: DualSolution, r: np.ndarray, loss: str = "cross_entropy", nonsupport: str = "model"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-point terms of the RBSVM objective ``J`` (RBSVM eq. (33)) and their derivatives in
-    ``r`` (:func:`loo_loss`).
-
-    ``nonsupport="model"``: the closed-form LOO outputs ``r`` as they are (a non-support
-    vector's exact LOO output is the model's output).  ``"label"``: a non-support vector
-    enters with ``r_i = y_i`` (RBSVM eq. (27) read literally with ``alpha_i = 0``), a constant,
-    so its derivative is 0.  ``r`` is not modified.
-
-    The options are not checked here: the objectives (:func:`svmtune.loo.rbsvm.rbsvm_objective`
-    and its low-rank twin) check ``loss`` and ``nonsupport`` once at their door, and the
-    labels are the solution's own, so a task's step repeats no check (issue #55).
-    """
-    if nonsupport == "label":
-        r = np.where(sol.support, r, sol.y)
-    L, dL = _loo_loss(sol.y, r, loss)
-    if nonsupport == "label":
-        dL[~sol.support] = 0.0
-    return L, dL
-
-
-# ----------------------------------------------------------------------------- labels
-def pm1(y_binary: np.ndarray) -> np.ndarray:
-    """Encoded binary labels {0, 1} as {-1, +1} floats."""
-    return np.where(np.asarray(y_binary) == 1, 1.0, -1.0)
-
-
-def ovr_tasks(y: np.ndarray) -> list[np.ndarray]:
-    """One-vs-rest decomposition of encoded labels: a list of {-1, +1} label vectors.
-
-    Binary ``y`` (classes 0, 1) gives a single task with class 1 as +1.
-    """
-    k = int(np.max(y)) + 1
-    if k <= 2:
-        return [pm1(y)]
-    return [np.where(y == c, 1.0, -1.0) for c in range(k)]
