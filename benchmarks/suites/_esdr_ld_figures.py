@@ -106,7 +106,7 @@ def best_cv_accuracy_curve(
     -------
     best_acc : array (s,), best_log2_C : array (s,) (ties: smallest C), n_fits : int
     """
-    from svmtune.methods.baselines import rbf_params
+    from svmtune.kernels import rbf_params
     from svmtune.search.cv import cv_errors, make_folds
 
     log2_sigmas = np.asarray(log2_sigmas, float)

@@ -35,7 +35,7 @@ import pandas as pd
 
 from svmtune.bench.checkpoint import Checkpoint
 from svmtune.bench.suite import Task
-from svmtune.kernels import Kernel, sigma_from_gamma
+from svmtune.kernels import Kernel, rbf_params, sigma_from_gamma
 from svmtune.loo._spans import n_empty_spans, span_rule_spans
 from svmtune.loo.span_bounds import (
     enclosing_diameter,
@@ -45,7 +45,7 @@ from svmtune.loo.span_bounds import (
 )
 from svmtune.loo.span_rule import estimate_span_rule
 from svmtune.loo.weights import minmax_scores, sigmoid_sample_weights
-from svmtune.methods.baselines import log2_grid, rbf_params
+from svmtune.methods.baselines import log2_grid
 from svmtune.methods.span_rule import class_weight_params
 from svmtune.search.cv import cv_errors, make_folds
 from svmtune.svm import fit_l1_svm

@@ -150,7 +150,8 @@ def spread_copt_rows(
     """Per binary task (``n <= max_n``) and spread variant: S&S-RB's ``sigma`` and ``C_opt`` and the
     gap to the 5-fold CV hinge-loss optimal ``C`` at that ``sigma`` (:func:`copt_gap`), plus
     the CV error at both."""
-    from svmtune.methods.baselines import log2_grid, rbf_params
+    from svmtune.kernels import rbf_params
+    from svmtune.methods.baselines import log2_grid
     from svmtune.methods.ss_ratio import SSRatio
     from svmtune.search.cv import cv_errors, make_folds
 

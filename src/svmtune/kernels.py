@@ -21,6 +21,7 @@ from sklearn.metrics.pairwise import euclidean_distances
 from svmtune._option_values import check_positive, check_real
 
 __all__ = [
+    "rbf_params",
     "COLUMN_BLOCK",
     "KERNELS",
     "Kernel",
@@ -53,6 +54,15 @@ def gamma_from_sigma(sigma: float | np.ndarray) -> float | np.ndarray:
         raise ValueError(f"sigma must be a positive finite number (each), got {sigma}")
     out = 1.0 / (2.0 * sigma**2)
     return float(out) if out.ndim == 0 else out
+
+
+def rbf_params(sigma: float, C: float, **extra) -> dict:
+    """The hyperparameters of an RBF SVM as ``SVMTuner.best_params_`` holds them: ``kernel``,
+    the width ``sigma``, scikit-learn's ``gamma = 1 / (2 sigma^2)`` and ``C`` (and ``extra``)."""
+    out = {"kernel": "rbf", "sigma": float(sigma), "gamma": float(gamma_from_sigma(sigma))}
+    out["C"] = float(C)
+    out.update(extra)
+    return out
 
 
 def sigma_from_gamma(gamma: float | np.ndarray) -> float | np.ndarray:

@@ -168,7 +168,7 @@ def test_gaussian_study_small_grids(tmp_path, monkeypatch):
 
 
 def test_best_cv_accuracy_curve_matches_cv_errors():
-    from svmtune.methods.baselines import rbf_params
+    from svmtune.kernels import rbf_params
     from svmtune.search.cv import cv_errors, make_folds
 
     rng = np.random.default_rng(1)

@@ -198,8 +198,8 @@ def test_C_is_carried_from_the_last_stage_to_all_rows():
 def test_final_model_rule_both_ways():
     """libsvm's fit at a large C on noisy rows takes many more iterations than SVC()'s: with
     the budget spent and a cheap low-rank model it gives way; with budget left it is kept."""
+    from svmtune.kernels import rbf_params
     from svmtune.methods._fidelity import nested_subsample
-    from svmtune.methods.baselines import rbf_params
 
     X, y = _large(n=2000, seed=5)
     order = nested_subsample(y, 0)

@@ -10,8 +10,8 @@ import pytest
 from svmtune import SVMTuner
 from svmtune.criteria.blocks import rbf_block_stats
 from svmtune.criteria.esdr import index_values
+from svmtune.kernels import rbf_params
 from svmtune.methods.base import get_selector
-from svmtune.methods.baselines import rbf_params
 from svmtune.methods.esdr import DBTCCV, ESDRCV, J4CV, WidthIndexSelector
 from svmtune.search.cv import cv_errors, make_folds
 

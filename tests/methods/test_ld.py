@@ -8,9 +8,9 @@ import pytest
 from svmtune import SVMTuner
 from svmtune.criteria.blocks import rbf_block_stats
 from svmtune.criteria.likelihood import ld_curve, ld_objective
+from svmtune.kernels import rbf_params
 from svmtune.methods import GridSearch
 from svmtune.methods.base import get_selector
-from svmtune.methods.baselines import rbf_params
 from svmtune.methods.ld import CVCV, LDC1, LDCV
 from svmtune.search.cv import cv_errors, make_folds
 

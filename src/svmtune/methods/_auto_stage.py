@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from svmtune.methods._fidelity import D_EXP, carry_C
 from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
 
 __all__ = [
+    "Candidate",
     "PlanProgress",
     "StageData",
     "lowest_estimate",
@@ -86,20 +87,50 @@ class StageData:
         )
 
 
-def candidate(origin, sigma, C, fits, seconds) -> dict[str, Any]:
-    return {
-        "origin": origin,
-        "sigma": float(sigma),
-        "C": float(C),
-        "n_svm_fits": int(fits),
-        "time": float(seconds),
-    }
+@dataclass
+class Candidate:
+    """A point ``auto`` scores: where it came from (``origin``: a start, a refinement or
+    the carried choice), the referee's leave-one-out error of each final-model family it
+    scored there (``estimates``; None for a family it cannot score on that stage), what it
+    cost (SVM fits, seconds), the stage and rows it was scored on, the landmarks of a
+    low-rank score or refinement (``rank``) and whether it was chosen.  :meth:`row` is its
+    ``history`` entry (the keys of :class:`svmtune.methods.auto.Auto`'s Notes)."""
+
+    origin: str
+    sigma: float
+    C: float
+    n_svm_fits: int = 0
+    time: float = 0.0
+    estimates: dict[str, float | None] = field(default_factory=dict)
+    stage: int | None = None
+    rows: int | None = None
+    rank: int | None = None
+    chosen_in_stage: bool = False
+    chosen: bool = False
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {"sigma": self.sigma, "C": self.C}
+
+    def row(self, families) -> dict[str, Any]:
+        """The ``history`` entry: ``estimate_<family>`` for each family it was scored for."""
+        out: dict[str, Any] = {"origin": self.origin, **self.params}
+        out.update(n_svm_fits=self.n_svm_fits, time=self.time)
+        out.update({f"estimate_{f}": self.estimates[f] for f in families if f in self.estimates})
+        out.update(stage=self.stage, rows=self.rows)
+        if self.rank is not None:
+            out["rank"] = self.rank
+        out.update(chosen_in_stage=self.chosen_in_stage, chosen=self.chosen)
+        return out
 
 
-def carried(chosen: dict[str, Any], size: int, exponent: float) -> dict[str, Any]:
+def candidate(origin, sigma, C, fits, seconds) -> Candidate:
+    return Candidate(origin, float(sigma), float(C), int(fits), float(seconds))
+
+
+def carried(chosen: Candidate, size: int, exponent: float) -> Candidate:
     """The choice of the stage before as a candidate of a stage of ``size`` rows."""
-    C = carry_C(chosen["C"], chosen["rows"], size, exponent)
-    return candidate("carried", chosen["sigma"], C, 0, 0.0)
+    return candidate("carried", chosen.sigma, carry_C(chosen.C, chosen.rows, size, exponent), 0, 0)
 
 
 def _libsvm_work(model, d: int) -> float:
@@ -200,11 +231,11 @@ def svc_sv_fraction(X, y, sw) -> float:
     return n_sv / max(X.shape[0], 1)
 
 
-def on_bound(chosen: dict[str, Any], log2_sigma, log2_C) -> dict[str, Any]:
-    """``chosen`` with a sigma or C within round-off of its box's bound set to the bound itself
-    (``exp(log(2^8))`` is ``255.99999999999994``), and a :class:`BoundWarning` for each: the
-    optimum may lie outside the box."""
-    out = dict(chosen)
+def on_bound(point: dict[str, float], log2_sigma, log2_C) -> dict[str, float]:
+    """``point`` (``sigma``, ``C``) with a value within round-off of its box's bound set to the
+    bound itself (``exp(log(2^8))`` is ``255.99999999999994``), and a :class:`BoundWarning`
+    for each: the optimum may lie outside the box."""
+    out = dict(point)
     for name, box in (("sigma", log2_sigma), ("C", log2_C)):
         t = float(np.log2(out[name]))
         side = "lower" if abs(t - box[0]) <= 1e-6 else "upper" if abs(t - box[1]) <= 1e-6 else None
@@ -221,17 +252,16 @@ def on_bound(chosen: dict[str, Any], log2_sigma, log2_C) -> dict[str, Any]:
     return out
 
 
-def lowest_estimate(c: dict[str, Any], families: list[str]) -> tuple[float, str]:
+def lowest_estimate(c: Candidate, families: list[str]) -> tuple[float, str]:
     """``c``'s lowest estimate and its family; equal estimates go to the family listed first
     (``min`` keeps the first of equal keys, and so does the ``min`` over candidates)."""
-    scores = [(c[f"estimate_{f}"], f) for f in families if c.get(f"estimate_{f}") is not None]
+    scores = [(c.estimates[f], f) for f in families if c.estimates.get(f) is not None]
     return min(scores, key=lambda s: s[0])
 
 
-def same_point(c: dict[str, Any], others: list[dict[str, Any]]) -> bool:
+def same_point(c: Candidate, others: list[Candidate]) -> bool:
     return any(
-        np.isclose(c["sigma"], o["sigma"], rtol=1e-9) and np.isclose(c["C"], o["C"], rtol=1e-9)
-        for o in others
+        np.isclose(c.sigma, o.sigma, rtol=1e-9) and np.isclose(c.C, o.C, rtol=1e-9) for o in others
     )
 
 

@@ -39,11 +39,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
-from svmtune.kernels import squared_distances
+from svmtune.kernels import rbf_params, squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, IntegerLike, Interval, Options
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
-from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import GradientSearchResult, minimize_log_params
 from svmtune.search.start import initial_theta
 

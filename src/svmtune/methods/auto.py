@@ -66,6 +66,7 @@ groups; the span-rule holds out single rows, so the family is the L2-SVM.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from numbers import Real
 from typing import Any
@@ -77,7 +78,7 @@ from sklearn.utils.validation import check_random_state
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory
-from svmtune.kernels import rbf_from_sqdist, squared_distances
+from svmtune.kernels import rbf_from_sqdist, rbf_params, squared_distances
 from svmtune.loo.referee import (
     FAMILIES,
     _l1_loo_outputs,
@@ -87,6 +88,7 @@ from svmtune.loo.referee import (
 )
 from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._auto_stage import (
+    Candidate,
     PlanProgress,
     StageData,
     candidate,
@@ -118,7 +120,7 @@ from svmtune.methods.base import (
     get_selector,
     ovr_tasks,
 )
-from svmtune.methods.baselines import LOG2_RANGE, rbf_params
+from svmtune.methods.baselines import LOG2_RANGE
 from svmtune.search.start import EXACT_DENSE_MATRICES, initial_sigma
 
 __all__ = ["Auto", "START_NAMES", "REFINERS"]
@@ -288,8 +290,8 @@ class Auto(Selector):
         )
 
     # ------------------------------------------------------------------ starts
-    def _start_points(self, X, y, sw, D2, multiclass, random_state) -> list[dict[str, Any]]:
-        """The data-only candidates ``{"origin", "sigma", "C", "n_svm_fits", "time"}``."""
+    def _start_points(self, X, y, sw, D2, multiclass, random_state) -> list[Candidate]:
+        """The data-only candidates (unscored)."""
         out = []
         for origin in self.starts:
             t0 = time.perf_counter()
@@ -309,7 +311,7 @@ class Auto(Selector):
         return out
 
     @staticmethod
-    def _default_point(X, y, sw) -> dict[str, Any]:
+    def _default_point(X, y, sw) -> Candidate:
         """``SVC()``'s own point, from all rows (``gamma="scale"``, ``C = 1``)."""
         t0 = time.perf_counter()
         sel = get_selector("default").run(TrainingData(X, y, sw), SelectionContext())
@@ -330,10 +332,10 @@ class Auto(Selector):
         """Closed-form LOO error of each family at ``cand`` on the stage ``st`` (added to
         ``cand`` in place; a family whose estimate the refinement already gave is kept)."""
         t0 = time.perf_counter()
-        K = rbf_from_sqdist(st.D2, cand["sigma"])
-        C, fits, supports = cand["C"], 0, None
+        K = rbf_from_sqdist(st.D2, cand.sigma)
+        C, fits, supports = cand.C, 0, None
         pairwise = st.multiclass == "ovo" and len(st.tasks) > 1
-        if "estimate_l1" not in cand:  # first: its support vectors start the L2-SVM's solver
+        if "l1" not in cand.estimates:  # first: its support vectors start the L2-SVM's solver
             err = None
             if "l1" in self.families and st.groups is None:  # the span-rule holds out rows
                 if pairwise:
@@ -341,30 +343,30 @@ class Auto(Selector):
                 else:
                     outs, supports = _l1_loo_outputs(K, st.tasks, C, st.sw)
                 err, fits = referee_error(st.y, outs, st.sw, pairwise=pairwise), len(outs)
-            cand["estimate_l1"] = err
-        if "estimate_l2" not in cand:
+            cand.estimates["l1"] = err
+        if "l2" not in cand.estimates:
             err = None
             if "l2" in self.families:
                 outs = _l2_loo_outputs(
                     K, st.tasks, C, st.sw, groups=st.groups, init_supports=supports
                 )
                 err, fits = referee_error(st.y, outs, st.sw), fits + len(st.tasks)
-            cand["estimate_l2"] = err
-        cand["n_svm_fits"] += fits
-        cand["time"] += time.perf_counter() - t0
+            cand.estimates["l2"] = err
+        cand.n_svm_fits += fits
+        cand.time += time.perf_counter() - t0
 
     def _referee_lowrank(self, cand, st) -> None:
         """Low-rank closed-form LOO error of the L2-SVM at ``cand`` (one objective evaluation
         of RBSVM on a Nystroem kernel, :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`)."""
-        cand["estimate_l1"] = None
-        if "estimate_l2" in cand:  # the refinement's own: the same closed form
+        cand.estimates["l1"] = None
+        if "l2" in cand.estimates:  # the refinement's own: the same closed form
             return
         t0 = time.perf_counter()
-        point = (cand["sigma"], cand["C"])
+        point = (cand.sigma, cand.C)
         sel = self._lowrank_search(point, 1).estimate_at(st.data, st.context, rbf_params(*point))
-        cand["estimate_l2"], cand["rank"] = sel.estimate, sel.info["rank"]
-        cand["n_svm_fits"] += sel.n_svm_fits
-        cand["time"] += time.perf_counter() - t0
+        cand.estimates["l2"], cand.rank = sel.estimate, sel.info["rank"]
+        cand.n_svm_fits += sel.n_svm_fits
+        cand.time += time.perf_counter() - t0
 
     def _lowrank_search(self, start, max_eval: int):
         return get_selector(
@@ -383,11 +385,11 @@ class Auto(Selector):
         )
 
     # ------------------------------------------------------------------ refinement
-    def _refine(self, refiner, best, st, max_eval: int) -> dict[str, Any]:
+    def _refine(self, refiner, best, st, max_eval: int) -> Candidate:
         """A gradient search from ``best`` on the stage ``st`` (exact: on its ``D2``; low rank
         when ``st.D2`` is None), as a candidate."""
         t0 = time.perf_counter()
-        start = (best["sigma"], best["C"])
+        start = (best.sigma, best.C)
         if st.D2 is None:  # low rank: RBSVM on the Nystroem kernel
             search = self._lowrank_search(start, max_eval)
         else:  # exact: on the stage's squared distances (st.data.sqdist)
@@ -405,30 +407,30 @@ class Auto(Selector):
             time.perf_counter() - t0,
         )
         if search.loo_family == "l2":  # eq. (27) at its end point: the referee's
-            cand["estimate_l2"] = sel.estimate
+            cand.estimates["l2"] = sel.estimate
         if st.D2 is None:  # the landmarks in use at its end (the trace rule may stop early)
-            cand["rank"] = int(sel.info["rank"])
+            cand.rank = int(sel.info["rank"])
         return cand
 
     # ------------------------------------------------------------------ stages
     def _score(self, cand, st, progress) -> None:
         (self._referee_exact if st.D2 is not None else self._referee_lowrank)(cand, st)
-        cand.update(stage=st.index, rows=st.size)
+        cand.stage, cand.rows = st.index, st.size
         progress.evaluated(st.stage)
         reporter = progress.reporter
         if reporter is not None:
             reporter.advance(1, "candidates")
             errs = ", ".join(
-                f"{f} {cand[f'estimate_{f}']:.4f}"
+                f"{f} {cand.estimates[f]:.4f}"
                 for f in FAMILIES
-                if cand.get(f"estimate_{f}") is not None
+                if cand.estimates.get(f) is not None
             )
             reporter.line(
-                f"stage {st.index} ({st.size:,} rows) {cand['origin']} {describe(cand)}: "
+                f"stage {st.index} ({st.size:,} rows) {cand.origin} {describe(cand.params)}: "
                 f"leave-one-out error {errs}"
             )
 
-    def _run_stage(self, st, stage, carried, default, progress) -> list[dict[str, Any]]:
+    def _run_stage(self, st, stage, carried, default, progress) -> list[Candidate]:
         """The candidates of one stage: the first scores ``SVC()``'s point and the starts and
         refines the best with every refiner; a later one scores ``SVC()``'s point and the
         ``carried`` choice of the stage before and refines the better with RBSVM."""
@@ -471,7 +473,7 @@ class Auto(Selector):
         progress = PlanProgress(current_progress(), plan)
         t_start = time.perf_counter()
         default = self._default_point(X, y, sw)
-        history: list[dict[str, Any]] = []
+        history: list[Candidate] = []
         carried, refined = None, []
         for i, stage in enumerate(plan.stages):
             st = StageData.of(
@@ -493,17 +495,21 @@ class Auto(Selector):
                     carry_exponent(*_sizes_and_Cs(refined)),
                 )
             cands = self._run_stage(
-                st, stage, carried, dict(default, n_svm_fits=0, time=0.0), progress
+                st,
+                stage,
+                carried,
+                dataclasses.replace(default, n_svm_fits=0, time=0.0, estimates={}),
+                progress,
             )
             history.extend(cands)
             carried = min(cands, key=lambda c: lowest_estimate(c, st.families)[0])
             for c in cands:
-                c["chosen_in_stage"] = c is carried
-            refined += [(st.size, c["C"]) for c in cands if c["origin"] in REFINERS][:1]
+                c.chosen_in_stage = c is carried
+            refined += [(st.size, c.C) for c in cands if c.origin in REFINERS][:1]
             progress.stage_done(
                 i,
-                f"stage {i}: {st.size:,} rows ({stage.path}), chose {carried['origin']} "
-                f"{describe(carried)} ({time.perf_counter() - t_start:.1f} s so far)",
+                f"stage {i}: {st.size:,} rows ({stage.path}), chose {carried.origin} "
+                f"{describe(carried.params)} ({time.perf_counter() - t_start:.1f} s so far)",
             )
         return self._selection(plan, st, history, carried, refined, X, y, sw, order, multiclass)
 
@@ -514,26 +520,26 @@ class Auto(Selector):
         exponent = carry_exponent(*_sizes_and_Cs(refined))
         exact_all = st.size == n and st.D2 is not None
         family = lowest_estimate(chosen, st.families)[1]
-        estimate = chosen[f"estimate_{family}"]
-        point = on_bound(chosen, self.log2_sigma, self.log2_C)
+        estimate = chosen.estimates[family]
+        point = on_bound(chosen.params, self.log2_sigma, self.log2_C)
         C = point["C"] if st.size == n else carry_C(point["C"], st.size, n, exponent)
         params = rbf_params(point["sigma"], C)
         rule: dict[str, Any] = {"final_model": family if exact_all else "l1"}
         if not exact_all:
-            rule = self._final_rule(plan, params, chosen.get("rank"), X, y, sw, order, multiclass)
+            rule = self._final_rule(plan, params, chosen.rank, X, y, sw, order, multiclass)
         for c in history:
-            c["chosen"] = c is chosen
+            c.chosen = c is chosen
         return Selection(
             params=params,
             estimate=estimate,
             criterion=estimate,
             # the probe SVC(), the candidates' fits and the final rule's
-            n_svm_fits=1 + int(sum(c["n_svm_fits"] for c in history)) + rule.get("n_svm_fits", 0),
-            history=history,
+            n_svm_fits=1 + int(sum(c.n_svm_fits for c in history)) + rule.get("n_svm_fits", 0),
+            history=[c.row(FAMILIES) for c in history],
             final_model=rule["final_model"],
             info={
                 "path": "exact" if exact_all else ("lowrank" if st.D2 is None else "subsample"),
-                "chosen": chosen["origin"],
+                "chosen": chosen.origin,
                 "family": rule["final_model"],
                 "referee": "span-rule / eq. (27)" if st.D2 is not None else "eq. (27), Nystroem",
                 "plan": [vars(s) for s in plan.stages],

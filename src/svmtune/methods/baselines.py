@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from svmtune._option_values import check_float_values, check_log2_range
-from svmtune.kernels import gamma_from_sigma
+from svmtune.kernels import rbf_params
 from svmtune.methods._constraints import Check, Constraint, Interval, Options
 from svmtune.methods.base import Selection, Selector
 from svmtune.search.cv import cv_errors, make_folds
@@ -42,7 +42,6 @@ __all__ = [
     "SCORINGS",
     "grid_values",
     "log2_grid",
-    "rbf_params",
     "sample_log2_box",
 ]
 
@@ -75,14 +74,6 @@ def grid_values(name: str, explicit, log2_name: str, log2_range) -> np.ndarray:
             f"got {explicit!r}"
         )
     return v
-
-
-def rbf_params(sigma: float, C: float, **extra) -> dict:
-    """``best_params_`` dict for an RBF SVM."""
-    out = {"kernel": "rbf", "sigma": float(sigma), "gamma": float(gamma_from_sigma(sigma))}
-    out["C"] = float(C)
-    out.update(extra)
-    return out
 
 
 def sample_log2_box(

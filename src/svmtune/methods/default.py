@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from svmtune.kernels import sigma_from_gamma
+from svmtune.kernels import rbf_params, sigma_from_gamma
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData
-from svmtune.methods.baselines import rbf_params
 
 __all__ = ["DefaultSVC"]
 

@@ -58,9 +58,10 @@ from svmtune.criteria.blocks import RBFBlocks
 from svmtune.criteria.esdr import index_uncertainty, index_values
 from svmtune.criteria.repeats import repeat_floor
 from svmtune.exceptions import BoundWarning
+from svmtune.kernels import rbf_params
 from svmtune.methods._constraints import Boolean, Interval, Options, Positive
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData
-from svmtune.methods.baselines import LOG2_GRID, rbf_params
+from svmtune.methods.baselines import LOG2_GRID
 from svmtune.search.cv import cv_errors, make_folds
 from svmtune.search.scalar import REFINES, first_crossing, grid_then_refine_max
 

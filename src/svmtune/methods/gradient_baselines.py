@@ -31,12 +31,11 @@ from typing import Any
 import numpy as np
 
 from svmtune._warnings import user_stacklevel
-from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist
+from svmtune.kernels import rbf_dlogsigma, rbf_from_sqdist, rbf_params
 from svmtune.loo.radius_margin import _radius_margin
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA, _smoothed_span, span_rule_error_ovr
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Interval
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
-from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import minimize_log_params
 from svmtune.search.start import exact_search_start
 from svmtune.svm import DualSolution, _fit_l2_svm

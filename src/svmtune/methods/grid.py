@@ -7,8 +7,9 @@ The RBSVM paper's GridSearch baseline (RBSVM Sec. V-A): log2 sigma and log2 C in
 
 from __future__ import annotations
 
+from svmtune.kernels import rbf_params
 from svmtune.methods.base import Selection, SelectionContext, TrainingData
-from svmtune.methods.baselines import EXPLICIT_GRID, _CVSearch, grid_values, rbf_params
+from svmtune.methods.baselines import EXPLICIT_GRID, _CVSearch, grid_values
 
 __all__ = ["GridSearch"]
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from sklearn.utils import check_random_state
 
+from svmtune.kernels import rbf_params
 from svmtune.methods.base import Selection, SelectionContext, TrainingData
-from svmtune.methods.baselines import BUDGET, _CVSearch, rbf_params, sample_log2_box
+from svmtune.methods.baselines import BUDGET, _CVSearch, sample_log2_box
 
 __all__ = ["RandomSearch"]
 

@@ -28,14 +28,13 @@ from typing import Any
 import numpy as np
 
 from svmtune._loo_losses import LOSSES, check_nonsupport
-from svmtune.kernels import rbf_columns
+from svmtune.kernels import rbf_columns, rbf_params
 from svmtune.loo.closed_form import loo_error_rate, loo_exact_mask
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import _rbsvm_objective
 from svmtune.loo.rbsvm_groups import lgo_exact_mask
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Check, Options
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
-from svmtune.methods.baselines import rbf_params
 from svmtune.search.gradient import minimize_log_params
 from svmtune.search.start import exact_search_start
 

@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 
 from svmtune._loo_losses import LOSSES
+from svmtune.kernels import rbf_params
 from svmtune.loo.closed_form import loo_error_rate
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
 from svmtune.methods._constraints import Options
 from svmtune.methods._lowrank_search import LowRankSearch, landmarks
 from svmtune.methods.base import Selection, SelectionContext, TrainingData
-from svmtune.methods.baselines import rbf_params
 from svmtune.methods.rbsvm import NONSUPPORT
 
 __all__ = ["RBSVMLowRank"]

@@ -62,11 +62,11 @@ from svmtune.criteria.ss_core import (
 )
 from svmtune.criteria.ss_features import exact_kernel_features, kernel_features, select_kernel
 from svmtune.criteria.ss_kernel import SSMatrix, min_pairwise_ss, worst_pairs
-from svmtune.kernels import Kernel
+from svmtune.kernels import Kernel, rbf_params
 from svmtune.methods._constraints import Boolean, Check, IntegerLike, Interval, Options
 from svmtune.methods._ss_edges import kernel_label, warn_width_edge, width_edge
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData
-from svmtune.methods.baselines import log2_grid, rbf_params
+from svmtune.methods.baselines import log2_grid
 
 __all__ = ["SSRatio"]
 
