@@ -99,21 +99,25 @@ def _as_float(Xt):
     return np.asarray(Xt, dtype=float)
 
 
-def _check_sparse_fit(tuner, selector) -> None:
-    """Refuse sparse ``X`` with a message saying why and what works, before any work."""
+def sparse_fit_refusal(method: str, selector, final_model: str) -> str | None:
+    """Why ``SVMTuner`` cannot fit a sparse ``X`` with this selector (an instance, or its
+    class where no options are known) and final model, or None where it can: the one rule
+    of :meth:`SVMTuner.fit`, its tags (``input_tags.sparse``) and the command line's sparse
+    svmlight reader (:mod:`svmtune.cli._select`)."""
     if not selector.accepts_sparse:
         ok = [m for m in sorted(METHODS) if selector_class(m).accepts_sparse]
-        raise ValueError(
-            f"method {tuner.method!r} computes dense kernel matrices or data statistics from "
+        return (
+            f"method {method!r} computes dense kernel matrices or data statistics from "
             f"X and takes no sparse X; the methods that do (libsvm on sparse rows, or a "
             f"Nystroem factor from sparse dot products): "
             f"{', '.join(ok)}; or pass X.toarray() if it fits in memory"
         )
-    if tuner.final_model == "l2" or getattr(selector, "final_model", "l1") == "l2":
-        raise ValueError(
+    if final_model == "l2" or getattr(selector, "final_model", "l1") == "l2":
+        return (
             "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; use "
             "final_model='l1', 'lowrank' or 'auto'"
         )
+    return None
 
 
 def _rows(X, keep: np.ndarray):
@@ -379,7 +383,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         the checks and warnings that name columns; a sparse ``X`` becomes CSR."""
         if sp.issparse(X) and self.preprocess != "auto":  # auto: scikit-learn's TypeError
             check_sparse_features(X)  # before anything of one entry per column
-            _check_sparse_fit(self, selector)
+            why = sparse_fit_refusal(self.method, selector, self.final_model)
+            if why is not None:
+                raise ValueError(why)
             X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
             check_label_kind(y)
             X = X.tocsr()  # rows are sliced: folds, weight-0 rows
@@ -586,8 +592,11 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = self.preprocess == "auto"
         # the class's attribute: no selector built (and its options checked) per predict
         known = isinstance(self.method, str) and self.method in METHODS
-        sparse_ok = known and selector_class(self.method).accepts_sparse
         tags.input_tags.sparse = (
-            sparse_ok and self.preprocess != "auto" and self.final_model != "l2"
+            known
+            and self.preprocess != "auto"  # a table's preprocessing takes no sparse X
+            # the selector's class: no selector built (and its options checked) per predict
+            and sparse_fit_refusal(self.method, selector_class(self.method), self.final_model)
+            is None
         )
         return tags

@@ -43,6 +43,7 @@ from svmtune.datasets.loaders import detect_format
 from svmtune.methods import get_selector
 from svmtune.persist import save_model
 from svmtune.plotting import plot_landscape
+from svmtune.tuner import sparse_fit_refusal
 
 
 @click.command("select")
@@ -229,18 +230,18 @@ def _load_sparse_svmlight(file: str, fmt: str | None, method: str, opts: Selecti
     indices start at 1 unless index 0 occurs, as the dense reader decides."""
 
     path = Path(file).expanduser()
-    if not path.is_file() or opts.preprocess == "auto" or opts.final_model == "l2":
+    if not path.is_file() or opts.preprocess == "auto":
         return None
     try:
         kind = fmt or detect_format(path)
         selector = get_selector(method, opts.method_params or None)
     except ValueError:
         return None  # the dense path reports it
+    if kind not in ("svmlight", "libsvm") or sparse_fit_refusal(method, selector, opts.final_model):
+        return None
     # a statistic of X's entries (default's gamma='scale') would change on the uncentred
     # sparse matrix: it keeps the dense reading; the CV searches select the same on either
-    if kind not in ("svmlight", "libsvm") or not selector.accepts_sparse or selector.reads_centring:
-        return None
-    if getattr(selector, "final_model", "l1") == "l2":
+    if selector.reads_centring:
         return None
     try:  # its columns bounded as the dense reader's are not: a clear error, not None
         X, y, zero_based = read_svmlight_sparse(path)
