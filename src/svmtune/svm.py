@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 from sklearn import config_context
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.svm import SVC
 
 from svmtune._dual_solution import (
@@ -321,7 +322,8 @@ def _hinge_start(K, y, C, sample_weight, active) -> np.ndarray:
     # of a KernelColumns were never checked, so scikit-learn checks them as usual
     precomputed = not isinstance(K, KernelColumns)
     with warnings.catch_warnings(), config_context(assume_finite=precomputed):
-        warnings.simplefilter("ignore")  # a capped fit is still a start
+        # a capped fit is still a start: libsvm stopping at its cap is expected here
+        warnings.simplefilter("ignore", SklearnConvergenceWarning)
         svc.fit(data, y[idx], sample_weight=w)
     S_mask = np.zeros(y.size, dtype=bool)
     S_mask[idx[svc.support_]] = True

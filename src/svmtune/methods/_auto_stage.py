@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.svm import _libsvm, _libsvm_sparse
 
 from svmtune._warnings import user_stacklevel
@@ -213,8 +214,8 @@ def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
     n_classes = int(np.unique(y).size)
     kw = {} if sw is None else {"sample_weight": sw}
     d = X.shape[1]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings():  # the prediction's fit: the final fit warns of its own
+        warnings.simplefilter("ignore", SklearnConvergenceWarning)
         final = make_final_estimator(params, multiclass=multiclass, n_classes=n_classes)
         a = _libsvm_work(final.fit(X, y, **kw), d)
     b = _work(*default_svc_fit(X, y, sw), d)
