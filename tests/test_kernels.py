@@ -259,3 +259,17 @@ def test_rbf_columns_needs_a_square_matrix():
     D2 = squared_distances(np.random.default_rng(0).normal(size=(5, 2)))
     with pytest.raises(ValueError, match="D2 must be a square 2-D array"):
         rbf_columns(D2[0], 1.0)
+
+
+@pytest.mark.parametrize("shape", [(300, 5), (200, 50), (7, 3)])
+def test_unchecked_squared_distances_are_the_checked_ones(shape):
+    """``_squared_distances`` (rows checked once at the door) gives the numbers of
+    ``squared_distances`` (scikit-learn's checked ``euclidean_distances``) bit for bit, with
+    and without ``Y``, so that skipping the check moves no selection."""
+    from svmtune.kernels import _squared_distances
+
+    rng = np.random.RandomState(shape[0])
+    X = rng.randn(*shape) * rng.uniform(0.1, 10.0, shape[1])
+    Y = rng.randn(shape[0] // 2 + 1, shape[1])
+    np.testing.assert_array_equal(_squared_distances(X), squared_distances(X))
+    np.testing.assert_array_equal(_squared_distances(X, Y), squared_distances(X, Y))

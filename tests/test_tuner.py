@@ -519,31 +519,39 @@ def test_groups_reach_the_tuner_through_scikit_learns_metadata_routing():
 @pytest.mark.parametrize("preprocess", ["standard", "auto", "sparse"])
 def test_fit_checks_X_once_at_the_door(preprocess):
     """scikit-learn's ``check_array`` sees the ``(n, d)`` X at most three times in a default
-    fit (issue 55's acceptance): at the door (``validate_data``; a table's columns are
-    checked by its preprocessor instead), in the preprocessing (the scaler's fit: its
-    statistics are applied to the training rows by ``preprocess.transform_validated``) and
-    in the final SVC's fit.  ``auto``'s probe ``SVC()``, on all rows up to 1,000, calls
-    libsvm without ``SVC.fit``'s checks (``_auto_stage.default_svc_fit``); before, the
-    scaler's transform and the probe made it 5, and ``_validation.validate_Xy`` 6."""
+    fit (issue 55's acceptance): at the door (``validate_data``; for a table, ``as_table``),
+    in the preprocessing (the scaler's fit: its statistics are applied to the training rows
+    by ``preprocess.transform_validated``) and in the final SVC's fit.  ``auto``'s probe
+    ``SVC()``, on all rows up to 1,000, calls libsvm without ``SVC.fit``'s checks
+    (``_auto_stage.default_svc_fit``); before, the scaler's transform and the probe made it
+    5, and ``_validation.validate_Xy`` 6.  Every call of ``check_array``'s code is counted,
+    also through names other modules imported (a profile hook, not a patched attribute)."""
+    import sys
     import traceback
-    from unittest import mock
 
     import scipy.sparse as sp
     import sklearn.utils.validation as skv
 
     X, y = make_problem(300, 5, 0)
     Xin = sp.csr_matrix(X) if preprocess == "sparse" else X
-    original, callers = skv.check_array, []
+    callers = []
 
-    def counting(array, *args, **kwargs):
-        if np.shape(array) == X.shape:
-            frames = [f for f in traceback.extract_stack() if "svmtune" in f.filename]
-            callers.append(f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].name}")
-        return original(array, *args, **kwargs)
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code is skv.check_array.__code__:
+            if np.shape(frame.f_locals.get("array")) == X.shape:
+                stack = traceback.extract_stack(frame)
+                where = [f for f in stack if "svmtune" in f.filename][-1]
+                callers.append(f"{where.filename.rsplit('/', 1)[-1]}:{where.name}")
 
     mode = "standard" if preprocess == "sparse" else preprocess
-    with mock.patch.object(skv, "check_array", counting), warnings.catch_warnings():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        SVMTuner(random_state=0, preprocess=mode).fit(Xin, y)
-    assert callers.count("tuner.py:_validate_Xy") == (0 if preprocess == "auto" else 1)
+        previous = sys.getprofile()
+        sys.setprofile(hook)
+        try:
+            SVMTuner(random_state=0, preprocess=mode).fit(Xin, y)
+        finally:
+            sys.setprofile(previous)
+    door = "_validation.py:as_table" if preprocess == "auto" else "tuner.py:_validate_Xy"
+    assert callers.count(door) == 1, callers
     assert len(callers) == 3, callers

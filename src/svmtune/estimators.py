@@ -25,8 +25,8 @@ from svmtune._validation import (
     check_min_class_count,
     validate_sample_weight,
 )
-from svmtune.kernels import Kernel, KernelColumns
-from svmtune.svm import LIBSVM_MAX_ITER, fit_l2_svm
+from svmtune.kernels import Kernel, KernelColumns, _kernel_matrix
+from svmtune.svm import LIBSVM_MAX_ITER, _fit_l2_svm
 
 __all__ = [
     "L2SVC",
@@ -257,7 +257,10 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         check_positive("C", self.C)
         X, y_enc, w = _fit_inputs(self, X, y, sample_weight)
         kern = self._kernel()
-        K = kern(X) if X.shape[0] <= FULL_KERNEL_MAX_N else KernelColumns.of(X, kern)
+        # the rows are checked by _fit_inputs: the kernel and the solver check them no more
+        X = np.asarray(X, dtype=float)
+        full = X.shape[0] <= FULL_KERNEL_MAX_N
+        K = _kernel_matrix(X, None, kern) if full else KernelColumns.of(X, kern)
         if len(self.classes_) == 2:
             tasks = [np.where(y_enc == 1, 1.0, -1.0)]
         else:
@@ -266,7 +269,7 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         self.solutions_ = []
         for t in tasks:
             try:
-                sol = fit_l2_svm(K, t, self.C, sample_weight=w)
+                sol = _fit_l2_svm(K, t, float(self.C), w)
             except np.linalg.LinAlgError:
                 if self.kernel != "sigmoid":
                     raise

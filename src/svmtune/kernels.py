@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
+from sklearn.utils.extmath import row_norms
 
 from svmtune._option_values import check_positive, check_real
 
@@ -85,8 +86,28 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
         return sparse_squared_distances(X, Y)
     X = np.asarray(X, dtype=float)
     D = euclidean_distances(X, X if Y is None else np.asarray(Y, dtype=float), squared=True)
+    return _repaired(D, Y is None)
+
+
+def _squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+    """:func:`squared_distances` of dense float64 rows that are checked already (finite,
+    2-D): scikit-learn's expansion of ``euclidean_distances`` for float64 (its row norms, one
+    matrix product), the same numbers without its input checks (``tests/test_kernels.py``
+    compares them), for the callers that hold rows checked once at the tuner's door
+    (``auto``'s stages, the exact searches' start; issue #55)."""
+    XX = row_norms(X, squared=True)[:, np.newaxis]
+    Yd, YY = (X, XX.T) if Y is None else (Y, row_norms(Y, squared=True)[np.newaxis, :])
+    D = -2 * (X @ Yd.T)
+    D += XX
+    D += YY
+    return _repaired(D, Y is None)
+
+
+def _repaired(D: np.ndarray, square: bool) -> np.ndarray:
+    """``D`` clipped at 0, and for the distances of a set to itself an exact zero diagonal
+    and exact symmetry (round-off of the expansion)."""
     np.maximum(D, 0.0, out=D)
-    if Y is None:
+    if square:
         np.fill_diagonal(D, 0.0)
         _symmetrise(D)
     return D
@@ -472,21 +493,25 @@ class Kernel:
 
 
 def kernel_matrix(X: np.ndarray, Y: np.ndarray | None, kernel: Kernel) -> np.ndarray:
-    """Kernel matrix between the rows of ``X`` and ``Y`` (train x train when ``Y`` is None)."""
+    """Kernel matrix between the rows of ``X`` and ``Y`` (train x train when ``Y`` is None),
+    after checking that they are finite 2-D arrays with as many features."""
     _check_kernel(kernel)
     X = np.asarray(X, dtype=float)
-    Yv = X if Y is None else np.asarray(Y, dtype=float)
-    if kernel.name != "rbf":  # squared_distances checks the points of the RBF kernel
-        _check_points(X)
-        if Y is not None:
-            _check_points(Yv, "Y")
-            if Yv.shape[1] != X.shape[1]:
-                raise ValueError(
-                    f"X has {X.shape[1]} features but Y has {Yv.shape[1]}; they must match"
-                )
+    _check_points(X)
+    if Y is not None:
+        Y = np.asarray(Y, dtype=float)
+        _check_points(Y, "Y")
+        if Y.shape[1] != X.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; they must match")
+    return _kernel_matrix(X, Y, kernel)
+
+
+def _kernel_matrix(X: np.ndarray, Y: np.ndarray | None, kernel: Kernel) -> np.ndarray:
+    """:func:`kernel_matrix` of checked float rows (a final estimator's, after its own
+    input check; issue #55)."""
     if kernel.name == "rbf":
-        return rbf_from_sqdist(squared_distances(X, Y), kernel.sigma)
-    G = X @ Yv.T
+        return rbf_from_sqdist(_squared_distances(X, Y), kernel.sigma)
+    G = X @ (X if Y is None else Y).T
     if Y is None:
         G = 0.5 * (G + G.T)
     if kernel.name == "linear":

@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
@@ -425,7 +425,12 @@ def transform_validated(pre, X):
     ``StandardScaler``'s statistics are applied here as its ``transform`` applies them
     (``X - mean_``, then ``/ scale_``; a sparse ``X`` has its stored values scaled), the same
     numbers without a second ``check_array`` pass over the training rows (issue 55); any
-    other transformer runs its own ``transform``."""
+    other transformer runs its own ``transform`` (a pipeline's steps run theirs, its last
+    step, a scaler, as above: the array it gets is one the step before built)."""
+    if isinstance(pre, Pipeline):
+        for _, step in pre.steps[:-1]:
+            X = step.transform(X)
+        return transform_validated(pre.steps[-1][1], X)
     if type(pre) is not StandardScaler:
         return pre.transform(X)
     if sp.issparse(X):

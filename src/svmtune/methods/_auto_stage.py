@@ -16,7 +16,7 @@ from sklearn.svm import _libsvm, _libsvm_sparse
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
-from svmtune.kernels import squared_distances
+from svmtune.kernels import _squared_distances
 from svmtune.methods._fidelity import D_EXP, carry_C
 from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
 
@@ -78,7 +78,7 @@ class StageData:
             sw=None if sw is None else sw[rows],
             groups=g,
             tasks=ovr_tasks(ys),
-            D2=squared_distances(Xs) if exact else None,
+            D2=_squared_distances(Xs) if exact else None,  # rows checked at the door
             size=int(rows.size),
             index=index,
             stage=stage,

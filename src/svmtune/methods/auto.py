@@ -78,7 +78,7 @@ from sklearn.utils.validation import check_random_state
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory
-from svmtune.kernels import rbf_from_sqdist, rbf_params, squared_distances
+from svmtune.kernels import _squared_distances, rbf_from_sqdist, rbf_params
 from svmtune.loo.referee import (
     FAMILIES,
     _l1_loo_outputs,
@@ -325,7 +325,7 @@ class Auto(Selector):
         rng = np.random.RandomState(random_state)
         idx = np.flatnonzero(keep)
         sub = rng.choice(idx, size=min(idx.size, 2000), replace=False)
-        return initial_sigma(squared_distances(X[sub]), rule="median")
+        return initial_sigma(_squared_distances(X[sub]), rule="median")
 
     # ------------------------------------------------------------------ referee
     def _referee_exact(self, cand, st) -> None:

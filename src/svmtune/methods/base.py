@@ -27,9 +27,10 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
+from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
 from svmtune._labels import ovr_tasks, pm1
+from svmtune._validation import validate_sample_weight
 from svmtune.methods._constraints import Constraint, validate_options
 
 __all__ = [
@@ -136,12 +137,16 @@ class TrainingData:
     sqdist: np.ndarray | None = None
 
     @classmethod
-    def of(cls, X, y, sample_weight=None, groups=None) -> TrainingData:
-        """Arrays as the selectors take them: ``X`` float64 (a sparse one as CSR), the rest
-        as arrays; no checks (:meth:`Selector.select` and the tuner's door do those)."""
-        X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        return cls(X, np.asarray(y), sw, None if groups is None else np.asarray(groups))
+    def checked(cls, X, y, sample_weight=None, groups=None) -> TrainingData:
+        """The data of a direct caller of :meth:`Selector.select`, checked as the tuner's door
+        checks its own: ``X`` finite and 2-D (float64; a sparse one as CSR), ``y`` one label
+        per row, the weights by :func:`svmtune._validation.validate_sample_weight`, the groups
+        one per row."""
+        X = check_array(X, accept_sparse="csr", dtype=np.float64, input_name="X")
+        y = column_or_1d(y)
+        check_consistent_length(X, y, *(() if groups is None else (groups,)))
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        return cls(X, y, sw, None if groups is None else column_or_1d(groups))
 
 
 @dataclass(frozen=True)
@@ -254,14 +259,14 @@ class Selector(ABC):
 
         Notes
         -----
-        Checks the kernel (:meth:`check_kernel`) and the groups (:meth:`check_groups`), then
-        runs :meth:`run`.  :class:`svmtune.SVMTuner` makes these checks at its door and calls
-        :meth:`run` with the data it validated.
+        Checks the kernel (:meth:`check_kernel`), the groups (:meth:`check_groups`) and the
+        data (:meth:`TrainingData.checked`), then runs :meth:`run`.  :class:`svmtune.SVMTuner`
+        makes these checks at its door and calls :meth:`run` with the data it validated.
         """
         self.check_kernel(kernel)
         self.check_groups(groups)
         return self.run(
-            TrainingData.of(X, y, sample_weight, groups),
+            TrainingData.checked(X, y, sample_weight, groups),
             SelectionContext(kernel, random_state, n_jobs, multiclass),
         )
 

@@ -52,7 +52,7 @@ from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import check_dense_memory
 from svmtune._warnings import recorded_warnings, user_stacklevel
-from svmtune.kernels import gamma_from_sigma, rbf_from_sqdist, squared_distances
+from svmtune.kernels import _squared_distances, gamma_from_sigma, rbf_from_sqdist
 from svmtune.loo._spans import SpanCache
 from svmtune.loo.span_bounds import enclosing_diameter, xi_alpha_radius2
 from svmtune.loo.weights import (
@@ -508,7 +508,7 @@ class SpanRule(Selector):
             method=self.name,
             alternative="use fewer samples, or a K-fold search ('grid', 'random', 'halving')",
         )
-        D2 = squared_distances(X)
+        D2 = _squared_distances(X)  # rows checked at the door (Selector.run)
 
         if self.criterion == "cv":
             best, values, chosen, history, n_fits, n_warn, time_per_model = self._by_cv(

@@ -33,7 +33,7 @@ from svmtune._option_values import (
 )
 from svmtune._validation import check_dense_memory, validate_sample_weight
 from svmtune._warnings import user_stacklevel
-from svmtune.kernels import squared_distances
+from svmtune.kernels import _squared_distances
 
 __all__ = [
     "EXACT_DENSE_MATRICES",
@@ -240,7 +240,7 @@ def exact_search_start(
             method=method,
             alternative=f"use method='{method}_lowrank' (O(n m) memory) or fewer samples",
         )
-        sqdist = squared_distances(X)
+        sqdist = _squared_distances(X)  # X checked just above
     theta0 = initial_theta(
         sqdist,
         start,
