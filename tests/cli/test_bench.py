@@ -256,11 +256,11 @@ def test_bench_data_with_groups(tmp_path, monkeypatch):
     monkeypatch.setattr(baselines, "make_folds", recording)
     import svmtune.methods.rbsvm as rbsvm_method
 
-    lgo = []  # the groups RBSVM's objective holds out: the training part's subjects
+    lgo = []  # the group codes RBSVM's objective holds out: the training part's subjects
     objective = rbsvm_method._rbsvm_objective  # the search's unchecked objective
 
     def recording_objective(*args, **kw):
-        lgo.append(kw.get("groups"))
+        lgo.append(kw.get("codes"))
         return objective(*args, **kw)
 
     monkeypatch.setattr(rbsvm_method, "_rbsvm_objective", recording_objective)

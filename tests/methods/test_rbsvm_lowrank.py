@@ -220,13 +220,13 @@ def test_auto_low_rank_referee_evaluates_once_without_gradient(monkeypatch):
     from svmtune.methods.auto import Auto
 
     calls = []
-    real = mod.lowrank_rbsvm_objective
+    real = mod._lowrank_rbsvm_objective
 
     def counting(*args, **kwargs):
-        calls.append((np.exp(args[3]).tolist(), kwargs.get("gradient", True)))
+        calls.append((np.exp(args[0].theta).tolist(), kwargs.get("gradient", True)))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(mod, "lowrank_rbsvm_objective", counting)
+    monkeypatch.setattr(mod, "_lowrank_rbsvm_objective", counting)
     X, y = _data(400, 6)
     auto = Auto(exact_rows=0, max_eval=2, rank=30)  # every stage low rank
     with warnings.catch_warnings():

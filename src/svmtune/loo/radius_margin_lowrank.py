@@ -48,16 +48,15 @@ import numpy as np
 
 from svmtune._dual_solution import DualSolution
 from svmtune.loo.radius_margin import RadiusMargin
-from svmtune.loo.sphere import (
-    BallSolution,
+from svmtune.loo.sphere import BallSolution, _check_init_support
+from svmtune.loo.sphere_lowrank import (
+    _lowrank_enclosing_ball,
+    check_ball_features,
+    check_ball_options,
+    lowrank_enclosing_ball,
 )
-from svmtune.loo.sphere_lowrank import lowrank_enclosing_ball
-from svmtune.lowrank import (
-    NystroemFactor,
-    TaskSolutions,
-    check_lowrank_solution,
-    fit_tasks_lowrank,
-)
+from svmtune.lowrank import NystroemFactor, TaskSolutions, check_lowrank_solution
+from svmtune.lowrank._solver import LowRankInputs, _fit_tasks_lowrank, check_lowrank_inputs
 
 __all__ = [
     "LowRankRadiusMargin",
@@ -93,6 +92,12 @@ def lowrank_margin_norm2(Z: np.ndarray, sol: DualSolution) -> float:
     """
     Z = np.asarray(Z, dtype=float)
     _check_l2(sol, Z.shape[0])
+    return _lowrank_margin_norm2(Z, sol)
+
+
+def _lowrank_margin_norm2(Z: np.ndarray, sol: DualSolution) -> float:
+    """:func:`lowrank_margin_norm2` of a checked low-rank solution ``sol`` on the float
+    ``Z`` (issue #55: the radius-margin evaluations check their own fits no further)."""
     S = sol.support_indices
     b = sol.dual_coef[S]
     zb = Z[S].T @ b
@@ -153,14 +158,40 @@ def lowrank_radius_margin(
     """
     if not len(solutions):
         raise ValueError("lowrank_radius_margin needs at least one SVM solution")
-    Z = nf.Z
-    n = Z.shape[0]
+    n = nf.Z.shape[0]
     for s in solutions:
         _check_l2(s, n)
     d = solutions[0].H_diag
     for s in solutions[1:]:
         if not np.array_equal(s.H_diag, d):
             raise ValueError("all one-vs-rest solutions must share the same ridge (C, weights)")
+    active = np.isfinite(d)
+    if active.any():
+        check_ball_features(nf.Z[active])
+    check_ball_options(tol, 100)
+    if ball_init is not None and np.asarray(ball_init).shape == (int(active.sum()),):
+        _check_init_support(ball_init, int(active.sum()))  # another shape: no warm start
+    return _lowrank_radius_margin(nf, solutions, gradient=gradient, ball_init=ball_init, tol=tol)
+
+
+def _lowrank_radius_margin(
+    nf: NystroemFactor,
+    solutions: Sequence[DualSolution],
+    *,
+    gradient: bool,
+    ball_init: np.ndarray | None,
+    tol: float,
+) -> RadiusMargin:
+    """:func:`lowrank_radius_margin` of checked solutions (issue #55): low-rank L2-SVM
+    solutions on ``nf.Z`` sharing one ridge, ``ball_init`` a bool mask (or None) and
+    ``tol > 0``, as :func:`_lowrank_radius_margin_objective` has them from its own fits, so
+    that its evaluations check neither them nor ``Z`` (the ``O(n m)`` finiteness pass of
+    :func:`lowrank_enclosing_ball`) again.  Chapelle et al. 2002, with
+    the landmarks fixed (module docstring).
+    """
+    Z = nf.Z
+    n = Z.shape[0]
+    d = solutions[0].H_diag
     finite = np.isfinite(d)
     active = np.flatnonzero(finite)
     if active.size == 0:
@@ -169,10 +200,10 @@ def lowrank_radius_margin(
     init = None
     if ball_init is not None and np.asarray(ball_init).shape == (active.size,):
         init = ball_init
-    ball = lowrank_enclosing_ball(
-        Z if all_active else Z[active], d[active], init_support=init, tol=tol
+    ball = _lowrank_enclosing_ball(
+        Z if all_active else Z[active], d[active], init, tol=tol, max_iter=100
     )
-    w2 = np.array([lowrank_margin_norm2(Z, s) for s in solutions])
+    w2 = np.array([_lowrank_margin_norm2(Z, s) for s in solutions])
     W = float(w2.sum())
     grad = np.zeros(0)
     if gradient:
@@ -275,17 +306,30 @@ def lowrank_radius_margin_objective(
     -------
     LowRankRadiusMargin
     """
-    theta, nf, sols = fit_tasks_lowrank(
-        D2_nm,
-        D2_mm,
-        tasks,
-        theta,
-        sample_weight=sample_weight,
-        init_support=init_support,
-        jitter=jitter,
-        tol=tol,
+    checked = check_lowrank_inputs(D2_nm, D2_mm, tasks, theta, sample_weight, init_support, jitter)
+    return _lowrank_radius_margin_objective(
+        checked, ball_init=ball_init, gradient=gradient, jitter=jitter, tol=tol
     )
-    rm = lowrank_radius_margin(nf, sols, gradient=gradient, ball_init=ball_init)
+
+
+def _lowrank_radius_margin_objective(
+    inputs: LowRankInputs,
+    *,
+    ball_init: np.ndarray | None = None,
+    gradient: bool = True,
+    jitter: float = 1e-8,
+    tol: float = 1e-8,
+) -> LowRankRadiusMargin:
+    """:func:`lowrank_radius_margin_objective` on checked inputs: the objective evaluation
+    of :class:`svmtune.methods.radius_margin_lowrank.RMSVMLowRank`'s search (RBSVM eq. (8);
+    Chapelle et al. 2002).
+
+    ``inputs`` are those of :func:`svmtune.lowrank._solver._fit_tasks_lowrank` (checked when
+    the search chose its landmarks or at its entry): no evaluation repeats their checks, nor
+    those of the solutions it fits itself (issue #55).
+    """
+    nf, sols = _fit_tasks_lowrank(inputs, jitter=jitter, tol=tol)
+    rm = _lowrank_radius_margin(nf, sols, gradient=gradient, ball_init=ball_init, tol=1e-10)
     return LowRankRadiusMargin(
         value=rm.value,
         grad=rm.grad if gradient else None,
@@ -293,7 +337,7 @@ def lowrank_radius_margin_objective(
         w2=rm.w2,
         ball=rm.ball,
         solutions=sols,
-        theta=theta.copy(),
+        theta=inputs.theta.copy(),
         rank=nf.rank,
         jitter=nf.jitter,
         rank_residual=nf.trace_residual,

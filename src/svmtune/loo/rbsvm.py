@@ -51,7 +51,6 @@ import numpy as np
 from svmtune._dual_solution import DualSolution, check_C, support_mask
 from svmtune._labels import check_pm1
 from svmtune._loo_losses import (
-    check_group_nonsupport,
     check_loss,
     check_nonsupport,
     objective_terms,
@@ -213,7 +212,7 @@ def rbsvm_objective(
         nonsupport=nonsupport,
         gradient=gradient,
         tol=tol,
-        groups=groups,
+        codes=rbsvm_groups.objective_codes(groups, n, nonsupport),
     )
 
 
@@ -226,7 +225,7 @@ def _rbsvm_objective(
     *,
     loss: str,
     nonsupport: str,
-    groups: np.ndarray | None,
+    codes: np.ndarray | None,
     gradient: bool = True,
     tol: float = 1e-8,
 ) -> LOOObjective:
@@ -240,14 +239,11 @@ def _rbsvm_objective(
     masks (one per task) and ``loss``, ``nonsupport`` valid options: the search checks them
     once at its entry, not at each of its evaluations (issue #55).  The kernel matrix is
     built here from ``D2`` (finite by construction), so the solver
-    (:func:`svmtune.svm._fit_l2_svm`) and the closed forms take it unchecked.  ``groups`` are
-    checked and encoded here (:func:`svmtune.loo.rbsvm_groups.group_codes`, ``O(n)``), as the
-    search's evaluations are the only place that sees them.
+    (:func:`svmtune.svm._fit_l2_svm`) and the closed forms take it unchecked.  ``codes`` are
+    the group codes of :func:`svmtune.loo.rbsvm_groups.objective_codes` (or None: single rows
+    held out), encoded once by the search, not at each evaluation (``O(n)``).
     """
     n = D2.shape[0]
-    if groups is not None:
-        check_group_nonsupport(nonsupport)
-        codes = rbsvm_groups.group_codes(groups, n)
     sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
     if init_support is None:
         init_support = [None] * len(tasks)
@@ -258,7 +254,7 @@ def _rbsvm_objective(
     loo, sols, used = [], [], np.zeros(n, dtype=bool)
     for y_t, init in zip(tasks, init_support):
         sol = _fit_l2_svm(K, y_t, C, w, init, tol=tol)
-        if groups is None:
+        if codes is None:
             Minv = sol.factor.inverse() if gradient else None
             r = _closed_form_loo(sol, K, Minv)
         else:
@@ -268,7 +264,7 @@ def _rbsvm_objective(
         value += float(weights @ L)
         if gradient:
             dH = rbf_l2_derivatives(K, D2, sigma, sol)
-            if groups is None:
+            if codes is None:
                 grad += _loo_gradient(sol, K, dH, weights * dL, Minv)
             else:
                 grad += rbsvm_groups._lgo_gradient(sol, K, dH, weights * dL, codes, Minv, red, rows)

@@ -47,12 +47,19 @@ import scipy.linalg as sla
 
 from svmtune._dual_solution import DualSolution, check_derivative, check_l2_solution, support_system
 from svmtune._kernel_matrix_checks import TRAINED, check_kernel_matrix
+from svmtune._loo_losses import check_group_nonsupport
 from svmtune._validation import validate_groups
 from svmtune._warnings import user_stacklevel
 from svmtune.kernels import KernelColumns, kernel_columns
 from svmtune.lowrank import lowrank_support_system
 
-__all__ = ["closed_form_lgo", "group_codes", "lgo_exact_mask", "lgo_gradient"]
+__all__ = [
+    "closed_form_lgo",
+    "group_codes",
+    "lgo_exact_mask",
+    "lgo_gradient",
+    "objective_codes",
+]
 
 
 def group_codes(groups, n: int) -> np.ndarray:
@@ -68,6 +75,21 @@ def group_codes(groups, n: int) -> np.ndarray:
     if codes is None:
         raise ValueError("groups is None: pass one group label per point")
     return codes
+
+
+def objective_codes(groups, n: int, nonsupport: str) -> np.ndarray | None:
+    """The group codes an RBSVM objective takes (:func:`group_codes`), or None without
+    ``groups``; ``nonsupport`` must then be ``"model"``
+    (:func:`svmtune._loo_losses.check_group_nonsupport`).
+
+    The ``O(n)`` encoding of the objectives' doors (:func:`svmtune.loo.rbsvm.rbsvm_objective`,
+    :func:`svmtune.loo.rbsvm_lowrank.lowrank_rbsvm_objective`) and of the searches' entries,
+    which hand the codes to the unchecked kernels at each evaluation (issue #55).
+    """
+    if groups is None:
+        return None
+    check_group_nonsupport(nonsupport)
+    return group_codes(groups, n)
 
 
 @dataclass

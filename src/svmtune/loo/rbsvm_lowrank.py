@@ -34,19 +34,10 @@ import numpy as np
 
 from svmtune._dual_solution import DualSolution, safe_diagonal
 from svmtune._factor import WoodburyFactor
-from svmtune._loo_losses import (
-    check_group_nonsupport,
-    check_loss,
-    check_nonsupport,
-    objective_terms,
-)
+from svmtune._loo_losses import check_loss, check_nonsupport, objective_terms
 from svmtune.loo import rbsvm_groups
-from svmtune.lowrank import (
-    NystroemFactor,
-    TaskSolutions,
-    fit_tasks_lowrank,
-    lowrank_support_system,
-)
+from svmtune.lowrank import NystroemFactor, TaskSolutions, lowrank_support_system
+from svmtune.lowrank._solver import LowRankInputs, _fit_tasks_lowrank, check_lowrank_inputs
 
 __all__ = [
     "LowRankObjective",
@@ -172,40 +163,62 @@ def lowrank_rbsvm_objective(
     """
     check_loss(loss)
     check_nonsupport(nonsupport)
-    if groups is not None:
-        check_group_nonsupport(nonsupport)
-        codes = rbsvm_groups.group_codes(groups, np.shape(D2_nm)[0])
-    theta, nf, sols = fit_tasks_lowrank(
-        D2_nm,
-        D2_mm,
-        tasks,
-        theta,
-        sample_weight=sample_weight,
-        init_support=init_support,
+    n = np.shape(D2_nm)[0]
+    codes = rbsvm_groups.objective_codes(groups, n, nonsupport)
+    checked = check_lowrank_inputs(D2_nm, D2_mm, tasks, theta, sample_weight, init_support, jitter)
+    return _lowrank_rbsvm_objective(
+        checked,
+        loss=loss,
+        nonsupport=nonsupport,
+        codes=codes,
+        gradient=gradient,
         jitter=jitter,
         tol=tol,
     )
+
+
+def _lowrank_rbsvm_objective(
+    inputs: LowRankInputs,
+    *,
+    loss: str,
+    nonsupport: str,
+    codes: np.ndarray | None,
+    gradient: bool = True,
+    jitter: float = 1e-8,
+    tol: float = 1e-8,
+) -> LowRankObjective:
+    """:func:`lowrank_rbsvm_objective` on checked inputs: the objective evaluation of
+    :class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`'s search (RBSVM eq. (27)-(33)).
+
+    ``inputs`` are those of :func:`svmtune.lowrank._solver._fit_tasks_lowrank` (the
+    landmarks' distances checked when the search chose them, the tasks, weights and warm
+    starts built or checked at the search's entry), ``loss``, ``nonsupport`` valid options
+    and ``codes`` the group codes of :func:`svmtune.loo.rbsvm_groups.objective_codes` (or
+    None): no evaluation repeats their checks nor the ``O(n)`` encoding of the groups
+    (issue #55).
+    """
+    nf, sols = _fit_tasks_lowrank(inputs, jitter=jitter, tol=tol)
     n = nf.Z.shape[0]
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    weights = np.ones(n) if inputs.w is None else inputs.w
     value, grad = 0.0, (np.zeros(2) if gradient else None)
     loo = []
     for sol in sols:
-        if groups is None:
+        if codes is None:
             r = lowrank_loo(sol, nf.Z)
         else:
             r, red, rows = rbsvm_groups._lowrank_lgo_terms(sol, nf.Z, codes)
         L, dL = objective_terms(sol, r, loss, nonsupport)
-        value += float(w @ L)
-        if gradient and groups is None:
-            grad += lowrank_loo_gradient(sol, nf, w * dL)
+        value += float(weights @ L)
+        if gradient and codes is None:
+            grad += lowrank_loo_gradient(sol, nf, weights * dL)
         elif gradient:
-            grad += rbsvm_groups._lowrank_lgo_gradient(sol, nf, w * dL, codes, red, rows)
+            grad += rbsvm_groups._lowrank_lgo_gradient(sol, nf, weights * dL, codes, red, rows)
         loo.append(r)
     return LowRankObjective(
         value=value,
         grad=grad,
         loo=loo,
         solutions=sols,
-        theta=theta.copy(),
+        theta=inputs.theta.copy(),
         rank_residual=nf.trace_residual,
     )

@@ -68,7 +68,8 @@ from svmtune.loo.span import (
     sigmoid_step,
     span_terms,
 )
-from svmtune.lowrank import NystroemFactor, check_lowrank_solution, fit_tasks_lowrank
+from svmtune.lowrank import NystroemFactor, check_lowrank_solution
+from svmtune.lowrank._solver import LowRankInputs, _fit_tasks_lowrank, check_lowrank_inputs
 
 __all__ = [
     "LowRankSpanObjective",
@@ -119,12 +120,32 @@ def lowrank_smoothed_span(
         when ``gradient`` is false; ``span2`` the regularised spans of the support vectors in
         index order (``nan`` where ``alpha_p`` is at round-off level).
     """
-    Z = np.asarray(nf.Z, dtype=float)
-    n = Z.shape[0]
+    n = np.shape(nf.Z)[0]
     check_lowrank_solution(sol, n)
     check_span_constants(eta, A, B)
-    sample_weight = validate_sample_weight(sample_weight, n)
-    wt, S, beta_S, keep = span_terms(sol, eta, sample_weight)
+    w = validate_sample_weight(sample_weight, n)
+    return _lowrank_smoothed_span(nf, sol, w, gradient=gradient, eta=eta, A=A, B=B)
+
+
+def _lowrank_smoothed_span(
+    nf: NystroemFactor,
+    sol: DualSolution,
+    w: np.ndarray | None,
+    *,
+    gradient: bool,
+    eta: float,
+    A: float,
+    B: float,
+) -> SmoothedSpan:
+    """:func:`lowrank_smoothed_span` on checked inputs (issue #55): a low-rank solution
+    ``sol`` on ``nf.Z`` (:func:`svmtune.lowrank.check_lowrank_solution`), weights ``w`` of
+    :func:`svmtune._validation.validate_sample_weight` (or None) and valid constants
+    (:func:`svmtune.loo.span.check_span_constants`) -- as
+    :func:`_lowrank_span_objective` has them from its own fits and its search's entry, so
+    that no evaluation checks them again.  Chapelle et al. 2002 (module docstring).
+    """
+    Z = np.asarray(nf.Z, dtype=float)
+    wt, S, beta_S, keep = span_terms(sol, eta, w)
     P = S[keep]
     aP = sol.alpha[P]
     span2 = np.full(S.shape[0], np.nan)
@@ -289,22 +310,34 @@ def lowrank_span_objective(
         and the features ``Z``.
     """
     check_span_constants(eta, A, B)
-    theta, nf, sols = fit_tasks_lowrank(
-        D2_nm,
-        D2_mm,
-        tasks,
-        theta,
-        sample_weight=sample_weight,
-        init_support=init_support,
-        jitter=jitter,
-        tol=tol,
+    checked = check_lowrank_inputs(D2_nm, D2_mm, tasks, theta, sample_weight, init_support, jitter)
+    return _lowrank_span_objective(
+        checked, eta=eta, A=A, B=B, gradient=gradient, jitter=jitter, tol=tol
     )
+
+
+def _lowrank_span_objective(
+    inputs: LowRankInputs,
+    *,
+    eta: float,
+    A: float,
+    B: float,
+    gradient: bool = True,
+    jitter: float = 1e-8,
+    tol: float = 1e-8,
+) -> LowRankSpanObjective:
+    """:func:`lowrank_span_objective` on checked inputs: the objective evaluation of
+    :class:`svmtune.methods.span_lowrank.SpanSVMLowRank`'s search (Chapelle et al. 2002).
+
+    ``inputs`` are those of :func:`svmtune.lowrank._solver._fit_tasks_lowrank` (checked when
+    the search chose its landmarks or at its entry), ``eta``, ``A``, ``B`` the constants
+    checked by the selector's options: no evaluation repeats their checks (issue #55).
+    """
+    nf, sols = _fit_tasks_lowrank(inputs, jitter=jitter, tol=tol)
     value, grad = 0.0, (np.zeros(2) if gradient else None)
     loo = []
     for sol in sols:
-        out = lowrank_smoothed_span(
-            nf, sol, gradient=gradient, eta=eta, A=A, B=B, sample_weight=sample_weight
-        )
+        out = _lowrank_smoothed_span(nf, sol, inputs.w, gradient=gradient, eta=eta, A=A, B=B)
         value += out.value
         if gradient:
             grad += out.grad
@@ -314,7 +347,7 @@ def lowrank_span_objective(
         grad=grad,
         loo=loo,
         solutions=sols,
-        theta=theta.copy(),
+        theta=inputs.theta.copy(),
         rank_residual=nf.trace_residual,
         Z=nf.Z,
     )

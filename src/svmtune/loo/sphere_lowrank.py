@@ -46,7 +46,7 @@ from svmtune.loo.sphere import (
     clarabel_simplex_weights,
 )
 
-__all__ = ["lowrank_enclosing_ball"]
+__all__ = ["check_ball_features", "check_ball_options", "lowrank_enclosing_ball"]
 
 #: ridges below this fraction of ``max_i K~_ii`` are kept in the bordered block ``Q`` rather
 #: than eliminated (their ``1 / r_i`` would swamp the reduced matrix)
@@ -223,6 +223,27 @@ def _clarabel_fallback(
     return BallSolution(max(R2, 0.0), beta, beta > thr, max_iter, "clarabel")
 
 
+def check_ball_features(Z) -> np.ndarray:
+    """``Z`` as a float array after checking that it is a finite non-empty ``(n, m)``
+    matrix (an ``O(n m)`` pass, made at the doors of :func:`lowrank_enclosing_ball` and
+    :func:`svmtune.loo.radius_margin_lowrank.lowrank_radius_margin`, not in the searches'
+    evaluations, issue #55)."""
+    Z = np.asarray(Z, dtype=float)
+    if Z.ndim != 2 or Z.shape[0] == 0 or Z.shape[1] == 0:
+        raise ValueError(f"Z must be a non-empty (n, m) matrix, got shape {Z.shape}")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("Z contains NaN or infinite entries")
+    return Z
+
+
+def check_ball_options(tol: float, max_iter: int) -> None:
+    """Raise unless ``max_iter`` is a non-negative integer and ``tol`` a positive number."""
+    if int(max_iter) != max_iter or max_iter < 0:
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter}")
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive number, got {tol}")
+
+
 def lowrank_enclosing_ball(
     Z: np.ndarray,
     ridge: np.ndarray | None = None,
@@ -267,19 +288,32 @@ def lowrank_enclosing_ball(
     BallSolution
         ``method`` is "newton", "clarabel" (fallback, polished when possible) or "trivial".
     """
-    Z = np.asarray(Z, dtype=float)
-    if Z.ndim != 2 or Z.shape[0] == 0 or Z.shape[1] == 0:
-        raise ValueError(f"Z must be a non-empty (n, m) matrix, got shape {Z.shape}")
-    if not np.all(np.isfinite(Z)):
-        raise ValueError("Z contains NaN or infinite entries")
-    n, m = Z.shape
+    Z = check_ball_features(Z)
+    n = Z.shape[0]
     r = check_ridge(ridge, n)
-    if int(max_iter) != max_iter or max_iter < 0:
-        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter}")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number, got {tol}")
+    check_ball_options(tol, max_iter)
     if init_support is not None:
         _check_init_support(init_support, n)
+    return _lowrank_enclosing_ball(Z, r, init_support, tol=tol, max_iter=int(max_iter))
+
+
+def _lowrank_enclosing_ball(
+    Z: np.ndarray,
+    r: np.ndarray,
+    init_support: np.ndarray | None,
+    *,
+    tol: float,
+    max_iter: int,
+) -> BallSolution:
+    """:func:`lowrank_enclosing_ball` on checked inputs (issue #55): a finite non-empty
+    ``(n, m)`` float ``Z``, its ridge ``r`` as ``n`` finite non-negative floats, a valid
+    ``init_support`` (or None), ``tol > 0`` and ``max_iter >= 0``.  The low-rank
+    radius-margin bound (:func:`svmtune.loo.radius_margin_lowrank._lowrank_radius_margin`)
+    calls it on the Nystroem factor and the L2-SVM's ridge of each evaluation, so that no
+    evaluation repeats the ``O(n m)`` finiteness pass over ``Z``.  The primal-dual
+    active-set iteration of Chapelle et al. 2002 (module docstring).
+    """
+    n, m = Z.shape
     if n == 1:
         return BallSolution(0.0, np.ones(1), np.ones(1, dtype=bool), 0, "trivial")
     k = np.einsum("ij,ij->i", Z, Z) + r
@@ -302,7 +336,7 @@ def lowrank_enclosing_ball(
         S_mask = cap(np.zeros(n, dtype=bool), np.flatnonzero(init), k)
 
     seen: set[bytes] = set()
-    for it in range(1, int(max_iter) + 1):
+    for it in range(1, max_iter + 1):
         S = np.flatnonzero(S_mask)
         res = _support_system(Z, r, k, S, tau)
         if res is None:
@@ -327,4 +361,4 @@ def lowrank_enclosing_ball(
             break
         S_mask = new
 
-    return _clarabel_fallback(Z, r, k, tol, tau, atol, int(max_iter))
+    return _clarabel_fallback(Z, r, k, tol, tau, atol, max_iter)

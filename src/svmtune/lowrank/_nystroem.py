@@ -37,7 +37,12 @@ from svmtune.kernels import (
     squared_distances,
 )
 
-__all__ = ["NystroemFactor", "nystroem_factor", "pivoted_cholesky_landmarks"]
+__all__ = [
+    "NystroemFactor",
+    "check_landmark_distances",
+    "nystroem_factor",
+    "pivoted_cholesky_landmarks",
+]
 
 
 def pivoted_cholesky_landmarks(
@@ -235,6 +240,7 @@ def nystroem_factor(
     ``K_mm + jitter I = R^T R`` (upper Cholesky; ``jitter`` is raised tenfold, with a warning,
     until the factorisation succeeds -- e.g. coinciding landmarks or ``sigma -> inf``),
     ``Z = K_nm R^{-1}`` and ``G^T = Z R^{-T}``.  ``O(n m^2)`` time, ``O(n m)`` memory.
+    Checks its inputs and delegates to :func:`_nystroem_factor`.
 
     Raises
     ------
@@ -245,6 +251,15 @@ def nystroem_factor(
     check_positive("sigma", sigma)
     if not (np.isfinite(jitter) and jitter >= 0):
         raise ValueError(f"jitter must be a non-negative number, got {jitter}")
+    D2_nm, D2_mm = check_landmark_distances(D2_nm, D2_mm)
+    return _nystroem_factor(D2_nm, D2_mm, float(sigma), float(jitter), landmarks)
+
+
+def check_landmark_distances(D2_nm, D2_mm) -> tuple[np.ndarray, np.ndarray]:
+    """``(D2_nm, D2_mm)`` as float arrays after checking that they are the ``(n, m)`` and
+    ``(m, m)`` squared distances of points to landmarks and among them: finite and
+    non-negative (an ``O(n m)`` pass, made once per set of landmarks by the searches,
+    :func:`svmtune.methods._lowrank_search.landmarks`, not at each evaluation)."""
     D2_nm = np.asarray(D2_nm, dtype=float)
     D2_mm = np.asarray(D2_mm, dtype=float)
     if D2_mm.ndim != 2 or D2_mm.shape[0] != D2_mm.shape[1]:
@@ -264,9 +279,28 @@ def nystroem_factor(
                 f"{name} must hold finite, non-negative squared distances (e.g. from "
                 "svmtune.kernels.squared_distances); it has negative, NaN or inf entries"
             )
+    return D2_nm, D2_mm
+
+
+def _nystroem_factor(
+    D2_nm: np.ndarray,
+    D2_mm: np.ndarray,
+    sigma: float,
+    jitter: float,
+    landmarks: np.ndarray | None = None,
+) -> NystroemFactor:
+    """:func:`nystroem_factor` on checked inputs (issue #55): float distances of
+    :func:`check_landmark_distances`, a positive finite ``sigma`` and a finite ``jitter >= 0``.
+
+    The low-rank searches check their landmarks' distances once, when they choose the
+    landmarks, and call this at each evaluation, so that no evaluation repeats the ``O(n m)``
+    finiteness pass.  ``Z = K_nm R^{-1}`` is then finite: ``K_nm`` lies in ``[0, 1]`` and the
+    Cholesky factor ``R`` of ``K_mm + jitter I`` has positive pivots.
+    """
+    m = D2_mm.shape[0]
     K_nm = rbf_from_sqdist(D2_nm, sigma)
     K_mm = rbf_from_sqdist(D2_mm, sigma)
-    jit = float(jitter)
+    jit = jitter
     for _ in range(12):
         try:
             R = sla.cholesky(K_mm + jit * np.eye(m), lower=False, check_finite=False)
@@ -292,7 +326,7 @@ def nystroem_factor(
         K_mm=K_mm,
         D2_mm=D2_mm,
         R=R,
-        sigma=float(sigma),
+        sigma=sigma,
         jitter=jit,
         landmarks=landmarks,
     )

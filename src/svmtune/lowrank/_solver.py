@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
 
 from svmtune._dual_solution import (
     DualSolution,
+    _l2_diagonal,
+    check_C,
     check_solution,
     l2_diagonal,
     l2_solution,
@@ -30,12 +33,20 @@ from svmtune._dual_solution import (
     support_system,
 )
 from svmtune._factor import WoodburyFactor
+from svmtune._option_values import check_positive
+from svmtune._validation import validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import ConvergenceWarning
-from svmtune.lowrank._nystroem import NystroemFactor, nystroem_factor
+from svmtune.lowrank._nystroem import (
+    NystroemFactor,
+    _nystroem_factor,
+    check_landmark_distances,
+)
 
 __all__ = [
+    "LowRankInputs",
     "TaskSolutions",
+    "check_lowrank_inputs",
     "check_lowrank_solution",
     "fit_l2_svm_lowrank",
     "fit_tasks_lowrank",
@@ -130,9 +141,27 @@ def fit_l2_svm_lowrank(
         the samples of positive weight, ``C`` / the weights invalid, or ``init_support``
         out of range.
     """
-    Z = np.asarray(Z, dtype=float)
     y = np.asarray(y, dtype=float).ravel()
     n = y.shape[0]
+    Z = check_features(Z, n)
+    check_task_labels(y)
+    d = l2_diagonal(n, C, sample_weight)
+    init_mask = None if init_support is None else support_mask(init_support, n)
+    return _fit_l2_svm_lowrank(Z, y, d, init_mask, tol=tol, max_iter=max_iter)
+
+
+def check_task_labels(y: np.ndarray) -> None:
+    """Raise unless the float labels ``y`` are -1/+1 with both classes present."""
+    if y.shape[0] == 0 or not np.all(np.isin(y, (-1.0, 1.0))) or np.all(y == y[0]):
+        raise ValueError("labels must be -1/+1 with both classes present")
+
+
+def check_features(Z, n: int) -> np.ndarray:
+    """``Z`` as a float array after checking that it is a finite ``(n, m)`` feature matrix
+    (an ``O(n m)`` pass: the door of :func:`fit_l2_svm_lowrank`; the low-rank criteria's
+    evaluations take ``Z`` from :func:`svmtune.lowrank._nystroem._nystroem_factor` of checked
+    distances and skip it, issue #55)."""
+    Z = np.asarray(Z, dtype=float)
     if Z.ndim != 2 or Z.shape[0] != n:
         raise ValueError(f"Z must have shape ({n}, m), got {Z.shape}")
     if not np.all(np.isfinite(Z)):
@@ -140,14 +169,38 @@ def fit_l2_svm_lowrank(
             "Z contains NaN or infinity; the low-rank features must be finite (check the "
             "distances and sigma they were computed from)"
         )
-    if n == 0 or not np.all(np.isin(y, (-1.0, 1.0))) or np.all(y == y[0]):
-        raise ValueError("labels must be -1/+1 with both classes present")
-    d = l2_diagonal(n, C, sample_weight)
+    return Z
+
+
+def _fit_l2_svm_lowrank(
+    Z: np.ndarray,
+    y: np.ndarray,
+    d: np.ndarray,
+    init_mask: np.ndarray | None = None,
+    *,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+) -> DualSolution:
+    """:func:`fit_l2_svm_lowrank` on checked inputs (issue #55): a finite ``(n, m)`` float
+    ``Z``, float labels ``y`` in {-1, +1}, the L2-SVM's ridge ``d = 1 / (C w)`` of a
+    checked ``C`` and weights (:func:`svmtune._dual_solution.l2_diagonal`; inf where
+    ``w = 0``) and ``init_mask`` a bool mask of length ``n`` (or None).
+
+    The low-rank criteria (:func:`_fit_tasks_lowrank`) call it on the factor they built from
+    checked distances and the labels of their tasks, so that an objective evaluation repeats
+    none of the checks of :func:`fit_l2_svm_lowrank`.  The primal Newton iteration is that of
+    :func:`fit_l2_svm_lowrank` (RBSVM eq. (6)-(7), (22)).
+
+    Raises
+    ------
+    ValueError
+        If the samples of positive weight do not hold both classes.
+    """
+    n = y.shape[0]
     Cw = np.where(np.isfinite(d), 1.0 / d, 0.0)
     if np.unique(y[Cw > 0]).size < 2:
         raise ValueError("L2-SVM needs points of both classes with positive weight")
     gram = _ActiveGram(Z, y, Cw)
-    init_mask = None if init_support is None else support_mask(init_support, n)
     if init_mask is not None and init_mask.sum() >= 2:
         act0 = init_mask & (Cw > 0)
         v, b = gram.newton_point(act0)
@@ -258,14 +311,80 @@ def fit_tasks_lowrank(
     """The Nystroem factor at ``sigma = exp(theta[0])`` and the L2-SVM of every task at
     ``C = exp(theta[1])`` (:func:`fit_l2_svm_lowrank`, warm-started from ``init_support``):
     the shared first step of the low-rank criteria.  Returns ``(theta, factor, solutions)``
-    with ``theta`` validated."""
+    with ``theta`` validated.  Checks its inputs (:func:`check_lowrank_inputs`) and
+    delegates to :func:`_fit_tasks_lowrank`."""
+    checked = check_lowrank_inputs(D2_nm, D2_mm, tasks, theta, sample_weight, init_support, jitter)
+    return (checked.theta, *_fit_tasks_lowrank(checked, jitter=jitter, tol=tol))
+
+
+def _fit_tasks_lowrank(
+    inputs: LowRankInputs, *, jitter: float, tol: float
+) -> tuple[NystroemFactor, list[DualSolution]]:
+    """:func:`fit_tasks_lowrank` on the checked inputs of :func:`check_lowrank_inputs`:
+    the ``(factor, solutions)`` (issue #55).
+
+    The low-rank searches build or check these once -- the landmarks' distances when they
+    choose the landmarks, the tasks (:func:`svmtune._labels.ovr_tasks`) and the weights at
+    their entry; ``theta`` lies in their bounds -- and call this at each objective
+    evaluation, which therefore repeats none of those checks, nor the ``O(n m)``
+    finiteness pass over ``Z`` (:func:`svmtune.lowrank._nystroem._nystroem_factor`).
+    """
+    theta, n = inputs.theta, inputs.D2_nm.shape[0]
+    sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
+    nf = _nystroem_factor(inputs.D2_nm, inputs.D2_mm, sigma, float(jitter))
+    sols = [
+        _fit_l2_svm_lowrank(nf.Z, y_t, _l2_diagonal(n, C, inputs.w), init, tol=tol)
+        for y_t, init in zip(inputs.tasks, inputs.init_support)
+    ]
+    return nf, sols
+
+
+class LowRankInputs(NamedTuple):
+    """The checked inputs of a low-rank criterion at one ``theta``: what the unchecked
+    kernels (:func:`_fit_tasks_lowrank` and the criteria on it) take, from
+    :func:`check_lowrank_inputs` or from a search that built and checked them once
+    (:meth:`svmtune.methods._lowrank_search.LowRankSearch._inputs`)."""
+
+    D2_nm: np.ndarray
+    D2_mm: np.ndarray
+    tasks: list[np.ndarray]
+    theta: np.ndarray
+    w: np.ndarray | None
+    init_support: list[np.ndarray | None]
+
+
+def check_lowrank_inputs(
+    D2_nm,
+    D2_mm,
+    tasks: Sequence[np.ndarray],
+    theta,
+    sample_weight=None,
+    init_support: Sequence | None = None,
+    jitter: float = 1e-8,
+) -> LowRankInputs:
+    """The inputs of a low-rank criterion, checked once: the door of
+    :func:`fit_tasks_lowrank` and of the criteria built on it.
+
+    ``theta`` a finite ``(log sigma, log C)`` pair whose ``sigma`` and ``C`` are positive
+    finite, at least one task of ``n`` labels in {-1, +1} holding both classes, the
+    distances of :func:`svmtune.lowrank._nystroem.check_landmark_distances`, ``n`` weights
+    (:func:`svmtune._validation.validate_sample_weight`), one warm-start support set or None
+    per task and a finite ``jitter >= 0``; the messages are those
+    :func:`svmtune.lowrank.nystroem_factor` and :func:`fit_l2_svm_lowrank` give.
+
+    Raises
+    ------
+    ValueError
+        If any of them is invalid.
+    """
     theta = np.asarray(theta, dtype=float).ravel()
     if theta.shape != (2,) or not np.all(np.isfinite(theta)):
         raise ValueError(f"theta must be finite (log sigma, log C), got {theta}")
     tasks = list(tasks)
     if not tasks:
         raise ValueError("need at least one task")
-    n = np.asarray(D2_nm).shape[0]
+    D2_nm, D2_mm = check_landmark_distances(D2_nm, D2_mm)
+    n = D2_nm.shape[0]
     for t in tasks:
         if np.shape(t) != (n,):
             raise ValueError(f"every task must hold {n} labels, got shape {np.shape(t)}")
@@ -273,10 +392,13 @@ def fit_tasks_lowrank(
         init_support = [None] * len(tasks)
     if len(init_support) != len(tasks):
         raise ValueError("init_support needs one entry per task")
-    sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
-    nf = nystroem_factor(D2_nm, D2_mm, sigma, jitter=jitter)
-    sols = [
-        fit_l2_svm_lowrank(nf.Z, y_t, C, sample_weight=sample_weight, init_support=init, tol=tol)
-        for y_t, init in zip(tasks, init_support)
-    ]
-    return theta, nf, sols
+    if not (np.isfinite(jitter) and jitter >= 0):
+        raise ValueError(f"jitter must be a non-negative number, got {jitter}")
+    tasks = [np.asarray(t, dtype=float) for t in tasks]
+    for t in tasks:
+        check_task_labels(t)
+    check_positive("sigma", float(np.exp(theta[0])))
+    check_C(float(np.exp(theta[1])))
+    w = validate_sample_weight(sample_weight, n)
+    init = [None if s is None else support_mask(s, n) for s in init_support]
+    return LowRankInputs(D2_nm, D2_mm, tasks, theta, w, init)

@@ -39,8 +39,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
+from svmtune._validation import validate_sample_weight
 from svmtune.kernels import rbf_params, squared_distances
-from svmtune.lowrank import pivoted_cholesky_landmarks
+from svmtune.lowrank import LowRankInputs, check_landmark_distances, pivoted_cholesky_landmarks
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, IntegerLike, Interval, Options
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
 from svmtune.search.gradient import GradientSearchResult, minimize_log_params
@@ -110,12 +111,14 @@ def _residual_guard(fun: Callable, limit: float) -> Callable:
 def landmarks(X, sigma: float, *, rank: int, rank_tol: float, min_rank: int = 1):
     """``(indices, residual, D2_nm, D2_mm)``: the rank rule's landmarks at ``sigma``
     (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`), their trace residual / n, and the
-    squared distances of the points to them and among them."""
+    squared distances of the points to them and among them, checked here once
+    (:func:`svmtune.lowrank.check_landmark_distances`) for all the evaluations on these
+    landmarks, which take them unchecked (issue #55)."""
     idx, resid = pivoted_cholesky_landmarks(
         X, sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
     )
     D2_nm = squared_distances(X, X[idx])
-    return idx, resid, D2_nm, D2_nm[idx]
+    return (idx, resid, *check_landmark_distances(D2_nm, D2_nm[idx]))
 
 
 def _stage(
@@ -365,8 +368,19 @@ class LowRankSearch(Selector):
         from ``state`` (``state["supports"]``: the previous support set of every task; None
         on a first call).  ``obj`` is the criterion's result (``supports``, ``n_support``,
         ``rank_residual``); ``extra`` holds further state entries of the method.  A method
-        whose :meth:`holdout` is ``"groups"`` also takes a keyword ``groups``."""
+        whose :meth:`holdout` is ``"groups"`` also takes a keyword ``codes``
+        (:meth:`_group_codes`).  The inputs are those :meth:`_prepare` and
+        :func:`landmarks` checked: the criteria's unchecked kernels take them."""
         raise NotImplementedError
+
+    @staticmethod
+    def _inputs(D2_nm, D2_mm, tasks, theta, sample_weight, state) -> LowRankInputs:
+        """The criteria's checked inputs at ``theta`` (:class:`svmtune.lowrank.LowRankInputs`):
+        the landmarks' distances of :func:`landmarks`, the ``tasks`` and ``sample_weight`` of
+        :meth:`_prepare`, and the warm starts of ``state`` (the previous evaluation's support
+        masks; none on a first call), which the unchecked kernels take (issue #55)."""
+        init = [None] * len(tasks) if state is None else state["supports"]
+        return LowRankInputs(D2_nm, D2_mm, tasks, theta, sample_weight, init)
 
     def _summary(self, y, tasks, state, sample_weight) -> tuple[float | None, float, dict]:
         """``(estimate, criterion, method-specific info)`` from the chosen point's state."""
@@ -395,15 +409,25 @@ class LowRankSearch(Selector):
             "large constant), lower log2_C, or use the exact method (without '_lowrank')"
         ) from None
 
-    @staticmethod
-    def _prepare(X, y, sample_weight, groups):
+    def _group_codes(self, groups: np.ndarray) -> np.ndarray:
+        """The group codes the criterion takes at each evaluation, encoded once by
+        :meth:`_prepare`: methods whose :meth:`holdout` is ``"groups"`` implement it."""
+        raise NotImplementedError(f"method {self.name!r} takes no groups")
+
+    def _prepare(self, X, y, sample_weight, groups):
         """``(X, y, sw, tasks, by_group)`` of the search: a sparse ``X`` stays sparse (the
         landmarks, the factor's distances and the start's subsample come from sparse dot
         products, :func:`svmtune.kernels.sparse_squared_distances`), and the rows of weight 0
-        are dropped after the tasks are taken."""
+        are dropped after the tasks are taken.
+
+        The search's entry, where its inputs are checked once (issue #55): ``sw`` the weights
+        of :func:`svmtune._validation.validate_sample_weight`, ``tasks`` float {-1, +1}
+        vectors (:func:`svmtune._labels.ovr_tasks`) and ``by_group`` ``{"codes": ...}``
+        (:meth:`_group_codes`) with ``groups``, which the criteria's unchecked kernels take
+        at each evaluation."""
         X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
         y = np.asarray(y)
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        sw = validate_sample_weight(sample_weight, y.shape[0])
         tasks = ovr_tasks(y)
         if sw is not None and not np.all(sw > 0):
             # a sample of weight 0 enters no fit and no criterion, and must not be a landmark
@@ -414,7 +438,7 @@ class LowRankSearch(Selector):
             X, y, sw = X[keep], y[keep], sw[keep]
             tasks = [t[keep] for t in tasks]
             groups = None if groups is None else np.asarray(groups)[keep]
-        by_group = {} if groups is None else {"groups": groups}
+        by_group = {} if groups is None else {"codes": self._group_codes(groups)}
         return X, y, sw, tasks, by_group
 
     def run(self, data: TrainingData, context: SelectionContext) -> Selection:
@@ -422,7 +446,7 @@ class LowRankSearch(Selector):
         X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
         random_state = context.random_state
         X, y, sw, tasks, by_group = self._prepare(X, y, sample_weight, groups)
-        groups = by_group.get("groups")
+        codes = by_group.get("codes")
         rng = check_random_state(random_state)
         theta0 = lowrank_start(X, self.start, self.C0, self.start_sample, rng, sw)
 
@@ -465,7 +489,7 @@ class LowRankSearch(Selector):
         estimate, criterion, info = self._summary(y, tasks, res.state, sw)
         info.update(
             {
-                **({} if groups is None else {"n_groups": int(np.unique(groups).size)}),
+                **({} if codes is None else {"n_groups": int(np.unique(codes).size)}),
                 **extra,
                 "rank_residual_at_choice": float(res.state["rank_residual"]),
                 "n_support": int(res.state["n_sv"]),

@@ -16,7 +16,7 @@ pivoted-Cholesky landmarks and every step costs ``O(n m^2)`` time and ``O(n m)``
 
 from __future__ import annotations
 
-from svmtune.loo.radius_margin_lowrank import lowrank_radius_margin_objective
+from svmtune.loo.radius_margin_lowrank import _lowrank_radius_margin_objective
 from svmtune.methods._lowrank_search import LowRankSearch
 from svmtune.methods.gradient_baselines import radius_margin_step, radius_margin_summary
 
@@ -59,14 +59,10 @@ class RMSVMLowRank(LowRankSearch):
 
     def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state):
         """``log T`` and its gradient ``dT / T``, as RMSVM hands them to the optimiser
-        (:func:`svmtune.methods.gradient_baselines.radius_margin_step`)."""
-        obj = lowrank_radius_margin_objective(
-            D2_nm,
-            D2_mm,
-            tasks,
-            theta,
-            sample_weight=sample_weight,
-            init_support=None if state is None else state["supports"],
+        (:func:`svmtune.methods.gradient_baselines.radius_margin_step`), by the unchecked
+        kernel of :func:`svmtune.loo.radius_margin_lowrank.lowrank_radius_margin_objective`."""
+        obj = _lowrank_radius_margin_objective(
+            self._inputs(D2_nm, D2_mm, tasks, theta, sample_weight, state),
             ball_init=None if state is None else state["ball_support"],
             jitter=self.jitter,
         )

@@ -32,7 +32,7 @@ from svmtune.kernels import rbf_columns, rbf_params
 from svmtune.loo.closed_form import loo_error_rate, loo_exact_mask
 from svmtune.loo.entropy import model_entropy
 from svmtune.loo.rbsvm import _rbsvm_objective
-from svmtune.loo.rbsvm_groups import lgo_exact_mask
+from svmtune.loo.rbsvm_groups import lgo_exact_mask, objective_codes
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Check, Options
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
 from svmtune.search.gradient import minimize_log_params
@@ -168,6 +168,7 @@ class RBSVM(Selector):
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         tasks = ovr_tasks(y)
         total_w = float(len(y)) if sw is None else float(sw.sum())
+        codes = objective_codes(groups, len(y), self.nonsupport)  # once, not per evaluation
 
         def fun(theta: np.ndarray, state: dict | None):
             # the mean loss J / n keeps the gradient O(1), so L-BFGS-B's first step is moderate
@@ -180,7 +181,7 @@ class RBSVM(Selector):
                 init_support=init,
                 loss=self.loss,
                 nonsupport=self.nonsupport,
-                groups=groups,
+                codes=codes,
             )
             new_state = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj}
             return obj.value / total_w, obj.grad / total_w, new_state

@@ -27,7 +27,8 @@ from svmtune._loo_losses import LOSSES
 from svmtune.kernels import rbf_params
 from svmtune.loo.closed_form import loo_error_rate
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
+from svmtune.loo.rbsvm_groups import objective_codes
+from svmtune.loo.rbsvm_lowrank import _lowrank_rbsvm_objective
 from svmtune.methods._constraints import Options
 from svmtune.methods._lowrank_search import LowRankSearch, landmarks
 from svmtune.methods.base import Selection, SelectionContext, TrainingData
@@ -75,24 +76,23 @@ class RBSVMLowRank(LowRankSearch):
         super().__init__(**options)
         self._set_options(loss=loss, nonsupport=nonsupport)
 
+    def _group_codes(self, groups: np.ndarray) -> np.ndarray:
+        """:func:`svmtune.loo.rbsvm_groups.objective_codes` of ``groups``, once per search."""
+        return objective_codes(groups, len(groups), self.nonsupport)
+
     def _evaluate(
-        self, D2_nm, D2_mm, tasks, theta, sample_weight, state, groups=None, gradient=True
+        self, D2_nm, D2_mm, tasks, theta, sample_weight, state, codes=None, gradient=True
     ):
-        """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.loo.rbsvm_lowrank.lowrank_rbsvm_objective`),
-        of the leave-one-group-out outputs with ``groups``; its gradient unless ``gradient``
-        is false (then ``grad`` is None)."""
-        obj = lowrank_rbsvm_objective(
-            D2_nm,
-            D2_mm,
-            tasks,
-            theta,
-            sample_weight=sample_weight,
-            init_support=None if state is None else state["supports"],
+        """Mean LOO loss ``J / sum(w)`` (:func:`svmtune.loo.rbsvm_lowrank.lowrank_rbsvm_objective`,
+        by its unchecked kernel), of the leave-one-group-out outputs with group ``codes``;
+        its gradient unless ``gradient`` is false (then ``grad`` is None)."""
+        obj = _lowrank_rbsvm_objective(
+            self._inputs(D2_nm, D2_mm, tasks, theta, sample_weight, state),
             loss=self.loss,
             nonsupport=self.nonsupport,
+            codes=codes,
             gradient=gradient,
             jitter=self.jitter,
-            groups=groups,
         )
         n = len(tasks[0])
         total_w = float(n) if sample_weight is None else float(sample_weight.sum())

@@ -17,7 +17,7 @@ Nystroem approximation on pivoted-Cholesky landmarks and every step costs ``O(n 
 from __future__ import annotations
 
 from svmtune.loo.span import SPAN_A, SPAN_B, SPAN_ETA
-from svmtune.loo.span_lowrank import lowrank_span_objective, lowrank_span_rule_error
+from svmtune.loo.span_lowrank import _lowrank_span_objective, lowrank_span_rule_error
 from svmtune.methods._lowrank_search import LowRankSearch
 from svmtune.methods.gradient_baselines import SPAN_CONSTRAINTS
 
@@ -65,15 +65,10 @@ class SpanSVMLowRank(LowRankSearch):
 
     def _evaluate(self, D2_nm, D2_mm, tasks, theta, sample_weight, state):
         """Smoothed span estimate summed over tasks (not divided by ``n``: each term is a mean,
-        as in SpanSVM) and its gradient (:func:`svmtune.loo.span_lowrank.lowrank_span_objective`).
-        """
-        obj = lowrank_span_objective(
-            D2_nm,
-            D2_mm,
-            tasks,
-            theta,
-            sample_weight=sample_weight,
-            init_support=None if state is None else state["supports"],
+        as in SpanSVM) and its gradient (:func:`svmtune.loo.span_lowrank.lowrank_span_objective`,
+        by its unchecked kernel)."""
+        obj = _lowrank_span_objective(
+            self._inputs(D2_nm, D2_mm, tasks, theta, sample_weight, state),
             eta=self.eta,
             A=self.A,
             B=self.B,
