@@ -61,6 +61,7 @@ from svmtune.methods.base import (
     TrainingData,
     get_selector,
     selector_class,
+    sparse_fit_refusal,
 )
 from svmtune.preprocess import (
     check_sparse_features,
@@ -97,27 +98,6 @@ def _as_float(Xt):
     if sp.issparse(Xt):
         return sp.csr_matrix(Xt, dtype=float)
     return np.asarray(Xt, dtype=float)
-
-
-def sparse_fit_refusal(method: str, selector, final_model: str) -> str | None:
-    """Why ``SVMTuner`` cannot fit a sparse ``X`` with this selector (an instance, or its
-    class where no options are known) and final model, or None where it can: the one rule
-    of :meth:`SVMTuner.fit`, its tags (``input_tags.sparse``) and the command line's sparse
-    svmlight reader (:mod:`svmtune.cli._select`)."""
-    if not selector.accepts_sparse:
-        ok = [m for m in sorted(METHODS) if selector_class(m).accepts_sparse]
-        return (
-            f"method {method!r} computes dense kernel matrices or data statistics from "
-            f"X and takes no sparse X; the methods that do (libsvm on sparse rows, or a "
-            f"Nystroem factor from sparse dot products): "
-            f"{', '.join(ok)}; or pass X.toarray() if it fits in memory"
-        )
-    if final_model == "l2" or getattr(selector, "final_model", "l1") == "l2":
-        return (
-            "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; use "
-            "final_model='l1', 'lowrank' or 'auto'"
-        )
-    return None
 
 
 def _rows(X, keep: np.ndarray):

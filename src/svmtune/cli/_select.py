@@ -41,9 +41,9 @@ from svmtune.cli._source import (
 from svmtune.datasets._svmlight import read_svmlight_sparse
 from svmtune.datasets.loaders import detect_format
 from svmtune.methods import get_selector
+from svmtune.methods.base import sparse_fit_refusal
 from svmtune.persist import save_model
 from svmtune.plotting import plot_landscape
-from svmtune.tuner import sparse_fit_refusal
 
 
 @click.command("select")

@@ -47,6 +47,7 @@ __all__ = [
     "pm1",
     "require",
     "GROUP_METHODS",
+    "sparse_fit_refusal",
 ]
 
 
@@ -468,3 +469,24 @@ def get_selector(name: str, params: dict[str, Any] | None = None) -> Selector:
             raise  # the option's check named it (every declared constraint does)
         # a rule between options (or a conversion outside the constraints): say whose
         raise ValueError(f"invalid method_params for method {name!r}: {msg}") from None
+
+
+def sparse_fit_refusal(method: str, selector, final_model: str) -> str | None:
+    """Why ``SVMTuner`` cannot fit a sparse ``X`` with this selector (an instance, or its
+    class where no options are known) and final model, or None where it can: the one rule
+    of :meth:`svmtune.SVMTuner.fit`, its tags (``input_tags.sparse``) and the command line's sparse
+    svmlight reader (:mod:`svmtune.cli._select`)."""
+    if not selector.accepts_sparse:
+        ok = [m for m in sorted(METHODS) if selector_class(m).accepts_sparse]
+        return (
+            f"method {method!r} computes dense kernel matrices or data statistics from "
+            f"X and takes no sparse X; the methods that do (libsvm on sparse rows, or a "
+            f"Nystroem factor from sparse dot products): "
+            f"{', '.join(ok)}; or pass X.toarray() if it fits in memory"
+        )
+    if final_model == "l2" or getattr(selector, "final_model", "l1") == "l2":
+        return (
+            "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; use "
+            "final_model='l1', 'lowrank' or 'auto'"
+        )
+    return None
