@@ -16,16 +16,9 @@ landmarks, so that the L2-SVM matrix ``H = K~ + diag(d)``, ``d_i = 1 / (C w_i)``
 from __future__ import annotations
 
 from svmtune._factor import WoodburyFactor
-from svmtune.lowrank._nystroem import (
-    NystroemFactor,
-    check_landmark_distances,
-    nystroem_factor,
-    pivoted_cholesky_landmarks,
-)
+from svmtune.lowrank._nystroem import NystroemFactor, nystroem_factor, pivoted_cholesky_landmarks
 from svmtune.lowrank._solver import (
-    LowRankInputs,
     TaskSolutions,
-    check_lowrank_inputs,
     check_lowrank_solution,
     fit_l2_svm_lowrank,
     fit_tasks_lowrank,
@@ -33,12 +26,9 @@ from svmtune.lowrank._solver import (
 )
 
 __all__ = [
-    "LowRankInputs",
     "NystroemFactor",
     "TaskSolutions",
     "WoodburyFactor",
-    "check_landmark_distances",
-    "check_lowrank_inputs",
     "check_lowrank_solution",
     "fit_l2_svm_lowrank",
     "fit_tasks_lowrank",

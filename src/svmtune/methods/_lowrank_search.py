@@ -41,7 +41,9 @@ from sklearn.utils.validation import check_random_state
 
 from svmtune._validation import validate_sample_weight
 from svmtune.kernels import rbf_params, squared_distances
-from svmtune.lowrank import LowRankInputs, check_landmark_distances, pivoted_cholesky_landmarks
+from svmtune.lowrank import pivoted_cholesky_landmarks
+from svmtune.lowrank._nystroem import check_landmark_distances
+from svmtune.lowrank._solver import LowRankInputs
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, IntegerLike, Interval, Options
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
 from svmtune.search.gradient import GradientSearchResult, minimize_log_params
