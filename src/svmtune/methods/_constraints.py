@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from svmtune._option_values import check_bool_option, check_int_option, check_positive
-from svmtune.search.start import check_search_options
+from svmtune.search.start import SEARCH_OPTION_RULES
 
 __all__ = [
     "Boolean",
@@ -228,28 +228,9 @@ def validate_options(
     return out
 
 
-#: defaults of the gradient search options (RBSVM, SpanSVM, RMSVM and their low-rank versions)
-_SEARCH_DEFAULTS = {
-    "log2_sigma": (-8.0, 8.0),
-    "log2_C": (-8.0, 8.0),
-    "start": "median",
-    "C0": 1.0,
-    "restarts": 0,
-    "jump_restarts": 3,
-    "tol": 1e-6,
-    "max_iter": 100,
-    "max_eval": None,
-}
-
-
-def _search_option(name: str, value: Any) -> Any:
-    """One gradient search option, checked and converted by
-    :func:`svmtune.search.start.check_search_options` (the others at their defaults)."""
-    return check_search_options(**{**_SEARCH_DEFAULTS, name: value})[name]
-
-
-#: the declared constraints of the gradient search options: each one is checked by the
-#: search's own :func:`~svmtune.search.start.check_search_options` (its messages)
+#: the declared constraints of the gradient search options (RBSVM, SpanSVM, RMSVM and their
+#: low-rank versions): each one is its own rule of the search,
+#: :data:`svmtune.search.start.SEARCH_OPTION_RULES` (its messages), checked once per option
 SEARCH_CONSTRAINTS: dict[str, list[Constraint | None]] = {
-    name: [Check(_search_option, f"a valid {name}")] for name in _SEARCH_DEFAULTS
+    name: [Check(rule, f"a valid {name}")] for name, rule in SEARCH_OPTION_RULES.items()
 }

@@ -297,7 +297,7 @@ class LowRankSearch(Selector):
         ``n`` values per support vector, so its cost grows with the support set).
     log2_sigma, log2_C, start, C0, restarts, jump_restarts, tol, max_iter, max_eval
         The search options of the exact gradient methods
-        (:func:`svmtune.search.start.check_search_options`), same defaults.
+        (:data:`svmtune.search.start.SEARCH_OPTION_RULES`), same defaults.
 
     Subclasses provide ``_evaluate`` (the criterion, its gradient, its result and any further
     search state on given landmarks) and ``_summary`` (estimate, criterion and method-specific

@@ -13,9 +13,9 @@
 and ``log C = 0`` (``C = 1``: Algorithm 1's "C = 0" read as ``log C``, since ``C`` must be
 positive).
 
-:func:`check_search_options` validates the options the gradient selectors (RBSVM, SpanSVM,
-RMSVM) share; :func:`exact_search_start` gives the squared distances and the start of an
-exact (``n x n``) search.
+:data:`SEARCH_OPTION_RULES` are the rules of the options the gradient selectors (RBSVM, SpanSVM,
+RMSVM) share, one per option; :func:`exact_search_start` gives the squared distances and the
+start of an exact (``n x n``) search.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from svmtune.kernels import _squared_distances
 __all__ = [
     "EXACT_DENSE_MATRICES",
     "START_RULES",
-    "check_search_options",
+    "SEARCH_OPTION_RULES",
     "exact_search_start",
     "initial_sigma",
     "initial_theta",
@@ -73,25 +73,20 @@ def _check_start(start):
     return (s0, c0)
 
 
-def check_search_options(
-    *, log2_sigma, log2_C, start, C0, restarts, tol, max_iter, max_eval, jump_restarts=3
-) -> dict:
-    """Validate the options shared by the gradient selectors (RBSVM, SpanSVM, RMSVM).
-
-    Returns them normalised (boxes as float pairs in log2 units, ``start`` as a rule name or
-    a ``(sigma, C)`` pair, integers as ``int``); raises ``ValueError`` naming the option.
-    """
-    return {
-        "log2_sigma": check_log2_range("log2_sigma", log2_sigma),
-        "log2_C": check_log2_range("log2_C", log2_C),
-        "start": _check_start(start),
-        "C0": check_positive("C0", C0),
-        "restarts": _check_int("restarts", restarts, 0),
-        "jump_restarts": _check_int("jump_restarts", jump_restarts, 0),
-        "tol": check_positive("tol", tol),
-        "max_iter": _check_int("max_iter", max_iter, 1),
-        "max_eval": None if max_eval is None else _check_int("max_eval", max_eval, 1),
-    }
+#: the rule of each option shared by the gradient selectors: ``rule(name, value)`` returns the
+#: value normalised or raises a ``ValueError`` naming the option (the declared constraints of
+#: the selectors, :data:`svmtune.methods._constraints.SEARCH_CONSTRAINTS`, are these rules)
+SEARCH_OPTION_RULES = {
+    "log2_sigma": check_log2_range,
+    "log2_C": check_log2_range,
+    "start": lambda name, value: _check_start(value),
+    "C0": check_positive,
+    "restarts": lambda name, value: _check_int(name, value, 0),
+    "jump_restarts": lambda name, value: _check_int(name, value, 0),
+    "tol": check_positive,
+    "max_iter": lambda name, value: _check_int(name, value, 1),
+    "max_eval": lambda name, value: None if value is None else _check_int(name, value, 1),
+}
 
 
 def initial_sigma(
