@@ -11,6 +11,9 @@ new_thyroid (three classes) and pima with sample weights in [0.5, 2]; ``best_par
     (cd /tmp/before && PYTHONPATH=src python /path/to/benchmarks/selections.py run /tmp/before.json)
     python benchmarks/selections.py run /tmp/after.json
     python benchmarks/selections.py compare /tmp/before.json /tmp/after.json
+
+``run-auto OUT.json`` does the same for ``auto`` on :data:`AUTO_CELLS` (its exact, subsampled,
+low-rank, sparse and grouped paths), for a change that should not move its choices either.
 """
 
 from __future__ import annotations
@@ -73,6 +76,53 @@ def cmd_run(args) -> None:
     print(f"{len(out)} selections -> {args.out}")
 
 
+#: ``auto`` on its paths: (data set, rows or None for all, what): the exact single stage and
+#: the subsampled stages, each with and without sample weights, and on larger rows the
+#: low-rank path (``exact_rows=0``), a sparse X and groups of three rows
+AUTO_CELLS = (
+    *((name, rows, kind) for name, rows in (("pima", None), ("wdbc", None),
+      ("new_thyroid", None), ("waveform_5000", 3000), ("ijcnn1_train", 6000),
+      ("banana", 4000)) for kind in ("plain", "weighted")),
+    *((name, rows, kind) for name, rows in (("waveform_5000", 3000), ("ijcnn1_train", 6000))
+      for kind in ("lowrank", "sparse", "groups")),
+)  # fmt: skip
+
+
+def cmd_run_auto(args) -> None:
+    """``auto``'s choice on :data:`AUTO_CELLS`: to show that a change which should not move
+    it (a refactor of its contract, say) moves none, where its plan is not the change."""
+    import scipy.sparse as sp
+
+    from svmtune import SVMTuner
+    from svmtune.datasets import load_dataset
+
+    out = {}
+    for name, rows, kind in AUTO_CELLS:
+        X, y, _ = load_dataset(name)
+        y = np.asarray(y)
+        if rows is not None and len(y) > rows:
+            keep = np.random.RandomState(0).permutation(len(y))[:rows]
+            X, y = X.iloc[keep], y[keep]
+        w = np.random.RandomState(1).uniform(0.5, 2.0, len(y)) if kind == "weighted" else None
+        groups = np.arange(len(y)) // 3 if kind == "groups" else None
+        if kind == "sparse":
+            X = sp.csr_matrix(X.to_numpy(dtype=float))
+        params = {"exact_rows": 0} if kind == "lowrank" else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tuner = SVMTuner(random_state=0, method_params=params)
+            tuner.fit(X, y, sample_weight=w, groups=groups)
+        out[f"{name}:{rows}:{kind}"] = {
+            "params": _plain(tuner.best_params_),
+            "estimate": float(tuner.estimate_),
+            "final_model": tuner.final_model_,
+            "n_svm_fits": float(tuner.n_svm_fits_),
+            "path": tuner.selection_.info["path"],
+        }
+    Path(args.out).write_text(json.dumps(out, indent=1, sort_keys=True), encoding="utf-8")
+    print(f"{len(out)} auto selections -> {args.out}")
+
+
 def _differs(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() != b.keys() or any(_differs(a[k], b[k]) for k in a)
@@ -100,6 +150,9 @@ def main(argv=None) -> None:
     run = sub.add_parser("run")
     run.add_argument("out")
     run.set_defaults(fn=cmd_run)
+    auto = sub.add_parser("run-auto")
+    auto.add_argument("out")
+    auto.set_defaults(fn=cmd_run_auto)
     cmp = sub.add_parser("compare")
     cmp.add_argument("before")
     cmp.add_argument("after")
