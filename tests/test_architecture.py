@@ -262,3 +262,38 @@ def test_module_and_function_sizes(module):
     docstring says why after ``Length:``."""
     problems = _size_problems(module, _modules()[module])
     assert not problems, "\n".join(problems)
+
+
+def test_no_module_branches_on_a_method_name():
+    """Outside the registry (``methods/base.py``: ``METHODS``, ``YARDSTICKS``) no module
+    compares a method's name with a registered one: a method's behaviour is asked of its
+    selector (class attributes, ``holdout``, hooks), as issue 55 asks.  A comparison counts
+    when one side is a registered name and the other reads a method's name (``method``,
+    ``.method``, ``method_name``, ``.name``, a refiner); option values that happen to equal a
+    method's name (``preprocess == "auto"``) are not method names."""
+    from svmtune.methods.base import METHODS
+
+    def reads_a_method_name(node: ast.AST) -> bool:
+        text = ast.unparse(node)
+        last = text.rsplit(".", 1)[-1]
+        return "method" in last or last in ("name", "mn", "refiner", "r")
+
+    #: modules whose ``method`` is an option of another kind: RBFBlocks' block rule
+    #: ("auto", "exact", "histogram")
+    other_methods = {"svmtune.criteria.blocks"}
+    found = []
+    for module, path in _modules().items():
+        if module == "svmtune.methods.base" or module in other_methods:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            for i, side in enumerate(sides):
+                values = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+                named = [v.value for v in values if isinstance(v, ast.Constant)]
+                if any(isinstance(v, str) and v in METHODS for v in named) and any(
+                    reads_a_method_name(o) for j, o in enumerate(sides) if j != i
+                ):
+                    found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found

@@ -32,6 +32,7 @@ from svmtune.bench.report_model import (
 )
 from svmtune.bench.report_summary import summary_table
 from svmtune.bench.suite import Suite
+from svmtune.methods.base import YARDSTICKS
 
 __all__ = ["cost_accuracy_figure", "suite_section"]
 
@@ -209,7 +210,7 @@ def _suite_cells(name: str, df: pd.DataFrame, suite: Suite | None, sec: Section)
         methods = list(dict.fromkeys(df["method"]))
         yard = {}
         names = df.drop_duplicates("method").set_index("method")["method_name"]
-        grids = [m for m, mn in names.items() if mn == "grid"]
+        grids = [m for m, mn in names.items() if mn == YARDSTICKS["grid"]]
         if grids:
             yard["grid"] = grids[0]
         yard["default"] = "SVC()"

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from svmtune.methods.base import YARDSTICKS
+
 __all__ = [
     "Task",
     "MethodSpec",
@@ -222,10 +224,11 @@ class Suite:
     def yardstick_labels(self) -> dict[str, str]:
         """``{"grid": label, "default": label}`` of the reference methods found in the suite."""
         out = dict(self.yardsticks)
-        for m in self.methods:
-            if "grid" not in out and m.method == "grid" and m.params.get("n_splits", 10) == 10:
+        for m in self.methods:  # the registry's yardstick methods (the grid with 10 folds)
+            grid = m.method == YARDSTICKS["grid"] and m.params.get("n_splits", 10) == 10
+            if "grid" not in out and grid:
                 out["grid"] = m.label
-            if "default" not in out and m.method == "default":
+            if "default" not in out and m.method == YARDSTICKS["default"]:
                 out["default"] = m.label
         return out
 

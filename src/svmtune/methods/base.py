@@ -47,6 +47,7 @@ __all__ = [
     "pm1",
     "require",
     "GROUP_METHODS",
+    "YARDSTICKS",
     "sparse_fit_refusal",
 ]
 
@@ -409,6 +410,12 @@ METHODS: dict[str, str] = {
     "span_rule": "svmtune.methods.span_rule:SpanRule",
     "ss": "svmtune.methods.ss_ratio:SSRatio",
 }
+
+
+#: the methods every other is compared against (the benchmark's yardsticks and the demo's
+#: reference rows), by role: a 10-fold grid search and scikit-learn's ``SVC()``; modules
+#: outside the registry ask here rather than name them
+YARDSTICKS: dict[str, str] = {"grid": "grid", "default": "default"}
 
 
 def available_methods() -> list[str]:
