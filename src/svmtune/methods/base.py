@@ -185,12 +185,12 @@ GROUP_METHODS = (
 class Selector(ABC):
     """Base class of the selection methods.
 
-    Subclasses set ``name`` and implement :meth:`select`, whose signature is the same for
-    every method.  ``__init__`` takes the method's options as keyword arguments and
-    validates them against the class's declared ``_parameter_constraints`` (see
-    :mod:`svmtune.methods._constraints`; the dicts of the base classes are merged in), raising
-    ``ValueError`` for out-of-range options, so that ``SVMTuner(method_params=...)`` fails
-    with a clear message.
+    Subclasses set ``name`` and implement :meth:`run` (data validated by the caller, one
+    signature for every method); :meth:`select` is its checked entry for direct callers.
+    ``__init__`` takes the method's options as keyword arguments and validates them against
+    the class's declared ``_parameter_constraints`` (see :mod:`svmtune.methods._constraints`;
+    the dicts of the base classes are merged in), raising ``ValueError`` for out-of-range
+    options, so that ``SVMTuner(method_params=...)`` fails with a clear message.
     """
 
     name: ClassVar[str] = ""
@@ -291,7 +291,7 @@ class Selector(ABC):
         """What the method holds out to judge a candidate, which decides whether it can
         respect ``SVMTuner.fit(groups=...)``.
 
-        ``"folds"``: K-fold cross-validation; :meth:`select` keeps every group of
+        ``"folds"``: K-fold cross-validation; :meth:`run` keeps every group of
         ``groups`` (integer group codes, one per sample) on one side of each split
         (:func:`svmtune.search.cv.make_folds`).  ``"groups"``: a leave-one-out closed form
         that holds out single rows, or with ``groups`` each whole group
