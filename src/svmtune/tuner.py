@@ -324,6 +324,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         if holdout != "none":  # "none": a warning below, and the groups are dropped
             selector.check_groups(groups)
         X, X_named, y = self._validate_Xy(X, y, selector)
+        check_label_kind(y)
         y_enc, w, groups = self._encode_and_weigh(y, sample_weight, groups, holdout)
         Xp = self._fit_preprocessing(X, X_named, w)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
@@ -367,7 +368,6 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             if why is not None:
                 raise ValueError(why)
             X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
-            check_label_kind(y)
             X = X.tocsr()  # rows are sliced: folds, weight-0 rows
             return X, X, y
         if self.preprocess == "auto":  # a table: its columns are checked by the preprocessor
@@ -375,12 +375,10 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             validate_data(self, X, y, skip_check_array=True)  # feature names; y required
             y = column_or_1d(y, warn=True)
             check_consistent_length(X, y)
-            check_label_kind(y)
             return X, X, y
         columns = X.columns if isinstance(X, pd.DataFrame) else None
         with explained_errors(X):
             X, y = validate_data(self, X, y)
-        check_label_kind(y)
         X_named = X if columns is None else pd.DataFrame(X, columns=columns, copy=False)
         return X, X_named, y
 
@@ -570,7 +568,6 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self.preprocess == "auto"
-        # the class's attribute: no selector built (and its options checked) per predict
         known = isinstance(self.method, str) and self.method in METHODS
         tags.input_tags.sparse = (
             known

@@ -46,7 +46,7 @@ from svmtune.loo.sphere import (
     clarabel_simplex_weights,
 )
 
-__all__ = ["check_ball_features", "check_ball_options", "lowrank_enclosing_ball"]
+__all__ = ["lowrank_enclosing_ball"]
 
 #: ridges below this fraction of ``max_i K~_ii`` are kept in the bordered block ``Q`` rather
 #: than eliminated (their ``1 / r_i`` would swamp the reduced matrix)

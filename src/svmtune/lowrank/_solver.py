@@ -332,8 +332,9 @@ def _fit_tasks_lowrank(
     theta, n = inputs.theta, inputs.D2_nm.shape[0]
     sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
     nf = _nystroem_factor(inputs.D2_nm, inputs.D2_mm, sigma, float(jitter))
+    d = _l2_diagonal(n, C, inputs.w)  # one ridge for every task
     sols = [
-        _fit_l2_svm_lowrank(nf.Z, y_t, _l2_diagonal(n, C, inputs.w), init, tol=tol)
+        _fit_l2_svm_lowrank(nf.Z, y_t, d, init, tol=tol)
         for y_t, init in zip(inputs.tasks, inputs.init_support)
     ]
     return nf, sols

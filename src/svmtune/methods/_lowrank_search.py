@@ -39,8 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
-from svmtune._validation import validate_sample_weight
-from svmtune.kernels import rbf_params, squared_distances
+from svmtune.kernels import _squared_distances, rbf_params, squared_distances
 from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.lowrank._nystroem import check_landmark_distances
 from svmtune.lowrank._solver import LowRankInputs
@@ -114,12 +113,13 @@ def landmarks(X, sigma: float, *, rank: int, rank_tol: float, min_rank: int = 1)
     """``(indices, residual, D2_nm, D2_mm)``: the rank rule's landmarks at ``sigma``
     (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`), their trace residual / n, and the
     squared distances of the points to them and among them, checked here once
-    (:func:`svmtune.lowrank.check_landmark_distances`) for all the evaluations on these
+    (:func:`svmtune.lowrank._nystroem.check_landmark_distances`) for all the evaluations on these
     landmarks, which take them unchecked (issue #55)."""
     idx, resid = pivoted_cholesky_landmarks(
         X, sigma, tol=rank_tol, max_rank=rank, min_rank=min_rank
     )
-    D2_nm = squared_distances(X, X[idx])
+    # the rows are checked (the search's entry): no pairwise check of scikit-learn's
+    D2_nm = squared_distances(X, X[idx]) if sp.issparse(X) else _squared_distances(X, X[idx])
     return (idx, resid, *check_landmark_distances(D2_nm, D2_nm[idx]))
 
 
@@ -377,9 +377,10 @@ class LowRankSearch(Selector):
 
     @staticmethod
     def _inputs(D2_nm, D2_mm, tasks, theta, sample_weight, state) -> LowRankInputs:
-        """The criteria's checked inputs at ``theta`` (:class:`svmtune.lowrank.LowRankInputs`):
-        the landmarks' distances of :func:`landmarks`, the ``tasks`` and ``sample_weight`` of
-        :meth:`_prepare`, and the warm starts of ``state`` (the previous evaluation's support
+        """The criteria's checked inputs at ``theta``
+        (:class:`svmtune.lowrank._solver.LowRankInputs`): the landmarks' distances of
+        :func:`landmarks`, the ``tasks`` and ``sample_weight`` of :meth:`_prepare`, and the
+        warm starts of ``state`` (the previous evaluation's support
         masks; none on a first call), which the unchecked kernels take (issue #55)."""
         init = [None] * len(tasks) if state is None else state["supports"]
         return LowRankInputs(D2_nm, D2_mm, tasks, theta, sample_weight, init)
@@ -422,14 +423,12 @@ class LowRankSearch(Selector):
         products, :func:`svmtune.kernels.sparse_squared_distances`), and the rows of weight 0
         are dropped after the tasks are taken.
 
-        The search's entry, where its inputs are checked once (issue #55): ``sw`` the weights
-        of :func:`svmtune._validation.validate_sample_weight`, ``tasks`` float {-1, +1}
+        The inputs come checked (:meth:`run`'s contract: the tuner's door or
+        :meth:`~svmtune.methods.base.Selector.select`); this builds what the criteria's
+        unchecked kernels take at each evaluation (issue #55): ``tasks`` float {-1, +1}
         vectors (:func:`svmtune._labels.ovr_tasks`) and ``by_group`` ``{"codes": ...}``
-        (:meth:`_group_codes`) with ``groups``, which the criteria's unchecked kernels take
-        at each evaluation."""
-        X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
-        y = np.asarray(y)
-        sw = validate_sample_weight(sample_weight, y.shape[0])
+        (:meth:`_group_codes`) with ``groups``."""
+        sw = sample_weight
         tasks = ovr_tasks(y)
         if sw is not None and not np.all(sw > 0):
             # a sample of weight 0 enters no fit and no criterion, and must not be a landmark

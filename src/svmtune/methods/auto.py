@@ -290,31 +290,30 @@ class Auto(Selector):
         )
 
     # ------------------------------------------------------------------ starts
-    def _start_points(self, X, y, sw, D2, multiclass, random_state) -> list[Candidate]:
-        """The data-only candidates (unscored)."""
+    def _start_points(self, st) -> list[Candidate]:
+        """The data-only candidates of the stage ``st`` (unscored)."""
         out = []
         for origin in self.starts:
             t0 = time.perf_counter()
             if origin == "median":
-                sigma, C, fits = self._median_sigma(X, sw, D2, random_state), 1.0, 0
+                sigma, C, fits = self._median_sigma(st.X, st.sw, st.D2, st.random_state), 1.0, 0
             else:
                 start = get_selector(START_METHODS[origin])
-                if (D2 is None and start.pairwise) or (sp.issparse(X) and not start.accepts_sparse):
+                if (st.D2 is None and start.pairwise) or (
+                    sp.issparse(st.X) and not start.accepts_sparse
+                ):
                     continue  # O(n^2) pair statistics on a low-rank stage; a dense X needed
-                with inner_advice_ignored():
-                    sel = start.run(
-                        TrainingData(X, y, sw),
-                        SelectionContext(random_state=random_state, multiclass=multiclass),
-                    )
+                with inner_advice_ignored():  # the starts hold nothing out: no groups
+                    sel = start.run(TrainingData(st.X, st.y, st.sw), st.context)
                 sigma, C, fits = sel.params["sigma"], sel.params["C"], sel.n_svm_fits
             out.append(candidate(origin, sigma, C, fits, time.perf_counter() - t0))
         return out
 
     @staticmethod
-    def _default_point(X, y, sw) -> Candidate:
+    def _default_point(data: TrainingData) -> Candidate:
         """``SVC()``'s own point, from all rows (``gamma="scale"``, ``C = 1``)."""
         t0 = time.perf_counter()
-        sel = get_selector("default").run(TrainingData(X, y, sw), SelectionContext())
+        sel = get_selector("default").run(data, SelectionContext())
         return candidate("default", sel.params["sigma"], 1.0, 0, time.perf_counter() - t0)
 
     @staticmethod
@@ -437,7 +436,7 @@ class Auto(Selector):
         if carried is None:
             cands = [
                 default,
-                *self._start_points(st.X, st.y, st.sw, st.D2, st.multiclass, st.random_state),
+                *self._start_points(st),
             ]
             refiners = [r for r in self.refine if st.groups is None or _takes_groups(r)]
             if st.D2 is None:  # low rank: RBSVM on the Nystroem kernel
@@ -457,13 +456,9 @@ class Auto(Selector):
 
     def run(self, data: TrainingData, context: SelectionContext) -> Selection:
         """See :meth:`svmtune.methods.base.Selector.run`."""
-        X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
+        X, y, sw, groups = data.X, data.y, data.sample_weight, data.groups
         random_state, multiclass = context.random_state, context.multiclass
         sparse = sp.issparse(X)  # the low-rank path, never densified (module docstring)
-        X = sp.csr_matrix(X, dtype=float) if sparse else np.asarray(X, dtype=float)
-        y = np.asarray(y)
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        groups = None if groups is None else np.asarray(groups)
         n, d = X.shape
         n_tasks = len(ovr_tasks(y))
         order = nested_subsample(y, check_random_state(random_state), groups)
@@ -472,7 +467,7 @@ class Auto(Selector):
         plan = self.plan(n, d, n_tasks, sparse=sparse, sv_fraction=sv_fraction)
         progress = PlanProgress(current_progress(), plan)
         t_start = time.perf_counter()
-        default = self._default_point(X, y, sw)
+        default = self._default_point(data)
         history: list[Candidate] = []
         carried, refined = None, []
         for i, stage in enumerate(plan.stages):
