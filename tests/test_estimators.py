@@ -272,3 +272,12 @@ def test_ovr_svc_weight_acts_as_repeated_rows(n_classes, C):
     # the weights are not spread over the tasks some other way (sqrt(w) is far off)
     other = OvRSVC(C=C, gamma=0.5).fit(X, y, sample_weight=np.sqrt(w)).decision_function(X)
     assert np.abs(other - F_rep).max() > 10 * np.abs(F_w - F_rep).max()
+
+
+def test_l2svc_refuses_an_infinite_kernel_from_finite_rows():
+    """Finite rows can give a polynomial kernel matrix that overflows: the fit checks the
+    matrix it built (the RBF one is finite by construction), with the kernel-matrix message."""
+    X = np.random.RandomState(0).randn(40, 3)
+    y = (X[:, 0] > 0).astype(int)
+    with np.errstate(over="ignore"), pytest.raises(ValueError, match="K contains NaN or infinity"):
+        L2SVC(kernel="poly", degree=200, gamma=100.0).fit(X, y)

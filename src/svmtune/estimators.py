@@ -17,6 +17,7 @@ from sklearn.svm import SVC
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from svmtune._kernel_matrix_checks import check_kernel_matrix
 from svmtune._option_values import check_positive
 from svmtune._validation import (
     _label,
@@ -254,13 +255,15 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         )
 
     def fit(self, X, y, sample_weight=None):
-        check_positive("C", self.C)
+        C = check_positive("C", self.C)
         X, y_enc, w = _fit_inputs(self, X, y, sample_weight)
         kern = self._kernel()
         # the rows are checked by _fit_inputs: the kernel and the solver check them no more
         X = np.asarray(X, dtype=float)
         full = X.shape[0] <= FULL_KERNEL_MAX_N
         K = _kernel_matrix(X, None, kern) if full else KernelColumns.of(X, kern)
+        if full and kern.name != "rbf":  # finite rows can still give an infinite poly kernel
+            check_kernel_matrix(K, X.shape[0])
         if len(self.classes_) == 2:
             tasks = [np.where(y_enc == 1, 1.0, -1.0)]
         else:
@@ -269,7 +272,7 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         self.solutions_ = []
         for t in tasks:
             try:
-                sol = _fit_l2_svm(K, t, float(self.C), w)
+                sol = _fit_l2_svm(K, t, C, w)
             except np.linalg.LinAlgError:
                 if self.kernel != "sigmoid":
                     raise

@@ -54,12 +54,17 @@ def test_selector_is_abstract():
 
 
 @pytest.mark.parametrize("method", available_methods())
-def test_every_select_has_the_one_signature(method):
-    want = inspect.signature(Selector.select).parameters
-    got = inspect.signature(type(get_selector(method)).select).parameters
+def test_every_run_has_the_one_signature(method):
+    """Every selector implements ``run(data, context)`` and keeps ``Selector.select``, the
+    checked entry of direct callers (no method overrides it)."""
+    klass = type(get_selector(method))
+    want = inspect.signature(Selector.run).parameters
+    got = inspect.signature(klass.run).parameters
+    assert klass.run is not Selector.run
     assert [(p.name, p.kind, p.default) for p in got.values()] == [
         (p.name, p.kind, p.default) for p in want.values()
     ]
+    assert all("select" not in vars(k) for k in klass.__mro__ if k is not Selector)
 
 
 def _named_group_methods() -> set[str]:
