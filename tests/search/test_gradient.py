@@ -316,3 +316,20 @@ def test_end_of_search_warnings_kept_for_the_caller():
     assert res.warnings == kept.warnings and len(now) == 1
     at = minimize_log_params(fun, [2.0, 3.0], bounds=[(-8, 1), (-8, 8)], emit_warnings=False)
     assert [c for c, _ in at.warnings] == [BoundWarning] and "sigma = 2^1.00" in at.warnings[0][1]
+
+
+def test_equal_bounds_fix_a_coordinate_without_a_bound_warning():
+    """``lo == hi`` fixes a coordinate (``check_log2_range`` accepts it; L-BFGS-B keeps it):
+    the search moves the other one only, and says nothing of the fixed one's bound."""
+
+    def fun(theta, state):  # minimum at theta = (0, 0), outside the fixed first coordinate
+        return float(theta @ theta), 2.0 * theta, None
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = minimize_log_params(
+            fun, np.log([2.0, 8.0]), bounds=[(1.0, 1.0), (-4.0, 4.0)], names=("sigma", "C")
+        )
+    assert res.theta[0] == pytest.approx(np.log(2.0))
+    assert abs(res.theta[1]) < 1e-4
+    assert not [w for w in caught if issubclass(w.category, BoundWarning)]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from svmtune.kernels import squared_distances
+from svmtune.methods import get_selector
 from svmtune.search.cv import cv_errors, make_folds
 from svmtune.search.scalar import first_crossing, golden_section_max
 from svmtune.search.start import exact_search_start, initial_sigma, initial_theta
@@ -69,10 +70,10 @@ CASES = [
     ),
     ("cv X shorter", lambda: cv_errors(X[:15], y01, CAND, n_splits=2), "X has 15 samples"),
     # 36: exact_search_start X, first_crossing grid_values
-    (
-        "exact_search_start X nan",
-        lambda: exact_search_start([[np.nan, 1.0], [1.0, 2.0]], "median", 1.0, method="rbsvm"),
-        "finite 2-D",
+    (  # the exact searches' X is checked at their door (Selector.select, or the tuner's)
+        "exact search X nan",
+        lambda: get_selector("rbsvm").select([[np.nan, 1.0], [1.0, 2.0]], [0, 1]),
+        "Input X contains NaN",
     ),
     (
         "first_crossing grid_values",

@@ -47,12 +47,12 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
-from svmtune._option_values import check_float_values
+from svmtune._option_values import check_float_values, check_log2_range
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import check_dense_memory
 from svmtune._warnings import recorded_warnings, user_stacklevel
-from svmtune.kernels import _squared_distances, gamma_from_sigma, rbf_from_sqdist
+from svmtune.kernels import _squared_distances, gamma_from_sigma, rbf_from_sqdist, rbf_params
 from svmtune.loo._spans import SpanCache
 from svmtune.loo.span_bounds import enclosing_diameter, xi_alpha_radius2
 from svmtune.loo.weights import (
@@ -69,13 +69,7 @@ from svmtune.methods._span_rule_fit import (
     unit_range_sigma,
 )
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
-from svmtune.methods.baselines import (
-    EXPLICIT_GRID,
-    check_log2_range,
-    grid_values,
-    log2_grid,
-    rbf_params,
-)
+from svmtune.methods.baselines import EXPLICIT_GRID, grid_values, log2_grid
 from svmtune.search.cv import cv_errors, make_folds
 
 #: lower estimate of the peak memory of the selection in dense n x n float64 matrices, below
@@ -497,18 +491,19 @@ class SpanRule(Selector):
         """See :meth:`svmtune.methods.base.Selector.run`."""
         X, y, sample_weight, groups = data.X, data.y, data.sample_weight, data.groups
         random_state, n_jobs, multiclass = context.random_state, context.n_jobs, context.multiclass
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y).astype(int)
+        y = y.astype(int)
         ctx = self._context(y, sample_weight, multiclass)
         w_pos = ctx["w_user"] > 0
         cands = self._candidates(X, None if w_pos.all() else w_pos)
-        check_dense_memory(
-            len(y),
-            matrices=DENSE_MATRICES,
-            method=self.name,
-            alternative="use fewer samples, or a K-fold search ('grid', 'random', 'halving')",
-        )
-        D2 = _squared_distances(X)  # rows checked at the door (Selector.run)
+        D2 = data.sqdist
+        if D2 is None:
+            check_dense_memory(
+                len(y),
+                matrices=DENSE_MATRICES,
+                method=self.name,
+                alternative="use fewer samples, or a K-fold search ('grid', 'random', 'halving')",
+            )
+            D2 = _squared_distances(X)  # the rows come checked (the door, or select)
 
         if self.criterion == "cv":
             best, values, chosen, history, n_fits, n_warn, time_per_model = self._by_cv(

@@ -412,9 +412,12 @@ def _bound_notes(
     theta: np.ndarray, b2: np.ndarray, names: tuple[str, ...], warn_at_bound: bool
 ) -> tuple[list[str], list[tuple[type[Warning], str]]]:
     """The coordinates of ``theta`` on a bound of the log2 box ``b2`` (``"<name> (side)"``)
-    and, with ``warn_at_bound``, a :class:`BoundWarning` message for each."""
+    and, with ``warn_at_bound``, a :class:`BoundWarning` message for each.  A coordinate with
+    equal bounds is fixed by the caller, not stopped by its box: it is neither."""
     sides = []
     for j in range(theta.shape[0]):
+        if b2[j, 0] == b2[j, 1]:
+            continue
         t2 = theta[j] / _LN2
         if t2 <= b2[j, 0] + 1e-6:
             sides.append((j, "lower"))

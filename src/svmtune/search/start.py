@@ -217,25 +217,21 @@ def exact_search_start(
     """``(D2, theta0)`` of an exact (n x n) gradient search named ``method``: the squared
     distances (``sqdist`` where the caller has them:
     :attr:`svmtune.methods.base.TrainingData.sqdist`) and the starting point of
-    :func:`initial_theta`.
+    :func:`initial_theta`.  ``X`` comes checked (a selector's ``run``: the tuner's door or
+    ``Selector.select``), a finite float array.
 
     Raises ``MemoryError`` first when the search's dense matrices cannot fit in the memory
     available (:func:`svmtune._validation.check_dense_memory`), naming the low-rank form of
     the method as the alternative.
     """
     if sqdist is None:  # (the caller's sqdist: its memory is spent already)
-        X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or not np.all(np.isfinite(X)):
-            raise ValueError(
-                f"X must be a finite 2-D array (n_samples, n_features), got shape {X.shape}"
-            )
         check_dense_memory(
             X.shape[0],
             matrices=EXACT_DENSE_MATRICES,
             method=method,
             alternative=f"use method='{method}_lowrank' (O(n m) memory) or fewer samples",
         )
-        sqdist = _squared_distances(X)  # X checked just above
+        sqdist = _squared_distances(X)  # the rows come checked (the search's run)
     theta0 = initial_theta(
         sqdist,
         start,
