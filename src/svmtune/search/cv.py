@@ -15,6 +15,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
+from svmtune._option_values import check_int_option
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import _label, check_labels, validate_groups, validate_sample_weight
@@ -58,8 +59,7 @@ def make_folds(
         raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
     check_labels(y)
     y = np.unique(y, return_inverse=True)[1].ravel()
-    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
-        raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
+    n_splits = check_int_option("n_splits", n_splits, minimum=2)
     sample_weight = validate_sample_weight(sample_weight, y.shape[0])
     groups = validate_groups(groups, y.shape[0])
     pos = None if sample_weight is None else sample_weight > 0

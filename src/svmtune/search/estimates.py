@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from svmtune._dual_solution import DualSolution
+from svmtune._option_values import check_positive
 from svmtune.kernels import Kernel
 from svmtune.loo._spans import _check
 from svmtune.loo.span_bounds import estimate_span_bound, estimate_xi_alpha
@@ -53,9 +54,7 @@ def estimate_kfold_cv(
         raise ValueError(f"X must have one row per training sample ({sol.y.shape[0]})")
     if "C" not in params:
         raise ValueError("params must contain the penalty 'C' the model was trained with")
-    C = float(params["C"])
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"params['C'] must be positive, got {C}")
+    C = check_positive("params['C']", params["C"])
     cand = {k: v for k, v in params.items() if k != "class_weight"}
     if check_kernel:
         Kx = Kernel.from_params(cand)(X)

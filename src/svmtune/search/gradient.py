@@ -66,7 +66,7 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils.validation import check_random_state
 
-from svmtune._option_values import check_log2_range
+from svmtune._option_values import check_int_option, check_log2_range, check_positive
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.search._run import _LN2, Objective, _NoGain, _Run, _StepTooSmall, _Stopped
@@ -323,23 +323,18 @@ def _check_search_args(theta0, bounds, names, tol, gtol, xtol, max_iter, max_eva
     names = tuple(str(n) for n in names)
     if len(names) != dim:
         raise ValueError(f"names has {len(names)} entries for a {dim}-dimensional theta")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number, got {tol}")
+    check_positive("tol", tol)
     if not (np.isfinite(gtol) and gtol >= 0):
         raise ValueError(f"gtol must be a non-negative number, got {gtol}")
     if not (np.isfinite(xtol) and xtol >= 0):
         raise ValueError(f"xtol must be a non-negative number, got {xtol}")
-    if int(max_iter) != max_iter or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter}")
-    max_iter = int(max_iter)
-    max_eval = 5 * max_iter if max_eval is None else max_eval
-    if int(max_eval) != max_eval or max_eval < 1:
-        raise ValueError(f"max_eval must be a positive integer, got {max_eval}")
-    if int(restarts) != restarts or restarts < 0:
-        raise ValueError(f"restarts must be a non-negative integer, got {restarts}")
-    if int(jump) != jump or jump < 0:
-        raise ValueError(f"jump_restarts must be a non-negative integer, got {jump}")
-    return theta0, b2, names, max_iter, int(max_eval)
+    max_iter = check_int_option("max_iter", max_iter, minimum=1)
+    max_eval = (
+        5 * max_iter if max_eval is None else check_int_option("max_eval", max_eval, minimum=1)
+    )
+    check_int_option("restarts", restarts, minimum=0)
+    check_int_option("jump_restarts", jump, minimum=0)
+    return theta0, b2, names, max_iter, max_eval
 
 
 def _run_start(

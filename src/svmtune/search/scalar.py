@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from svmtune._option_values import check_positive
+from svmtune._option_values import check_int_option, check_positive
 
 __all__ = [
     "REFINES",
@@ -72,8 +72,7 @@ def _clean(v) -> float:
 
 def _check_tol(xtol, max_evals) -> None:
     check_positive("xtol", xtol)
-    if isinstance(max_evals, bool) or int(max_evals) != max_evals or max_evals < 1:
-        raise ValueError(f"max_evals must be a positive integer, got {max_evals!r}")
+    check_int_option("max_evals", max_evals, minimum=1)
 
 
 def golden_section_max(
