@@ -270,7 +270,10 @@ def test_no_module_branches_on_a_method_name():
     selector (class attributes, ``holdout``, hooks), as issue 55 asks.  A comparison counts
     when one side is a registered name and the other reads a method's name (``method``,
     ``.method``, ``method_name``, ``.name``, a refiner); option values that happen to equal a
-    method's name (``preprocess == "auto"``) are not method names."""
+    method's name (``preprocess == "auto"``) are not method names.  The benchmark's and the
+    demo's reference rows are found through ``YARDSTICKS``, the registry's one naming of
+    the two reference methods: a comparison with it is no literal, and it is the registry
+    that names them."""
     from svmtune.methods.base import METHODS
 
     def reads_a_method_name(node: ast.AST) -> bool:

@@ -1,8 +1,9 @@
 """The L2-SVM's dual solution and its support-set system: what every closed form and solver
 shares.
 
-A leaf of svmtune (it imports numpy and the option and weight rules only; the factor classes
-of :mod:`svmtune._factor` are named in annotations).  The exact solver
+Low in svmtune's layers (it imports numpy, the labels and the option and weight rules of
+:mod:`svmtune._validation`; the factor classes of :mod:`svmtune._factor` are named in
+annotations only).  The exact solver
 (:func:`svmtune.svm.fit_l2_svm`), the low-rank solver
 (:func:`svmtune.lowrank.fit_l2_svm_lowrank`), the closed-form leave-one-out outputs
 (:mod:`svmtune.loo`) and the objectives above them read their solutions through it.

@@ -1,7 +1,9 @@
 """The one check of a kernel matrix handed to a solver or a closed form (issue #55).
 
-Every public function of :mod:`svmtune.svm` and :mod:`svmtune.loo` that takes a training
-kernel matrix ``K`` checks it here, once, at its door; the searches and the referee, which
+The public functions of :mod:`svmtune.svm` and :mod:`svmtune.loo` that take a training
+kernel matrix ``K`` check it here, once, at their door (the enclosing balls,
+:func:`svmtune.loo.sphere.enclosing_ball` and ``span_bounds.xi_alpha_radius2``, keep checks of
+their own, which also ask for symmetry); the searches and the referee, which
 build ``K`` themselves (:func:`svmtune.kernels.rbf_from_sqdist` of checked distances), call
 the private unchecked kernels of those functions instead, so that no objective evaluation
 repeats this ``O(n^2)`` pass.  Positive semi-definiteness is left to the factorisations.
@@ -13,7 +15,7 @@ import numpy as np
 
 from svmtune.kernels import KernelColumns
 
-__all__ = ["TRAINED", "check_kernel_matrix"]
+__all__ = ["TRAINED", "all_finite", "check_kernel_matrix"]
 
 #: ``what`` of the closed forms that take a fitted solution and its kernel matrix
 TRAINED = "the model was trained on"
@@ -48,7 +50,8 @@ def check_kernel_matrix(
     ValueError
         If ``K`` is not ``(n, n)`` or holds NaN or infinity.
     """
-    if not isinstance(K, KernelColumns):
+    columns = isinstance(K, KernelColumns)
+    if not columns:
         K = np.asarray(K, dtype=float)
     if K.shape != (n, n):
         hint = (
@@ -57,9 +60,16 @@ def check_kernel_matrix(
             else f"; {what} {n} samples: pass the kernel matrix the solution was fitted on"
         )
         raise ValueError(f"K has shape {K.shape}, expected ({n}, {n}){hint}")
-    if isinstance(K, np.ndarray) and not np.isfinite(K.sum()) and not np.all(np.isfinite(K)):
+    if not columns and not all_finite(K):
         raise ValueError(
             "K contains NaN or infinity; the kernel matrix must be finite (check the "
             "features and kernel parameters it was computed from)"
         )
     return K
+
+
+def all_finite(A: np.ndarray) -> bool:
+    """Whether every entry of the float array ``A`` is finite: its sum first (one pass, no
+    temporary of ``A``'s size), entry by entry only when the sum is not finite (an overflow
+    of finite entries, or a NaN or infinity)."""
+    return bool(np.isfinite(A.sum()) or np.all(np.isfinite(A)))

@@ -22,7 +22,6 @@ from sklearn.utils.extmath import row_norms
 from svmtune._option_values import check_positive, check_real
 
 __all__ = [
-    "rbf_params",
     "COLUMN_BLOCK",
     "KERNELS",
     "Kernel",
@@ -36,6 +35,7 @@ __all__ = [
     "rbf_columns",
     "rbf_dlogsigma",
     "rbf_from_sqdist",
+    "rbf_params",
     "sigma_from_gamma",
     "sparse_row_norms",
     "sparse_squared_distances",

@@ -37,7 +37,7 @@ from svmtune._kernel_matrix_checks import check_kernel_matrix
 from svmtune._validation import validate_sample_weight
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import ConvergenceWarning
-from svmtune.kernels import Kernel, KernelColumns, as_kernel, kernel_block, kernel_columns
+from svmtune.kernels import Kernel, KernelColumns, kernel_block, kernel_columns
 
 __all__ = [
     "DualSolution",
@@ -388,7 +388,7 @@ def fit_l2_svm(
     """
     y = _as_pm1(y)
     n = y.shape[0]
-    K = check_kernel_matrix(as_kernel(K), n)  # a KernelColumns checks its columns as it goes
+    K = check_kernel_matrix(K, n)  # a KernelColumns checks its columns as it goes
     check_C(C)
     w = validate_sample_weight(sample_weight, n)
     init = None if init_support is None else support_mask(init_support, n)

@@ -41,6 +41,7 @@ from svmtune.loo.sphere import (
     Direction,
     _check_direction,
     _enclosing_ball,
+    check_ridge,
     direction_block,
     direction_diagonal,
     radius2_derivative,
@@ -173,6 +174,7 @@ def radius_margin(
     if any(s.y.shape[0] != n for s in solutions):
         raise ValueError("every task's solution must be fitted on the same points")
     K = check_kernel_matrix(K, n, what=TRAINED)
+    check_ridge(d[np.isfinite(d)], int(np.isfinite(d).sum()))  # the ball's ridge
     for dH in directions:
         _check_direction(dH, n)
     return _radius_margin(K, solutions, directions, ball_init)

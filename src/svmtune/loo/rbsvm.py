@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svmtune._dual_solution import DualSolution, check_C, support_mask
+from svmtune._kernel_matrix_checks import all_finite
 from svmtune._labels import check_pm1
 from svmtune._loo_losses import (
     check_loss,
@@ -200,7 +201,7 @@ def rbsvm_objective(
     if init_support is not None:
         init_support = [None if s is None else support_mask(s, n) for s in init_support]
     check_C(float(np.exp(theta[1])))
-    if not np.isfinite(D2.sum()) and not np.all(np.isfinite(D2)):
+    if not all_finite(D2):
         raise ValueError("D2 contains NaN or infinity; squared distances must be finite")
     return _rbsvm_objective(
         D2,

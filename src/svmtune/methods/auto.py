@@ -26,10 +26,11 @@ most all of them) carries the chosen point over (``C`` by the rule of
 :func:`svmtune.methods._fidelity.carry_C`), scores it beside ``SVC()``'s point and refines it
 by a few more steps, exact while the dense matrices are affordable and low rank above.  On
 the smallest data the first stage holds every row and this is the single-stage method (not
-on 180 of the 222 cells of the 43 small bundled sets, ``docs/notes/auto_fidelity.md``).  The
-plan is a function of the rows, features, classes, memory and ``budget``; ``info["plan"]``
-holds it and ``history`` every candidate with its ``stage`` and ``rows``.  When the last
-stage holds fewer rows than the data, ``C`` is carried to all rows.
+on 180 of the 222 small cells of ``benchmarks/auto_criteria``,
+``docs/notes/auto_fidelity.md``).  The plan is a function of the rows, features, classes,
+memory and ``budget``; ``info["plan"]`` holds it and ``history`` every candidate with its
+``stage`` and ``rows``.  When the last stage holds fewer rows than the data, ``C`` is carried
+to all rows.
 
 **Final model.**  Where the last stage is exact on all rows, the referee's family (libsvm's
 SVC or the exact L2-SVM).  Otherwise libsvm's SVC, unless its fit would cost more than the budget
