@@ -158,8 +158,7 @@ EVALUATION_CHECKS = {
     "check_nonsupport": _loo_losses.check_nonsupport,
     "check_span_constants": span.check_span_constants,
     "check_lowrank_solution": _solver.check_lowrank_solution,
-    "Z (fit_l2_svm_lowrank)": _solver.check_features,
-    "Z (lowrank_enclosing_ball)": sphere_lowrank.check_ball_features,
+    "Z": _solver.check_features,
     "landmark distances": _nystroem.check_landmark_distances,
     "group_codes": rbsvm_groups.group_codes,
 }

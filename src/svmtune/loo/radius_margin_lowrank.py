@@ -51,12 +51,16 @@ from svmtune.loo.radius_margin import RadiusMargin
 from svmtune.loo.sphere import BallSolution, _check_init_support
 from svmtune.loo.sphere_lowrank import (
     _lowrank_enclosing_ball,
-    check_ball_features,
     check_ball_options,
     lowrank_enclosing_ball,
 )
 from svmtune.lowrank import NystroemFactor, TaskSolutions, check_lowrank_solution
-from svmtune.lowrank._solver import LowRankInputs, _fit_tasks_lowrank, check_lowrank_inputs
+from svmtune.lowrank._solver import (
+    LowRankInputs,
+    _fit_tasks_lowrank,
+    check_features,
+    check_lowrank_inputs,
+)
 
 __all__ = [
     "LowRankRadiusMargin",
@@ -167,7 +171,7 @@ def lowrank_radius_margin(
             raise ValueError("all one-vs-rest solutions must share the same ridge (C, weights)")
     active = np.isfinite(d)
     if active.any():
-        check_ball_features(nf.Z[active])
+        check_features(nf.Z[active])
     check_ball_options(tol, 100)
     if ball_init is not None and np.asarray(ball_init).shape == (int(active.sum()),):
         _check_init_support(ball_init, int(active.sum()))  # another shape: no warm start

@@ -45,6 +45,7 @@ from svmtune.loo.sphere import (
     check_ridge,
     clarabel_simplex_weights,
 )
+from svmtune.lowrank._solver import check_features
 
 __all__ = ["lowrank_enclosing_ball"]
 
@@ -223,19 +224,6 @@ def _clarabel_fallback(
     return BallSolution(max(R2, 0.0), beta, beta > thr, max_iter, "clarabel")
 
 
-def check_ball_features(Z) -> np.ndarray:
-    """``Z`` as a float array after checking that it is a finite non-empty ``(n, m)``
-    matrix (an ``O(n m)`` pass, made at the doors of :func:`lowrank_enclosing_ball` and
-    :func:`svmtune.loo.radius_margin_lowrank.lowrank_radius_margin`, not in the searches'
-    evaluations, issue #55)."""
-    Z = np.asarray(Z, dtype=float)
-    if Z.ndim != 2 or Z.shape[0] == 0 or Z.shape[1] == 0:
-        raise ValueError(f"Z must be a non-empty (n, m) matrix, got shape {Z.shape}")
-    if not np.all(np.isfinite(Z)):
-        raise ValueError("Z contains NaN or infinite entries")
-    return Z
-
-
 def check_ball_options(tol: float, max_iter: int) -> None:
     """Raise unless ``max_iter`` is a non-negative integer and ``tol`` a positive number."""
     if int(max_iter) != max_iter or max_iter < 0:
@@ -288,7 +276,7 @@ def lowrank_enclosing_ball(
     BallSolution
         ``method`` is "newton", "clarabel" (fallback, polished when possible) or "trivial".
     """
-    Z = check_ball_features(Z)
+    Z = check_features(Z)
     n = Z.shape[0]
     r = check_ridge(ridge, n)
     check_ball_options(tol, max_iter)

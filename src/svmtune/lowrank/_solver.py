@@ -156,14 +156,17 @@ def check_task_labels(y: np.ndarray) -> None:
         raise ValueError("labels must be -1/+1 with both classes present")
 
 
-def check_features(Z, n: int) -> np.ndarray:
-    """``Z`` as a float array after checking that it is a finite ``(n, m)`` feature matrix
-    (an ``O(n m)`` pass: the door of :func:`fit_l2_svm_lowrank`; the low-rank criteria's
+def check_features(Z, n: int | None = None) -> np.ndarray:
+    """``Z`` as a float array after checking that it is a finite non-empty ``(n, m)`` feature
+    matrix (any ``n`` when None): an ``O(n m)`` pass, made at the doors of
+    :func:`fit_l2_svm_lowrank` and of the low-rank balls
+    (:func:`svmtune.loo.sphere_lowrank.lowrank_enclosing_ball`); the low-rank criteria's
     evaluations take ``Z`` from :func:`svmtune.lowrank._nystroem._nystroem_factor` of checked
-    distances and skip it, issue #55)."""
+    distances and skip it (issue #55)."""
     Z = np.asarray(Z, dtype=float)
-    if Z.ndim != 2 or Z.shape[0] != n:
-        raise ValueError(f"Z must have shape ({n}, m), got {Z.shape}")
+    if Z.ndim != 2 or 0 in Z.shape or (n is not None and Z.shape[0] != n):
+        rows = "n" if n is None else n
+        raise ValueError(f"Z must be a non-empty ({rows}, m) matrix, got shape {Z.shape}")
     if not np.all(np.isfinite(Z)):
         raise ValueError(
             "Z contains NaN or infinity; the low-rank features must be finite (check the "
