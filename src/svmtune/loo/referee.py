@@ -161,14 +161,15 @@ def l2_loo_outputs(
         if len(init_supports) != len(tasks):
             raise ValueError("init_supports needs one support mask per task")
         inits = [support_mask(m, K.shape[0]) for m in init_supports]
-    return _l2_loo_outputs(K, tasks, C, w, groups=groups, init_supports=inits)
-
-
-def _l2_loo_outputs(K, tasks, C, w, *, groups=None, init_supports=None) -> list[np.ndarray]:
-    """:func:`l2_loo_outputs` of checked inputs (``auto``'s referee, module docstring);
-    ``groups`` are encoded here, once for all tasks."""
-    inits = [None] * len(tasks) if init_supports is None else list(init_supports)
     codes = None if groups is None else group_codes(groups, K.shape[0])
+    return _l2_loo_outputs(K, tasks, C, w, codes=codes, init_supports=inits)
+
+
+def _l2_loo_outputs(K, tasks, C, w, *, codes=None, init_supports=None) -> list[np.ndarray]:
+    """:func:`l2_loo_outputs` of checked inputs (``auto``'s referee, module docstring), the
+    groups as their codes (:func:`svmtune.loo.rbsvm_groups.group_codes`, encoded once by the
+    caller)."""
+    inits = [None] * len(tasks) if init_supports is None else list(init_supports)
     outs = []
     for t, init in zip(tasks, inits):
         sol = _fit_l2_svm(K, t, C, w, init)

@@ -17,6 +17,7 @@ from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import _squared_distances
+from svmtune.loo.rbsvm_groups import group_codes
 from svmtune.methods._fidelity import D_EXP, carry_C
 from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
 
@@ -39,7 +40,7 @@ __all__ = [
 @dataclass
 class StageData:
     """The rows of one stage and what its referee and refinements share: the rows' ``X``,
-    labels, weights, groups, one-vs-rest
+    labels, weights, groups (and their codes, encoded once for the referee), one-vs-rest
     ``tasks``, squared distances ``D2`` (exact stages; None on low-rank ones), their number
     ``size``, the stage's ``index`` in the plan and its :class:`~svmtune.methods._fidelity.Stage`,
     the multiclass mode, the random state and the families the referee scores."""
@@ -48,6 +49,7 @@ class StageData:
     y: np.ndarray
     sw: np.ndarray | None
     groups: np.ndarray | None
+    codes: np.ndarray | None
     tasks: list[np.ndarray]
     D2: np.ndarray | None
     size: int
@@ -77,6 +79,7 @@ class StageData:
             y=ys,
             sw=None if sw is None else sw[rows],
             groups=g,
+            codes=None if g is None else group_codes(g, int(rows.size)),
             tasks=ovr_tasks(ys),
             D2=_squared_distances(Xs) if exact else None,  # rows checked at the door
             size=int(rows.size),

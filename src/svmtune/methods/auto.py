@@ -348,7 +348,7 @@ class Auto(Selector):
             err = None
             if "l2" in self.families:
                 outs = _l2_loo_outputs(
-                    K, st.tasks, C, st.sw, groups=st.groups, init_supports=supports
+                    K, st.tasks, C, st.sw, codes=st.codes, init_supports=supports
                 )
                 err, fits = referee_error(st.y, outs, st.sw), fits + len(st.tasks)
             cand.estimates["l2"] = err
