@@ -15,6 +15,8 @@ The profiled fit is slower than the timed ones; its share of check time is what 
         --out benchmarks/door_timing/results.json
     python benchmarks/door_timing.py table benchmarks/door_timing/results.json \\
         > benchmarks/door_timing.md
+    # and at other sizes: --rows 1000 / 4000 --rounds 3 --fits 2 --out
+    # benchmarks/door_timing/results_<rows>.json, tables benchmarks/door_timing_<rows>.md
 
 Run it alone on the machine: these are wall seconds.
 """
@@ -88,10 +90,10 @@ print(json.dumps({
 """
 
 
-def _run_tree(tree: Path, name: str, fits: int) -> dict:
+def _run_tree(tree: Path, name: str, fits: int, rows: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree / "src"))
     out = subprocess.run(
-        [sys.executable, "-c", _WORKER, name, str(ROWS), str(fits)],
+        [sys.executable, "-c", _WORKER, name, str(rows), str(fits)],
         env=env,
         cwd=tree,
         capture_output=True,
@@ -113,11 +115,11 @@ def cmd_run(args) -> None:
     for r in range(args.rounds):
         for name in DATASETS:
             for label in ("before", "after") if r % 2 == 0 else ("after", "before"):
-                res = _run_tree(trees[label], name, args.fits)
+                res = _run_tree(trees[label], name, args.fits, args.rows)
                 runs.append({"round": r, "data": name, "tree": label, **res})
                 print(f"round {r} {name} {label}: median {np.median(res['fit_seconds']):.3f} s")
     record = {
-        "rows": ROWS,
+        "rows": args.rows,
         "fits_per_process": args.fits,
         "revisions": {k: _revision(v) for k, v in trees.items()},
         "machine": {
@@ -193,6 +195,7 @@ def main(argv=None) -> None:
     run.add_argument("--after", default=".")
     run.add_argument("--out", default="benchmarks/door_timing/results.json")
     run.add_argument("--rounds", type=int, default=3)
+    run.add_argument("--rows", type=int, default=ROWS)
     run.add_argument("--fits", type=int, default=3)
     run.set_defaults(func=cmd_run)
     table = sub.add_parser("table")
