@@ -59,8 +59,8 @@ def test_every_refinement_of_the_first_stage_is_paid_for():
     cost = _stage_cost(two.stages[0].size, "exact", 2 * 10 + FIRST_SCORES, 10, 1, 500, unit)
     assert cost == pytest.approx(two.stages[0].cost)
     assert cost <= FIRST_SHARE * (30.0 - two.final_cost) + 1e-9
-    assert Auto(refine=("rbsvm", "span")).plan(1_200, 10, 1).stages[0].size < (
-        Auto().plan(1_200, 10, 1).stages[0].size
+    assert Auto(refine=("rbsvm", "span"), budget=30.0).plan(1_200, 10, 1).stages[0].size < (
+        Auto(budget=30.0).plan(1_200, 10, 1).stages[0].size
     )
 
 

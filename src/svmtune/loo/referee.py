@@ -39,7 +39,7 @@ from svmtune._kernel_matrix_checks import check_kernel_matrix
 from svmtune._labels import check_pm1
 from svmtune._validation import validate_sample_weight
 from svmtune.estimators import ovo_pairs
-from svmtune.loo.closed_form import _closed_form_loo, loo_error_rate
+from svmtune.loo.closed_form import _closed_form_loo, loo_error_rate, loo_predictions
 from svmtune.loo.rbsvm_groups import _lgo_terms, group_codes
 from svmtune.loo.span_rule import _span_rule_loo_decision
 from svmtune.svm import _fit_l1_svm, _fit_l2_svm
@@ -51,6 +51,7 @@ __all__ = [
     "ovo_loo_outputs",
     "ovo_loo_predictions",
     "referee_error",
+    "row_losses",
 ]
 
 #: final model families the referee can score
@@ -214,3 +215,49 @@ def referee_error(
     wrong = ovo_loo_predictions(outputs, int(np.max(y)) + 1) != y
     w = np.ones(y.size) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     return float(w @ wrong / w.sum())
+
+
+def row_losses(
+    y: np.ndarray, outputs: Sequence[np.ndarray], *, pairwise: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row 0/1 loss and cross-entropy of leave-one-out outputs, for the paired tests of
+    :mod:`svmtune.loo.paired`.
+
+    The 0/1 loss is the error of the prediction the outputs make
+    (:func:`svmtune.loo.closed_form.loo_predictions`: a single task's sign, or the one-vs-rest
+    arg-max; ``pairwise``: libsvm's one-vs-one vote, :func:`ovo_loo_predictions`), the loss
+    whose mean :func:`referee_error` returns unweighted.  The cross-entropy is RBSVM's
+    eq. (28), ``log(1 + exp(-2 t r))`` for a task label ``t`` in {-1, +1} and output ``r``,
+    summed over the one-vs-rest tasks (over the pairs a row belongs to, ``pairwise``): smooth
+    in the outputs, so it separates candidates whose 0/1 errors tie.
+
+    Parameters
+    ----------
+    y : array (n,)
+        Encoded labels ``0..k-1``.
+    outputs : sequence of array (n,)
+        One array per one-vs-rest task (:func:`svmtune.methods.base.ovr_tasks`' order) or,
+        with ``pairwise``, per pair of :func:`svmtune.estimators.ovo_pairs`.
+
+    Returns
+    -------
+    (err, xent) : arrays (n,)
+    """
+    y = np.asarray(y)
+    xent = np.zeros(y.size)
+    if pairwise:
+        k = int(np.max(y)) + 1
+        pred = ovo_loo_predictions(outputs, k)
+        for a, b, f in zip(*ovo_pairs(k), outputs):
+            rows = (y == a) | (y == b)
+            t = np.where(y[rows] == a, 1.0, -1.0)
+            xent[rows] += np.logaddexp(0.0, -2.0 * t * np.asarray(f)[rows])
+        return (pred != y).astype(float), xent
+    tasks = (
+        [2.0 * (y == 1) - 1.0]
+        if len(outputs) == 1
+        else [2.0 * (y == c) - 1.0 for c in range(len(outputs))]
+    )
+    for t, f in zip(tasks, outputs):
+        xent += np.logaddexp(0.0, -2.0 * t * np.asarray(f))
+    return (loo_predictions(outputs) != y).astype(float), xent

@@ -1,5 +1,6 @@
 """The pieces of ``auto``'s stages (:mod:`svmtune.methods.auto`): a stage's rows, its
-candidates, the carried choice, the final libsvm fit's predicted cost and the bound warning."""
+candidates, the referee's paired decision and the race's survivors, the carried choice, the
+final libsvm fit's predicted cost and the bound warning."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import _squared_distances
+from svmtune.loo.paired import PairedComparison, paired_comparison
 from svmtune.loo.rbsvm_groups import group_codes
 from svmtune.methods._fidelity import D_EXP, carry_C
 from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
@@ -24,6 +26,7 @@ from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
 __all__ = [
     "Candidate",
     "PlanProgress",
+    "Referee",
     "StageData",
     "lowest_estimate",
     "candidate",
@@ -111,6 +114,11 @@ class Candidate:
     rank: int | None = None
     chosen_in_stage: bool = False
     chosen: bool = False
+    #: per family: the per-row leave-one-out 0/1 losses and cross-entropies of the referee
+    losses: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    #: the referee's paired comparisons with the incumbent (0/1, cross-entropy) and its verdict
+    tests: tuple[PairedComparison, ...] = ()
+    decided: str | None = None
 
     @property
     def params(self) -> dict[str, float]:
@@ -124,7 +132,10 @@ class Candidate:
         out.update(stage=self.stage, rows=self.rows)
         if self.rank is not None:
             out["rank"] = self.rank
-        out.update(chosen_in_stage=self.chosen_in_stage, chosen=self.chosen)
+        for t in self.tests:
+            key = "01" if t.loss == "0/1" else "xent"
+            out.update({f"paired_{key}_diff": t.mean, f"paired_{key}_z": t.z})
+        out.update(referee=self.decided, chosen_in_stage=self.chosen_in_stage, chosen=self.chosen)
         return out
 
 
@@ -207,13 +218,13 @@ def default_svc_fit(X, y, sw) -> tuple[int, int]:
     return int(support.size), int(np.sum(n_iter))
 
 
-def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
+def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int, Any]:
     """The final SVC's work at ``params`` over ``SVC()``'s on the same rows
-    (:func:`_libsvm_work`), and the fits it took: the predicted cost of the final fit in
-    ``SVC()`` fits (both grow alike with the rows).  Support vectors and iterations both
-    count: a large C takes many more iterations than ``SVC()`` but keeps fewer columns, and
-    iterations alone overstated the final fit three- to tenfold on the benchmark's cells
-    (``docs/notes/auto_fidelity.md``)."""
+    (:func:`_libsvm_work`), the fits it took and the fitted SVC: the predicted cost of the
+    final fit in ``SVC()`` fits (both grow alike with the rows).  Support vectors and
+    iterations both count: a large C takes many more iterations than ``SVC()`` but keeps
+    fewer columns, and iterations alone overstated the final fit three- to tenfold on the
+    benchmark's cells (``docs/notes/auto_fidelity.md``)."""
     n_classes = int(np.unique(y).size)
     kw = {} if sw is None else {"sample_weight": sw}
     d = X.shape[1]
@@ -222,7 +233,7 @@ def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int]:
         final = make_final_estimator(params, multiclass=multiclass, n_classes=n_classes)
         a = _libsvm_work(final.fit(X, y, **kw), d)
     b = _work(*default_svc_fit(X, y, sw), d)
-    return a / max(b, 1.0), 2
+    return a / max(b, 1.0), 2, final
 
 
 def svc_sv_fraction(X, y, sw) -> float:
@@ -261,6 +272,83 @@ def lowest_estimate(c: Candidate, families: list[str]) -> tuple[float, str]:
     (``min`` keeps the first of equal keys, and so does the ``min`` over candidates)."""
     scores = [(c.estimates[f], f) for f in families if c.estimates.get(f) is not None]
     return min(scores, key=lambda s: s[0])
+
+
+@dataclass(frozen=True)
+class Referee:
+    """The referee's rule: a candidate replaces the incumbent (``SVC()``'s point, the first
+    candidate of every stage) only when it is better beyond noise, by the paired comparison
+    of their per-row leave-one-out losses on the stage's rows (:mod:`svmtune.loo.paired`):
+    its 0/1 loss lower by more than ``z`` standard errors, or (``smooth``) its
+    cross-entropy lower by more than ``z`` standard errors with a 0/1 error no higher.  Of
+    the candidates that pass, the lowest mean loss wins (0/1 loss, then cross-entropy).
+
+    The same comparison, against the stage's winner, decides which candidates race on to the
+    next, larger stage (:meth:`survivors`): every one not worse than the winner beyond noise.
+    Where the closed forms are biased (pessimistic at large ``C`` where support sets move,
+    ``tests/loo/test_referee.py``) the bias is shared by candidates at nearby points and
+    largely cancels in the paired difference; where it does not, it errs against the move
+    away from ``SVC()``'s point, the conservative side.
+    """
+
+    z: float
+    smooth: bool
+    sample_weight: np.ndarray | None = None
+    groups: np.ndarray | None = None
+
+    def compare(self, a: Candidate, b: Candidate, families) -> tuple[PairedComparison, ...]:
+        """Paired comparisons of ``a`` against ``b`` (``a - b``, negative: ``a`` is better):
+        the 0/1 loss of each as the final model of its own best family (the errors of two
+        final models, comparable whatever their families), and the cross-entropy of both as
+        the final model of ``a``'s best family (the scales of two families' outputs differ,
+        so their cross-entropies are compared within one)."""
+        fa, fb = best_family(a, families), best_family(b, families)
+        kw = {"sample_weight": self.sample_weight, "groups": self.groups}
+        return (
+            paired_comparison(a.losses[fa][0], b.losses[fb][0], "0/1", **kw),
+            paired_comparison(a.losses[fa][1], b.losses[fa][1], "cross-entropy", **kw),
+        )
+
+    def beyond_noise(self, tests: tuple[PairedComparison, ...]) -> str | None:
+        """The test by which the first of a comparison is better beyond noise, or None."""
+        t01, txe = tests
+        if t01.z < -self.z:
+            return f"0/1 z {t01.z:+.2f}"
+        if self.smooth and txe.z < -self.z and t01.mean <= 0:
+            return f"cross-entropy z {txe.z:+.2f}"
+        return None
+
+    def decide(self, cands: list[Candidate], families) -> Candidate:
+        """The winner among ``cands`` (the incumbent first); records each challenger's tests
+        against the incumbent and the verdict on it (``Candidate.tests``, ``decided``)."""
+        incumbent, passed = cands[0], []
+        incumbent.decided = "incumbent"
+        for c in cands[1:]:
+            c.tests = self.compare(c, incumbent, families)
+            why = self.beyond_noise(c.tests)
+            c.decided = f"beyond noise: {why}" if why else "within noise of the incumbent"
+            if why:
+                passed.append(c)
+        if not passed:
+            return incumbent
+        # the lowest error; equal errors to the earlier candidate (min keeps the first)
+        return min(passed, key=lambda c: lowest_estimate(c, families)[0])
+
+    def survivors(self, cands: list[Candidate], winner: Candidate, families) -> list[Candidate]:
+        """The candidates the next stage races: the winner and every candidate not worse
+        than it beyond noise (the incumbent first when it survives)."""
+        out = [winner]
+        for c in cands:
+            if c is winner or same_point(c, out):
+                continue
+            if self.beyond_noise(self.compare(winner, c, families)) is None:
+                out.append(c)
+        return sorted(out, key=lambda c: c is not cands[0])
+
+
+def best_family(c: Candidate, families) -> str:
+    """The family of ``c``'s lowest estimate (:func:`lowest_estimate`)."""
+    return lowest_estimate(c, families)[1]
 
 
 def same_point(c: Candidate, others: list[Candidate]) -> bool:

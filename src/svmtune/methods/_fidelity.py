@@ -60,6 +60,7 @@ __all__ = [
     "Stage",
     "carry_C",
     "carry_exponent",
+    "budget_floor",
     "default_budget",
     "exact_eval_cost",
     "lowrank_eval_cost",
@@ -103,8 +104,9 @@ GROWTH = 4
 FIRST_SHARE = 0.6
 #: objective evaluations of the refinement at every stage after the first
 LATER_STEPS = 3
-#: referee scores per stage: the first scores its starts and its refinement's end (two
-#: families), the later ones the carried point and the refined one
+#: referee scores per stage: the first scores its starts and its refinement's end (with the
+#: median start and one refinement: 3; ``auto`` passes its own count to :func:`plan_stages`),
+#: a later one at least ``SVC()``'s point and one racing candidate
 FIRST_SCORES = 5
 LATER_SCORES = 2
 
@@ -136,9 +138,19 @@ SMALL_ROWS = 1500
 SMALL_BUDGET = 30.0
 
 
-def default_budget(n: int) -> float:
-    """The default budget in ``SVC()`` fits on all rows: 30 up to 1,500 rows, then
-    ``30 * 1500 / n``: 22.5 at 2,000 rows, 2.25 at 20,000, 0.26 at 171,539.
+def default_budget(
+    n: int,
+    d: int | None = None,
+    n_tasks: int = 1,
+    *,
+    sv_fraction: float | None = None,
+    first_evals: int = 10 + FIRST_SCORES,
+    rank: int = 500,
+) -> float:
+    """The default budget in ``SVC()`` fits on all rows: up to 1,500 rows ``30`` or the floor
+    in work of :func:`budget_floor` (given ``d``), whichever is more, so that every row is
+    selected on; then ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000, 0.26 at
+    171,539).
 
     Up to 1,500 rows (the small-data regime of ``benchmarks/auto_eval.md``) a fit of
     ``SVC()`` takes milliseconds and the closed forms' fixed overheads need a few dozen of
@@ -149,9 +161,44 @@ def default_budget(n: int) -> float:
     model.  The 30 is the issue's target for the small-data median; the break is where that
     regime ends; the power is the low-rank path's, none of them fitted to a data set.
     """
-    if n <= SMALL_ROWS:
+    if n > SMALL_ROWS:
+        return SMALL_BUDGET * SMALL_ROWS / float(n)
+    if d is None:
         return SMALL_BUDGET
-    return SMALL_BUDGET * SMALL_ROWS / float(n)
+    count = SMALL_BUDGET
+    floor = budget_floor(n, d, n_tasks, sv_fraction=sv_fraction, evals=first_evals, rank=rank)
+    return max(count, floor)
+
+
+def budget_floor(
+    n: int,
+    d: int,
+    n_tasks: int = 1,
+    *,
+    sv_fraction: float | None = None,
+    evals: int = 15,
+    rank: int = 500,
+) -> float:
+    """The floor of the default budget up to :data:`SMALL_ROWS` rows, in ``SVC()`` fits on
+    all ``n`` rows: the work of an exact first stage of ``evals`` evaluations on all ``n``
+    rows, with the final fit's reserve, so that such data are selected on all their rows
+    (issue #62).
+
+    Where an ``SVC()`` fit takes milliseconds a budget counted in its fits buys too little:
+    30 fits of ``SVC()`` on 1,000 rows are a fraction of a second, and made the plan
+    subsample 180 of the 222 small cells of ``benchmarks/auto_eval.md``, at 0.16 points of
+    mean accuracy.  The floor is a count of work (the cost model's units), so the plan stays
+    a function of the data's shape; its seconds at each size are in
+    ``docs/notes/auto_fidelity.md``.  Above :data:`SMALL_ROWS` rows the count of
+    :func:`default_budget` stays: a floor that kept a first stage of 1,500 rows made
+    ``auto`` slower than scikit-learn's halving search at 2,000 rows (ijcnn1: a plan of
+    170 ``SVC()`` fits where the halving search took 128).
+    """
+    unit = svc_fit_cost(n, d, sv_fraction)
+    final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
+    first = evals * exact_eval_cost(n, d, n_tasks) / unit
+    # the first stage may take FIRST_SHARE of what is left after the final fit
+    return final + first / FIRST_SHARE * (1.0 + 1e-9)
 
 
 @dataclass(frozen=True)
@@ -219,6 +266,7 @@ def plan_stages(
     lowrank_only: bool = False,
     sv_fraction: float | None = None,
     refiners: int = 1,
+    first_scores: int = FIRST_SCORES,
 ) -> Plan:
     """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
 
@@ -250,6 +298,8 @@ def plan_stages(
         Share of support vectors of the probe ``SVC()`` (:func:`svc_fit_cost`).
     refiners : int
         Refinements of the first stage, each of ``max_eval`` evaluations from the same start.
+    first_scores : int
+        Referee scores of the first stage (its starts and each refinement's end point).
 
     Returns
     -------
@@ -259,7 +309,7 @@ def plan_stages(
     final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
     left = max(budget - final, 0.0)
     first_path = "lowrank" if lowrank_only else "exact"
-    evals0 = refiners * max_eval + FIRST_SCORES
+    evals0 = refiners * max_eval + first_scores
     cap = n if first_path == "lowrank" else min(n, max_exact)
     s0 = min(n, MIN_FIRST)
     # the largest first size within FIRST_SHARE of the budget (bisection on the monotone cost)

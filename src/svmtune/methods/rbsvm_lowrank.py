@@ -107,7 +107,8 @@ class RBSVMLowRank(LowRankSearch):
         fewer than the option where the trace rule stops first): one objective evaluation
         without its gradient, where a search started there with ``max_eval=1`` would also
         take a line-search step (``auto``'s referee on the low-rank path,
-        :mod:`svmtune.methods.auto`)."""
+        :mod:`svmtune.methods.auto`).  ``info["loo"]`` holds each task's leave-one-out
+        outputs, for the referee's row-by-row comparisons."""
         X, y, sw, tasks, by_group = self._prepare(data.X, data.y, data.sample_weight, data.groups)
         sigma, C = float(params["sigma"]), float(params["C"])
         idx, _, D2_nm, D2_mm = landmarks(X, sigma, rank=self.rank, rank_tol=self.rank_tol)
@@ -120,7 +121,8 @@ class RBSVMLowRank(LowRankSearch):
             estimate=self._summary(y, tasks, {"obj": obj}, sw)[0],
             n_svm_fits=len(tasks),
             final_model=self.final_model,
-            info={"rank": int(idx.size)},
+            # the LOO outputs per task: auto's referee compares candidates row by row
+            info={"rank": int(idx.size), "loo": list(obj.loo)},
         )
 
     def _summary(self, y, tasks, state, sample_weight):
