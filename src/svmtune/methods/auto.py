@@ -7,44 +7,51 @@ The published methods are complementary, and this method composes them:
    ``SVC()`` point (``gamma="scale"`` on all rows, ``C = 1``; always a candidate), the median
    heuristic width with ``C = 1`` (RBSVM's start), LD's width with ``C = 1`` (Menezes et al.
    2019, ``ld_c1``) and the S&S ratio's ``(sigma, C)`` (Shamsi & Beheshti, ``ss``).
-2. **Referee** -- every candidate is scored by a closed-form leave-one-out estimate of each
-   model it could become (:mod:`svmtune.loo.referee`): the span-rule for libsvm's hinge-loss
-   SVC (Weighted span Corollary 1, eq. (37)) and RBSVM eq. (27) for the L2-SVM (on a Nystroem
-   kernel, :class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`, where the rows are too many
-   for the exact closed forms).  The candidate and final model family with the lowest
-   estimate win.
-3. **Refinement** -- from the start the referee ranks first, a short exact-gradient descent of
-   a leave-one-out criterion (RBSVM's cross-entropy, ``refine="rbsvm"``, or the smoothed
-   span, ``"span"``; :func:`svmtune.search.gradient.minimize_log_params`) within
-   ``max_eval`` SVM trainings; its end point joins the candidates before the referee decides.
+2. **Referee** -- every candidate is scored by closed-form leave-one-out outputs of each
+   model it could become, per row (:mod:`svmtune.loo.referee`): the span-rule for libsvm's
+   hinge-loss SVC (Weighted span Corollary 1, eq. (37)) and RBSVM eq. (27) for the L2-SVM
+   (on a Nystroem kernel, :class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`, where the
+   rows are too many for the exact closed forms).  ``SVC()``'s point is the incumbent: a
+   challenger replaces it only when it is better beyond noise, by a paired test of their
+   per-row losses on the same rows (:class:`svmtune.methods._auto_stage.Referee`,
+   :mod:`svmtune.loo.paired`): its 0/1 loss lower by more than ``noise_z`` standard errors,
+   or (``smooth``) its cross-entropy (RBSVM eq. (28)) lower by as much with a 0/1 error no
+   higher.  Of those that pass, the lowest error wins; ``history`` records each test.
+3. **Refinement** -- from the referee's winner among the starts, a short exact-gradient
+   descent of a leave-one-out criterion (RBSVM's cross-entropy, ``refine="rbsvm"``, or the
+   smoothed span, ``"span"``; :func:`svmtune.search.gradient.minimize_log_params`) within
+   ``max_eval`` SVM trainings; its end point joins the candidates before the referee
+   decides again.
 
 **Fidelities** (:mod:`svmtune.methods._fidelity`).  First ``SVC()`` is fitted on a probe
 subsample of 1,000 rows: its share of support vectors tells the cost model what an ``SVC()``
 fit on all rows costs on these data.  Steps 1-3 run on a stratified subsample whose size the
-plan takes from the budget; then each larger subsample (4 times the rows, at
-most all of them) carries the chosen point over (``C`` by the rule of
-:func:`svmtune.methods._fidelity.carry_C`), scores it beside ``SVC()``'s point and refines it
-by a few more steps, exact while the dense matrices are affordable and low rank above.  On
-the smallest data the first stage holds every row and this is the single-stage method (not
-on 180 of the 222 small cells of ``benchmarks/auto_criteria``,
-``docs/notes/auto_fidelity.md``).  The plan is a function of the rows, features, classes,
-memory and ``budget``; ``info["plan"]`` holds it and ``history`` every candidate with its
-``stage`` and ``rows``.  When the last stage holds fewer rows than the data, ``C`` is carried
-to all rows.
+plan takes from the budget; up to 1,500 rows the default budget's floor in work puts every
+row in it (:func:`svmtune.methods._fidelity.budget_floor`).  Then each larger subsample (4
+times the rows, at most all of them) races the candidates the referee could not separate
+from its winner (racing, as in successive halving and F-race, with closed-form
+leave-one-out scores in place of folds): it scores ``SVC()``'s point and those candidates
+(``C`` carried by :func:`svmtune.methods._fidelity.carry_C`), refines the winner with the
+evaluations left and decides again, exact while the dense matrices are affordable and low
+rank above; a stage never makes more evaluations than the plan gives it.  The plan is a
+function of the rows, features, classes, memory and ``budget``; ``info["plan"]`` holds it
+and ``history`` every candidate with its ``stage`` and ``rows``.  When the last stage holds
+fewer rows than the data, ``C`` is carried to all rows.
 
 **Final model.**  Where the last stage is exact on all rows, the referee's family (libsvm's
-SVC or the exact L2-SVM).  Otherwise libsvm's SVC, unless its fit would cost more than the budget
-has left (at least the reserve for the final model) and more than the low-rank L2-SVM
-on the same landmarks rule (:class:`svmtune.estimators_lowrank.LowRankL2SVC`), costed on as
-many landmarks as the last stage used at the chosen point (after an exact last stage, as the
-rule takes at the chosen width on a subsample of an eighth of the rows): the libsvm fit's cost
-is predicted from the support vectors and iterations of the chosen point's SVC and of
-``SVC()`` on that subsample (:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`);
-``info["final_rule"]`` says which and why.
+SVC or the exact L2-SVM), and ``estimate`` its leave-one-out error.  Otherwise libsvm's SVC,
+unless its fit would cost more than the budget has left (at least the reserve for the final
+model) and more than the low-rank L2-SVM (:class:`svmtune.estimators_lowrank.LowRankL2SVC`)
+on as many landmarks as the last stage used at the chosen point, *and* the low-rank model's
+error on held-out rows is within :data:`LOWRANK_TOLERANCE` of libsvm's at the same point
+(both fitted on a subsample of an eighth of the rows, scored on as many others of the nested
+order); ``estimate`` is then the held-out error of the model returned, and
+``info["final_rule"]`` says which and why.  The libsvm fit's cost is predicted from the
+support vectors and iterations of the chosen point's SVC and of ``SVC()`` on that subsample
+(:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`).
 
-Ties of the referee (leave-one-out errors are counts) go to the earlier candidate in the
-order above (``SVC()``'s point first: a move away from it has to show fewer leave-one-out
-errors), and for one candidate to the family listed first in ``families``.
+Ties of the referee go to the earlier candidate in the order above (``SVC()``'s point
+first), and for one candidate to the family listed first in ``families``.
 
 The defaults -- the median start besides ``SVC()``'s point, one RBSVM refinement, both
 families with ties to the L2-SVM -- were chosen on 43 bundled data sets by comparing every
@@ -193,9 +200,10 @@ class Auto(Selector):
         Box of the refinement in log2 units (default ``(-8, 8)``, the grid baselines').
     budget : float or None
         Cost of the selection and the final fit, in fits of scikit-learn's ``SVC()`` on all
-        rows, by the cost model of :mod:`svmtune.methods._fidelity`.  None (default): 30 up to
-        1,500 rows, then ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000: the
-        budget's wall time grows as ``n``, :func:`svmtune.methods._fidelity.default_budget`).
+        rows, by the cost model of :mod:`svmtune.methods._fidelity`.  None (default): up to
+        1,500 rows enough work to select on all of them (at least 30), then
+        ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000: the budget's wall time grows
+        as ``n``, :func:`svmtune.methods._fidelity.default_budget`).
     exact_rows : int or None
         Most rows an exact stage may take; None (default): as many as the dense ``n x n``
         matrices of the exact closed forms (``EXACT_DENSE_MATRICES`` of them) fit in the
@@ -203,17 +211,27 @@ class Auto(Selector):
     rank : int
         Nystroem rank of the low-rank stages and of the low-rank final model
         (as :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`).
+    noise_z : float
+        The referee's threshold in standard errors of the paired difference: a challenger
+        replaces ``SVC()``'s point only when better by more (default :data:`NOISE_Z`); 0 takes
+        the lowest leave-one-out error, ties to ``SVC()``'s point.
+    smooth : bool
+        Also let the cross-entropy of the leave-one-out outputs decide, where the 0/1 errors
+        do not differ beyond noise (default True).
 
     Notes
     -----
     ``history`` holds one entry per candidate: ``origin``, ``stage``, ``rows``, ``sigma``,
-    ``C``, the referee's ``estimate_l1`` / ``estimate_l2`` (None where not scored),
+    ``C``, the referee's ``estimate_l1`` / ``estimate_l2`` (None where not scored), its
+    paired tests against ``SVC()``'s point (``paired_01_diff``, ``paired_01_z``,
+    ``paired_xent_diff``, ``paired_xent_z``) and verdict (``referee``),
     ``n_svm_fits`` and ``time`` (seconds) it cost, on low-rank stages ``rank`` (the landmarks
     it was scored or refined on), ``chosen_in_stage`` (the one carried to the next stage) and
     ``chosen``.  ``info`` holds ``path`` ("exact" when the
     last stage is exact on all rows, else "lowrank" or "subsample"), ``chosen`` (origin),
-    ``family``, ``plan`` (the stages and their predicted costs), ``budget``,
-    ``predicted_cost`` (in ``SVC()`` fits), ``carry_exponent`` and ``final_rule``.
+    ``family``, ``referee_test`` (the verdict on the chosen candidate), ``noise_z``,
+    ``plan`` (the stages and their predicted costs), ``budget``, ``predicted_cost`` (in
+    ``SVC()`` fits), ``carry_exponent`` and ``final_rule``.
     """
 
     name = "auto"
