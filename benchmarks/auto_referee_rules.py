@@ -180,8 +180,9 @@ def joint_lines(table: pd.DataFrame) -> list[str]:
         "",
         "## The rules run on both the small sets and the scaling cells",
         "",
-        f"{scaling.shape[1]} scaling sets (`benchmarks/results/auto_referee/scaling.jsonl`, "
-        "each the mean over its sizes) beside the 43 small sets. Nested "
+        f"Beside the 43 small sets, {scaling.shape[1]} scaling sets "
+        "(`benchmarks/results/auto_referee/scaling.jsonl`, each the mean of its sizes that "
+        "ran). Nested "
         f"leave-one-data-set-out over the {joint.shape[1]} sets: **{held:.2f}** held out; "
         f"picked {picks}.",
         "",
