@@ -95,8 +95,6 @@ MODEL_TYPES: tuple[tuple[str, str], ...] = (
     ("ObjectNode", "sklearn.preprocessing._encoders.OneHotEncoder"),
     ("ObjectNode", "sklearn.preprocessing._function_transformer.FunctionTransformer"),
     ("ObjectNode", "sklearn.svm._classes.SVC"),
-    ("ObjectNode", "svmtune._factor.ExtendedFactor"),
-    ("ObjectNode", "svmtune._dual_solution.DualSolution"),
     ("ObjectNode", "svmtune.estimators.L2SVC"),
     ("ObjectNode", "svmtune.estimators.OvRSVC"),
     ("ObjectNode", "svmtune.estimators_lowrank.LowRankL2SVC"),
