@@ -153,6 +153,26 @@ def test_l2_model_file_is_sized_to_its_support_rows(tmp_path):
     np.testing.assert_array_equal(got.decision_function(X), tuner.decision_function(X))
 
 
+def test_an_l2_file_of_an_earlier_svmtune_is_refused_with_how_to_re_save_it(tmp_path):
+    """Files written before L2SVC dropped ``solutions_`` name two types no model holds
+    now: the refusal says what the file is and how to keep it, and that recipe works."""
+    from svmtune.svm import fit_l2_svm
+
+    X, y2, _ = _data()
+    tuner = SVMTuner(method="default", final_model="l2").fit(X, y2)
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    tuner.estimator_.solutions_ = [fit_l2_svm(K, np.where(y2 == "yes", 1.0, -1.0), 1.0)]
+    old = tmp_path / "old.skops"
+    sio.dump(tuner, old)  # as save_model wrote it then
+    with pytest.raises(UntrustedModelError, match=r"saved by an earlier svmtune.*solutions_"):
+        load_model(old)
+    model = sio.load(old, trusted=sio.get_untrusted_types(file=old))
+    del model.estimator_.solutions_
+    save_model(model, tmp_path / "new.skops")
+    got = load_model(tmp_path / "new.skops")
+    np.testing.assert_array_equal(got.decision_function(X), tuner.decision_function(X))
+
+
 # ---------------------------------------------------------------------------- MODEL_TYPES
 def _schema_types(model) -> set[tuple[str, str]]:
     """The ``(loader, type)`` pairs of the skops file ``save_model`` writes for ``model``."""
