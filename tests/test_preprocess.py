@@ -106,9 +106,10 @@ def test_unseen_categories_of_an_array_are_named_by_position():
     arr = train.to_numpy(dtype=object)
     y = tuner.predict(train)
     fitted = SVMTuner(method="default", preprocess="auto").fit(arr, y)
-    new = arr[:2].copy()
+    new = arr[:3].copy()
     new[0, 2] = 7  # a number in a text column: the category "7"
-    with pytest.warns(UnseenCategoryWarning, match=r"column 2: '7'$"):
+    new[1, 2], new[2, 2] = 7.0, True  # 7.0 is 7 to a hash table, not to the encoder
+    with pytest.warns(UnseenCategoryWarning, match=r"column 2: '7', '7.0', 'True'$"):
         fitted.predict(new)
     # standard preprocessing has no categories
     assert unseen_categories(SVMTuner(method="default").fit(arr[:, :1], y).preprocessor_, arr) == {}

@@ -433,10 +433,14 @@ def unseen_categories(pre, X) -> dict:
         for j, known in zip(positions, encoder.categories_):
             # ColumnTransformer selects a DataFrame it was fitted on by name
             column = frame[pre.feature_names_in_[j]] if named else frame.iloc[:, j]
-            # as _as_categories reads a cell: the value as text
-            values = [str(v) for v in column.dropna().astype(object).unique()]
+            values = column.dropna().astype(object)
+            distinct = values.unique()
+            if not all(isinstance(v, str) for v in distinct):
+                # 1, 1.0 and True are one value to unique() and three categories to the
+                # encoder, which reads each cell as text (_as_categories)
+                distinct = pd.unique(np.array([str(v) for v in values], dtype=object))
             seen = set(known)
-            new = [v for v in values if v not in seen]
+            new = [str(v) for v in distinct if str(v) not in seen]
             if new:
                 found[column.name] = new
     return found
