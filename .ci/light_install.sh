@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The core install as a newcomer gets it: `pip install .` in a fresh virtual environment
 # pulls in none of the extras' packages (optuna, hyperopt, matplotlib, dask) but does pull
-# skops (the default model format, a core dependency), the wheel is at most 3 MB, and
-# `svmtune demo` and the README's `select --out model.skops` / `predict` run in it.
+# skops (the default model format, a core dependency), the wheel is at most 3 MB and ships
+# py.typed, and `svmtune demo` and the README's `select --out model.skops` / `predict` run
+# in it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d)
@@ -24,6 +25,9 @@ if extra:
     raise SystemExit(f"the core install pulled in {extra}")
 if importlib.util.find_spec("skops") is None:
     raise SystemExit("the core install lacks skops, which the default model files need")
+import importlib.resources
+if not (importlib.resources.files("svmtune") / "py.typed").is_file():
+    raise SystemExit("the wheel lacks svmtune/py.typed: type checkers would ignore svmtune")
 print("core install: none of optuna, hyperopt, matplotlib, dask; skops present")
 PY
 (cd "$tmp" && "$tmp/venv/bin/svmtune" demo --no-grid)

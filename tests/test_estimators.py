@@ -79,6 +79,45 @@ def test_l2svc_on_kernel_columns_equals_the_whole_matrix(monkeypatch, multiclass
     assert np.array_equal(clf.predict(X), ref.predict(X))
 
 
+def _arrays(obj, seen=None):
+    """Every ndarray reachable from ``obj``'s attributes, lists, tuples and dicts."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        items = obj
+    elif isinstance(obj, dict):
+        items = obj.values()
+    elif hasattr(obj, "__dict__"):
+        items = vars(obj).values()
+    else:
+        return []
+    return [a for item in items for a in _arrays(item, seen)]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_l2svc_keeps_only_what_prediction_reads(n_classes):
+    """The fitted L2SVC holds its support rows, their coefficients and per-task scalars:
+    no solver state (the factor of the support-set matrix is |S|^2 values; issue #63)."""
+    X, y = make_problem(300, 4, seed=5)
+    if n_classes == 3:
+        y = np.where(X[:, 1] > 0.5, 2.0, y)
+    clf = L2SVC(C=5.0, sigma=1.2).fit(X, y)
+    n_sv, n_tasks = clf.support_vectors_.shape[0], clf.dual_coef_.shape[0]
+    assert n_tasks == (1 if n_classes == 2 else n_classes)
+    held = sum(a.nbytes for a in _arrays(clf))
+    assert held <= 8 * n_sv * (X.shape[1] + n_tasks + 1) + 64 * (n_tasks + n_classes)
+    assert clf.n_support_.shape == clf.n_iter_.shape == (n_tasks,)
+    assert clf.n_support_.max() <= n_sv <= clf.n_support_.sum()
+    # prediction reads exactly those arrays
+    K = Kernel("rbf", sigma=1.2)(X, clf.support_vectors_)
+    F = K @ clf.dual_coef_.T + clf.intercept_
+    np.testing.assert_array_equal(clf.decision_function(X), F[:, 0] if n_tasks == 1 else F)
+
+
 def test_l2svc_multiclass_ovr():
     X, y = load_iris(return_X_y=True)
     clf = L2SVC(C=10.0, sigma=1.0).fit(X, y)

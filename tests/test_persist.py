@@ -134,6 +134,45 @@ def test_skops_round_trip_of_a_model_fitted_on_sparse_rows(tmp_path):
     np.testing.assert_array_equal(got.decision_function(S), tuner.decision_function(S))
 
 
+def test_l2_model_file_is_sized_to_its_support_rows(tmp_path):
+    """A final L2-SVM's file holds its support rows and coefficients, not the solver's
+    factor of the support-set matrix (|S|^2 values: 13.7 MB for 1,291 support rows of 20
+    features here, 66 times those rows; issue #63)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=2000, n_features=20, flip_y=0.1, random_state=0)
+    tuner = SVMTuner(method="default", final_model="l2").fit(X, y)
+    est = tuner.estimator_
+    rows = est.support_vectors_.nbytes + est.dual_coef_.nbytes
+    assert est.support_vectors_.shape[0] > 1000  # most rows are support rows here
+    path = tmp_path / "m.skops"
+    save_model(tuner, path)
+    # the rows and coefficients, the support indices, the selection's record (~40 kB)
+    assert os.path.getsize(path) <= 1.5 * rows + 64 * 1024
+    got = load_model(path)
+    np.testing.assert_array_equal(got.decision_function(X), tuner.decision_function(X))
+
+
+def test_an_l2_file_of_an_earlier_svmtune_is_refused_with_how_to_re_save_it(tmp_path):
+    """Files written before L2SVC dropped ``solutions_`` name two types no model holds
+    now: the refusal says what the file is and how to keep it, and that recipe works."""
+    from svmtune.svm import fit_l2_svm
+
+    X, y2, _ = _data()
+    tuner = SVMTuner(method="default", final_model="l2").fit(X, y2)
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    tuner.estimator_.solutions_ = [fit_l2_svm(K, np.where(y2 == "yes", 1.0, -1.0), 1.0)]
+    old = tmp_path / "old.skops"
+    sio.dump(tuner, old)  # as save_model wrote it then
+    with pytest.raises(UntrustedModelError, match=r"saved by an earlier svmtune.*solutions_"):
+        load_model(old)
+    model = sio.load(old, trusted=sio.get_untrusted_types(file=old))
+    del model.estimator_.solutions_
+    save_model(model, tmp_path / "new.skops")
+    got = load_model(tmp_path / "new.skops")
+    np.testing.assert_array_equal(got.decision_function(X), tuner.decision_function(X))
+
+
 # ---------------------------------------------------------------------------- MODEL_TYPES
 def _schema_types(model) -> set[tuple[str, str]]:
     """The ``(loader, type)`` pairs of the skops file ``save_model`` writes for ``model``."""

@@ -9,12 +9,14 @@ import pandas as pd
 import pytest
 
 from svmtune import SVMTuner
+from svmtune.exceptions import UnseenCategoryWarning
 from svmtune.preprocess import (
     PREPROCESS_MODES,
     categorical_columns,
     make_preprocessor,
     needs_auto,
     transform_validated,
+    unseen_categories,
 )
 
 from .conftest import assert_params_close
@@ -60,9 +62,57 @@ def test_tuner_auto_predicts_on_unseen_category_and_nan():
     train.loc[5, "c"] = None
     tuner = SVMTuner(preprocess="auto").fit(train, y)
     test = pd.DataFrame({"x": [np.nan, 0.5], "c": ["never-seen", None]})
-    pred = tuner.predict(test)
+    with pytest.warns(UnseenCategoryWarning, match="column 'c': 'never-seen'"):
+        pred = tuner.predict(test)
     assert set(pred) <= {"pos", "neg"} and len(pred) == 2
-    assert np.all(np.isfinite(tuner.decision_function(test)))
+    with pytest.warns(UnseenCategoryWarning):
+        assert np.all(np.isfinite(tuner.decision_function(test)))
+
+
+def _tuner_with_two_categorical_columns():
+    rng = np.random.default_rng(0)
+    n = 60
+    train = pd.DataFrame(
+        {"x": rng.normal(size=n), "c": rng.choice(["u", "v", "w"], n), "d": ["p", "q"] * 30}
+    )
+    y = np.where(train["x"] + (train["c"] == "u") > 0.3, "pos", "neg")
+    return SVMTuner(method="default", preprocess="auto").fit(train, y), train
+
+
+def test_unseen_categories_warn_once_per_call_naming_columns_and_values():
+    tuner, train = _tuner_with_two_categorical_columns()
+    test = pd.DataFrame(
+        {"x": [0.1, 0.2, 0.3, 0.4], "c": ["teal", "u", "teal", None], "d": ["p", "r", "s", "q"]}
+    )
+    for call in (tuner.predict, tuner.predict_proba, tuner.decision_function):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call(test)
+        unseen = [w for w in caught if issubclass(w.category, UnseenCategoryWarning)]
+        assert len(unseen) == 1, [str(w.message) for w in caught]
+        message = str(unseen[0].message)
+        # each column once, each of its unseen values once; a missing value is imputed
+        assert "column 'c': 'teal'; column 'd': 'r', 's'" in message
+        assert "None" not in message and "'u'" not in message
+        assert unseen[0].filename == __file__  # points at the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # categories seen in training: no warning
+        tuner.predict(train.iloc[:5])
+    assert unseen_categories(tuner.preprocessor_, test) == {"c": ["teal"], "d": ["r", "s"]}
+
+
+def test_unseen_categories_of_an_array_are_named_by_position():
+    tuner, train = _tuner_with_two_categorical_columns()
+    arr = train.to_numpy(dtype=object)
+    y = tuner.predict(train)
+    fitted = SVMTuner(method="default", preprocess="auto").fit(arr, y)
+    new = arr[:3].copy()
+    new[0, 2] = 7  # a number in a text column: the category "7"
+    new[1, 2], new[2, 2] = 7.0, True  # 7.0 is 7 to a hash table, not to the encoder
+    with pytest.warns(UnseenCategoryWarning, match=r"column 2: '7', '7.0', 'True'$"):
+        fitted.predict(new)
+    # standard preprocessing has no categories
+    assert unseen_categories(SVMTuner(method="default").fit(arr[:, :1], y).preprocessor_, arr) == {}
 
 
 def test_nullable_pandas_dtypes():

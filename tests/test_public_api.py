@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import tomllib
 import warnings
+from pathlib import Path
 
 import pytest
 import sklearn.exceptions
@@ -94,3 +96,12 @@ def test_exceptions_have_one_home():
             ):
                 defined.append(f"{m}.{attr}")
     assert not defined, f"exception classes outside svmtune.exceptions: {defined}"
+
+
+def test_the_package_says_it_is_typed():
+    """PEP 561: the installed package holds ``py.typed`` (package data, so the wheel ships
+    it: ``.ci/light_install.sh`` checks the installed wheel), and type checkers read the
+    annotations of the public API instead of ignoring svmtune."""
+    assert (Path(svmtune.__file__).parent / "py.typed").is_file()
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert "py.typed" in pyproject["tool"]["setuptools"]["package-data"]["svmtune"]

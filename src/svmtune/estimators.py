@@ -228,6 +228,31 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         not convex).
     class_weight : dict or "balanced", optional
         Multiplies ``C`` per class.
+
+    Attributes
+    ----------
+    classes_ : ndarray (n_classes,)
+    support_ : ndarray of int (n_SV,)
+        Training rows that are a support vector of some task (the union over one-vs-rest
+        tasks).
+    support_vectors_ : ndarray (n_SV, n_features)
+        Those rows.
+    dual_coef_ : ndarray (n_tasks, n_SV)
+        ``y_i alpha_i`` per task at those rows: ``f(x) = k(x, SV) dual_coef_^T + b``.
+    intercept_ : ndarray (n_tasks,)
+    n_support_ : ndarray of int (n_tasks,)
+        Support vectors (``alpha_i > 0``) of each task.
+    n_iter_ : ndarray of int (n_tasks,)
+        Active-set iterations of each task.
+    n_features_in_ : int
+
+    Notes
+    -----
+    The fitted model holds what prediction reads, ``n_SV (n_features + n_tasks)`` values,
+    and a saved model is about that size.  Fitting holds more, for as long as it runs: the
+    kernel matrix (``n^2`` values up to :data:`FULL_KERNEL_MAX_N` rows, ``n`` per column
+    read above) and the Cholesky factor of the support-set matrix (``|S|^2`` values), with
+    ``O(|S|^3)`` flops per task (docs: "Large n").
     """
 
     def __init__(
@@ -269,7 +294,7 @@ class L2SVC(ClassifierMixin, BaseEstimator):
         else:
             tasks = [np.where(y_enc == k, 1.0, -1.0) for k in range(len(self.classes_))]
         coefs, bs, used = [], [], np.zeros(X.shape[0], dtype=bool)
-        self.solutions_ = []
+        n_sv, n_it = [], []
         for t in tasks:
             try:
                 sol = _fit_l2_svm(K, t, C, w)
@@ -283,14 +308,21 @@ class L2SVC(ClassifierMixin, BaseEstimator):
                     "problem and has no unique solution; lower C, change gamma or coef0, "
                     "or use libsvm's SVC (final_model='l1')"
                 ) from None
-            self.solutions_.append(sol)
+            # keep what prediction reads, not the solution: the factor of its support-set
+            # matrix alone holds |S|^2 values (issue #63)
             coefs.append(sol.dual_coef)
             bs.append(sol.b)
+            n_sv.append(int(sol.support.sum()))
+            n_it.append(sol.n_iter)
             used |= sol.support
+            del sol
+        del K  # the kernel matrix (or its columns) before the model's arrays are made
         self.support_ = np.flatnonzero(used)
         self.support_vectors_ = X[used]
         self.dual_coef_ = np.array(coefs)[:, used]
         self.intercept_ = np.array(bs)
+        self.n_support_ = np.asarray(n_sv, dtype=int)
+        self.n_iter_ = np.asarray(n_it, dtype=int)
         return self
 
     def decision_function(self, X):

@@ -10,6 +10,9 @@ ConvergenceWarning
     silences svmtune's too).
 BoundWarning
     A selected hyperparameter ended on a bound of its search range.
+UnseenCategoryWarning
+    Rows to predict hold categories the training data did not (``preprocess="auto"``):
+    their one-hot entries are all 0.
 
 Errors
 ------
@@ -43,6 +46,7 @@ __all__ = [
     "NotAResultsFile",
     "SelectionStopped",
     "StoreBusy",
+    "UnseenCategoryWarning",
     "UntrustedModelError",
 ]
 
@@ -53,6 +57,12 @@ class ConvergenceWarning(_SklearnConvergenceWarning):
 
 class BoundWarning(UserWarning):
     """A hyperparameter ended on a bound of its search range."""
+
+
+class UnseenCategoryWarning(UserWarning):
+    """Rows to predict hold values of a categorical column that its training rows did not:
+    the one-hot encoding of ``preprocess="auto"`` gives them no feature (all their one-hot
+    entries are 0), so the model treats them as no category at all."""
 
 
 class NotANumberError(TypeError, ValueError):

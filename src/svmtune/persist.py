@@ -95,8 +95,6 @@ MODEL_TYPES: tuple[tuple[str, str], ...] = (
     ("ObjectNode", "sklearn.preprocessing._encoders.OneHotEncoder"),
     ("ObjectNode", "sklearn.preprocessing._function_transformer.FunctionTransformer"),
     ("ObjectNode", "sklearn.svm._classes.SVC"),
-    ("ObjectNode", "svmtune._factor.ExtendedFactor"),
-    ("ObjectNode", "svmtune._dual_solution.DualSolution"),
     ("ObjectNode", "svmtune.estimators.L2SVC"),
     ("ObjectNode", "svmtune.estimators.OvRSVC"),
     ("ObjectNode", "svmtune.estimators_lowrank.LowRankL2SVC"),
@@ -112,6 +110,16 @@ MODEL_TYPES: tuple[tuple[str, str], ...] = (
     ("TypeNode", "numpy.float64"),
     ("TypeNode", "numpy.int64"),
     ("TypeNode", "numpy.str_"),
+)
+
+#: Types a final L2-SVM (``L2SVC.solutions_``) held before it kept only its support rows and
+#: coefficients (issue #63): a file holding them and nothing else outside
+#: :data:`MODEL_TYPES` is refused with a message saying how to re-save it
+_FORMER_TYPES = frozenset(
+    {
+        "svmtune._dual_solution.DualSolution (ObjectNode)",
+        "svmtune._factor.ExtendedFactor (ObjectNode)",
+    }
 )
 
 #: The declared uncompressed sizes of a skops file's members (and of a ``.npz`` member's own
@@ -353,6 +361,14 @@ def _check_types(schema: dict, path) -> tuple[set[str], dict[str, set]]:
             ident = node.get("__id__")  # skops shares only objects with an (int) id
             ident = ident if type(ident) is int and ident else object()
             reads.setdefault(str(node["file"]), set()).add(ident)
+    if bad and bad <= _FORMER_TYPES:
+        raise UntrustedModelError(
+            f"{path} is a final L2-SVM saved by an earlier svmtune: it holds the solver's "
+            "solutions (L2SVC.solutions_, the square factor of the support set), which "
+            "models no longer keep, and it was not loaded; to keep it, load it with the "
+            "svmtune that saved it (svmtune.load_model), `del model.estimator_.solutions_`, "
+            "save it again (svmtune.save_model), or run the selection again"
+        )
     if bad:
         shown = ", ".join(sorted(bad)[:5]) + (" ..." if len(bad) > 5 else "")
         raise _refused(path, f"names types an svmtune model never holds: {shown}")

@@ -43,6 +43,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 from sklearn.utils.validation import check_is_fitted
 
 from svmtune._warnings import user_stacklevel
+from svmtune.exceptions import UnseenCategoryWarning
 
 __all__ = [
     "MAX_DENSIFY_BYTES",
@@ -52,6 +53,8 @@ __all__ = [
     "fit_preprocessor",
     "categorical_columns",
     "needs_auto",
+    "unseen_categories",
+    "warn_unseen_categories",
 ]
 
 PREPROCESS_MODES = ("standard", "auto", "none")
@@ -405,6 +408,62 @@ def make_preprocessor(mode: str, X=None):
         )
     return ColumnTransformer(
         [("num", num_pipe, nums), ("cat", cat_pipe, cats)], remainder="drop", sparse_threshold=0
+    )
+
+
+def unseen_categories(pre, X) -> dict:
+    """The values of ``X``'s categorical columns that the fitted ``"auto"`` preprocessor
+    ``pre`` (a ``ColumnTransformer`` from :func:`make_preprocessor`) did not see in
+    training, by column name (position for an array): ``{column: [value, ...]}`` in order
+    of first appearance, values as the encoder reads them (text).  Missing values are
+    imputed, not unseen.  ``{}`` for any other preprocessor.
+
+    ``X`` is the data ``pre.transform`` has just taken (so its cells are valid categories);
+    each column's distinct values are compared, not its rows.
+    """
+    if not isinstance(pre, ColumnTransformer):
+        return {}
+    named = isinstance(X, pd.DataFrame) and hasattr(pre, "feature_names_in_")
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+    found = {}
+    for name, pipe, positions in pre.transformers_:
+        if name != "cat":
+            continue
+        encoder = pipe[-1]
+        for j, known in zip(positions, encoder.categories_):
+            # ColumnTransformer selects a DataFrame it was fitted on by name
+            column = frame[pre.feature_names_in_[j]] if named else frame.iloc[:, j]
+            values = column.dropna().astype(object)
+            distinct = values.unique()
+            if not all(isinstance(v, str) for v in distinct):
+                # 1, 1.0 and True are one value to unique() and three categories to the
+                # encoder, which reads each cell as text (_as_categories)
+                distinct = pd.unique(np.array([str(v) for v in values], dtype=object))
+            seen = set(known)
+            new = [str(v) for v in distinct if str(v) not in seen]
+            if new:
+                found[column.name] = new
+    return found
+
+
+def warn_unseen_categories(pre, X) -> None:
+    """One :class:`~svmtune.exceptions.UnseenCategoryWarning` naming every categorical column
+    of ``X`` that holds values the fitted preprocessor ``pre`` did not see in training, and
+    those values (:func:`unseen_categories`): their one-hot entries are all 0, which the
+    model reads as no category, so predictions for those rows rest on the other columns.
+    Nothing when every value was seen."""
+    found = unseen_categories(pre, X)
+    if not found:
+        return
+    parts = [
+        f"column {column!r}: {_first_names([repr(v) for v in values])}"
+        for column, values in found.items()
+    ]
+    warnings.warn(
+        f"X holds categories the training data did not; their one-hot entries are all 0, as "
+        f"if the row had none of the known categories: {'; '.join(parts)}",
+        UnseenCategoryWarning,
+        stacklevel=user_stacklevel(),
     )
 
 

@@ -69,6 +69,7 @@ from svmtune.preprocess import (
     fit_preprocessor,
     make_preprocessor,
     transform_validated,
+    warn_unseen_categories,
 )
 from svmtune.search.cv import check_class_groups
 
@@ -534,7 +535,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
                 f"this SVMTuner was fitted on a DataFrame with categorical columns; pass a "
                 f"DataFrame with the same columns ({shown}), not a {type(X).__name__}"
             )
-        return _as_float(self.preprocessor_.transform(X))
+        Xt = self.preprocessor_.transform(X)
+        warn_unseen_categories(self.preprocessor_, X)  # once per predict call
+        return _as_float(Xt)
 
     def _pairwise(self) -> bool:
         """The final SVM is libsvm's one-vs-one keeping pairwise decision values."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from svmtune.cli._source import bundled_name
 from svmtune.datasets import load_dataset, load_table
 from svmtune.datasets._svmlight import read_svmlight_sparse
 from svmtune.datasets.loaders import TARGET_NAMES, detect_format, pick_target
+from svmtune.exceptions import UnseenCategoryWarning
 from svmtune.persist import DamagedModelError, UntrustedModelError, load_model
 from svmtune.tuner import SVMTuner
 
@@ -49,10 +51,14 @@ def _load_model(path: str, trust_pickle: bool = False):
     return model
 
 
-def _label_column(table, target: str | None, features: list[str], source: str) -> str | None:
-    """The column of ``table`` holding labels: ``--target``, else the file's label column
-    (ARFF/KEEL, svmlight: ``table.attrs["label"]``) or the one column named target, class
-    or label, if it is not one of the model's features (None: no labels)."""
+def _label_column(
+    table, target: str | None, features: list[str], source: str, recorded: str | None = None
+) -> str | None:
+    """The column of ``table`` holding labels: ``--target``, else the model's own label
+    column ``recorded`` (``select``'s, :attr:`target_column_`) where ``table`` has it, else
+    the file's label column (ARFF/KEEL, svmlight: ``table.attrs["label"]``) or the one
+    column named target, class or label, if it is not one of the model's features (None:
+    no labels)."""
 
     if target is not None:
         try:
@@ -65,6 +71,8 @@ def _label_column(table, target: str | None, features: list[str], source: str) -
                 "give the column holding the labels (or leave --target out)"
             )
         return label
+    if recorded is not None and recorded in table.columns and recorded not in features:
+        return recorded
     known = table.attrs.get("label")
     if known is not None:
         return known if known in table.columns and known not in features else None
@@ -90,9 +98,10 @@ def _same_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
 @click.option(
     "--target",
     default=None,
-    help="Label column of FILE, to score the predictions (default: as `select` finds it: "
-    "svmlight's labels, ARFF/KEEL's output attribute, a CSV column named target, class or "
-    "label; none if that is one of the model's features).",
+    help="Label column of FILE, to score the predictions (default: the model's label "
+    "column, the one `select` read, when FILE has it; else as `select` finds it: svmlight's "
+    "labels, ARFF/KEEL's output attribute, a CSV column named target, class or label; none "
+    "if that is one of the model's features).",
 )
 @format_option
 @click.option("--proba", is_flag=True, help="Also write each class's probability.")
@@ -116,8 +125,10 @@ def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
     trained on an svmlight/LIBSVM file, an svmlight FILE is read with the feature numbering
     (0- or 1-based) of the training file, and feature columns it does not reach are 0.
     Writes one CSV row per row of FILE: the predicted class and, with --proba, each class's
-    probability (the model's predict_proba).  When FILE has labels, the accuracy goes to
-    standard error.
+    probability (the model's predict_proba).  When FILE has labels (the column the model
+    was selected with, `select --target`, or as --target says), the accuracy goes to
+    standard error; so does a warning naming the values of a categorical column that the
+    training data did not hold (they are encoded as none of the known categories).
 
     A .skops MODEL is loaded if it holds only the types a model svmtune saves holds, within
     bounded sizes (anything else is refused, exit status 2); a joblib/pickle MODEL is
@@ -148,7 +159,8 @@ def predict_cmd(model, file, target, fmt, proba, out, trust_pickle) -> None:
         table.attrs["label"] = "target"
     names = getattr(tuner, "feature_names_in_", None)
     features = [str(c) for c in names] if names is not None else []
-    label = _label_column(table, target, features, source)
+    recorded = getattr(tuner, "target_column_", None)  # models saved before: none
+    label = _label_column(table, target, features, source, recorded)
     if names is None:  # fitted on an array: the columns in order, the label's left out
         X = table.drop(columns=[label] if label is not None else [])
         if X.shape[1] != tuner.n_features_in_:
@@ -236,7 +248,9 @@ def _write_predictions(tuner, X, proba: bool, out: str | None):
         pred = tuner.predict(X)
         result = pd.DataFrame({"prediction": pred})
         if proba:
-            P = tuner.predict_proba(X)
+            with warnings.catch_warnings():  # predict has named the unseen categories
+                warnings.simplefilter("ignore", UnseenCategoryWarning)
+                P = tuner.predict_proba(X)
             for k, c in enumerate(tuner.classes_):
                 result[f"p({c})"] = P[:, k]
     except ValueError as exc:

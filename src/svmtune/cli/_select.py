@@ -194,6 +194,8 @@ def select_cmd(
         record["cv_results"] = tuner.cv_results_
     save_error = None
     if out is not None:
+        if "target" in source:  # predict scores rows whose file has this column
+            tuner.target_column_ = source["target"]
         if "index_base" in source:  # predict reads svmlight files with the same numbering
             tuner.svmlight_zero_based_ = source["index_base"] == 0
         if sp.issparse(X):  # and keeps them sparse

@@ -15,7 +15,7 @@ import pandas as pd
 from svmtune._validation import check_feature_values, check_numeric_features
 from svmtune.cli._common import fail
 from svmtune.datasets import list_datasets, load_dataset, load_table, resolve_name
-from svmtune.datasets.loaders import split_table
+from svmtune.datasets.loaders import label_column, split_table
 from svmtune.preprocess import needs_auto
 
 
@@ -34,10 +34,11 @@ def bundled_name(source: str) -> str:
 
 
 def load_source(source: str, target: str | None, fmt: str | None, groups: str | None = None):
-    """``source`` is a path or a bundled data-set name -> (X DataFrame, y, description); an
-    svmlight/LIBSVM file's description says where its feature indices start
-    (``"index_base"``: 0 or 1).  A bundled data set's ``groups`` side array named ``groups``
-    becomes a column of ``X`` (:meth:`~svmtune.datasets.DatasetInfo.add_group_column`)."""
+    """``source`` is a path or a bundled data-set name -> (X DataFrame, y, description); a
+    file's description names its label column (``"target"``), an svmlight/LIBSVM file's
+    says where its feature indices start (``"index_base"``: 0 or 1).  A bundled data set's
+    ``groups`` side array named ``groups`` becomes a column of ``X``
+    (:meth:`~svmtune.datasets.DatasetInfo.add_group_column`)."""
 
     path = Path(source).expanduser()
     if path.exists():
@@ -46,7 +47,8 @@ def load_source(source: str, target: str | None, fmt: str | None, groups: str | 
             X, y = split_table(table, target, str(path))
         except (ValueError, OSError) as exc:
             raise fail(exc) from None
-        info = {"file": str(path)}
+        # the label column's name: `predict` finds the labels of new rows by it
+        info = {"file": str(path), "target": str(label_column(table, target, str(path)))}
         if "zero_based" in table.attrs:
             info["index_base"] = 0 if table.attrs["zero_based"] else 1
         return X, y, info

@@ -109,6 +109,7 @@ __all__ = [
     "load_table",
     "detect_format",
     "parse_arff",
+    "label_column",
     "pick_target",
     "split_table",
 ]
@@ -341,6 +342,32 @@ def load_table(
     return _read_table(p, kind, _check_zero_based(zero_based))
 
 
+def label_column(table: pd.DataFrame, target: str | int | None = None, source: str = "<table>"):
+    """The name of the label column of a :func:`load_table` table that :func:`split_table`
+    takes: ``target`` (:func:`pick_target`), else the file's own (svmlight's labels, the
+    ARFF/KEEL output attribute), else the one column named target, class or label.
+
+    Raises
+    ------
+    DataFileError
+        ``target`` given for an svmlight file (its labels have no column name), several
+        KEEL outputs and no ``target``, or no such column (:func:`pick_target`).
+    """
+    if table.attrs.get("format") == "svmlight" and target is not None:
+        raise DataFileError(
+            f"{source}: svmlight/LIBSVM files keep the label in the first field of each "
+            "line; drop --target (target=...)"
+        )
+    outputs = table.attrs.get("outputs", [])
+    if target is None and len(outputs) > 1:
+        raise DataFileError(
+            f"{source}: several @outputs {outputs}; choose the label with --target (target=...)"
+        )
+    if target is None and "label" in table.attrs:
+        return table.attrs["label"]
+    return pick_target(table, target, source)
+
+
 def split_table(
     table: pd.DataFrame, target: str | int | None = None, source: str = "<table>"
 ) -> tuple[pd.DataFrame, np.ndarray]:
@@ -361,20 +388,7 @@ def split_table(
     y : ndarray of shape (n,)
     """
     kind = table.attrs.get("format")
-    if kind == "svmlight" and target is not None:
-        raise DataFileError(
-            f"{source}: svmlight/LIBSVM files keep the label in the first field of each "
-            "line; drop --target (target=...)"
-        )
-    outputs = table.attrs.get("outputs", [])
-    if target is None and len(outputs) > 1:
-        raise DataFileError(
-            f"{source}: several @outputs {outputs}; choose the label with --target (target=...)"
-        )
-    if target is None and "label" in table.attrs:
-        tcol = table.attrs["label"]
-    else:
-        tcol = pick_target(table, target, source)
+    tcol = label_column(table, target, source)
     inputs = table.attrs.get("inputs")
     if inputs:  # KEEL: the attributes neither input nor label are left out
         table = table[[c for c in table.columns if c in inputs or c == tcol]]
