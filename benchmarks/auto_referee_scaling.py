@@ -8,7 +8,7 @@ each referee rule of :data:`RULES`, on the cell's own training and held-out rows
 rule by nested leave-one-data-set-out.  Cells run in one process each, one rule after the
 other, so their seconds are comparable within a cell only.
 
-    python benchmarks/auto_referee_scaling.py --n-jobs 2
+    python benchmarks/auto_referee_scaling.py --n-jobs 2 --max-n 10500
 
 Units are checkpointed (``benchmarks/results/auto_referee/scaling.jsonl``): a killed run
 resumes.
@@ -34,14 +34,16 @@ OUT = HERE / "results" / "auto_referee"
 RULES = ((0.0, False), (1.0, True), (1.645, True), (1.645, False))
 
 
-def cells() -> list[tuple[str, str]]:
-    """The (set, size) cells where ``auto`` ran in ``benchmarks/results/scaling_auto``."""
+def cells(max_n: int | None = None) -> list[tuple[str, str]]:
+    """The (set, size) cells where ``auto`` ran in ``benchmarks/results/scaling_auto`` (of at
+    most ``max_n`` training rows)."""
     rows = HERE / "results" / "scaling_auto" / "results.jsonl"
     out = set()
     for line in rows.open():
         r = json.loads(line)
         if r.get("method") == "auto" and r.get("seed") == 0 and r.get("status") == "ok":
-            out.add((r["set"], r["size"]))
+            if max_n is None or r["n_train"] <= max_n:
+                out.add((r["set"], r["size"]))
     return sorted(out, key=lambda c: (c[0], float("inf") if c[1] == "full" else int(c[1])))
 
 
@@ -81,10 +83,11 @@ def run_unit(name: str, size: str) -> dict:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n-jobs", type=int, default=1, help="cells run at once")
+    ap.add_argument("--max-n", type=int, default=None, help="largest training size run")
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     ck = Checkpoint(OUT / "scaling.jsonl", spec={"rules": [list(r) for r in RULES], "version": 1})
-    us = cells()
+    us = cells(args.max_n)
     print(len(us), "cells", flush=True)
     run_units(ck, us, run_unit, args.n_jobs)
 

@@ -283,8 +283,9 @@ class Referee:
     cross-entropy lower by more than ``z`` standard errors with a 0/1 error no higher.  Of
     the candidates that pass, the lowest mean loss wins (0/1 loss, then cross-entropy).
 
-    The same comparison, against the stage's winner, decides which candidates race on to the
-    next, larger stage (:meth:`survivors`): every one not worse than the winner beyond noise.
+    The same comparison, against the stage's winner at its own threshold ``race_z``, decides
+    which candidates race on to the next, larger stage (:meth:`survivors`): every one not
+    worse than the winner beyond noise.
     Where the closed forms are biased (pessimistic at large ``C`` where support sets move,
     ``tests/loo/test_referee.py``) the bias is shared by candidates at nearby points and
     largely cancels in the paired difference; where it does not, it errs against the move
@@ -293,6 +294,7 @@ class Referee:
 
     z: float
     smooth: bool
+    race_z: float
     sample_weight: np.ndarray | None = None
     groups: np.ndarray | None = None
 
@@ -309,12 +311,14 @@ class Referee:
             paired_comparison(a.losses[fa][1], b.losses[fa][1], "cross-entropy", **kw),
         )
 
-    def beyond_noise(self, tests: tuple[PairedComparison, ...]) -> str | None:
-        """The test by which the first of a comparison is better beyond noise, or None."""
+    def beyond_noise(self, tests: tuple[PairedComparison, ...], z=None) -> str | None:
+        """The test by which the first of a comparison is better by more than ``z`` (default
+        the referee's ``z``) standard errors, or None."""
+        z = self.z if z is None else z
         t01, txe = tests
-        if t01.z < -self.z:
+        if t01.z < -z:
             return f"0/1 z {t01.z:+.2f}"
-        if self.smooth and txe.z < -self.z and t01.mean <= 0:
+        if self.smooth and txe.z < -z and t01.mean <= 0:
             return f"cross-entropy z {txe.z:+.2f}"
         return None
 
@@ -335,13 +339,17 @@ class Referee:
         return min(passed, key=lambda c: lowest_estimate(c, families)[0])
 
     def survivors(self, cands: list[Candidate], winner: Candidate, families) -> list[Candidate]:
-        """The candidates the next stage races: the winner and every candidate not worse
-        than it beyond noise (the incumbent first when it survives)."""
+        """The candidates the next stage races: the winner and every candidate it does not
+        beat by more than ``race_z`` standard errors (the incumbent first when it survives).
+
+        A candidate is dropped only when it is worse beyond noise (F-race's elimination,
+        one-sided at ``race_z``); the others go on to more rows, where the standard errors
+        are smaller, instead of being settled on the first subsample."""
         out = [winner]
         for c in cands:
             if c is winner or same_point(c, out):
                 continue
-            if self.beyond_noise(self.compare(winner, c, families)) is None:
+            if self.beyond_noise(self.compare(winner, c, families), self.race_z) is None:
                 out.append(c)
         return sorted(out, key=lambda c: c is not cands[0])
 
