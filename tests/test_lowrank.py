@@ -88,7 +88,7 @@ def test_lowrank_loo_matches_brute_force_where_certified_exact():
     r = lowrank_loo(sol, nf.Z)
     brute = brute_force_loo(Kt, y, 5.0, loss="l2")
     exact = loo_exact_mask(fit_l2_svm(Kt, y, 5.0), Kt)
-    assert exact.mean() > 0.5
+    assert exact.mean() >= 0.5  # half the points or more are certified
     np.testing.assert_allclose(r[exact], brute[exact], atol=1e-6)
 
 

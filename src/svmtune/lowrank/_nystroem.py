@@ -56,8 +56,10 @@ def pivoted_cholesky_landmarks(
 ) -> tuple[np.ndarray, float]:
     """Landmarks by greedy pivoted Cholesky of the RBF kernel (rank rule of the low-rank path).
 
-    Pivots on the largest residual diagonal ``K_ii - K~_ii`` (first index on ties, so the
-    result is deterministic) and stops when the trace residual ``sum_i (K_ii - K~_ii)`` is at
+    Pivots on the largest residual diagonal ``K_ii - K~_ii``, starting from the row nearest
+    the (weighted) mean of the rows (:func:`central_row`: at the start every residual is 1,
+    and a first index on that tie would make the landmarks depend on the order of the rows),
+    and stops when the trace residual ``sum_i (K_ii - K~_ii)`` is at
     most ``tol * n`` (``trace K = n`` for the RBF kernel), but not before ``min_rank`` pivots,
     or when ``max_rank`` pivots are taken.  ``O(n m d + n m^2)`` time, ``O(n m)`` memory
     (Harbrecht, Peters & Schneider 2012).
@@ -124,7 +126,8 @@ def pivoted_cholesky_landmarks(
     for k in range(m_max):
         if k >= min_rank and trace_residual() <= tol * total:
             break
-        j = int(np.argmax(resid))
+        # later ties (duplicated rows) give the same kernel column whichever is taken
+        j = central_row(X, None if keep is None else w) if k == 0 else int(np.argmax(resid))
         if resid[j] <= 1e-12:  # numerically exhausted (duplicates, sigma -> inf)
             break
         col = rbf_from_sqdist(_distances_to_row(X, j, norms), sigma)
@@ -136,6 +139,30 @@ def pivoted_cholesky_landmarks(
         piv.append(j)
     idx = np.asarray(piv, dtype=int)
     return (idx if keep is None else keep[idx]), trace_residual() / total
+
+
+def central_row(X, sample_weight: np.ndarray | None = None) -> int:
+    """The row of ``X`` nearest the mean of its rows (weighted by ``sample_weight``, a weight
+    standing for repeated rows), the first pivot of :func:`pivoted_cholesky_landmarks`.
+
+    Every diagonal of the RBF kernel is 1, so the greedy rule has no preference for the
+    first pivot; the most central row is one that depends on the rows, not on their order
+    (a permutation of the rows gives the same landmarks), and lies in the bulk of the data
+    rather than at an outlier (the greedy rule reaches the outliers next).  The mean is
+    weighted as the landmark rule weighs its trace residual, a weight standing for repeated
+    rows, so integer weights still give the landmarks of the rows repeated in place.  The
+    first such row on exact ties (duplicates, whose kernel columns are the same).  ``O(nnz)``: a sparse ``X`` is never densified.
+    """
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if w is None:
+        mean = np.asarray(X.mean(axis=0)).ravel()
+    else:
+        mean = np.asarray(X.T @ w).ravel() / w.sum()
+    if sp.issparse(X):
+        dist = sparse_row_norms(X) - 2.0 * np.asarray(X @ mean).ravel()
+    else:
+        dist = np.einsum("ij,ij->i", X - mean, X - mean)
+    return int(np.argmin(dist))
 
 
 def _as_points(X):
