@@ -158,3 +158,27 @@ def test_rescaled_feature_same_selection(method):
     scaled = X.copy()
     scaled[:, 1] *= 1000.0
     _same_selection(base, _fit(method, scaled, y), None, X, scaled)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_auto_on_a_subsample_same_selection_whatever_the_names(classes):
+    """``auto`` on more rows than its first stage takes (a budget of 8 ``SVC()`` fits on 360
+    rows: a stratified subsample of 200): the subsample, and so the selection, does not
+    depend on the names or the sorted order of the classes."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(360, 3))
+    if classes == 2:
+        score = X[:, 0] + 0.5 * np.sin(2 * X[:, 1]) + 0.6 * rng.normal(size=360)
+        y = (score > np.quantile(score, 0.6)).astype(int)
+        perm = np.array([1, 0])
+    else:
+        y = rng.integers(0, 3, size=360)
+        X += 1.2 * np.eye(3)[y]
+        perm = np.array([2, 0, 1])
+    params = {"max_eval": 5, "budget": 8}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = SVMTuner(method_params=params, random_state=0).fit(X, y)
+        b = SVMTuner(method_params=params, random_state=0).fit(X, perm[y])
+    assert a.selection_.info["plan"][0]["size"] < 360  # a subsample
+    _same_selection(a, b, dict(enumerate(perm.tolist())), X)
