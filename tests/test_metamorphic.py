@@ -191,3 +191,20 @@ def test_auto_on_a_subsample_same_selection_whatever_the_names(classes):
         b = SVMTuner(method_params=params, random_state=0).fit(X, perm[y])
     assert a.selection_.info["plan"][0]["size"] < 360  # a subsample
     _same_selection(a, b, dict(enumerate(perm.tolist())), X)
+
+
+#: options that make a method draw a random subset of rows or pairs, per class
+_SUBSET_OPTIONS = {"ss": {"max_samples": 40}}
+
+
+@pytest.mark.parametrize("method", sorted(_SUBSET_OPTIONS))
+def test_random_subsets_do_not_depend_on_the_names(method):
+    """A method's own stratified subsample (S&S's ``max_samples``) draws its random numbers
+    for the rows, not for the classes in sorted order: swapped labels, the same selection."""
+    X, y = _binary()
+    params = _SUBSET_OPTIONS[method]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = SVMTuner(method=method, method_params=params, random_state=0).fit(X, y)
+        b = SVMTuner(method=method, method_params=params, random_state=0).fit(X, 1 - y)
+    _same_selection(a, b, {0: 1, 1: 0}, X)
