@@ -194,13 +194,18 @@ def test_auto_on_a_subsample_same_selection_whatever_the_names(classes):
 
 
 #: options that make a method draw a random subset of rows or pairs, per class
-_SUBSET_OPTIONS = {"ss": {"max_samples": 40}}
+_SUBSET_OPTIONS = {
+    "ss": {"max_samples": 40},
+    "esdr": {"max_pairs": 300, "n_splits": 3},
+    "ld_c1": {"max_pairs": 300},
+}
 
 
 @pytest.mark.parametrize("method", sorted(_SUBSET_OPTIONS))
 def test_random_subsets_do_not_depend_on_the_names(method):
-    """A method's own stratified subsample (S&S's ``max_samples``) draws its random numbers
-    for the rows, not for the classes in sorted order: swapped labels, the same selection."""
+    """A method's own stratified subsample (S&S's ``max_samples``) or sample of pairs (the
+    width indices' ``max_pairs``) draws its random numbers for the rows, not for the classes
+    in sorted order: swapped labels, the same selection."""
     X, y = _binary()
     params = _SUBSET_OPTIONS[method]
     with warnings.catch_warnings():
