@@ -52,13 +52,14 @@ _LIGHT = {
 _NEEDS = {"tpe": "hyperopt", "optuna": "optuna"}
 
 #: methods that draw nothing from the order of the rows: no folds, no shuffles, no random
-#: subsample at this size (auto: every stage holds all rows below its first stage's
-#: ``MIN_FIRST`` rows, and its random draws order rows, which then all enter; the low-rank
-#: methods take all rows below ``start_sample`` and their landmarks by pivoted Cholesky).
-#: The K-fold searches (grid, cv_cv, random, halving, tpe, optuna, span_rule's CV
-#: criterion is not its default but its folds are drawn from the row order) and the width
-#: rules that choose C by K-fold CV (esdr, dbtc, j4, ld) shuffle the rows into folds by
-#: position, as ``random_state`` says, so a permutation of the rows is another draw.
+#: subsample at this size.  auto: below its first stage's ``MIN_FIRST`` rows every stage
+#: holds all rows (its random order of the rows then changes nothing); the low-rank
+#: methods: all rows below ``start_sample`` start the search, and the landmarks' first
+#: pivot is the row nearest the mean, not the first row; span_rule: its default criterion
+#: is the closed-form span-rule, not K-fold CV.  Not order-free: the K-fold searches (grid,
+#: cv_cv, random, halving, tpe, optuna) and the width rules that choose C by K-fold CV
+#: (esdr, dbtc, j4, ld) deal the rows into folds by position, as ``random_state`` says, so
+#: a permutation of the rows is another draw of the folds.
 _ORDER_FREE = (
     "auto",
     "default",

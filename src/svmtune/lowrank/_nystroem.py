@@ -7,7 +7,7 @@ The RBF kernel matrix is replaced by its Nystroem approximation on ``m`` fixed l
 
 * **Landmarks / rank rule** (:func:`pivoted_cholesky_landmarks`).  Greedy pivoted Cholesky of
   the RBF kernel at a reference width: pivot on the largest residual diagonal
-  ``K_ii - K~_ii`` and stop as soon as the trace residual ``sum_i (K_ii - K~_ii)`` is at most
+  ``K_ii - K~_ii``, from the row nearest the mean (all residuals are 1 at first), and stop as soon as the trace residual ``sum_i (K_ii - K~_ii)`` is at most
   ``tol * trace(K) = tol * n`` or ``m = max_rank``.  ``O(n m^2)`` time, ``O(n m)`` memory.
 * **Factor** (:func:`nystroem_factor`, :class:`NystroemFactor`): ``Z``, ``G^T = Z R^{-T}``
   and what the exact derivative in ``log sigma`` with the landmarks held fixed needs,
