@@ -7,7 +7,8 @@ The RBF kernel matrix is replaced by its Nystroem approximation on ``m`` fixed l
 
 * **Landmarks / rank rule** (:func:`pivoted_cholesky_landmarks`).  Greedy pivoted Cholesky of
   the RBF kernel at a reference width: pivot on the largest residual diagonal
-  ``K_ii - K~_ii``, from the row nearest the mean (all residuals are 1 at first), and stop as soon as the trace residual ``sum_i (K_ii - K~_ii)`` is at most
+  ``K_ii - K~_ii``, from the row nearest the mean (all residuals are 1 at first), and
+  stop as soon as the trace residual ``sum_i (K_ii - K~_ii)`` is at most
   ``tol * trace(K) = tol * n`` or ``m = max_rank``.  ``O(n m^2)`` time, ``O(n m)`` memory.
 * **Factor** (:func:`nystroem_factor`, :class:`NystroemFactor`): ``Z``, ``G^T = Z R^{-T}``
   and what the exact derivative in ``log sigma`` with the landmarks held fixed needs,
@@ -151,18 +152,17 @@ def central_row(X, sample_weight: np.ndarray | None = None) -> int:
     rather than at an outlier (the greedy rule reaches the outliers next).  The mean is
     weighted as the landmark rule weighs its trace residual, a weight standing for repeated
     rows, so integer weights still give the landmarks of the rows repeated in place.  The
-    first such row on exact ties (duplicates, whose kernel columns are the same).  ``O(nnz)``: a sparse ``X`` is never densified.
+    first such row on exact ties (duplicates, whose kernel columns are the same).
+    ``O(nnz)`` time, ``O(n)`` memory: a sparse ``X`` is never densified.
     """
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if w is None:
         mean = np.asarray(X.mean(axis=0)).ravel()
     else:
         mean = np.asarray(X.T @ w).ravel() / w.sum()
-    if sp.issparse(X):
-        dist = sparse_row_norms(X) - 2.0 * np.asarray(X @ mean).ravel()
-    else:
-        dist = np.einsum("ij,ij->i", X - mean, X - mean)
-    return int(np.argmin(dist))
+    norms = sparse_row_norms(X) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    # ||x - mean||^2 less the constant ||mean||^2: one pass, no n x d copy of X
+    return int(np.argmin(norms - 2.0 * np.asarray(X @ mean).ravel()))
 
 
 def _as_points(X):
