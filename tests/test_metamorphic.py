@@ -214,3 +214,21 @@ def test_random_subsets_do_not_depend_on_the_names(method):
         a = SVMTuner(method=method, method_params=params, random_state=0).fit(X, y)
         b = SVMTuner(method=method, method_params=params, random_state=0).fit(X, 1 - y)
     _same_selection(a, b, {0: 1, 1: 0}, X)
+
+
+def test_breast_cancer_same_answer_whatever_the_labels():
+    """The issue's case: on the bundled breast cancer data (wdbc, 569 rows, so ``auto``
+    selects on a subsample) ``y``, ``1 - y`` and strings in the reverse order gave two
+    selections at the same estimate; now one, and the same predictions."""
+    from svmtune.datasets import load_dataset
+
+    X, labels = load_dataset("wdbc")[:2]
+    y = (np.asarray(labels) == np.unique(labels)[1]).astype(int)
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, target in (("y", y), ("1-y", 1 - y), ("names", np.array(["b", "a"])[y])):
+            fits[name] = SVMTuner(random_state=0).fit(X, target)
+    assert fits["y"].selection_.info["plan"][0]["size"] < len(y)  # a subsample
+    _same_selection(fits["y"], fits["1-y"], {0: 1, 1: 0}, X)
+    _same_selection(fits["y"], fits["names"], {0: "b", 1: "a"}, X)
