@@ -137,14 +137,14 @@ def fit_l1_svm(
 
 def _libsvm_orientation(y: np.ndarray, keep: np.ndarray) -> float:
     """The sign that makes the class of the first sample libsvm sees (``keep[0]``) the
-    label -1: scikit-learn hands libsvm the classes in sorted order, and libsvm places the
-    first class's rows first and takes it as its positive class, so after the sign the
-    problem libsvm solves depends on which rows share a class and on their order, not on
-    which class is called +1.
+    label -1, so that the sorted classes scikit-learn hands libsvm come in the same order
+    whichever class ``y`` calls +1: the problem libsvm solves then depends on which rows
+    share a class and on their order only.
 
-    Its solver's working-set choices are not symmetric under a swap of the labels' signs,
+    libsvm's working-set choices are not symmetric under a swap of the labels' signs,
     though the problem is: without the sign, ``y`` and ``-y`` give two solutions within
-    libsvm's tolerance, different enough to move the span-rule's leave-one-out values.
+    libsvm's tolerance, different enough to move the span-rule's leave-one-out values
+    (``tests/test_svm.py`` checks that the oriented fits agree exactly).
     """
     return -1.0 if y[keep[0]] > 0 else 1.0
 
