@@ -9,8 +9,10 @@ that draw nothing from the order of the rows -- permuting the rows must give the
 The binary SVM problem is symmetric under swapping the signs of the labels, and the
 one-vs-rest and one-vs-one tasks of a multiclass problem are the same set under a
 permutation of the classes: every method's criterion is, so only a random draw tied to the
-classes' sorted order (or a tie broken by it) could tell the cases apart.  Each case is
-small (80 to 90 rows) and runs with a small budget of evaluations.
+classes' sorted order (or a tie broken by it), or a solver whose path depends on the
+labels' orientation, could tell the cases apart.  The cases for every method are small (80
+to 90 rows, small budgets); ``auto``'s subsamples take a few hundred rows (360, and the
+issue's breast cancer data), the smallest that make it subsample.
 """
 
 from __future__ import annotations
