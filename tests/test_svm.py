@@ -167,6 +167,25 @@ def test_l2_degenerate_inputs_warn_not_nan():
 
 @pytest.mark.parametrize("native", [True, False])
 @pytest.mark.parametrize("weighted", [True, False])
+def test_l1_swapped_labels_give_the_same_solution(native, weighted):
+    """The hinge-loss SVM of ``-y`` is that of ``y`` with ``b`` negated; libsvm is handed one
+    orientation of the labels, so the two fits agree exactly rather than within libsvm's
+    tolerance (which moved the span-rule's leave-one-out values, issue 63)."""
+    X, y = make_problem(100, 3, 1)
+    kern = Kernel("rbf", sigma=2.0)
+    w = np.random.default_rng(2).uniform(0.3, 2.0, 100) if weighted else None
+    if weighted:
+        w[:3] = 0.0  # the first sample libsvm sees is not the first row
+    kw = {"X": X, "kernel": kern} if native else {"K": kern(X)}
+    a = fit_l1_svm(y, 5.0, sample_weight=w, **kw)
+    b = fit_l1_svm(-y, 5.0, sample_weight=w, **kw)
+    np.testing.assert_array_equal(b.alpha, a.alpha)
+    assert b.b == -a.b
+    np.testing.assert_array_equal(b.in_bound, a.in_bound)
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
 def test_l1_adapter_reproduces_sklearn_and_kkt(native, weighted):
     X, y = make_problem(70, 3, 21)
     kern = Kernel("rbf", sigma=0.8)

@@ -1,5 +1,6 @@
-"""Label encodings of the binary solvers: {-1, +1} labels (:func:`check_pm1`, :func:`pm1`)
-and the one-vs-rest tasks of encoded labels ``0..k-1`` (:func:`ovr_tasks`)."""
+"""Label encodings of the binary solvers: {-1, +1} labels (:func:`check_pm1`, :func:`pm1`),
+the one-vs-rest tasks of encoded labels ``0..k-1`` (:func:`ovr_tasks`) and codes that do not
+depend on the names of the classes (:func:`first_seen_codes`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ __all__ = [
     "check_pm1",
     "pm1",
     "ovr_tasks",
+    "first_seen_codes",
 ]
 
 
@@ -42,3 +44,19 @@ def ovr_tasks(y: np.ndarray) -> list[np.ndarray]:
     if k <= 2:
         return [pm1(y)]
     return [np.where(y == c, 1.0, -1.0) for c in range(k)]
+
+
+def first_seen_codes(y) -> np.ndarray:
+    """Labels encoded ``0..k-1`` in the order the classes first occur in ``y``.
+
+    scikit-learn's ``SVC`` encodes the classes in sorted order and libsvm places the first
+    class's rows first and takes it as its positive class; its working-set choices are not
+    symmetric in the labels, so its iterations and support vectors (counted by ``auto``'s
+    cost model) differ between ``y`` and a renaming of it.  These codes depend only on which
+    rows share a class and on the rows' order: any renaming of the classes gives the same
+    codes, and so the same libsvm fit (issue 63).
+    """
+    _, first, inverse = np.unique(np.asarray(y), return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=int)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[inverse.ravel()]

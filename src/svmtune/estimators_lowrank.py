@@ -214,7 +214,9 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         Added to the diagonal of ``K_mm`` before its Cholesky factor (raised tenfold, with a
         ``RuntimeWarning``, until it succeeds).
     class_weight : dict or "balanced", optional
-        Multiplies ``C`` per class, as in :class:`~svmtune.estimators.L2SVC`.
+        Multiplies ``C`` per class, as in :class:`~svmtune.estimators.L2SVC`, and weighs the
+        class's rows in the landmark rule as a sample weight does (the model of the same
+        per-sample weights).
 
     Attributes
     ----------
@@ -280,8 +282,14 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         X = _as_rows(X)
         sw = validate_sample_weight(sample_weight, X.shape[0])
         pos = np.flatnonzero(w > 0)
+        # the class weights too: a class weight is C times that weight, the model of the
+        # same per-sample weights, which stand for repeated rows in the landmark rule
         idx, _ = pivoted_cholesky_landmarks(
-            X, self.sigma, tol=self.rank_tol, max_rank=self.rank, sample_weight=sw
+            X,
+            self.sigma,
+            tol=self.rank_tol,
+            max_rank=self.rank,
+            sample_weight=sw if self.class_weight is None else w,
         )
         X_L = (
             sp.csr_matrix(X[idx], dtype=float) if sp.issparse(X) else np.array(X[idx], dtype=float)

@@ -121,8 +121,32 @@ def fit_l1_svm(
         K = check_kernel_matrix(K, n)
     elif X is None or kernel is None:
         raise ValueError("fit_l1_svm needs either K or both X and kernel")
-    sol, svc = _fit_l1_svm(y, C, w, K=K, X=X, kernel=kernel, tol=tol, cache_size=cache_size)
+    sol, svc = _fit_l1_svm(
+        y,
+        C,
+        w,
+        K=K,
+        X=X,
+        kernel=kernel,
+        tol=tol,
+        cache_size=cache_size,
+        canonical=not return_estimator,  # the estimator is the model of y as given
+    )
     return (sol, svc) if return_estimator else sol
+
+
+def _libsvm_orientation(y: np.ndarray, keep: np.ndarray) -> float:
+    """The sign that makes the class of the first sample libsvm sees (``keep[0]``) the
+    label -1, so that the sorted classes scikit-learn hands libsvm come in the same order
+    whichever class ``y`` calls +1: the problem libsvm solves then depends on which rows
+    share a class and on their order only.
+
+    libsvm's working-set choices are not symmetric under a swap of the labels' signs,
+    though the problem is: without the sign, ``y`` and ``-y`` give two solutions within
+    libsvm's tolerance, different enough to move the span-rule's leave-one-out values
+    (``tests/test_svm.py`` checks that the oriented fits agree exactly).
+    """
+    return -1.0 if y[keep[0]] > 0 else 1.0
 
 
 def _fit_l1_svm(
@@ -135,6 +159,7 @@ def _fit_l1_svm(
     kernel: Kernel | None = None,
     tol: float = 1e-3,
     cache_size: float = 500.0,
+    canonical: bool = True,
 ) -> tuple[DualSolution, SVC]:
     """:func:`fit_l1_svm` on checked inputs, with its fitted ``SVC``: labels ``y`` in
     {-1, +1}, a positive finite ``C``, weights ``w`` from
@@ -143,6 +168,13 @@ def _fit_l1_svm(
     ``kernel``.  The referee (:mod:`svmtune.loo.referee`) calls it on the kernel matrix it
     built, so that scoring a candidate repeats none of these checks; scikit-learn's own
     finiteness pass over the precomputed ``K`` is skipped too (``assume_finite``).
+
+    ``canonical`` (default) gives libsvm the labels oriented by :func:`_libsvm_orientation`
+    and turns its solution back to ``y``'s: swapped labels then give the same ``alpha``
+    and the opposite ``b`` exactly, as the SVM problem does, and not a solution of the
+    same tolerance found by another path (issue 63).  The returned ``SVC`` is then the model
+    of the oriented labels; ``canonical=False`` fits ``y`` as given, for a caller that needs
+    the ``SVC`` of ``y`` (:func:`fit_l1_svm` with ``return_estimator``).
 
     Raises
     ------
@@ -158,12 +190,14 @@ def _fit_l1_svm(
     if np.unique(y[keep]).size < 2:
         raise ValueError("the hinge-loss SVM needs samples of both classes with positive weight")
     sw = None if w is None else w_all[keep]
+    sign = _libsvm_orientation(y, keep) if canonical else 1.0
+    y_fit = y if sign == 1.0 else -y
     if K is not None:
         svc = SVC(
             kernel="precomputed", C=C, tol=tol, cache_size=cache_size, max_iter=LIBSVM_MAX_ITER
         )
         with config_context(assume_finite=True):  # K is checked (or built) by the caller
-            svc.fit(K if keep.size == n else K[np.ix_(keep, keep)], y[keep], sample_weight=sw)
+            svc.fit(K if keep.size == n else K[np.ix_(keep, keep)], y_fit[keep], sample_weight=sw)
     else:
         svc = SVC(
             C=C,
@@ -172,7 +206,7 @@ def _fit_l1_svm(
             max_iter=LIBSVM_MAX_ITER,
             **kernel.sklearn_params(),
         )
-        svc.fit(X if keep.size == n else X[keep], y[keep], sample_weight=sw)
+        svc.fit(X if keep.size == n else X[keep], y_fit[keep], sample_weight=sw)
     # scikit-learn orders classes_ = [-1, +1]; decision_function > 0 predicts +1, and
     # dual_coef_[0] = y_i alpha_i with exactly that orientation, so alpha = |dual_coef_|.
     # The sign is checked below rather than assumed.
@@ -180,11 +214,11 @@ def _fit_l1_svm(
     idx = keep[svc.support_]
     alpha = np.zeros(n)
     alpha[idx] = np.abs(coef)
-    sign_ok = np.all(np.sign(coef[coef != 0]) == y[idx][coef != 0])
+    sign_ok = np.all(np.sign(coef[coef != 0]) == y_fit[idx][coef != 0])
     if not sign_ok:  # pragma: no cover - guards a change of convention in scikit-learn
         raise RuntimeError("unexpected dual_coef_ sign convention in scikit-learn SVC")
     upper = C * w_all
-    b = float(svc.intercept_[0])
+    b = sign * float(svc.intercept_[0])  # the oriented problem's offset turned back to y's
     support = alpha > 0
     bounded = support & (alpha >= upper * (1.0 - 1e-10))
     sol = DualSolution(

@@ -114,6 +114,22 @@ def test_nested_subsample_keeps_groups_whole():
         assert not inside & outside
 
 
+def test_nested_subsample_does_not_depend_on_the_names_of_the_classes():
+    """The random draws belong to the rows (issue 63): swapped binary labels, strings in
+    the reverse order and a permutation of three classes give the same order, with and
+    without groups."""
+    rng = np.random.default_rng(3)
+    y = (rng.uniform(size=500) < 0.3).astype(int)
+    order = nested_subsample(y, 0)
+    assert np.array_equal(nested_subsample(1 - y, 0), order)
+    assert np.array_equal(nested_subsample(np.array(["pos", "neg"])[y], 0), order)
+    y3 = rng.integers(0, 3, size=500)
+    assert np.array_equal(nested_subsample(np.array([2, 0, 1])[y3], 0), nested_subsample(y3, 0))
+    groups = rng.integers(0, 60, size=500)
+    yg = (groups % 3 == 0).astype(int)
+    assert np.array_equal(nested_subsample(1 - yg, 0, groups), nested_subsample(yg, 0, groups))
+
+
 def test_carry_C_at_minus_one_keeps_the_l2svm_when_rows_repeat():
     """C / k on k copies of every row is the same L2-SVM as C on the rows: the loss sum is k
     times larger, so the regularisation per row 1 / (C sum w) is what must be kept."""

@@ -276,6 +276,11 @@ def sample_pair_histogram(
     ``i = j`` occurs in within-class blocks exactly as often as in the ordered-pair mean).
     Then ``E k(x_i, x_j) = M_ab``: the binned sample mean is unbiased up to the binning bound,
     and :func:`histogram_block_sums` reports its standard error.
+
+    The random numbers belong to the blocks' rows, not to the classes' codes: each block
+    draws from its own stream, keyed by the first rows of its two classes
+    (:func:`_block_stream`), ``i`` from the class whose first row comes first.  Renaming or
+    reordering the classes therefore samples the same pairs for every block (issue 63).
     """
     X, codes, k, w, counts, cw = _check_inputs(X, y, sample_weight)
     chunk_size = _check_chunk(chunk_size)
@@ -286,20 +291,22 @@ def sample_pair_histogram(
     m = int(max_pairs) // len(blocks)
     if m < 2:
         raise ValueError(f"max_pairs={max_pairs} leaves fewer than 2 pairs per class block")
-    rng = check_random_state(random_state)
+    seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
     binner = _Binner(_vmax(X), fine_bits, n_octaves)
     idx = [np.flatnonzero(codes == a) for a in range(k)]
     prob = [None if w is None else w[i] / w[i].sum() for i in idx]
     per_block = []
     rows_per = max(1, min(chunk_size, _PIECE_PAIRS) // max(X.shape[1], 1))
 
-    def draw(c: int) -> np.ndarray:
+    def draw(c: int, rng: np.random.Generator) -> np.ndarray:
         if prob[c] is None:
-            return idx[c][rng.randint(0, idx[c].size, size=m)]
+            return idx[c][rng.integers(0, idx[c].size, size=m)]
         return idx[c][rng.choice(idx[c].size, size=m, p=prob[c])]
 
     for a, b in blocks:
-        ii, jj = draw(a), draw(b)
+        first, second = sorted((a, b), key=lambda c: idx[c][0])
+        rng = _block_stream(seed, idx[first][0], idx[second][0])
+        ii, jj = draw(first, rng), draw(second, rng)
         cnt = np.zeros(binner.n)
         for s in range(0, m, rows_per):
             diff = X[ii[s : s + rows_per]] - X[jj[s : s + rows_per]]
@@ -320,6 +327,13 @@ def sample_pair_histogram(
         coarse_bits=coarse_bits,
         info={"n_fine_bins": binner.n},
     )
+
+
+def _block_stream(seed: int, row_a: int, row_b: int) -> np.random.Generator:
+    """The random stream of the block of the classes whose first rows are ``row_a`` and
+    ``row_b`` (``row_a <= row_b``): a child of ``seed`` keyed by the rows, so that it does not
+    depend on the codes of the classes."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(int(row_a), int(row_b))))
 
 
 def histogram_block_sums(hist: PairHistogram, sigmas) -> BlockStats:

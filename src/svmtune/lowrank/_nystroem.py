@@ -7,7 +7,8 @@ The RBF kernel matrix is replaced by its Nystroem approximation on ``m`` fixed l
 
 * **Landmarks / rank rule** (:func:`pivoted_cholesky_landmarks`).  Greedy pivoted Cholesky of
   the RBF kernel at a reference width: pivot on the largest residual diagonal
-  ``K_ii - K~_ii`` and stop as soon as the trace residual ``sum_i (K_ii - K~_ii)`` is at most
+  ``K_ii - K~_ii``, from the row nearest the mean (all residuals are 1 at first), and
+  stop as soon as the trace residual ``sum_i (K_ii - K~_ii)`` is at most
   ``tol * trace(K) = tol * n`` or ``m = max_rank``.  ``O(n m^2)`` time, ``O(n m)`` memory.
 * **Factor** (:func:`nystroem_factor`, :class:`NystroemFactor`): ``Z``, ``G^T = Z R^{-T}``
   and what the exact derivative in ``log sigma`` with the landmarks held fixed needs,
@@ -56,8 +57,10 @@ def pivoted_cholesky_landmarks(
 ) -> tuple[np.ndarray, float]:
     """Landmarks by greedy pivoted Cholesky of the RBF kernel (rank rule of the low-rank path).
 
-    Pivots on the largest residual diagonal ``K_ii - K~_ii`` (first index on ties, so the
-    result is deterministic) and stops when the trace residual ``sum_i (K_ii - K~_ii)`` is at
+    Pivots on the largest residual diagonal ``K_ii - K~_ii``, starting from the row nearest
+    the (weighted) mean of the rows (:func:`central_row`: at the start every residual is 1,
+    and a first index on that tie would make the landmarks depend on the order of the rows),
+    and stops when the trace residual ``sum_i (K_ii - K~_ii)`` is at
     most ``tol * n`` (``trace K = n`` for the RBF kernel), but not before ``min_rank`` pivots,
     or when ``max_rank`` pivots are taken.  ``O(n m d + n m^2)`` time, ``O(n m)`` memory
     (Harbrecht, Peters & Schneider 2012).
@@ -124,7 +127,8 @@ def pivoted_cholesky_landmarks(
     for k in range(m_max):
         if k >= min_rank and trace_residual() <= tol * total:
             break
-        j = int(np.argmax(resid))
+        # later ties (duplicated rows) give the same kernel column whichever is taken
+        j = central_row(X, None if keep is None else w) if k == 0 else int(np.argmax(resid))
         if resid[j] <= 1e-12:  # numerically exhausted (duplicates, sigma -> inf)
             break
         col = rbf_from_sqdist(_distances_to_row(X, j, norms), sigma)
@@ -136,6 +140,29 @@ def pivoted_cholesky_landmarks(
         piv.append(j)
     idx = np.asarray(piv, dtype=int)
     return (idx if keep is None else keep[idx]), trace_residual() / total
+
+
+def central_row(X, sample_weight: np.ndarray | None = None) -> int:
+    """The row of ``X`` nearest the mean of its rows (weighted by ``sample_weight``, a weight
+    standing for repeated rows), the first pivot of :func:`pivoted_cholesky_landmarks`.
+
+    Every diagonal of the RBF kernel is 1, so the greedy rule has no preference for the
+    first pivot; the most central row is one that depends on the rows, not on their order
+    (a permutation of the rows gives the same landmarks), and lies in the bulk of the data
+    rather than at an outlier (the greedy rule reaches the outliers next).  The mean is
+    weighted as the landmark rule weighs its trace residual, a weight standing for repeated
+    rows, so integer weights still give the landmarks of the rows repeated in place.  The
+    first such row on exact ties (duplicates, whose kernel columns are the same).
+    ``O(nnz)`` time, ``O(n)`` memory: a sparse ``X`` is never densified.
+    """
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if w is None:
+        mean = np.asarray(X.mean(axis=0)).ravel()
+    else:
+        mean = np.asarray(X.T @ w).ravel() / w.sum()
+    norms = sparse_row_norms(X) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    # ||x - mean||^2 less the constant ||mean||^2: one pass, no n x d copy of X
+    return int(np.argmin(norms - 2.0 * np.asarray(X @ mean).ravel()))
 
 
 def _as_points(X):

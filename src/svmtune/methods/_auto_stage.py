@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.svm import _libsvm, _libsvm_sparse
 
+from svmtune._labels import first_seen_codes
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
@@ -220,11 +221,13 @@ def default_svc_fit(X, y, sw) -> tuple[int, int]:
 
 def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int, Any]:
     """The final SVC's work at ``params`` over ``SVC()``'s on the same rows
-    (:func:`_libsvm_work`), the fits it took and the fitted SVC: the predicted cost of the
+    (:func:`_libsvm_work`), the fits it took and the fitted SVC (of the labels' first-seen
+    codes, :func:`svmtune._labels.first_seen_codes`): the predicted cost of the
     final fit in ``SVC()`` fits (both grow alike with the rows).  Support vectors and
     iterations both count: a large C takes many more iterations than ``SVC()`` but keeps
     fewer columns, and iterations alone overstated the final fit three- to tenfold on the
     benchmark's cells (``docs/notes/auto_fidelity.md``)."""
+    y = first_seen_codes(y)  # libsvm's counts whatever the classes are called (issue 63)
     n_classes = int(np.unique(y).size)
     kw = {} if sw is None else {"sample_weight": sw}
     d = X.shape[1]
@@ -241,7 +244,7 @@ def svc_sv_fraction(X, y, sw) -> float:
     probe of the cost model, :func:`svmtune.methods._fidelity.svc_fit_cost`); rows of
     weight 0 are left out."""
     keep = slice(None) if sw is None else np.asarray(sw) > 0
-    X, y = X[keep], np.asarray(y)[keep]
+    X, y = X[keep], first_seen_codes(np.asarray(y)[keep])  # whatever the names (issue 63)
     n_sv, _ = default_svc_fit(X, y, None if sw is None else np.asarray(sw)[keep])
     return n_sv / max(X.shape[0], 1)
 

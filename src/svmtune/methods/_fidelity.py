@@ -357,6 +357,12 @@ def nested_subsample(y: np.ndarray, random_state, groups: np.ndarray | None = No
     nested.
     With ``groups`` whole groups are ordered the same way (stratified by the class of their
     first row) and their rows kept together; :func:`stage_rows` cuts at group boundaries.
+
+    The random numbers belong to the rows, not to the classes: two uniforms are drawn per
+    row, all at once, and a class's shuffle is the order of its rows' first uniforms
+    (:func:`_class_keys`).  The order therefore depends on which rows share a class, never on
+    the names or the sorted order of the classes: renaming the labels, or swapping the two
+    classes of a binary problem, gives the same subsamples for the same ``random_state``.
     """
     rng = check_random_state(random_state)
     y = np.asarray(y)
@@ -365,13 +371,27 @@ def nested_subsample(y: np.ndarray, random_state, groups: np.ndarray | None = No
         rank = np.empty(labels.size, dtype=int)
         rank[nested_subsample(y[first], rng)] = np.arange(labels.size)
         return np.argsort(rank[codes.ravel()], kind="stable")
-    key = np.empty(y.size)
-    for c in np.unique(y):
-        rows = np.flatnonzero(y == c)
-        perm = rng.permutation(rows.size)
-        key[rows[perm]] = (np.arange(rows.size) + rng.uniform(size=rows.size)) / rows.size
-        key[rows[perm[:2]]] -= 1.0  # two rows of every class first: each stage has all tasks
-    return np.argsort(key, kind="stable")
+    shuffle, offset = rng.uniform(size=(2, y.size))
+    return np.argsort(
+        _class_keys(np.unique(y, return_inverse=True)[1].ravel(), shuffle, offset), kind="stable"
+    )
+
+
+def _class_keys(codes: np.ndarray, shuffle: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """The sort keys of :func:`nested_subsample`: row ``i`` of a class of ``m`` rows, ``j``-th
+    of its class by ``shuffle``, gets ``(j + offset[i]) / m``, less 1 for the class's first
+    two rows (they lead, so every prefix of ``2 k`` rows holds all ``k`` classes).
+
+    A pure function of the partition of the rows into classes and of the rows' own random
+    numbers: permuting the class codes leaves the keys unchanged.
+    """
+    key = np.empty(codes.size)
+    for c in np.unique(codes):
+        rows = np.flatnonzero(codes == c)
+        j = np.empty(rows.size)
+        j[np.argsort(shuffle[rows], kind="stable")] = np.arange(rows.size)
+        key[rows] = (j + offset[rows]) / rows.size - (j < 2)
+    return key
 
 
 def stage_rows(order: np.ndarray, size: int, groups: np.ndarray | None = None) -> np.ndarray:

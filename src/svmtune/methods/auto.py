@@ -83,6 +83,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
+from svmtune._labels import first_seen_codes
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory
@@ -675,7 +676,12 @@ class Auto(Selector):
                 "n_svm_fits": fits,
                 "estimate": None,
             }
-        err_l1 = _held_out_errors(svc, X[held], y[held])
+        # the SVC was fitted on the first-seen codes of the rows' labels: code the held-out
+        # labels alike (a class absent from the rows counts as an error)
+        code = dict(zip(y[rows].tolist(), first_seen_codes(y[rows]).tolist()))
+        err_l1 = _held_out_errors(
+            svc, X[held], np.array([code.get(v, -1) for v in y[held].tolist()])
+        )
         out = {"final_model": "l1", "n_svm_fits": fits, "estimate": _mean(err_l1, wh)}
         if cheaper:
             lr = LowRankL2SVC(

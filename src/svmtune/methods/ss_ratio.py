@@ -64,6 +64,7 @@ from svmtune.criteria.ss_features import exact_kernel_features, kernel_features,
 from svmtune.criteria.ss_kernel import SSMatrix, min_pairwise_ss, worst_pairs
 from svmtune.kernels import Kernel, rbf_params
 from svmtune.methods._constraints import Boolean, Check, IntegerLike, Interval, Options
+from svmtune.methods._fidelity import nested_subsample, stage_rows
 from svmtune.methods._ss_edges import kernel_label, warn_width_edge, width_edge
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData
 from svmtune.methods.baselines import log2_grid
@@ -284,12 +285,10 @@ class SSRatio(Selector):
         n = y.shape[0]
         if self.max_samples is None or n <= self.max_samples:
             return X, y, w
-        from sklearn.model_selection import train_test_split
-
-        idx, _ = train_test_split(
-            np.arange(n), train_size=self.max_samples, stratify=y, random_state=rs
-        )
-        idx = np.sort(idx)
+        # auto's stratified order, whose random draws belong to the rows: the subsample does
+        # not depend on the names of the classes, as train_test_split's per-class draws in
+        # sorted class order did (issue 63)
+        idx = stage_rows(nested_subsample(y, rs), self.max_samples)
         return X[idx], y[idx], None if w is None else w[idx]
 
     def check_kernel(self, kernel: str) -> None:
