@@ -190,9 +190,10 @@ def budget_floor(
     mean accuracy.  The floor is a count of work (the cost model's units), so the plan stays
     a function of the data's shape; its seconds at each size are in
     ``docs/notes/auto_fidelity.md``.  Above :data:`SMALL_ROWS` rows the count of
-    :func:`default_budget` stays: a floor that kept a first stage of 1,500 rows made
-    ``auto`` slower than scikit-learn's halving search at 2,000 rows (ijcnn1: a plan of
-    170 ``SVC()`` fits where the halving search took 128).
+    :func:`default_budget` stays: a floor that kept a first stage of 1,500 rows would make
+    ``auto`` costlier than scikit-learn's halving search at 2,000 rows (ijcnn1: a plan
+    predicted at 170 ``SVC()`` fits, against the 128 the halving search took in
+    ``benchmarks/scaling_auto.md``).
     """
     unit = svc_fit_cost(n, d, sv_fraction)
     final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
