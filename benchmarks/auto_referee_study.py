@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 from _units import run_units
-from auto_study import _suite, units
+from auto_study import unit_data, units
 from threadpoolctl import threadpool_limits
 
 from svmtune import SVMTuner
 from svmtune.bench.checkpoint import Checkpoint
-from svmtune.bench.runner import _prepared, default_loader, environment
+from svmtune.bench.runner import environment
 from svmtune.estimators import make_final_estimator
 from svmtune.kernels import _squared_distances, rbf_from_sqdist
 from svmtune.loo.referee import _l1_loo_outputs, _l2_loo_outputs, _ovo_loo_outputs
@@ -72,12 +72,7 @@ def row_losses(y_enc, outs, pairwise: bool, k: int):
 
 
 def run_unit(suite_name: str, task_name: str, split: int) -> dict:
-    suite = _suite(suite_name)
-    task = next(t for t in suite.tasks if t.name == task_name)
-    data, splits = _prepared(suite, task, default_loader)
-    train, test = splits[split]
-    Xtr, ytr = data.X.iloc[train], data.y[train]
-    Xte, yte = data.X.iloc[test], data.y[test]
+    data, Xtr, ytr, Xte, yte = unit_data(suite_name, task_name, split)
     with threadpool_limits(1):
         t0 = time.perf_counter()
         tuner = SVMTuner(method="default", preprocess=data.preprocess, random_state=0)

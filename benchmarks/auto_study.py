@@ -68,13 +68,18 @@ def _suite(name: str):
     )
 
 
-def run_unit(suite_name: str, task_name: str, split: int, max_eval: int = 10) -> dict:
+def unit_data(suite_name: str, task_name: str, split: int):
+    """``(data, Xtr, ytr, Xte, yte)`` of one unit: the task's prepared data and the split's
+    training and test rows."""
     suite = _suite(suite_name)
     task = next(t for t in suite.tasks if t.name == task_name)
     data, splits = _prepared(suite, task, default_loader)
     train, test = splits[split]
-    Xtr, ytr = data.X.iloc[train], data.y[train]
-    Xte, yte = data.X.iloc[test], data.y[test]
+    return data, data.X.iloc[train], data.y[train], data.X.iloc[test], data.y[test]
+
+
+def run_unit(suite_name: str, task_name: str, split: int, max_eval: int = 10) -> dict:
+    data, Xtr, ytr, Xte, yte = unit_data(suite_name, task_name, split)
     with threadpool_limits(1):
         tuner = SVMTuner(
             method="auto",
