@@ -270,10 +270,14 @@ def same_point(c: Candidate, others: list[Candidate]) -> bool:
 
 
 class PlanProgress:
-    """The share of the selection's predicted cost done, as the progress bar's unit
-    :data:`PLAN_UNIT`: every evaluation advances it by its stage's predicted cost per
-    evaluation, and each stage ends at the share the plan gives it, so the bar and the ETA
-    weigh a cheap first-stage step and a costly full-size one as the cost model does.
+    """The share of the plan's predicted cost done, as the progress bar's unit
+    :data:`PLAN_UNIT`: the stages and the final fit, each weighed by its predicted cost
+    (:attr:`svmtune.methods._fidelity.Plan.cost`), so that the bar's units are the planned
+    work and its ETA (:meth:`svmtune._progress.Progress.eta`) the predicted work left at the
+    pace of the finished part (issue 63).  Every evaluation advances it by its stage's
+    predicted cost per evaluation, a refinement's as its gradient steps are reported, each
+    stage ends at the share the plan gives the stages through it, and the final fit's share
+    is reserved for the tuner's final fit (:meth:`svmtune._progress.Progress.final_step`).
     Candidates and gradient steps are counted beside it."""
 
     PLAN_UNIT = "% of the planned cost"
@@ -281,26 +285,54 @@ class PlanProgress:
     def __init__(self, reporter, plan):
         self.reporter, self.plan = reporter, plan
         self.spent, self.shown = 0.0, 0
+        self.stage = 0  # the stage running: the refinements' steps are its evaluations
+        self._steps = 0  # gradient steps reported since the last evaluations counted
+        self.total = sum(s.cost for s in plan.stages) + plan.final_cost
+        # the bar's share of the stages, in whole units (the rest is the final fit's)
+        self.stages_pct = int(round(100.0 * (self.total - plan.final_cost) / self._denominator))
         if reporter is not None:
             reporter.note(plan.describe())
             reporter.expect(100, self.PLAN_UNIT)
+            reporter.reserve_final(100 - self.stages_pct, self.PLAN_UNIT)
+            reporter.listen("gradient steps", self._stepped)
+
+    @property
+    def _denominator(self) -> float:
+        return max(self.total, 1e-12)
+
+    def _through(self, index: int) -> float:
+        """Predicted cost of the stages up to ``index`` included."""
+        return sum(s.cost for s in self.plan.stages[: index + 1])
 
     def _show(self) -> None:
-        total = sum(s.cost for s in self.plan.stages)  # the final fit comes after the bar
-        pct = min(100, int(round(100.0 * self.spent / max(total, 1e-12), 6)))
+        pct = min(self.stages_pct, int(round(100.0 * self.spent / self._denominator)))
         if self.reporter is not None and pct > self.shown:
             self.reporter.advance(pct - self.shown, self.PLAN_UNIT)
             self.shown = pct
 
-    def evaluated(self, stage, n_evals: int = 1) -> None:
-        """``n_evals`` evaluations of ``stage`` done (at most the stage's planned cost)."""
+    def _add(self, stage, n_evals: int) -> None:
         per = stage.cost / max(stage.steps + stage.scores, 1)
-        self.spent += n_evals * per
+        cap = self._through(min(self.stage, len(self.plan.stages) - 1))
+        self.spent = min(self.spent + n_evals * per, max(cap, self.spent))
         self._show()
+
+    def _stepped(self, n: int) -> None:
+        """``n`` gradient steps reported (a refinement of the running stage)."""
+        if self.stage < len(self.plan.stages):
+            self._steps += n
+            self._add(self.plan.stages[self.stage], n)
+
+    def evaluated(self, stage, n_evals: int = 1) -> None:
+        """``n_evals`` evaluations of ``stage`` done (at most the stage's planned cost); the
+        gradient steps already counted as they were reported are not counted again."""
+        n = max(n_evals - self._steps, 0)
+        self._steps = 0
+        self._add(stage, n)
 
     def stage_done(self, index: int, text: str) -> None:
         """Stage ``index`` finished: the bar at the plan's share through it, and a line."""
-        self.spent = sum(s.cost for s in self.plan.stages[: index + 1])
+        self.spent = self._through(index)
+        self.stage, self._steps = index + 1, 0
         self._show()
         if self.reporter is not None:
             self.reporter.note(text)

@@ -1,0 +1,146 @@
+"""The progress bar's ETA and the plan's predicted cost of ``auto`` against the measured.
+
+One run of ``SVMTuner(verbose=1)`` (the default method) on a data set, its status lines
+time-stamped as they are written (a log stream: a line per tenth of the bar), then one
+``SVC()`` fit on the same standardised rows.  Prints, for the lines at or past 25 %, 50 % and
+75 % of the bar, the ETA shown against the time actually left to the end of the final fit,
+and the plan's predicted cost of each stage and of the final fit (``SVC()`` fits) beside the
+measured seconds over that ``SVC()`` fit (``info["measured_seconds"]``)::
+
+    python benchmarks/auto_eta.py --rows 20000 --features 20            # dense
+    python benchmarks/auto_eta.py --rows 20000 --features 1000 --sparse  # sparse
+    python benchmarks/auto_eta.py --demo                                 # breast cancer
+
+The data are ``sklearn.datasets.make_classification`` (``random_state=0``; sparse: its
+rows with the entries below the 90th percentile of ``|x|`` set to 0, CSR).  Run one
+measurement at a time on a quiet machine and note the load average (printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+
+class _Stamped:
+    """A log stream keeping each line with the time it was written."""
+
+    def __init__(self):
+        self.lines: list[tuple[float, str]] = []
+        self._buf = ""
+
+    def write(self, s):
+        self._buf += s
+        while "\n" in self._buf:
+            line, self._buf = self._buf.split("\n", 1)
+            self.lines.append((time.perf_counter(), line))
+            sys.__stdout__.write(f"[{time.strftime('%H:%M:%S')}] {line}\n")
+            sys.__stdout__.flush()
+        return len(s)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
+def _data(args):
+    if args.demo:
+        from sklearn.datasets import load_breast_cancer
+
+        return load_breast_cancer(return_X_y=True)
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=args.rows, n_features=args.features, n_informative=min(10, args.features),
+        random_state=0,
+    )  # fmt: skip
+    if args.sparse:
+        X[np.abs(X) < np.quantile(np.abs(X), 0.9)] = 0.0
+        X = sp.csr_matrix(X)
+    return X, y
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, default=20000)
+    p.add_argument("--features", type=int, default=20)
+    p.add_argument("--sparse", action="store_true")
+    p.add_argument("--demo", action="store_true")
+    p.add_argument("--budget", type=float, default=None)
+    args = p.parse_args(argv)
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    from svmtune import SVMTuner
+
+    X, y = _data(args)
+    print(f"load average at start: {os.getloadavg()}")
+    stream = _Stamped()
+    mp = {} if args.budget is None else {"budget": args.budget}
+    tuner = SVMTuner(verbose=1, random_state=0, method_params=mp)
+    old, sys.stderr = sys.stderr, stream
+    t0 = time.perf_counter()
+    try:
+        tuner.fit(X, y)
+    finally:
+        sys.stderr = old
+    t_end = time.perf_counter()
+    total = t_end - t0
+    Xs = StandardScaler(with_mean=not sp.issparse(X)).fit_transform(X)
+    t1 = time.perf_counter()
+    SVC().fit(Xs, y)
+    unit = time.perf_counter() - t1
+    print(f"load average at end: {os.getloadavg()}")
+    print(f"total {total:.1f} s (selection {tuner.selection_time_:.1f} s, final fit "
+          f"{tuner.final_fit_time_:.1f} s); one SVC() fit {unit:.2f} s")  # fmt: skip
+    print("bar %   elapsed s   ETA shown s   actually left s   ratio")
+    seen = set()
+    for t, line in stream.lines:
+        m = re.search(r"\]\s+(\d+)%.*?(?:ETA ([^,]+))?$", line)
+        if not m or "ETA" not in line:
+            continue
+        pct = int(m.group(1))
+        eta = line.rsplit("ETA ", 1)[1]
+        secs = _parse_seconds(eta)
+        for mark in (25, 50, 75):
+            if pct >= mark and mark not in seen:
+                seen.add(mark)
+                left = t_end - t
+                print(f"{pct:5d}   {t - t0:9.1f}   {secs:11.1f}   {left:15.1f}   "
+                      f"{secs / max(left, 1e-9):.2f}")  # fmt: skip
+    info = tuner.selection_.info
+    out = {k: info.get(k) for k in ("plan", "predicted_cost", "measured_seconds", "budget")}
+    out["svc_fit_s"] = unit
+    out["final_fit_s"] = tuner.final_fit_time_
+    print(json.dumps(out, default=str, indent=1))
+    meas = info.get("measured_seconds") or {}
+    for i, st in enumerate(info["plan"]):
+        s = (meas.get("stages") or [None] * (i + 1))[i]
+        got = "" if s is None else f"{s / unit:.2f} (measured {s:.1f} s)"
+        print(f"stage {i}: {st['size']} rows {st['path']}: predicted {st['cost']:.2f}, {got}")
+    print(f"final fit: measured {tuner.final_fit_time_ / unit:.2f} SVC() fits")
+    print(f"whole run: predicted {info['predicted_cost']:.2f}, measured {total / unit:.2f}")
+
+
+def _parse_seconds(text: str) -> float:
+    text = text.strip()
+    m = re.match(r"(\d+) h (\d+) min", text)
+    if m:
+        return 3600 * int(m.group(1)) + 60 * int(m.group(2))
+    m = re.match(r"(\d+) min (\d+) s", text)
+    if m:
+        return 60 * int(m.group(1)) + int(m.group(2))
+    return float(text.split()[0])
+
+
+if __name__ == "__main__":
+    main()
