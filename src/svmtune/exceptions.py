@@ -10,6 +10,8 @@ ConvergenceWarning
     silences svmtune's too).
 BoundWarning
     A selected hyperparameter ended on a bound of its search range.
+BudgetWarning
+    A method's budget is below the least its plan needs: the run will cost more.
 
 Errors
 ------
@@ -36,6 +38,7 @@ from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
     "BoundWarning",
+    "BudgetWarning",
     "ConvergenceWarning",
     "DamagedModelError",
     "NotANumberError",
@@ -53,6 +56,10 @@ class ConvergenceWarning(_SklearnConvergenceWarning):
 
 class BoundWarning(UserWarning):
     """A hyperparameter ended on a bound of its search range."""
+
+
+class BudgetWarning(UserWarning):
+    """A budget below the least the method's plan needs; the run costs that least."""
 
 
 class NotANumberError(TypeError, ValueError):

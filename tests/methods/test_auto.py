@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from svmtune import SVMTuner
 from svmtune.kernels import Kernel
 from svmtune.loo.referee import l1_loo_outputs, l2_loo_outputs, ovo_loo_outputs, referee_error
+from svmtune.methods._auto_stage import Probe
 from svmtune.methods.auto import Auto
 from svmtune.methods.base import get_selector, ovr_tasks
 from tests.conftest import make_problem
@@ -160,7 +162,9 @@ def test_stages_follow_the_plan_and_the_budget_holds():
         sel = auto.select(X, y, random_state=0)
         f = sel.info["svc_sv_fraction"]
         assert 0.0 < f < 1.0
-        plan = auto.plan(*X.shape, 1, sv_fraction=f)
+        probe = Probe(**sel.info["probe"])
+        assert f == probe.fraction_at(len(y))
+        plan = auto.plan(*X.shape, 1, probe=probe)
         assert sel.info["plan"] == [vars(s) for s in plan.stages]
         assert sel.info["predicted_cost"] == pytest.approx(plan.cost)
         assert plan.cost <= budget + 1e-9 or plan.stages[0].size == 200
@@ -299,3 +303,110 @@ def test_a_choice_on_the_box_bound_is_the_bound_and_warned():
     with pytest.warns(BoundWarning, match="auto chose C = 256, the upper bound"):
         t = SVMTuner(random_state=3).fit(X, y)
     assert t.best_params_["C"] == 256.0
+
+
+# --------------------------------------------------------------------- issue 63, items 2 and 3
+def _breast_cancer():
+    from sklearn.datasets import load_breast_cancer
+
+    return load_breast_cancer(return_X_y=True)
+
+
+@pytest.mark.parametrize("budget", [1e-9, 3.0, 7.0])
+def test_a_budget_below_the_plans_least_warns_before_the_work(budget):
+    """Issue 63: a budget the plan cannot keep to warns when the plan is made, before its
+    work, naming the least budget; the final rule never reads a negative amount left."""
+    import warnings
+
+    from svmtune.exceptions import BudgetWarning
+
+    X, y = _breast_cancer()
+    work_began = []
+    auto = Auto(budget=budget)
+    plan_of = auto.plan
+
+    def plan(*args, **kwargs):  # the warning comes from the plan, before any candidate
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = plan_of(*args, **kwargs)
+        assert not work_began
+        work_began.append(caught)
+        return out
+
+    auto.plan = plan
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        sel = auto.run(*_data_and_context(X, y))
+    [caught] = work_began
+    [w] = [c for c in caught if issubclass(c.category, BudgetWarning)]
+    least = sel.info["min_budget"]
+    assert budget < least and f"at least {least:.3g}" in str(w.message)
+    assert sel.info["predicted_cost"] >= least - 1e-9
+    rule = sel.info["final_rule"]
+    assert "nothing left of the budget" in rule and not re.search(r"(?<!e)-\d", rule)
+
+
+def test_the_default_budget_does_not_warn_and_costs_are_recorded():
+    """Issue 63: the default budget warns of nothing; ``info`` keeps the measured seconds of
+    the probes, of each stage and of the final rule beside the plan's predicted costs."""
+    import warnings
+
+    from svmtune.exceptions import BudgetWarning
+
+    X, y = _large(n=2500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BudgetWarning)
+        sel = Auto(rank=60).select(X, y, random_state=0)
+    pred, meas = sel.info["predicted_costs"], sel.info["measured_seconds"]
+    assert len(pred["stages"]) == len(meas["stages"]) == len(sel.info["plan"])
+    assert all(t >= 0 for t in meas["stages"]) and meas["probe"] >= 0
+    assert sel.info["predicted_cost"] == pytest.approx(
+        pred["probe"] + sum(pred["stages"]) + pred["final_rule"] + pred["final_fit"]
+    )
+    probe = sel.info["probe"]
+    assert probe["rows"] == (1000, 2000)  # two nested probes: the share of SVs at all rows
+    assert pred["probe"] > 0 and pred["final_rule"] > 0  # the fits the plan did not count
+
+
+def _data_and_context(X, y):
+    from svmtune.methods.base import SelectionContext, TrainingData
+
+    return TrainingData(X, y), SelectionContext(random_state=0)
+
+
+def test_final_rule_says_when_the_users_final_model_overrode_it():
+    """Issue 63: ``final_rule`` explains auto's own choice and, where ``final_model`` forced
+    another, says so."""
+    X, y = _large(n=1200)
+    own = SVMTuner(random_state=0).fit(X, y)
+    forced = SVMTuner(random_state=0, final_model="lowrank").fit(X, y)
+    rule = own.selection_.info["final_rule"]
+    assert own.final_model_ == "l1" and forced.final_model_ == "lowrank"
+    assert forced.selection_.info["final_rule"] == (
+        f"final_model='lowrank' given, overriding the method's own rule, which chose 'l1': {rule}"
+    )
+    same = SVMTuner(random_state=0, final_model="l1").fit(X, y)
+    assert same.selection_.info["final_rule"].startswith("final_model='l1' given, as the method")
+
+
+def test_bound_warning_only_where_the_bound_bit():
+    """Issue 63: RBSVM's refinement ends on C's upper bound on breast cancer while the
+    referee scores C beyond it no lower: no warning; where the referee scores the point past
+    the bound lower (noisy labels, a box above their C), the warning stays."""
+    import warnings
+
+    from sklearn.datasets import make_classification
+
+    from svmtune.exceptions import BoundWarning
+
+    X, y = _breast_cancer()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
+        t = SVMTuner(random_state=0).fit(X, y)
+    assert t.best_params_["C"] == 256.0  # on the bound, and no warning
+    X, y = make_classification(
+        n_samples=300, n_features=5, n_informative=2, flip_y=0.45, random_state=0
+    )
+    with pytest.warns(BoundWarning, match=r"C = 1, the lower bound .* C = 0.5 beyond it lower"):
+        t = SVMTuner(random_state=0, method_params={"log2_C": (0, 8)}).fit(X, y)
+    assert t.best_params_["C"] == 1.0

@@ -4,6 +4,8 @@ candidates, the carried choice, the final libsvm fit's predicted cost and the bo
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,12 +20,20 @@ from svmtune.estimators import make_final_estimator
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import _squared_distances
 from svmtune.loo.rbsvm_groups import group_codes
-from svmtune.methods._fidelity import D_EXP, carry_C
+from svmtune.methods._fidelity import (
+    D_EXP,
+    PROBE_ROWS,
+    carry_C,
+    stage_rows,
+    sv_fraction_at,
+    svc_fit_cost,
+)
 from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
 
 __all__ = [
     "Candidate",
     "PlanProgress",
+    "Probe",
     "StageData",
     "lowest_estimate",
     "candidate",
@@ -33,6 +43,7 @@ __all__ = [
     "svc_sv_fraction",
     "default_svc_fit",
     "on_bound",
+    "probe_svc",
     "inner_advice_ignored",
 ]
 
@@ -235,10 +246,52 @@ def svc_sv_fraction(X, y, sw) -> float:
     return n_sv / max(X.shape[0], 1)
 
 
-def on_bound(point: dict[str, float], log2_sigma, log2_C) -> dict[str, float]:
+@dataclass(frozen=True)
+class Probe:
+    """``SVC()`` fitted on nested probes of ``rows`` rows: its share of support vectors on
+    each (``fractions``), their work (:func:`svmtune.methods._fidelity.svc_fit_cost` of each
+    at its own share) and the seconds they took."""
+
+    rows: tuple[int, ...]
+    fractions: tuple[float, ...]
+    work: float
+    seconds: float
+
+    def fraction_at(self, n: int) -> float:
+        """The share of support vectors on ``n`` rows (:func:`svmtune.methods._fidelity.
+        sv_fraction_at`)."""
+        return sv_fraction_at(n, self.rows, self.fractions)
+
+
+def probe_svc(X, y, sw, order, groups) -> Probe:
+    """``SVC()`` on the first :data:`~svmtune.methods._fidelity.PROBE_ROWS` rows of ``order``
+    and, where the data have more, on twice as many (all where fewer): the shares of support
+    vectors from which the cost model's unit is taken at all rows (the share falls as the
+    rows grow; :mod:`svmtune.methods._fidelity`)."""
+    t0 = time.perf_counter()
+    n, d = X.shape
+    sizes = [min(n, PROBE_ROWS)] + ([min(n, 2 * PROBE_ROWS)] if n > PROBE_ROWS else [])
+    rows_used, fractions, work = [], [], 0.0
+    for size in sizes:
+        rows = stage_rows(order, size, groups)
+        f = svc_sv_fraction(X[rows], y[rows], None if sw is None else sw[rows])
+        rows_used.append(int(rows.size))
+        fractions.append(f)
+        work += svc_fit_cost(rows.size, d, f)
+    return Probe(tuple(rows_used), tuple(fractions), work, time.perf_counter() - t0)
+
+
+def on_bound(point: dict[str, float], log2_sigma, log2_C, better_outside=None) -> dict[str, float]:
     """``point`` (``sigma``, ``C``) with a value within round-off of its box's bound set to the
     bound itself (``exp(log(2^8))`` is ``255.99999999999994``), and a :class:`BoundWarning`
-    for each: the optimum may lie outside the box."""
+    for each where the bound bit: ``better_outside(params)`` (None: always) is True where
+    the referee scores the point one octave outside that bound lower than ``point``.
+
+    A refinement ends on the upper bound of C in ordinary use (breast cancer: RBSVM's
+    criterion still falls, ever more slowly, as C grows on nearly separable rows, while the
+    leave-one-out error no longer moves), so the bound alone says nothing of the choice: the
+    warning says the optimum may lie outside the box only where the referee, which makes the
+    choice, would choose a point beyond it (issue 63)."""
     out = dict(point)
     for name, box in (("sigma", log2_sigma), ("C", log2_C)):
         t = float(np.log2(out[name]))
@@ -246,10 +299,14 @@ def on_bound(point: dict[str, float], log2_sigma, log2_C) -> dict[str, float]:
         if side is None:
             continue
         out[name] = 2.0 ** float(box[0] if side == "lower" else box[1])
+        beyond = dict(out, **{name: out[name] * (0.5 if side == "lower" else 2.0)})
+        if better_outside is not None and not better_outside(beyond):
+            continue
         warnings.warn(
             f"auto chose {name} = {out[name]:g}, the {side} bound of its search range "
-            f"[2^{box[0]:g}, 2^{box[1]:g}]; the optimum may lie outside it: widen log2_{name} "
-            "(method_params) or check the feature scaling",
+            f"[2^{box[0]:g}, 2^{box[1]:g}], and its referee scores {name} = "
+            f"{beyond[name]:g} beyond it lower; the optimum may lie outside the range: widen "
+            f"log2_{name} (method_params) or check the feature scaling",
             BoundWarning,
             stacklevel=user_stacklevel(),
         )
@@ -282,14 +339,23 @@ class PlanProgress:
 
     PLAN_UNIT = "% of the planned cost"
 
-    def __init__(self, reporter, plan):
+    def __init__(self, reporter, plan, probe=None, clock=time.perf_counter):
         self.reporter, self.plan = reporter, plan
         self.spent, self.shown = 0.0, 0
         self.stage = 0  # the stage running: the refinements' steps are its evaluations
         self._steps = 0  # gradient steps reported since the last evaluations counted
-        self.total = sum(s.cost for s in plan.stages) + plan.final_cost
-        # the bar's share of the stages, in whole units (the rest is the final fit's)
-        self.stages_pct = int(round(100.0 * (self.total - plan.final_cost) / self._denominator))
+        # the work after the probes: the stages, then the final-model rule and the final fit
+        self.total = sum(s.cost for s in plan.stages) + plan.rule_cost + plan.final_cost
+        # the bar's share of the stages, in whole units (the rest is the rule's and final fit's)
+        self.stages_pct = int(
+            round(100.0 * (self.total - plan.rule_cost - plan.final_cost) / self._denominator)
+        )
+        #: the probes (rows, shares of support vectors, seconds) and the measured seconds of
+        #: each stage (``info["probe"]``, ``info["measured_seconds"]``)
+        self.probe = None if probe is None else dataclasses.asdict(probe)
+        self.stage_seconds: list[float] = []
+        self.clock = clock
+        self._mark = clock()
         if reporter is not None:
             reporter.note(plan.describe())
             reporter.expect(100, self.PLAN_UNIT)
@@ -333,6 +399,9 @@ class PlanProgress:
         """Stage ``index`` finished: the bar at the plan's share through it, and a line."""
         self.spent = self._through(index)
         self.stage, self._steps = index + 1, 0
+        now = self.clock()
+        self.stage_seconds.append(now - self._mark)
+        self._mark = now
         self._show()
         if self.reporter is not None:
             self.reporter.note(text)

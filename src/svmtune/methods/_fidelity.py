@@ -32,7 +32,20 @@ machines (``benchmarks/auto_cost_model.py`` prints them; ``benchmarks/auto_cost_
   factor and the solver's products ``s m^2`` per task.
 
 The model takes the support set as large as the rows; the benchmark reports the measured
-cost beside the plan (``benchmarks/scaling_auto.md``).
+cost beside the plan (``benchmarks/scaling_auto.md``, ``benchmarks/auto_eta.py``).
+
+**The share of support vectors at ``n`` rows.**  ``SVC()``'s share of support vectors falls
+as the rows grow (on a consistent SVM it tends to twice the Bayes risk, Steinwart 2003): on
+20,000 rows of ``make_classification`` it is 0.56 on 1,000 rows, 0.47 on 2,000 and 0.24 on
+all 20,000.  Taken at the probe's 1,000 rows, the unit (an ``SVC()`` fit on all rows)
+was overstated 2.4-fold there, and every stage's predicted cost in its fits understated as
+much (issue 63: a plan of 2.1 fits took 8 to 11).  ``auto`` therefore fits ``SVC()`` on two
+nested probes, :data:`PROBE_ROWS` rows and twice that (all rows where fewer), and
+:func:`sv_fraction_at` extends the share to ``n`` rows along the power law through the two
+(its exponent clipped to ``[-1, 0]``: the share does not grow, the support vectors do not
+fall); on the data above it gives 0.27 at 20,000 rows.  The probes' own fits are counted in
+the plan (:attr:`Plan.probe_cost`), as are the final-model rule's two fits on an eighth of
+the rows (:attr:`Plan.rule_cost`).
 
 **Carrying C between sizes.**  The L2-SVM minimises ``|v|^2 / 2 + C/2 sum_i w_i xi_i^2``: its
 regularisation per row is ``lambda = 1 / (C sum w)``.  A subsample's optimum ``C_s`` carried
@@ -66,6 +79,7 @@ __all__ = [
     "nested_subsample",
     "plan_stages",
     "stage_rows",
+    "sv_fraction_at",
     "svc_fit_cost",
 ]
 
@@ -115,6 +129,20 @@ def svc_fit_cost(s: float, d: int, sv_fraction: float | None = None) -> float:
     docstring)."""
     f = SV_FRACTION if sv_fraction is None else max(float(sv_fraction), MIN_SV_FRACTION)
     return float(s) ** 2 * (d + D_EXP) * f / SV_FRACTION
+
+
+def sv_fraction_at(n: int, rows, fractions) -> float:
+    """``SVC()``'s share of support vectors on ``n`` rows from its shares ``fractions`` on
+    nested probes of ``rows`` rows: the last share where ``n`` is at most its probe's rows or
+    only one probe was fitted, else the power law through the last two probes, its exponent
+    clipped to ``[-1, 0]`` (module docstring)."""
+    rows = [float(r) for r in rows]
+    fractions = [float(f) for f in fractions]
+    f = fractions[-1]
+    if len(rows) < 2 or n <= rows[-1] or rows[-1] <= rows[-2] or min(fractions[-2:]) <= 0:
+        return f
+    slope = np.log(fractions[-1] / fractions[-2]) / np.log(rows[-1] / rows[-2])
+    return float(f * (n / rows[-1]) ** float(np.clip(slope, -1.0, 0.0)))
 
 
 def exact_eval_cost(s: float, d: int, n_tasks: int) -> float:
@@ -174,6 +202,12 @@ class Plan:
     ``final_cost`` is the cost reserved in the budget for the final model: one ``SVC()`` fit,
     or the low-rank L2-SVM's predicted fit where that is cheaper (the final-model rule of
     :mod:`svmtune.methods.auto` takes it where libsvm's fit would cost more than is left).
+    ``probe_cost`` is the probes' ``SVC()`` fits, done before the plan, and ``rule_cost`` the
+    final-model rule's two fits on an eighth of the rows (0 where the last stage is exact on
+    all rows, which has no such rule).  ``min_budget`` is the least budget this plan keeps
+    to: the probes, the smallest first stage (:data:`MIN_FIRST` rows, all where fewer), the
+    rule and the final model; a smaller budget is overrun (``auto`` warns before the work,
+    :class:`svmtune.exceptions.BudgetWarning`).
     """
 
     n: int
@@ -183,11 +217,25 @@ class Plan:
     stages: tuple[Stage, ...]
     final_cost: float = 1.0
     sv_fraction: float | None = None
+    probe_cost: float = 0.0
+    rule_cost: float = 0.0
+    min_budget: float = 0.0
 
     @property
     def cost(self) -> float:
-        """Predicted cost of the selection and the final fit, in ``SVC()`` fits."""
-        return float(sum(s.cost for s in self.stages) + self.final_cost)
+        """Predicted cost of the probes, the selection, the final-model rule and the final
+        fit, in ``SVC()`` fits."""
+        return float(
+            self.probe_cost + sum(s.cost for s in self.stages) + self.rule_cost + self.final_cost
+        )
+
+    @property
+    def left(self) -> float:
+        """The budget left for the final model after the probes, the stages and the rule
+        (negative where the plan overruns the budget: ``budget < min_budget``)."""
+        return float(
+            self.budget - self.probe_cost - sum(s.cost for s in self.stages) - self.rule_cost
+        )
 
     def describe(self) -> str:
         """One line: the stages' sizes, paths and steps, and the budget."""
@@ -219,6 +267,7 @@ def plan_stages(
     lowrank_only: bool = False,
     sv_fraction: float | None = None,
     refiners: int = 1,
+    probe_work: float = 0.0,
 ) -> Plan:
     """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
 
@@ -250,6 +299,9 @@ def plan_stages(
         Share of support vectors of the probe ``SVC()`` (:func:`svc_fit_cost`).
     refiners : int
         Refinements of the first stage, each of ``max_eval`` evaluations from the same start.
+    probe_work : float
+        Work of the probes' ``SVC()`` fits (:func:`svc_fit_cost` of each at its own share),
+        spent before the plan: counted in its cost and taken from the budget.
 
     Returns
     -------
@@ -257,11 +309,13 @@ def plan_stages(
     """
     unit = svc_fit_cost(n, d, sv_fraction)
     final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
-    left = max(budget - final, 0.0)
+    probe = float(probe_work) / unit
+    left = max(budget - final - probe, 0.0)
     first_path = "lowrank" if lowrank_only else "exact"
     evals0 = refiners * max_eval + FIRST_SCORES
     cap = n if first_path == "lowrank" else min(n, max_exact)
-    s0 = min(n, MIN_FIRST)
+    s0 = smallest = min(n, MIN_FIRST)
+    least = _stage_cost(smallest, first_path, evals0, d, n_tasks, rank, unit)
     # the largest first size within FIRST_SHARE of the budget (bisection on the monotone cost)
     lo, hi = s0, cap
     if _stage_cost(hi, first_path, evals0, d, n_tasks, rank, unit) <= FIRST_SHARE * left:
@@ -276,7 +330,11 @@ def plan_stages(
         s0 = lo
     c0 = _stage_cost(s0, first_path, evals0, d, n_tasks, rank, unit)
     stages = [Stage(int(s0), first_path, int(max_eval), FIRST_SCORES, c0)]
-    left -= c0
+    # the final-model rule's two fits (SVC() and the chosen point's, each about an SVC() fit)
+    # on the larger of the first stage and an eighth of the rows (auto's _final_rule), unless
+    # the stages end exact on all rows (set to 0 below)
+    rule = _rule_cost(n, s0)
+    left -= c0 + rule
     size = s0
     while size < n:
         # the next size, or all rows when that would leave less than a third of them out
@@ -294,7 +352,20 @@ def plan_stages(
         cost = per * (steps + LATER_SCORES)
         stages.append(Stage(int(size), path, int(steps), LATER_SCORES, cost))
         left -= cost
-    return Plan(n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction)
+    if stages[-1].size >= n and stages[-1].path == "exact":
+        rule = 0.0  # exact on all rows: the referee's family, no rule (auto's _selection)
+    # the least budget kept to: the smallest first stage, and the rule where it runs then
+    one_stage_exact = smallest >= n and first_path == "exact"
+    minimum = probe + least + final + (0.0 if one_stage_exact else _rule_cost(n, smallest))
+    return Plan(
+        n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe, rule, minimum
+    )
+
+
+def _rule_cost(n: int, first: int) -> float:
+    """The final-model rule's two ``SVC()``-sized fits on ``max(first, n // 8)`` rows, in
+    ``SVC()`` fits on all ``n`` rows (the fits grow as the rows squared)."""
+    return 2.0 * (max(first, n // 8, 1) / float(n)) ** 2
 
 
 def nested_subsample(y: np.ndarray, random_state, groups: np.ndarray | None = None) -> np.ndarray:

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from numbers import Real
 from typing import Any
 
@@ -79,6 +80,8 @@ from sklearn.utils.validation import check_random_state
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory
+from svmtune._warnings import user_stacklevel
+from svmtune.exceptions import BudgetWarning
 from svmtune.kernels import _squared_distances, rbf_from_sqdist, rbf_params
 from svmtune.loo.referee import (
     FAMILIES,
@@ -97,13 +100,12 @@ from svmtune.methods._auto_stage import (
     libsvm_cost_ratio,
     lowest_estimate,
     on_bound,
+    probe_svc,
     same_point,
-    svc_sv_fraction,
 )
 from svmtune.methods._auto_stage import carried as carried_choice
 from svmtune.methods._constraints import Check, IntegerLike, Interval
 from svmtune.methods._fidelity import (
-    PROBE_ROWS,
     carry_C,
     carry_exponent,
     default_budget,
@@ -266,9 +268,19 @@ class Auto(Selector):
         return float(row.get("time", float("nan")))
 
     # ------------------------------------------------------------------ plan
-    def plan(self, n: int, d: int, n_tasks: int, *, sparse: bool = False, sv_fraction=None):
+    def plan(
+        self, n: int, d: int, n_tasks: int, *, sparse: bool = False, sv_fraction=None, probe=None
+    ):
         """The stages of a run on ``n`` rows (:func:`svmtune.methods._fidelity.plan_stages`;
-        ``sv_fraction``: the probe ``SVC()``'s share of support vectors)."""
+        ``sv_fraction``: ``SVC()``'s share of support vectors on all rows, or ``probe``, the
+        probes' :class:`~svmtune.methods._auto_stage.Probe`, which gives it and the probes'
+        cost).  Warns (:class:`~svmtune.exceptions.BudgetWarning`) where ``budget`` is below
+        the least the plan needs, naming it, before any of the work it plans: a budget the
+        user gave (the default is a target the plan keeps to where it can; on data too small
+        for a first stage of fewer rows its least is the plan)."""
+        probe_work = 0.0
+        if probe is not None:
+            sv_fraction, probe_work = probe.fraction_at(n), probe.work
         if self.exact_rows is not None:
             max_exact = int(self.exact_rows)
         else:
@@ -276,7 +288,7 @@ class Auto(Selector):
             max_exact = n if avail is None else int(np.sqrt(avail / (8.0 * EXACT_DENSE_MATRICES)))
         budget = default_budget(n) if self.budget is None else float(self.budget)
         low_only = sparse or max_exact < min(n, 2)
-        return plan_stages(
+        plan = plan_stages(
             n,
             d,
             n_tasks,
@@ -288,7 +300,19 @@ class Auto(Selector):
             sv_fraction=sv_fraction,
             # a low-rank first stage refines with RBSVM alone (_run_stage)
             refiners=min(len(self.refine), 1) if low_only else len(self.refine),
+            probe_work=probe_work,
         )
+        if self.budget is not None and plan.budget < plan.min_budget:
+            warnings.warn(
+                f"auto's budget of {plan.budget:.3g} SVC() fits is below the least its plan "
+                f"needs on these data, {plan.min_budget:.3g} SVC() fits (the probes, a first "
+                f"stage of {plan.stages[0].size:,} rows, the final model): the run is "
+                f"predicted to cost {plan.cost:.3g}; pass a budget of at least "
+                f"{plan.min_budget:.3g} (method_params) or leave it at None",
+                BudgetWarning,
+                stacklevel=user_stacklevel(),
+            )
+        return plan
 
     # ------------------------------------------------------------------ starts
     def _start_points(self, st) -> list[Candidate]:
@@ -463,10 +487,9 @@ class Auto(Selector):
         n, d = X.shape
         n_tasks = len(ovr_tasks(y))
         order = nested_subsample(y, check_random_state(random_state), groups)
-        probe = stage_rows(order, min(n, PROBE_ROWS), groups)
-        sv_fraction = svc_sv_fraction(X[probe], y[probe], None if sw is None else sw[probe])
-        plan = self.plan(n, d, n_tasks, sparse=sparse, sv_fraction=sv_fraction)
-        progress = PlanProgress(current_progress(), plan)
+        probe = probe_svc(X, y, sw, order, groups)
+        plan = self.plan(n, d, n_tasks, sparse=sparse, probe=probe)
+        progress = PlanProgress(current_progress(), plan, probe)
         t_start = time.perf_counter()
         default = self._default_point(data)
         history: list[Candidate] = []
@@ -507,22 +530,36 @@ class Auto(Selector):
                 f"stage {i}: {st.size:,} rows ({stage.path}), chose {carried.origin} "
                 f"{describe(carried.params)} ({time.perf_counter() - t_start:.1f} s so far)",
             )
-        return self._selection(plan, st, history, carried, refined, X, y, sw, order, multiclass)
+        return self._selection(
+            plan, st, history, carried, refined, X, y, sw, order, multiclass, progress
+        )
 
-    def _selection(self, plan, st, history, chosen, refined, X, y, sw, order, multiclass):
+    def _selection(
+        self, plan, st, history, chosen, refined, X, y, sw, order, multiclass, progress=None
+    ):
         """The :class:`Selection` of a run: ``chosen`` carried to all rows, its family and the
-        final-model rule."""
+        final-model rule; ``info`` holds the plan's predicted costs (``predicted_costs``, in
+        ``SVC()`` fits) beside the seconds each part took (``measured_seconds``, from the
+        run's ``progress``), which a benchmark divides by an ``SVC()`` fit's seconds."""
         n = X.shape[0]
         exponent = carry_exponent(*_sizes_and_Cs(refined))
         exact_all = st.size == n and st.D2 is not None
         family = lowest_estimate(chosen, st.families)[1]
         estimate = chosen.estimates[family]
-        point = on_bound(chosen.params, self.log2_sigma, self.log2_C)
+        outside: list[Candidate] = []
+        point = on_bound(
+            chosen.params,
+            self.log2_sigma,
+            self.log2_C,
+            better_outside=lambda p: self._better_outside(chosen, p, st, outside),
+        )
         C = point["C"] if st.size == n else carry_C(point["C"], st.size, n, exponent)
         params = rbf_params(point["sigma"], C)
         rule: dict[str, Any] = {"final_model": family if exact_all else "l1"}
+        t_rule = time.perf_counter()
         if not exact_all:
             rule = self._final_rule(plan, params, chosen.rank, X, y, sw, order, multiclass)
+        t_rule = time.perf_counter() - t_rule
         for c in history:
             c.chosen = c is chosen
         return Selection(
@@ -530,7 +567,9 @@ class Auto(Selector):
             estimate=estimate,
             criterion=estimate,
             # the probe SVC(), the candidates' fits and the final rule's
-            n_svm_fits=1 + int(sum(c.n_svm_fits for c in history)) + rule.get("n_svm_fits", 0),
+            n_svm_fits=1
+            + int(sum(c.n_svm_fits for c in history + outside))
+            + rule.get("n_svm_fits", 0),
             history=[c.row(FAMILIES) for c in history],
             final_model=rule["final_model"],
             info={
@@ -541,14 +580,38 @@ class Auto(Selector):
                 "plan": [vars(s) for s in plan.stages],
                 "budget": plan.budget,
                 "predicted_cost": plan.cost,
+                "min_budget": plan.min_budget,
+                "predicted_costs": {
+                    "probe": plan.probe_cost,
+                    "stages": [s.cost for s in plan.stages],
+                    "final_rule": plan.rule_cost,
+                    "final_fit": plan.final_cost,
+                },
+                "measured_seconds": {
+                    "probe": None if progress is None else progress.probe["seconds"],
+                    "stages": None if progress is None else list(progress.stage_seconds),
+                    "final_rule": t_rule,
+                },
                 "carry_exponent": exponent,
                 "svc_sv_fraction": plan.sv_fraction,
+                "probe": None if progress is None else progress.probe,
                 "rank": self.rank,
                 "rank_tol": LANDMARK_TOL,
-                "final_rule": rule["why"] if "why" in rule else "exact on all rows",
+                "final_rule": rule["why"] if "why" in rule else _exact_rule(family, estimate),
                 **({} if st.groups is None else {"n_groups": int(np.unique(st.groups).size)}),
             },
         )
+
+    def _better_outside(self, chosen, params, st, scored) -> bool:
+        """Whether the referee scores ``params`` (``chosen`` moved one octave past a bound
+        of its box) lower than ``chosen`` on its stage ``st``: the bound bit (``on_bound``).
+        The point scored joins ``scored`` (its SVM fits are counted)."""
+        c = candidate("outside", params["sigma"], params["C"], 0, 0.0)
+        (self._referee_exact if st.D2 is not None else self._referee_lowrank)(c, st)
+        scored.append(c)
+        mine = lowest_estimate(chosen, st.families)[0]
+        scores = [c.estimates.get(f) for f in st.families if c.estimates.get(f) is not None]
+        return bool(scores) and min(scores) < mine
 
     def _final_rule(self, plan, params, rank, X, y, sw, order, multiclass) -> dict[str, Any]:
         """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would cost more than the
@@ -557,7 +620,7 @@ class Auto(Selector):
         point, or (``rank`` None: that stage was exact) as many as the trace rule takes at
         the chosen width on the rows the libsvm fit is predicted from (module docstring)."""
         n, d = X.shape
-        left = plan.budget - sum(s.cost for s in plan.stages)
+        left = plan.left  # negative where the plan overran a budget below its least
         unit = svc_fit_cost(n, d, plan.sv_fraction)
         rows = stage_rows(order, max(plan.stages[0].size, n // 8))
         w = None if sw is None else sw[rows]
@@ -571,12 +634,37 @@ class Auto(Selector):
         # the plan's reserve for the final model (Plan.final_cost), on the landmarks in use
         reserve = min(1.0, lowrank)
         use_lowrank = ratio > max(left, reserve) and lowrank < ratio
+        budget = (
+            f"{left:.2f} left of the budget"
+            if left >= 0
+            else f"nothing left of the budget of {plan.budget:.3g} (the plan's least is "
+            f"{plan.min_budget:.3g}), its reserve of {reserve:.2f} for the final model"
+        )
+        chose = (
+            "the low-rank L2-SVM: libsvm's fit costs more than that and than the budget allows"
+            if use_lowrank
+            else "libsvm's SVC: "
+            + (
+                "its fit is within what the budget keeps for the final model"
+                if ratio <= max(left, reserve)
+                else "the low-rank L2-SVM would cost more"
+            )
+        )
         why = (
-            f"libsvm's fit predicted at {ratio:.2f} SVC() fits (its support vectors and "
-            f"iterations against SVC()'s on {rows.size:,} rows), {left:.2f} left of the budget; "
-            f"the low-rank L2-SVM predicted at {lowrank:.2f} ({rank} landmarks)"
+            f"{chose}; libsvm's fit predicted at {ratio:.2f} SVC() fits (its support vectors "
+            f"and iterations against SVC()'s on {rows.size:,} rows), {budget}; the low-rank "
+            f"L2-SVM predicted at {lowrank:.2f} ({rank} landmarks)"
         )
         return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}
+
+
+def _exact_rule(family: str, estimate: float) -> str:
+    """``final_rule`` where the last stage is exact on all rows: the referee's family."""
+    name = {"l1": "libsvm's SVC", "l2": "the exact L2-SVM"}.get(family, family)
+    return (
+        f"{name}: the last stage is exact on all rows, and the referee's leave-one-out error "
+        f"of this family at the chosen point is the lowest ({estimate:.4f})"
+    )
 
 
 def _takes_groups(method: str) -> bool:
