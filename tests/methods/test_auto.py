@@ -11,7 +11,6 @@ import pytest
 from svmtune import SVMTuner
 from svmtune.kernels import Kernel
 from svmtune.loo.referee import l1_loo_outputs, l2_loo_outputs, ovo_loo_outputs, referee_error
-from svmtune.methods._auto_stage import Probe
 from svmtune.methods.auto import Auto
 from svmtune.methods.base import get_selector, ovr_tasks
 from tests.conftest import make_problem
@@ -156,13 +155,15 @@ def _rows_by_stage(sel):
 def test_stages_follow_the_plan_and_the_budget_holds():
     """Count the work: every candidate is scored on its stage's rows, each stage refines at
     most its planned steps, and the plan's predicted cost is within the budget."""
+    from svmtune.methods._auto_stage import Probe
+
     X, y = _large()
     for budget in (2.0, 5.0):
         auto = Auto(budget=budget, rank=60)
         sel = auto.select(X, y, random_state=0)
         f = sel.info["svc_sv_fraction"]
         assert 0.0 < f < 1.0
-        probe = Probe(**sel.info["probe"])
+        probe = Probe(**sel.info["probe"])  # the probes the run fitted
         assert f == probe.fraction_at(len(y))
         plan = auto.plan(*X.shape, 1, probe=probe)
         assert sel.info["plan"] == [vars(s) for s in plan.stages]
