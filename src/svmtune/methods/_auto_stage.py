@@ -17,13 +17,15 @@ from sklearn.svm import _libsvm, _libsvm_sparse
 
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
-from svmtune.exceptions import BoundWarning, ConvergenceWarning
+from svmtune.exceptions import BoundWarning, BudgetWarning, ConvergenceWarning
 from svmtune.kernels import _squared_distances
 from svmtune.loo.rbsvm_groups import group_codes
+from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._fidelity import (
     D_EXP,
     PROBE_ROWS,
     carry_C,
+    lowrank_eval_cost,
     stage_rows,
     sv_fraction_at,
     svc_fit_cost,
@@ -43,7 +45,13 @@ __all__ = [
     "svc_sv_fraction",
     "default_svc_fit",
     "on_bound",
+    "better_outside",
+    "final_rule",
+    "cost_info",
+    "exact_rule",
+    "final_rule_text",
     "probe_svc",
+    "warn_budget",
     "inner_advice_ignored",
 ]
 
@@ -311,6 +319,117 @@ def on_bound(point: dict[str, float], log2_sigma, log2_C, better_outside=None) -
             stacklevel=user_stacklevel(),
         )
     return out
+
+
+def warn_budget(plan) -> None:
+    """A :class:`~svmtune.exceptions.BudgetWarning` where ``plan.budget`` is below the least
+    the plan keeps to (:attr:`svmtune.methods._fidelity.Plan.min_budget`), naming it."""
+    if plan.budget >= plan.min_budget:
+        return
+    warnings.warn(
+        f"auto's budget of {plan.budget:.3g} SVC() fits is below the least its plan needs on "
+        f"these data, {plan.min_budget:.3g} SVC() fits (the probes, a first stage of "
+        f"{plan.stages[0].size:,} rows, the final model): the run is predicted to cost "
+        f"{plan.cost:.3g}; pass a budget of at least {plan.min_budget:.3g} (method_params) "
+        "or leave it at None",
+        BudgetWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def cost_info(plan, progress, rule_seconds: float) -> dict[str, Any]:
+    """The plan's least budget, its predicted costs of the probes, each stage, the final
+    rule and the final fit (``SVC()`` fits), and the seconds each took but the final fit
+    (:class:`PlanProgress`; the tuner's ``final_fit_time_``), for ``info``."""
+    return {
+        "min_budget": plan.min_budget,
+        "predicted_costs": {
+            "probe": plan.probe_cost,
+            "stages": [s.cost for s in plan.stages],
+            "final_rule": plan.rule_cost,
+            "final_fit": plan.final_cost,
+        },
+        "measured_seconds": {
+            "probe": None
+            if progress is None or progress.probe is None
+            else progress.probe["seconds"],
+            "stages": None if progress is None else list(progress.stage_seconds),
+            "final_rule": rule_seconds,
+        },
+        "probe": None if progress is None else progress.probe,
+    }
+
+
+def final_rule_text(plan, ratio, lowrank, reserve, rows, rank, use_lowrank) -> str:
+    """``final_rule`` after a subsampled or low-rank last stage: the model chosen and why,
+    libsvm's predicted cost (``ratio``, from ``rows`` rows), the budget left (or, where the
+    plan overran a budget below its least, that nothing is and the reserve was used), and
+    the low-rank model's on ``rank`` landmarks."""
+    left = plan.left
+    budget = (
+        f"{left:.2f} left of the budget"
+        if left >= 0
+        else f"nothing left of the budget of {plan.budget:.3g} (the plan's least is "
+        f"{plan.min_budget:.3g}), its reserve of {reserve:.2f} for the final model"
+    )
+    if use_lowrank:
+        chose = "the low-rank L2-SVM: libsvm's fit costs more than that and than the budget allows"
+    elif ratio <= max(left, reserve):
+        chose = "libsvm's SVC: its fit is within what the budget keeps for the final model"
+    else:
+        chose = "libsvm's SVC: the low-rank L2-SVM would cost more"
+    return (
+        f"{chose}; libsvm's fit predicted at {ratio:.2f} SVC() fits (its support vectors and "
+        f"iterations against SVC()'s on {rows:,} rows), {budget}; the low-rank L2-SVM "
+        f"predicted at {lowrank:.2f} ({rank} landmarks)"
+    )
+
+
+def exact_rule(family: str, estimate: float) -> str:
+    """``final_rule`` where the last stage is exact on all rows: the referee's family."""
+    name = {"l1": "libsvm's SVC", "l2": "the exact L2-SVM"}.get(family, family)
+    return (
+        f"{name}: the last stage is exact on all rows, and the referee's leave-one-out error "
+        f"of this family at the chosen point is the lowest ({estimate:.4f})"
+    )
+
+
+def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> dict[str, Any]:
+    """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would cost more than the
+    budget has left (at least its reserve for the final model) and more than the
+    low-rank model on ``rank`` landmarks, as many as the last stage used at the chosen
+    point, or (``rank`` None: that stage was exact) as many as the trace rule takes at
+    the chosen width on the rows the libsvm fit is predicted from (:mod:`svmtune.methods.auto`'s
+    docstring); ``landmarks``: the trace rule's ``(max_rank, tol)``."""
+    n, d = X.shape
+    left = plan.left  # negative where the plan overran a budget below its least
+    unit = svc_fit_cost(n, d, plan.sv_fraction)
+    rows = stage_rows(order, max(plan.stages[0].size, n // 8))
+    w = None if sw is None else sw[rows]
+    if rank is None:
+        idx, _ = pivoted_cholesky_landmarks(
+            X[rows], params["sigma"], tol=landmarks[1], max_rank=landmarks[0], sample_weight=w
+        )
+        rank = int(idx.size)
+    lowrank = lowrank_eval_cost(n, d, plan.n_tasks, rank) / unit
+    ratio, fits = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
+    # the plan's reserve for the final model (Plan.final_cost), on the landmarks in use
+    reserve = min(1.0, lowrank)
+    use_lowrank = ratio > max(left, reserve) and lowrank < ratio
+    why = final_rule_text(plan, ratio, lowrank, reserve, rows.size, rank, use_lowrank)
+    return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}
+
+
+def better_outside(referee, chosen, params, st, scored) -> bool:
+    """Whether ``referee(candidate, st)`` scores ``params`` (``chosen`` moved one octave past a
+    bound of its box) lower than ``chosen`` on its stage ``st``: the bound bit
+    (:func:`on_bound`).  The point scored joins ``scored`` (its SVM fits are counted)."""
+    c = candidate("outside", params["sigma"], params["C"], 0, 0.0)
+    referee(c, st)
+    scored.append(c)
+    mine = lowest_estimate(chosen, st.families)[0]
+    scores = [c.estimates.get(f) for f in st.families if c.estimates.get(f) is not None]
+    return bool(scores) and min(scores) < mine
 
 
 def lowest_estimate(c: Candidate, families: list[str]) -> tuple[float, str]:

@@ -19,14 +19,15 @@ The published methods are complementary, and this method composes them:
    ``max_eval`` SVM trainings; its end point joins the candidates before the referee decides.
 
 **Fidelities** (:mod:`svmtune.methods._fidelity`).  First ``SVC()`` is fitted on a probe
-subsample of 1,000 rows: its share of support vectors tells the cost model what an ``SVC()``
-fit on all rows costs on these data.  Steps 1-3 run on a stratified subsample whose size the
-plan takes from the budget; then each larger subsample (4 times the rows, at
-most all of them) carries the chosen point over (``C`` by the rule of
-:func:`svmtune.methods._fidelity.carry_C`), scores it beside ``SVC()``'s point and refines it
-by a few more steps, exact while the dense matrices are affordable and low rank above.  On
-the smallest data the first stage holds every row and this is the single-stage method (not
-on 180 of the 222 small cells of ``benchmarks/auto_criteria``,
+subsample of 1,000 rows and on one of 2,000 (where the data have more): its share of support
+vectors, extended to all rows along the power law through the two, tells the cost model what
+an ``SVC()`` fit on all rows costs on these data (the probes' fits are counted in the plan).
+Steps 1-3 run on a stratified subsample whose size the plan takes from the budget; then
+each larger subsample (4 times the rows, at most all of them) carries the chosen point over
+(``C`` by :func:`svmtune.methods._fidelity.carry_C`), scores it beside ``SVC()``'s point and
+refines it by a few more steps, exact while the dense matrices are affordable and low rank
+above.  On the smallest data the first stage holds every row and this is the single-stage
+method (not on 180 of the 222 small cells of ``benchmarks/auto_criteria``,
 ``docs/notes/auto_fidelity.md``).  The plan is a function of the rows, features, classes,
 memory and ``budget``; ``info["plan"]`` holds it and ``history`` every candidate with its
 ``stage`` and ``rows``.  When the last stage holds fewer rows than the data, ``C`` is carried
@@ -69,7 +70,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import warnings
 from numbers import Real
 from typing import Any
 
@@ -80,8 +80,6 @@ from sklearn.utils.validation import check_random_state
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory
-from svmtune._warnings import user_stacklevel
-from svmtune.exceptions import BudgetWarning
 from svmtune.kernels import _squared_distances, rbf_from_sqdist, rbf_params
 from svmtune.loo.referee import (
     FAMILIES,
@@ -90,18 +88,21 @@ from svmtune.loo.referee import (
     _ovo_loo_outputs,
     referee_error,
 )
-from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._auto_stage import (
     Candidate,
     PlanProgress,
     StageData,
+    better_outside,
     candidate,
+    cost_info,
+    exact_rule,
+    final_rule,
     inner_advice_ignored,
-    libsvm_cost_ratio,
     lowest_estimate,
     on_bound,
     probe_svc,
     same_point,
+    warn_budget,
 )
 from svmtune.methods._auto_stage import carried as carried_choice
 from svmtune.methods._constraints import Check, IntegerLike, Interval
@@ -109,11 +110,9 @@ from svmtune.methods._fidelity import (
     carry_C,
     carry_exponent,
     default_budget,
-    lowrank_eval_cost,
     nested_subsample,
     plan_stages,
     stage_rows,
-    svc_fit_cost,
 )
 from svmtune.methods.base import (
     Selection,
@@ -204,7 +203,9 @@ class Auto(Selector):
     ``chosen``.  ``info`` holds ``path`` ("exact" when the
     last stage is exact on all rows, else "lowrank" or "subsample"), ``chosen`` (origin),
     ``family``, ``plan`` (the stages and their predicted costs), ``budget``,
-    ``predicted_cost`` (in ``SVC()`` fits), ``carry_exponent`` and ``final_rule``.
+    ``predicted_cost`` (in ``SVC()`` fits), ``min_budget``, ``predicted_costs`` and
+    ``measured_seconds`` (:func:`~svmtune.methods._auto_stage.cost_info`), ``probe``,
+    ``carry_exponent`` and ``final_rule`` (which final model and why).
     """
 
     name = "auto"
@@ -272,12 +273,10 @@ class Auto(Selector):
         self, n: int, d: int, n_tasks: int, *, sparse: bool = False, sv_fraction=None, probe=None
     ):
         """The stages of a run on ``n`` rows (:func:`svmtune.methods._fidelity.plan_stages`;
-        ``sv_fraction``: ``SVC()``'s share of support vectors on all rows, or ``probe``, the
-        probes' :class:`~svmtune.methods._auto_stage.Probe`, which gives it and the probes'
-        cost).  Warns (:class:`~svmtune.exceptions.BudgetWarning`) where ``budget`` is below
-        the least the plan needs, naming it, before any of the work it plans: a budget the
-        user gave (the default is a target the plan keeps to where it can; on data too small
-        for a first stage of fewer rows its least is the plan)."""
+        ``sv_fraction``: ``SVC()``'s share of support vectors on all rows, or ``probe``:
+        the probes' :class:`~svmtune.methods._auto_stage.Probe`).  A ``budget`` given below
+        the plan's least warns before the work (:func:`~svmtune.methods._auto_stage.
+        warn_budget`; the default is a target, kept where the data allow)."""
         probe_work = 0.0
         if probe is not None:
             sv_fraction, probe_work = probe.fraction_at(n), probe.work
@@ -302,16 +301,8 @@ class Auto(Selector):
             refiners=min(len(self.refine), 1) if low_only else len(self.refine),
             probe_work=probe_work,
         )
-        if self.budget is not None and plan.budget < plan.min_budget:
-            warnings.warn(
-                f"auto's budget of {plan.budget:.3g} SVC() fits is below the least its plan "
-                f"needs on these data, {plan.min_budget:.3g} SVC() fits (the probes, a first "
-                f"stage of {plan.stages[0].size:,} rows, the final model): the run is "
-                f"predicted to cost {plan.cost:.3g}; pass a budget of at least "
-                f"{plan.min_budget:.3g} (method_params) or leave it at None",
-                BudgetWarning,
-                stacklevel=user_stacklevel(),
-            )
+        if self.budget is not None:
+            warn_budget(plan)
         return plan
 
     # ------------------------------------------------------------------ starts
@@ -551,7 +542,7 @@ class Auto(Selector):
             chosen.params,
             self.log2_sigma,
             self.log2_C,
-            better_outside=lambda p: self._better_outside(chosen, p, st, outside),
+            better_outside=lambda p: better_outside(self._referee, chosen, p, st, outside),
         )
         C = point["C"] if st.size == n else carry_C(point["C"], st.size, n, exponent)
         params = rbf_params(point["sigma"], C)
@@ -580,91 +571,24 @@ class Auto(Selector):
                 "plan": [vars(s) for s in plan.stages],
                 "budget": plan.budget,
                 "predicted_cost": plan.cost,
-                "min_budget": plan.min_budget,
-                "predicted_costs": {
-                    "probe": plan.probe_cost,
-                    "stages": [s.cost for s in plan.stages],
-                    "final_rule": plan.rule_cost,
-                    "final_fit": plan.final_cost,
-                },
-                "measured_seconds": {
-                    "probe": None if progress is None else progress.probe["seconds"],
-                    "stages": None if progress is None else list(progress.stage_seconds),
-                    "final_rule": t_rule,
-                },
+                **cost_info(plan, progress, t_rule),
                 "carry_exponent": exponent,
                 "svc_sv_fraction": plan.sv_fraction,
-                "probe": None if progress is None else progress.probe,
                 "rank": self.rank,
                 "rank_tol": LANDMARK_TOL,
-                "final_rule": rule["why"] if "why" in rule else _exact_rule(family, estimate),
+                "final_rule": rule["why"] if "why" in rule else exact_rule(family, estimate),
                 **({} if st.groups is None else {"n_groups": int(np.unique(st.groups).size)}),
             },
         )
 
-    def _better_outside(self, chosen, params, st, scored) -> bool:
-        """Whether the referee scores ``params`` (``chosen`` moved one octave past a bound
-        of its box) lower than ``chosen`` on its stage ``st``: the bound bit (``on_bound``).
-        The point scored joins ``scored`` (its SVM fits are counted)."""
-        c = candidate("outside", params["sigma"], params["C"], 0, 0.0)
-        (self._referee_exact if st.D2 is not None else self._referee_lowrank)(c, st)
-        scored.append(c)
-        mine = lowest_estimate(chosen, st.families)[0]
-        scores = [c.estimates.get(f) for f in st.families if c.estimates.get(f) is not None]
-        return bool(scores) and min(scores) < mine
+    def _referee(self, cand, st) -> None:
+        (self._referee_exact if st.D2 is not None else self._referee_lowrank)(cand, st)
 
     def _final_rule(self, plan, params, rank, X, y, sw, order, multiclass) -> dict[str, Any]:
-        """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would cost more than the
-        budget has left (at least its reserve for the final model) and more than the
-        low-rank model on ``rank`` landmarks, as many as the last stage used at the chosen
-        point, or (``rank`` None: that stage was exact) as many as the trace rule takes at
-        the chosen width on the rows the libsvm fit is predicted from (module docstring)."""
-        n, d = X.shape
-        left = plan.left  # negative where the plan overran a budget below its least
-        unit = svc_fit_cost(n, d, plan.sv_fraction)
-        rows = stage_rows(order, max(plan.stages[0].size, n // 8))
-        w = None if sw is None else sw[rows]
-        if rank is None:
-            idx, _ = pivoted_cholesky_landmarks(
-                X[rows], params["sigma"], tol=LANDMARK_TOL, max_rank=self.rank, sample_weight=w
-            )
-            rank = int(idx.size)
-        lowrank = lowrank_eval_cost(n, d, plan.n_tasks, rank) / unit
-        ratio, fits = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
-        # the plan's reserve for the final model (Plan.final_cost), on the landmarks in use
-        reserve = min(1.0, lowrank)
-        use_lowrank = ratio > max(left, reserve) and lowrank < ratio
-        budget = (
-            f"{left:.2f} left of the budget"
-            if left >= 0
-            else f"nothing left of the budget of {plan.budget:.3g} (the plan's least is "
-            f"{plan.min_budget:.3g}), its reserve of {reserve:.2f} for the final model"
-        )
-        chose = (
-            "the low-rank L2-SVM: libsvm's fit costs more than that and than the budget allows"
-            if use_lowrank
-            else "libsvm's SVC: "
-            + (
-                "its fit is within what the budget keeps for the final model"
-                if ratio <= max(left, reserve)
-                else "the low-rank L2-SVM would cost more"
-            )
-        )
-        why = (
-            f"{chose}; libsvm's fit predicted at {ratio:.2f} SVC() fits (its support vectors "
-            f"and iterations against SVC()'s on {rows.size:,} rows), {budget}; the low-rank "
-            f"L2-SVM predicted at {lowrank:.2f} ({rank} landmarks)"
-        )
-        return {"final_model": "lowrank" if use_lowrank else "l1", "why": why, "n_svm_fits": fits}
-
-
-def _exact_rule(family: str, estimate: float) -> str:
-    """``final_rule`` where the last stage is exact on all rows: the referee's family."""
-    name = {"l1": "libsvm's SVC", "l2": "the exact L2-SVM"}.get(family, family)
-    return (
-        f"{name}: the last stage is exact on all rows, and the referee's leave-one-out error "
-        f"of this family at the chosen point is the lowest ({estimate:.4f})"
-    )
+        """libsvm's SVC or the low-rank L2-SVM (:func:`~svmtune.methods._auto_stage.
+        final_rule`, the landmarks' rule of this method's ``rank`` and :data:`LANDMARK_TOL`)."""
+        landmarks = (self.rank, LANDMARK_TOL)
+        return final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass)
 
 
 def _takes_groups(method: str) -> bool:
