@@ -111,21 +111,24 @@ def main(argv=None):
     print(f"SVC() fit before {unit_before:.2f} s, after {unit_after:.2f} s")
     print(f"total {total:.1f} s (selection {tuner.selection_time_:.1f} s, final fit "
           f"{tuner.final_fit_time_:.1f} s); one SVC() fit {unit:.2f} s")  # fmt: skip
-    print("bar %   elapsed s   ETA shown s   actually left s   ratio")
-    seen = set()
+    print("mark   bar %   elapsed s   ETA shown s   actually left s   ratio")
+    shown = []  # (time, bar %, ETA seconds) of every status line with an ETA
     for t, line in stream.lines:
-        m = re.search(r"\]\s+(\d+)%.*?(?:ETA ([^,]+))?$", line)
-        if not m or "ETA" not in line:
-            continue
-        pct = int(m.group(1))
-        eta = line.rsplit("ETA ", 1)[1]
-        secs = _parse_seconds(eta)
-        for mark in (25, 50, 75):
-            if pct >= mark and mark not in seen:
-                seen.add(mark)
-                left = t_end - t
-                print(f"{pct:5d}   {t - t0:9.1f}   {secs:11.1f}   {left:15.1f}   "
-                      f"{secs / max(left, 1e-9):.2f}")  # fmt: skip
+        m = re.search(r"\]\s+(\d+)%", line)
+        if m and "ETA " in line:
+            shown.append((t, int(m.group(1)), _parse_seconds(line.rsplit("ETA ", 1)[1])))
+    for mark in (25, 50, 75):
+        at = [x for x in shown if x[1] >= mark]
+        # a mark the bar passes in one step (the final fit): the last ETA shown before it
+        t, pct, secs = (
+            at[0] if at else ([x for x in shown if x[1] < mark] or [None])[-1] or (t_end, 100, 0.0)
+        )
+        left = t_end - t
+        late = "" if at else "  (passed in the final fit: the last ETA before it)"
+        print(
+            f"{mark:4d}   {pct:5d}   {t - t0:9.1f}   {secs:11.1f}   {left:15.1f}   "
+            f"{secs / max(left, 1e-9):.2f}{late}"
+        )
     info = tuner.selection_.info
     keys = ("plan", "predicted_cost", "predicted_costs", "measured_seconds", "budget", "probe")
     out = {k: info.get(k) for k in keys}
