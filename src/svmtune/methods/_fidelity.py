@@ -35,7 +35,7 @@ The model takes the support set as large as the rows; the benchmark reports the 
 cost beside the plan (``benchmarks/scaling_auto.md``, ``benchmarks/auto_eta.py``).
 
 **The share of support vectors at ``n`` rows.**  ``SVC()``'s share of support vectors falls
-as the rows grow (on a consistent SVM it tends to twice the Bayes risk, Steinwart 2003): on
+as the rows grow (towards a floor of about twice the Bayes risk, Steinwart 2003): on
 20,000 rows of ``make_classification`` it is 0.56 on 1,000 rows, 0.47 on 2,000 and 0.24 on
 all 20,000.  Taken at the probe's 1,000 rows, the unit (an ``SVC()`` fit on all rows)
 was overstated 2.4-fold there, and every stage's predicted cost in its fits understated as
