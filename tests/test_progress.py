@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 
@@ -303,6 +304,15 @@ def test_plan_progress_weighs_the_bar_by_the_plan_and_ends_on_the_final_fit():
         clock.t = 50.0
     assert p.done[unit] == 100 and p.eta() is None
     assert "auto: final fit on all rows" in out.getvalue()
+    # the final-model rule's fits (after the last stage) are a step of their own
+    p = Progress(1, stream=io.StringIO(), clock=clock)
+    plan = dataclasses.replace(_fake_plan([1.0, 2.0], 1.0), rule_cost=1.0)
+    bar = PlanProgress(p, plan)  # 20 %, 40 %, the rule 20 %, the final fit 20 %
+    bar.stage_done(0, "stage 0")
+    bar.stage_done(1, "stage 1")
+    assert p.done[unit] == 60
+    bar.rule_done()
+    assert p.done[unit] == 80 and p.final_units == (20, unit)
 
 
 def test_the_final_fit_is_a_step_of_the_bar(data, capsys):

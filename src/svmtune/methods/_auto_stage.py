@@ -465,10 +465,8 @@ class PlanProgress:
         self._steps = 0  # gradient steps reported since the last evaluations counted
         # the work after the probes: the stages, then the final-model rule and the final fit
         self.total = sum(s.cost for s in plan.stages) + plan.rule_cost + plan.final_cost
-        # the bar's share of the stages, in whole units (the rest is the rule's and final fit's)
-        self.stages_pct = int(
-            round(100.0 * (self.total - plan.rule_cost - plan.final_cost) / self._denominator)
-        )
+        # the bar's share of the stages and the rule, in whole units (the rest: the final fit)
+        self.stages_pct = int(round(100.0 * (self.total - plan.final_cost) / self._denominator))
         #: the probes (rows, shares of support vectors, seconds) and the measured seconds of
         #: each stage (``info["probe"]``, ``info["measured_seconds"]``)
         self.probe = None if probe is None else dataclasses.asdict(probe)
@@ -498,6 +496,8 @@ class PlanProgress:
     def _add(self, stage, n_evals: int) -> None:
         per = stage.cost / max(stage.steps + stage.scores, 1)
         cap = self._through(min(self.stage, len(self.plan.stages) - 1))
+        if self.stage >= len(self.plan.stages):  # after the stages: the rule's share too
+            cap += self.plan.rule_cost
         self.spent = min(self.spent + n_evals * per, max(cap, self.spent))
         self._show()
 
@@ -513,6 +513,13 @@ class PlanProgress:
         n = max(n_evals - self._steps, 0)
         self._steps = 0
         self._add(stage, n)
+
+    def rule_done(self) -> None:
+        """The final-model rule's fits done (after the last stage): the bar at the plan's share
+        before the final fit."""
+        self.spent = self._through(len(self.plan.stages) - 1) + self.plan.rule_cost
+        self.stage = len(self.plan.stages)
+        self._show()
 
     def stage_done(self, index: int, text: str) -> None:
         """Stage ``index`` finished: the bar at the plan's share through it, and a line."""

@@ -529,9 +529,7 @@ class Auto(Selector):
         self, plan, st, history, chosen, refined, X, y, sw, order, multiclass, progress=None
     ):
         """The :class:`Selection` of a run: ``chosen`` carried to all rows, its family and the
-        final-model rule; ``info`` holds the plan's predicted costs (``predicted_costs``, in
-        ``SVC()`` fits) beside the seconds each part took (``measured_seconds``, from the
-        run's ``progress``), which a benchmark divides by an ``SVC()`` fit's seconds."""
+        final-model rule, the plan's costs beside the seconds of the run's ``progress``."""
         n = X.shape[0]
         exponent = carry_exponent(*_sizes_and_Cs(refined))
         exact_all = st.size == n and st.D2 is not None
@@ -551,6 +549,8 @@ class Auto(Selector):
         if not exact_all:
             rule = self._final_rule(plan, params, chosen.rank, X, y, sw, order, multiclass)
         t_rule = time.perf_counter() - t_rule
+        if progress is not None:
+            progress.rule_done()
         for c in history:
             c.chosen = c is chosen
         return Selection(
