@@ -4,7 +4,7 @@
 the amount of work is known in advance (the folds of a cross-validated search, ``auto``'s
 candidates), else the count done and the time spent (gradient steps, whose number the search
 decides as it goes).  The ETA is the announced work still to come at the pace of the part
-done (its later half: :meth:`Progress.eta`), less the seconds since the last unit finished; a
+done (:meth:`Progress.eta`), less the seconds since the last unit finished; a
 selection whose units differ in cost announces them weighted by their predicted cost
 (``auto``'s plan, :class:`svmtune.methods._auto_stage.PlanProgress`),
 so that the pace of the cheap first units is not taken for that of the costly ones.  The
@@ -133,7 +133,6 @@ class Progress:
         #: units of the announced work kept for the final fit (:meth:`reserve_final`)
         self.final_units: tuple[int, str] | None = None
         self._listeners: dict[str, list[Callable[[int], None]]] = {}
-        self._marks: list[tuple[float, float]] = []  # (time, share done) at each unit
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._last_draw = -1.0
         self._last_tenth = -1
@@ -174,7 +173,6 @@ class Progress:
         self.done[unit] = self.done.get(unit, 0) + int(n)
         if self.total.get(unit, 0) > 0:
             self.t_unit = self.clock()
-            self._marks.append((self.t_unit, self.fraction() or 0.0))
         if self.on_advance is not None:
             self.on_advance(int(n), unit)
         for fn in self._listeners.get(unit, ()):
@@ -225,26 +223,24 @@ class Progress:
         return min(1.0, sum(self.done[u] for u in known) / sum(self.total[u] for u in known))
 
     def eta(self) -> float | None:
-        """Seconds left: the share of the announced work still to come at the pace of the
-        later half of the finished part (its seconds over its share, from the last unit at or
-        below half the share done to the last unit), less the seconds since that last unit
-        (not below 0).  None: no announced work, none of it done, or all of it.
+        """Seconds left: the seconds the finished part of the announced work took (from its
+        start to its last unit), over the share it is of the work, times the share still to
+        come, less the seconds since that last unit (not below 0).  None: no announced work,
+        none of it done, or all of it.
 
         The pace is the finished work's, not the wall time's: between two units the time left
-        falls with the clock, instead of climbing while a long step runs (issue 63); units
-        weighted by their predicted cost (``auto``'s plan) make a cheap unit's pace that of
-        the whole; and the later half forgets the first calls' fixed costs (imports, compiled
-        code, caches) once the work done is twice theirs."""
+        falls with the clock, instead of climbing while a long step runs (issue 63), and
+        units weighted by their predicted cost (``auto``'s plan) make a cheap unit's pace that
+        of the whole.  (The pace of the later half of the finished work alone forgets the
+        first calls' fixed costs sooner, but follows the cheaper steps of a warm-started
+        refinement: on 20,000 rows its ETA before the final fit was 0.42 of the time left,
+        the whole part's 0.71; ``docs/notes/auto_eta_budget.md``.)"""
         frac = self.fraction()
         if frac is None or not 0 < frac < 1 or self.t_unit is None:
             return None
-        t_a = self.t0 if self.t_work is None else self.t_work
-        f_a = 0.0
-        for t, f in self._marks:
-            if f <= frac / 2:
-                t_a, f_a = t, f
-        pace = (self.t_unit - t_a) / max(frac - f_a, 1e-12)
-        return max(0.0, pace * (1.0 - frac) - (self.clock() - self.t_unit))
+        start = self.t0 if self.t_work is None else self.t_work
+        took = self.t_unit - start
+        return max(0.0, took * (1.0 - frac) / frac - (self.clock() - self.t_unit))
 
     def status(self, final: bool = False) -> str:
         """The status line: bar, counts, time spent and left."""
