@@ -55,7 +55,7 @@ def measure(sets, sizes):
     from svmtune.loo.referee import l1_loo_outputs
     from svmtune.lowrank import pivoted_cholesky_landmarks
     from svmtune.methods import _fidelity as fid
-    from svmtune.methods._auto_stage import svc_sv_fraction
+    from svmtune.methods._auto_final import svc_sv_fraction
     from svmtune.methods._fidelity import exact_eval_cost, lowrank_eval_cost, svc_fit_cost
     from svmtune.methods.base import ovr_tasks
     from svmtune.search.start import initial_sigma

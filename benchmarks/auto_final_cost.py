@@ -5,7 +5,7 @@ each), fits scikit-learn's ``SVC`` at the chosen ``(gamma, C)`` and ``SVC()`` on
 cell's standardised training rows and prints the measured time ratio beside three
 predictions from fits on a random eighth of the rows (at least 1,000): the ratio of libsvm
 iterations, of support vectors, and of the count auto uses
-(:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`: a kernel column of ``d + 8``
+(:func:`svmtune.methods._auto_final.libsvm_cost_ratio`: a kernel column of ``d + 8``
 flop-equivalents per entry for each support vector plus one gradient update per iteration).
 One BLAS thread, a quiet machine::
 

@@ -11,7 +11,7 @@ training rows:
   (:func:`svmtune.loo.paired.paired_z`), on the 0/1 loss (``"01"``, each at its best
   family), on the cross-entropy (``"xent"``, within the challenger's best family, with the
   0/1 error not higher) or on either (``"either"``); among the candidates that pass, the
-  lowest 0/1 error wins (as :class:`svmtune.methods._auto_stage.Referee` decides).
+  lowest 0/1 error wins (as :class:`svmtune.methods._auto_referee.Referee` decides).
 
 Each rule runs with each refinement the study stored (RBSVM for 10 steps from the start the
 rule prefers, 30 steps, the smoothed span).  The threshold and the rule are chosen by nested

@@ -56,9 +56,9 @@ def run_unit(name: str, size: str) -> dict:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tuner = SVMTuner(
-                method_params={"noise_z": z, "smooth": smooth}, random_state=0
-            ).fit(X, y)
+            tuner = SVMTuner(method_params={"noise_z": z, "smooth": smooth}, random_state=0).fit(
+                X, y
+            )
         seconds = time.perf_counter() - t0
         info = tuner.selection_.info
         out.append(

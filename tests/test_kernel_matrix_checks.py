@@ -121,14 +121,16 @@ X, Y = make_classification(200, 5, flip_y=0.2, class_sep=0.6, random_state=0)
 def test_no_kernel_matrix_check_inside_an_evaluation(monkeypatch, method):
     """The ``n x n`` checks of a selection are a constant at its entry: none inside the
     objective evaluations, so as many at ``max_eval`` 3 as at 8."""
-    totals = []
+    totals, evaluations = [], []
     for max_eval in (3, 8):
         with monkeypatch.context() as patch:
             counter = _Counter(patch, len(Y))
             get_selector(method, {"max_eval": max_eval}).select(X, Y, random_state=0)
-        assert counter.evaluations >= max_eval
         assert counter.inside == 0
         totals.append(counter.outside)
+        evaluations.append(counter.evaluations)
+    # the longer search evaluates more (L-BFGS-B may converge before its budget)
+    assert evaluations[0] >= 3 and evaluations[1] > evaluations[0]
     assert totals[0] == totals[1] <= 2
 
 

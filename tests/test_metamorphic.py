@@ -219,9 +219,9 @@ def test_random_subsets_do_not_depend_on_the_names(method):
 
 
 def test_breast_cancer_same_answer_whatever_the_labels():
-    """The issue's case: on the bundled breast cancer data (wdbc, 569 rows, so ``auto``
-    selects on a subsample) ``y``, ``1 - y`` and strings in the reverse order gave two
-    selections at the same estimate; now one, and the same predictions."""
+    """The issue's case: on the bundled breast cancer data (wdbc, 569 rows) ``y``, ``1 - y``
+    and strings in the reverse order gave two selections at the same estimate; now one, and
+    the same predictions, by default (all rows, the budget's floor) and on a subsample."""
     from svmtune.datasets import load_dataset
 
     X, labels = load_dataset("wdbc")[:2]
@@ -229,8 +229,11 @@ def test_breast_cancer_same_answer_whatever_the_labels():
     fits = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, target in (("y", y), ("1-y", 1 - y), ("names", np.array(["b", "a"])[y])):
-            fits[name] = SVMTuner(random_state=0).fit(X, target)
-    assert fits["y"].selection_.info["plan"][0]["size"] < len(y)  # a subsample
-    _same_selection(fits["y"], fits["1-y"], {0: 1, 1: 0}, X)
-    _same_selection(fits["y"], fits["names"], {0: "b", 1: "a"}, X)
+        for budget in (None, 8.0):
+            for name, target in (("y", y), ("1-y", 1 - y), ("names", np.array(["b", "a"])[y])):
+                opts = {} if budget is None else {"budget": budget}
+                fits[name] = SVMTuner(random_state=0, method_params=opts).fit(X, target)
+            if budget is not None:
+                assert fits["y"].selection_.info["plan"][0]["size"] < len(y)  # a subsample
+            _same_selection(fits["y"], fits["1-y"], {0: 1, 1: 0}, X)
+            _same_selection(fits["y"], fits["names"], {0: "b", 1: "a"}, X)

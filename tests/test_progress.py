@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 
@@ -32,7 +33,8 @@ def test_grid_verbose_1_bar_counts_the_cv_fits(data, capsys):
     t = SVMTuner(method="grid", method_params=GRID, random_state=0, verbose=1).fit(*data)
     lines = capsys.readouterr().err.splitlines()
     bars = [ln for ln in lines if ln.startswith("svmtune grid  [")]
-    assert 2 <= len(bars) <= 12  # not a terminal: a line per tenth of the work
+    # not a terminal: a line per tenth of the work, and the end of the final fit (issue 63)
+    assert 2 <= len(bars) <= 13
     assert "ETA" in bars[0] and "1/27 CV fits" in bars[0]
     assert "100%" in bars[-1] and "27/27 CV fits" in bars[-1] and "ETA" not in bars[-1]
     done = [int(re.search(r"(\d+)/27 CV fits", b).group(1)) for b in bars]
@@ -222,3 +224,103 @@ def test_a_callback_stop_request_stops_the_selection(method, params):
     assert stop.events[-1] == ("teardown", "fit")
     with pytest.raises(NotFittedError):
         tuner.predict(X)
+
+
+class _Clock:
+    """A fake monotonic clock: the tests set its seconds."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_eta_is_the_work_left_at_the_pace_of_the_finished_part():
+    """Issue 63: the ETA is (work left) x (seconds of the finished part / its work), less the
+    seconds since its last unit; it falls with the clock while a long unit runs, instead of
+    climbing with the elapsed time."""
+    clock = _Clock()
+    p = Progress(1, stream=io.StringIO(), clock=clock)
+    clock.t = 4.0  # before the work is announced (a probe, the door): not its pace
+    p.expect(100, "% of the planned cost")
+    assert p.eta() is None  # nothing done: no pace yet
+    clock.t = 9.0
+    p.advance(10, "% of the planned cost")
+    assert p.eta() == pytest.approx(5.0 * 90 / 10)
+    clock.t = 12.0  # a long unit runs: the time left falls with the clock
+    assert p.eta() == pytest.approx(45.0 - 3.0)
+    assert "ETA 42.0 s" in p.status()
+    clock.t = 100.0  # later than the pace foretold: 0, not a negative time
+    assert p.eta() == 0.0
+    clock.t = 13.0
+    p.advance(10, "% of the planned cost")  # 20 % in 9 s since the work began
+    assert p.eta() == pytest.approx(9.0 * 80 / 20)
+    p.advance(80, "% of the planned cost")
+    assert p.eta() is None and "ETA" not in p.status()
+
+
+def _fake_plan(stage_costs, final_cost, steps=2, scores=2):
+    from svmtune.methods._fidelity import Plan, Stage
+
+    stages = tuple(
+        Stage(100 * (i + 1), "exact", steps, scores, c) for i, c in enumerate(stage_costs)
+    )
+    return Plan(1000, 5, 1, sum(stage_costs) + final_cost, stages, final_cost)
+
+
+def test_plan_progress_weighs_the_bar_by_the_plan_and_ends_on_the_final_fit():
+    """Issue 63: the bar's units are the plan's predicted work, the final fit included (its
+    share is done only by the final fit), and the ETA is the predicted work left at the pace
+    of the finished part."""
+    from svmtune.methods._auto_stage import PlanProgress
+
+    clock = _Clock()
+    out = io.StringIO()
+    p = Progress(1, stream=out, label="auto", clock=clock)
+    plan = _fake_plan([1.0, 3.0], 1.0)  # 20 %, 60 %, and 20 % for the final fit
+    bar = PlanProgress(p, plan)
+    unit = PlanProgress.PLAN_UNIT
+    clock.t = 2.0
+    bar.evaluated(plan.stages[0])  # a quarter of stage 0: 5 % of the plan
+    assert p.done[unit] == 5 and p.eta() == pytest.approx(2.0 * 95 / 5)
+    for _ in range(2):  # a refinement's gradient steps advance the bar as they come
+        p.advance(1, "gradient steps")
+    assert p.done[unit] == 15
+    bar.evaluated(plan.stages[0], 2)  # the refinement's end: its steps are not counted twice
+    assert p.done[unit] == 15
+    clock.t = 10.0
+    bar.stage_done(0, "stage 0")
+    assert p.done[unit] == 20 and p.eta() == pytest.approx(10.0 * 80 / 20)
+    clock.t = 40.0
+    bar.stage_done(1, "stage 1")
+    assert p.done[unit] == 80  # not 100: the final fit is still to come
+    assert p.eta() == pytest.approx(40.0 * 20 / 80)
+    with p.final_step():
+        clock.t = 50.0
+    assert p.done[unit] == 100 and p.eta() is None
+    assert "auto: final fit on all rows" in out.getvalue()
+    # the final-model rule's fits (after the last stage) are a step of their own
+    p = Progress(1, stream=io.StringIO(), clock=clock)
+    plan = dataclasses.replace(_fake_plan([1.0, 2.0], 1.0), rule_cost=1.0)
+    bar = PlanProgress(p, plan)  # 20 %, 40 %, the rule 20 %, the final fit 20 %
+    bar.stage_done(0, "stage 0")
+    bar.stage_done(1, "stage 1")
+    assert p.done[unit] == 60
+    bar.rule_done()
+    assert p.done[unit] == 80 and p.final_units == (20, unit)
+
+
+def test_the_final_fit_is_a_step_of_the_bar(data, capsys):
+    """Issue 63: ``auto``'s bar reaches 100 % at the end of the final fit, not before it; a
+    method without a plan has its final fit counted as one more unit of its bar."""
+    SVMTuner(method="auto", random_state=0, verbose=1).fit(*data)
+    lines = capsys.readouterr().err.splitlines()
+    at = lines.index("svmtune auto: final fit on all rows")
+    before = [ln for ln in lines[:at] if "% of the planned cost" in ln]
+    after = [ln for ln in lines[at:] if "% of the planned cost" in ln]
+    assert before and "100/100" not in before[-1]
+    assert after and "100/100 % of the planned cost" in after[-1]
+    SVMTuner(method="grid", method_params=GRID, random_state=0, verbose=1).fit(*data)
+    bars = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("svmtune grid  [")]
+    assert "27/27 CV fits" in bars[-1] and "1/1 final fit" in bars[-1] and "100%" in bars[-1]

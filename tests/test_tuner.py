@@ -523,7 +523,7 @@ def test_fit_checks_X_once_at_the_door(preprocess):
     in the preprocessing (the scaler's fit: its statistics are applied to the training rows
     by ``preprocess.transform_validated``) and in the final SVC's fit.  ``auto``'s probe
     ``SVC()``, on all rows up to 1,000, calls libsvm without ``SVC.fit``'s checks
-    (``_auto_stage.default_svc_fit``); before, the scaler's transform and the probe made it
+    (``_auto_final.default_svc_fit``); before, the scaler's transform and the probe made it
     5, and ``_validation.validate_Xy`` 6.  Every call of ``check_array``'s code is counted,
     also through names other modules imported (a profile hook, not a patched attribute)."""
     import sys

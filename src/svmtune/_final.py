@@ -19,7 +19,19 @@ from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.estimators_lowrank import LowRankL2SVC
 
-__all__ = ["final_estimators"]
+__all__ = ["final_estimators", "forced_rule"]
+
+
+def forced_rule(rule: str, own: str, option: str) -> str:
+    """``final_rule`` where the user forced ``final_model=option``: the method's own rule,
+    which chose ``own``, and that the user's option overrode it (or agreed with it), so the
+    rule does not explain a model that was not fitted (issue 63)."""
+    if option == own:
+        return f"final_model={option!r} given, as the method's own rule chose: {rule}"
+    return (
+        f"final_model={option!r} given, overriding the method's own rule, which chose "
+        f"{own!r}: {rule}"
+    )
 
 
 def final_estimators(
@@ -30,6 +42,8 @@ def final_estimators(
     unfitted estimator.  Raises for an L2-SVM on sparse ``X``; warns where an option cannot
     apply to the final model (one-vs-one, Platt scaling)."""
     final = sel.final_model if option == "auto" else option
+    if option != "auto" and "final_rule" in sel.info:
+        sel.info["final_rule"] = forced_rule(sel.info["final_rule"], sel.final_model, option)
     if final == "l2" and sp.issparse(X):
         raise ValueError(
             "the final L2-SVM is solved on a dense kernel matrix and takes no sparse X; "

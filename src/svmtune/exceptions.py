@@ -13,6 +13,8 @@ BoundWarning
 UnseenCategoryWarning
     Rows to predict hold categories the training data did not (``preprocess="auto"``):
     their one-hot entries are all 0.
+BudgetWarning
+    A method's budget is below the least its plan needs: the run will cost more.
 
 Errors
 ------
@@ -39,6 +41,7 @@ from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
     "BoundWarning",
+    "BudgetWarning",
     "ConvergenceWarning",
     "DamagedModelError",
     "NotANumberError",
@@ -63,6 +66,10 @@ class UnseenCategoryWarning(UserWarning):
     """Rows to predict hold values of a categorical column that its training rows did not:
     the one-hot encoding of ``preprocess="auto"`` gives them no feature (all their one-hot
     entries are 0), so the model treats them as no category at all."""
+
+
+class BudgetWarning(UserWarning):
+    """A budget below the least the method's plan needs; the run costs that least."""
 
 
 class NotANumberError(TypeError, ValueError):

@@ -29,6 +29,7 @@ from svmtune._progress import (
     HAS_CALLBACKS,
     CallbackSupportMixin,
     describe,
+    final_step,
     forward_to_callbacks,
     progress,
     with_callbacks,
@@ -331,12 +332,14 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         ctx = self._callbacks_begin(Xp, y_enc, w)
         try:
-            sel = self._select(selector, Xp, y_enc, w, groups, seed, ctx)
+            sel = self._select(
+                selector, Xp, y_enc, w, groups, seed, ctx,
+                final=lambda s: self._fit_final(s, Xp, y_enc, w, seed),
+            )  # fmt: skip
         except SelectionStopped:  # no selection: nothing of this (or an earlier) fit is kept
             for name in [k for k in vars(self) if k.endswith("_") and k[0] != "_"]:
                 delattr(self, name)
             raise
-        self._fit_final(sel, Xp, y_enc, w, seed)
         self._record(sel, selector)
         if ctx is not None:
             ctx.call_on_fit_task_end(
@@ -447,9 +450,10 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         fit_preprocessor(self.preprocessor_, X_fit, w_fit)
         return _as_float(transform_validated(self.preprocessor_, X))
 
-    def _select(self, selector, Xp, y_enc, w, groups, seed: int, ctx=None):
+    def _select(self, selector, Xp, y_enc, w, groups, seed: int, ctx=None, final=None):
         """Run the method (under ``backend``, with the progress display and scikit-learn's
-        callbacks of ``ctx``); sets ``selection_time_``."""
+        callbacks of ``ctx``), then ``final(selection)``, the final fit, as the progress
+        bar's last step (:func:`svmtune._progress.final_step`); sets ``selection_time_``."""
         t0 = time.perf_counter()
         backend = (
             joblib.parallel_config(backend=self.backend)
@@ -466,10 +470,14 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
                 SelectionContext(self.kernel, seed, self.n_jobs, self.multiclass),
             )
             self.selection_time_ = time.perf_counter() - t0
+            if final is not None:
+                with final_step(reporter):
+                    final(sel)
             if reporter is not None:
+                fitted = "" if final is None else f", final fit {self.final_fit_time_:.2f} s"
                 reporter.close(
                     f"selected {describe(sel.params)} in {self.selection_time_:.2f} s "
-                    f"({int(sel.n_svm_fits)} SVM fits)"
+                    f"({int(sel.n_svm_fits)} SVM fits){fitted}"
                 )
         return sel
 

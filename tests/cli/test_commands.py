@@ -957,3 +957,19 @@ def test_select_names_a_missing_extra_of_the_method_before_the_selection(
     r = run("select", path, "--method", method, ok=False)
     assert_one_line_error(r, f'needs {module}: pip install "svmtune[baselines]"')
     assert calls == []
+
+
+def test_select_table_shows_a_long_rule_whole(tmp_path):
+    """Issue 63: the table folds ``auto``'s ``final_rule`` over lines instead of cutting it
+    ("its support ve...")."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(700, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=700) > 0, "yes", "no")
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(path, index=False)
+    doc = json.loads(run("select", path, "--random-state", 0, "--json").output)
+    rule = doc["info"]["final_rule"]
+    assert len(rule) > 60
+    out = run("select", path, "--random-state", 0).output
+    flat = "".join(ch for ch in out if not ch.isspace() and ch not in "│┃|")
+    assert "".join(rule.split()) in flat

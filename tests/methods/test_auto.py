@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -154,13 +155,17 @@ def _rows_by_stage(sel):
 def test_stages_follow_the_plan_and_the_budget_holds():
     """Count the work: every candidate is scored on its stage's rows, each stage refines at
     most its planned steps, and the plan's predicted cost is within the budget."""
+    from svmtune.methods._auto_final import Probe
+
     X, y = _large()
     for budget in (2.0, 5.0):
         auto = Auto(budget=budget, rank=60)
         sel = auto.select(X, y, random_state=0)
         f = sel.info["svc_sv_fraction"]
         assert 0.0 < f < 1.0
-        plan = auto.plan(*X.shape, 1, sv_fraction=f)
+        probe = Probe(**sel.info["probe"])  # the probes the run fitted
+        assert f == probe.fraction_at(len(y))
+        plan = auto.plan(*X.shape, 1, probe=probe)
         assert sel.info["plan"] == [vars(s) for s in plan.stages]
         assert sel.info["predicted_cost"] == pytest.approx(plan.cost)
         assert plan.cost <= budget + 1e-9 or plan.stages[0].size == 200
@@ -168,7 +173,8 @@ def test_stages_follow_the_plan_and_the_budget_holds():
         assert plan.stages[0].size < len(y)  # a small budget: the first stage subsamples
         for i, stage in enumerate(plan.stages):
             refined = [c for c in sel.history if c["stage"] == i and c["origin"] == "rbsvm"]
-            assert len(refined) == (1 if stage.steps or i == 0 else 0)
+            # later stages refine with the evaluations the racing candidates leave
+            assert len(refined) == 1 if i == 0 else len(refined) <= (1 if stage.steps else 0)
     small = Auto(budget=2.0, rank=60).plan(*X.shape, 1)
     large = Auto(budget=50.0, rank=60).plan(*X.shape, 1)
     assert large.stages[-1].size >= small.stages[-1].size
@@ -291,11 +297,16 @@ def test_bad_options_name_the_option(option, value):
         SVMTuner(method="auto", method_params={option: value}).fit(*_binary(n=30))
 
 
-def test_a_choice_on_the_box_bound_is_the_bound_and_warned():
+def test_a_choice_on_the_box_bound_is_the_bound():
+    """The bound itself (not ``exp(log(2^8))``); no warning where the referee scores C one
+    octave beyond it no lower (issue 63: ``test_bound_warning_only_where_the_bound_bit``)."""
+    import warnings
+
     from svmtune.exceptions import BoundWarning
 
     X, y = _binary(seed=2)
-    with pytest.warns(BoundWarning, match="auto chose C = 256, the upper bound"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
         t = SVMTuner(random_state=3).fit(X, y)
     assert t.best_params_["C"] == 256.0
 
@@ -384,8 +395,8 @@ def test_the_final_model_is_chosen_by_accuracy_as_well_as_cost():
 
     from svmtune._labels import first_seen_codes
     from svmtune.kernels import rbf_params
+    from svmtune.methods._auto_final import HELD_OUT_ROWS, LOWRANK_TOLERANCE
     from svmtune.methods._fidelity import nested_subsample, stage_rows
-    from svmtune.methods.auto import HELD_OUT_ROWS, LOWRANK_TOLERANCE
 
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(2000, 2))
@@ -419,3 +430,115 @@ def test_small_data_are_selected_on_all_rows_by_default():
         plan = Auto().plan(n, d, k if k > 2 else 1)
         assert [(s.size, s.path) for s in plan.stages] == [(n, "exact")]
     assert Auto().plan(3_000, 10, 1).stages[0].size < 3_000
+
+
+# --------------------------------------------------------------------- issue 63, items 2 and 3
+def _breast_cancer():
+    from sklearn.datasets import load_breast_cancer
+
+    return load_breast_cancer(return_X_y=True)
+
+
+@pytest.mark.parametrize("budget", [1e-9, 3.0, 7.0])
+def test_a_budget_below_the_plans_least_warns_before_the_work(budget):
+    """Issue 63: a budget the plan cannot keep to warns when the plan is made, before its
+    work, naming the least budget; the final rule never reads a negative amount left."""
+    import warnings
+
+    from svmtune.exceptions import BudgetWarning
+
+    X, y = _breast_cancer()
+    work_began = []
+    auto = Auto(budget=budget)
+    plan_of = auto.plan
+
+    def plan(*args, **kwargs):  # the warning comes from the plan, before any candidate
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = plan_of(*args, **kwargs)
+        assert not work_began
+        work_began.append(caught)
+        return out
+
+    auto.plan = plan
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        sel = auto.run(*_data_and_context(X, y))
+    [caught] = work_began
+    [w] = [c for c in caught if issubclass(c.category, BudgetWarning)]
+    least = sel.info["min_budget"]
+    assert budget < least and f"at least {least:.3g}" in str(w.message)
+    assert sel.info["predicted_cost"] >= least - 1e-9
+    rule = sel.info["final_rule"]
+    assert "nothing left of the budget" in rule and not re.search(r"(?<!e)-\d", rule)
+
+
+def test_the_default_budget_does_not_warn_and_costs_are_recorded():
+    """Issue 63: the default budget warns of nothing; ``info`` keeps the measured seconds of
+    the probes, of each stage and of the final rule beside the plan's predicted costs."""
+    import warnings
+
+    from svmtune.exceptions import BudgetWarning
+
+    X, y = _large(n=2500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BudgetWarning)
+        sel = Auto(rank=60).select(X, y, random_state=0)
+    pred, meas = sel.info["predicted_costs"], sel.info["measured_seconds"]
+    assert len(pred["stages"]) == len(meas["stages"]) == len(sel.info["plan"])
+    assert all(t >= 0 for t in meas["stages"]) and meas["probe"] >= 0
+    assert sel.info["predicted_cost"] == pytest.approx(
+        pred["probe"] + sum(pred["stages"]) + pred["final_rule"] + pred["final_fit"]
+    )
+    probe = sel.info["probe"]
+    assert probe["rows"] == (1000, 2000)  # two nested probes: the share of SVs at all rows
+    assert pred["probe"] > 0 and pred["final_rule"] > 0  # the fits the plan did not count
+
+
+def _data_and_context(X, y):
+    from svmtune.methods.base import SelectionContext, TrainingData
+
+    return TrainingData(X, y), SelectionContext(random_state=0)
+
+
+def test_final_rule_says_when_the_users_final_model_overrode_it():
+    """Issue 63: ``final_rule`` explains auto's own choice and, where ``final_model`` forced
+    another, says so."""
+    X, y = _large(n=1200)
+    own = SVMTuner(random_state=0).fit(X, y)
+    forced = SVMTuner(random_state=0, final_model="lowrank").fit(X, y)
+    rule = own.selection_.info["final_rule"]
+    mine = own.final_model_
+    assert mine in ("l1", "l2") and forced.final_model_ == "lowrank"
+    assert forced.selection_.info["final_rule"] == (
+        f"final_model='lowrank' given, overriding the method's own rule, which chose '{mine}': "
+        f"{rule}"
+    )
+    same = SVMTuner(random_state=0, final_model=mine).fit(X, y)
+    assert same.selection_.info["final_rule"].startswith(f"final_model='{mine}' given, as the")
+
+
+def test_bound_warning_only_where_the_bound_bit():
+    """Issue 63: RBSVM's refinement ends on C's upper bound (nearly separable rows) while the
+    referee scores C beyond it no lower: no warning; where the referee scores the point past
+    the bound lower (noisy labels, a box above their C), the warning stays."""
+    import warnings
+
+    from svmtune.exceptions import BoundWarning
+
+    X, y = _binary(seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
+        t = SVMTuner(random_state=0).fit(X, y)
+    assert t.best_params_["C"] == 256.0  # on the bound, and no warning
+    # the rule itself: the warning where the referee scores the point past the bound lower
+    from svmtune.methods._auto_stage import on_bound
+
+    point, box = {"sigma": 1.0, "C": 2.0**8 * (1 - 1e-15)}, (-8.0, 8.0)
+    tried = []
+    with pytest.warns(BoundWarning, match=r"C = 256, the upper bound .* C = 512 beyond it lower"):
+        out = on_bound(point, box, box, better_outside=lambda p: tried.append(p) or True)
+    assert out["C"] == 256.0 and tried == [{"sigma": 1.0, "C": 512.0}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
+        assert on_bound(point, box, box, better_outside=lambda p: False)["C"] == 256.0

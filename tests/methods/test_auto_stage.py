@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
-from svmtune.methods._auto_stage import default_svc_fit, libsvm_cost_ratio, svc_sv_fraction
+from svmtune.methods._auto_final import default_svc_fit, libsvm_cost_ratio, svc_sv_fraction
 
 
 @pytest.mark.parametrize("sparse", [False, True])

@@ -156,3 +156,41 @@ def test_carry_exponent_is_the_clipped_slope():
     assert carry_C(2.0, 1000, 4000, 0.5) == pytest.approx(4.0)
     with pytest.raises(ValueError, match="exponent"):
         carry_C(1.0, 1, 2, 2.0)
+
+
+def test_the_share_of_support_vectors_is_taken_at_all_rows():
+    """Issue 63: ``SVC()``'s share of support vectors on 20,000 rows of make_classification
+    is 0.24 against 0.56 on the 1,000-row probe; the power law through two nested probes
+    gives the share at all rows (clipped: never growing, support vectors never falling)."""
+    from svmtune.methods._fidelity import sv_fraction_at
+
+    assert sv_fraction_at(20_000, [1000, 2000], [0.558, 0.47]) == pytest.approx(
+        0.47 * 10 ** np.log2(0.47 / 0.558)
+    )
+    assert sv_fraction_at(20_000, [1000], [0.5]) == 0.5  # one probe: its share
+    assert sv_fraction_at(1_500, [1000, 1500], [0.5, 0.4]) == 0.4  # the probe is all rows
+    assert sv_fraction_at(8_000, [1000, 2000], [0.4, 0.5]) == 0.5  # a growing share: kept
+    assert sv_fraction_at(8_000, [1000, 2000], [0.8, 0.1]) == pytest.approx(0.1 / 4)  # n_SV
+
+
+def test_the_plan_counts_the_probes_and_the_final_rule_and_its_least_budget():
+    """Issue 63: the probes' fits and the final rule's two fits on an eighth of the rows are
+    in the plan's cost; ``min_budget`` is the smallest first stage with them and the final
+    model, and a budget below it is overrun by exactly the minimal plan."""
+    from svmtune.methods._fidelity import svc_fit_cost
+
+    n, d = 20_000, 20
+    work = svc_fit_cost(1000, d, 0.56) + svc_fit_cost(2000, d, 0.47)
+    args = dict(max_eval=10, rank=500, max_exact=n, sv_fraction=0.27, probe_work=work)
+    plan = plan_stages(n, d, 1, budget=2.25, **args)
+    assert plan.probe_cost == pytest.approx(work / svc_fit_cost(n, d, 0.27))
+    assert plan.rule_cost == pytest.approx(2 * (max(plan.stages[0].size, n // 8) / n) ** 2)
+    assert plan.cost == pytest.approx(
+        plan.probe_cost + sum(s.cost for s in plan.stages) + plan.rule_cost + plan.final_cost
+    )
+    assert plan.min_budget <= plan.cost <= 2.25 + 1e-9
+    tiny = plan_stages(n, d, 1, budget=1e-9, **args)
+    assert [s.size for s in tiny.stages] == [MIN_FIRST]
+    assert tiny.cost == pytest.approx(tiny.min_budget) and tiny.left < 0
+    exact_all = plan_stages(300, 5, 1, budget=1e6, max_eval=10, rank=500, max_exact=300)
+    assert exact_all.rule_cost == 0.0  # exact on all rows: no final rule

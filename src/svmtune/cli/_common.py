@@ -85,7 +85,9 @@ def to_jsonable(value: Any) -> Any:
 
 
 def short(value: Any, width: int = 60) -> str:
-    """A table cell for ``value``: long arrays summarised, floats with 6 significant digits."""
+    """A table cell for ``value``: long arrays summarised, floats with 6 significant digits,
+    dicts and lists cut at ``width`` characters; a string whole (a sentence such as
+    ``auto``'s ``final_rule`` tells its reason at its end; the table folds it)."""
     if isinstance(value, np.ndarray) and value.size > 8:
         if value.dtype.kind in "iuf" and value.size:
             return f"array{value.shape} min={np.nanmin(value):.4g} max={np.nanmax(value):.4g}"
@@ -94,6 +96,8 @@ def short(value: Any, width: int = 60) -> str:
         head = ", ".join(short(v, 12) for v in value[:3])
         return f"{type(value).__name__} of {len(value)}: [{head}, ...]"
     value = to_jsonable(value)
+    if isinstance(value, str):
+        return value
     if isinstance(value, float):
         text = f"{value:.6g}"
     elif value is None:

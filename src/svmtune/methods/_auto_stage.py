@@ -1,42 +1,41 @@
 """The pieces of ``auto``'s stages (:mod:`svmtune.methods.auto`): a stage's rows, its
-candidates, the referee's paired decision and the race's survivors, the carried choice, the
-final libsvm fit's predicted cost and the bound warning."""
+candidates, the carried choice, the bound warning and the progress bar's plan (the referee
+is :mod:`svmtune.methods._auto_referee`, the final model's rule and costs
+:mod:`svmtune.methods._auto_final`)."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
-from sklearn.svm import _libsvm, _libsvm_sparse
 
-from svmtune._labels import first_seen_codes
 from svmtune._warnings import user_stacklevel
-from svmtune.estimators import make_final_estimator
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import _squared_distances
-from svmtune.loo.paired import PairedComparison, paired_comparison
+from svmtune.loo.paired import PairedComparison
 from svmtune.loo.rbsvm_groups import group_codes
-from svmtune.methods._fidelity import D_EXP, carry_C
+from svmtune.methods._fidelity import (
+    carry_C,
+)
 from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
+from svmtune.search.start import initial_sigma
 
 __all__ = [
+    "median_sigma",
     "Candidate",
     "PlanProgress",
-    "Referee",
     "StageData",
     "lowest_estimate",
     "candidate",
     "carried",
-    "libsvm_cost_ratio",
     "same_point",
-    "svc_sv_fraction",
-    "default_svc_fit",
     "on_bound",
+    "better_outside",
     "inner_advice_ignored",
 ]
 
@@ -95,6 +94,19 @@ class StageData:
         )
 
 
+def median_sigma(st: StageData) -> float:
+    """The median heuristic width (RBSVM's start) on the stage's rows of positive weight: from
+    its squared distances where it has them, else from those of at most 2,000 of its rows
+    drawn with its random state."""
+    keep = np.ones(st.X.shape[0], dtype=bool) if st.sw is None else st.sw > 0
+    if st.D2 is not None:
+        return initial_sigma(st.D2[np.ix_(keep, keep)], rule="median")
+    rng = np.random.RandomState(st.random_state)
+    idx = np.flatnonzero(keep)
+    sub = rng.choice(idx, size=min(idx.size, 2000), replace=False)
+    return initial_sigma(_squared_distances(st.X[sub]), rule="median")
+
+
 @dataclass
 class Candidate:
     """A point ``auto`` scores: where it came from (``origin``: a start, a refinement or
@@ -149,110 +161,17 @@ def carried(chosen: Candidate, size: int, exponent: float) -> Candidate:
     return candidate("carried", chosen.sigma, carry_C(chosen.C, chosen.rows, size, exponent), 0, 0)
 
 
-def _libsvm_work(model, d: int) -> float:
-    """Work of a fitted libsvm model, counted: a kernel column of ``n`` entries (``d +
-    D_EXP`` each) for every support vector, computed once and kept in libsvm's cache, and
-    ``n`` gradient updates per iteration, over its binary models."""
-    models = getattr(model, "estimators_", [model])  # OvRSVC: one SVC per class
-    n_sv = sum(float(np.sum(m.n_support_)) for m in models)
-    n_iter = sum(float(np.sum(m.n_iter_)) for m in models)
-    return _work(n_sv, n_iter, d)
-
-
-def _work(n_sv: float, n_iter: float, d: int) -> float:
-    return n_sv * (d + D_EXP) + n_iter
-
-
-def default_svc_fit(X, y, sw) -> tuple[int, int]:
-    """``(support vectors, iterations)`` of scikit-learn's ``SVC()`` fitted on ``(X, y, sw)``
-    (rows of positive weight, ``y`` any labels), through the libsvm bindings ``SVC.fit``
-    calls (``sklearn.svm._libsvm.fit``, ``_libsvm_sparse.libsvm_sparse_train``) with the
-    arguments ``SVC()`` passes them, without ``SVC.fit``'s checks of rows the tuner's door
-    has checked (issue 55: ``auto``'s probe ran a fourth ``check_array`` pass over ``X``).
-
-    ``tests/methods/test_auto_stage.py`` compares it with ``SVC().fit`` on dense and sparse,
-    weighted and multiclass data, so a change of scikit-learn's bindings fails there.
-    """
-    _, codes = np.unique(np.asarray(y), return_inverse=True)  # SVC's own label encoding
-    codes = codes.astype(np.float64)
-    n_classes = int(codes.max()) + 1
-    w = np.empty(0) if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
-    class_weight = np.ones(n_classes)
-    d = X.shape[1]
-    if sp.issparse(X):  # gamma="scale" from the entries, as SVC computes it on sparse X
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sort_indices()
-        _libsvm_sparse.set_verbosity_wrap(0)  # libsvm's switch is global: SVC sets it too
-        var = float(X.multiply(X).mean() - X.mean() ** 2)
-        gamma = 1.0 / (d * var) if var != 0 else 1.0
-        out = _libsvm_sparse.libsvm_sparse_train(
-            d, X.data, X.indices, X.indptr, codes, 0, 2, 3, gamma, 0.0, 1e-3, 1.0,
-            class_weight, w, 0.5, 200.0, 0.0, 1, 0, -1, 0,
-        )  # fmt: skip
-        support, n_iter = out[0], out[8]
-    else:
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        _libsvm.set_verbosity_wrap(0)  # libsvm's switch is global: SVC sets it too
-        var = float(X.var())
-        gamma = 1.0 / (d * var) if var != 0 else 1.0
-        out = _libsvm.fit(
-            X,
-            codes,
-            svm_type=0,
-            sample_weight=w,
-            class_weight=class_weight,
-            kernel="rbf",
-            C=1.0,
-            nu=0.5,
-            probability=0,
-            degree=3,
-            shrinking=1,
-            tol=1e-3,
-            cache_size=200.0,
-            coef0=0.0,
-            gamma=gamma,
-            epsilon=0.0,
-            max_iter=-1,
-            random_seed=0,
-        )
-        support, n_iter = out[0], out[8]
-    return int(support.size), int(np.sum(n_iter))
-
-
-def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int, Any]:
-    """The final SVC's work at ``params`` over ``SVC()``'s on the same rows
-    (:func:`_libsvm_work`), the fits it took and the fitted SVC (of the labels' first-seen
-    codes, :func:`svmtune._labels.first_seen_codes`): the predicted cost of the
-    final fit in ``SVC()`` fits (both grow alike with the rows).  Support vectors and
-    iterations both count: a large C takes many more iterations than ``SVC()`` but keeps
-    fewer columns, and iterations alone overstated the final fit three- to tenfold on the
-    benchmark's cells (``docs/notes/auto_fidelity.md``)."""
-    y = first_seen_codes(y)  # libsvm's counts whatever the classes are called (issue 63)
-    n_classes = int(np.unique(y).size)
-    kw = {} if sw is None else {"sample_weight": sw}
-    d = X.shape[1]
-    with warnings.catch_warnings():  # the prediction's fit: the final fit warns of its own
-        warnings.simplefilter("ignore", SklearnConvergenceWarning)
-        final = make_final_estimator(params, multiclass=multiclass, n_classes=n_classes)
-        a = _libsvm_work(final.fit(X, y, **kw), d)
-    b = _work(*default_svc_fit(X, y, sw), d)
-    return a / max(b, 1.0), 2, final
-
-
-def svc_sv_fraction(X, y, sw) -> float:
-    """Share of the rows that are support vectors of scikit-learn's ``SVC()`` on them (the
-    probe of the cost model, :func:`svmtune.methods._fidelity.svc_fit_cost`); rows of
-    weight 0 are left out."""
-    keep = slice(None) if sw is None else np.asarray(sw) > 0
-    X, y = X[keep], first_seen_codes(np.asarray(y)[keep])  # whatever the names (issue 63)
-    n_sv, _ = default_svc_fit(X, y, None if sw is None else np.asarray(sw)[keep])
-    return n_sv / max(X.shape[0], 1)
-
-
-def on_bound(point: dict[str, float], log2_sigma, log2_C) -> dict[str, float]:
+def on_bound(point: dict[str, float], log2_sigma, log2_C, better_outside=None) -> dict[str, float]:
     """``point`` (``sigma``, ``C``) with a value within round-off of its box's bound set to the
     bound itself (``exp(log(2^8))`` is ``255.99999999999994``), and a :class:`BoundWarning`
-    for each: the optimum may lie outside the box."""
+    for each where the bound bit: ``better_outside(params)`` (None: always) is True where
+    the referee scores the point one octave outside that bound lower than ``point``.
+
+    A refinement ends on the upper bound of C in ordinary use (breast cancer: RBSVM's
+    criterion still falls, ever more slowly, as C grows on nearly separable rows, while the
+    leave-one-out error no longer moves), so the bound alone says nothing of the choice: the
+    warning says the optimum may lie outside the box only where the referee, which makes the
+    choice, would choose a point beyond it (issue 63)."""
     out = dict(point)
     for name, box in (("sigma", log2_sigma), ("C", log2_C)):
         t = float(np.log2(out[name]))
@@ -260,14 +179,30 @@ def on_bound(point: dict[str, float], log2_sigma, log2_C) -> dict[str, float]:
         if side is None:
             continue
         out[name] = 2.0 ** float(box[0] if side == "lower" else box[1])
+        beyond = dict(out, **{name: out[name] * (0.5 if side == "lower" else 2.0)})
+        if better_outside is not None and not better_outside(beyond):
+            continue
         warnings.warn(
             f"auto chose {name} = {out[name]:g}, the {side} bound of its search range "
-            f"[2^{box[0]:g}, 2^{box[1]:g}]; the optimum may lie outside it: widen log2_{name} "
-            "(method_params) or check the feature scaling",
+            f"[2^{box[0]:g}, 2^{box[1]:g}], and its referee scores {name} = "
+            f"{beyond[name]:g} beyond it lower; the optimum may lie outside the range: widen "
+            f"log2_{name} (method_params) or check the feature scaling",
             BoundWarning,
             stacklevel=user_stacklevel(),
         )
     return out
+
+
+def better_outside(referee, chosen, params, st, scored) -> bool:
+    """Whether ``referee(candidate, st)`` scores ``params`` (``chosen`` moved one octave past a
+    bound of its box) lower than ``chosen`` on its stage ``st``: the bound bit
+    (:func:`on_bound`).  The point scored joins ``scored`` (its SVM fits are counted)."""
+    c = candidate("outside", params["sigma"], params["C"], 0, 0.0)
+    referee(c, st)
+    scored.append(c)
+    mine = lowest_estimate(chosen, st.families)[0]
+    scores = [c.estimates.get(f) for f in st.families if c.estimates.get(f) is not None]
+    return bool(scores) and min(scores) < mine
 
 
 def lowest_estimate(c: Candidate, families: list[str]) -> tuple[float, str]:
@@ -277,91 +212,6 @@ def lowest_estimate(c: Candidate, families: list[str]) -> tuple[float, str]:
     return min(scores, key=lambda s: s[0])
 
 
-@dataclass(frozen=True)
-class Referee:
-    """The referee's rule: a candidate replaces the incumbent (``SVC()``'s point, the first
-    candidate of every stage) only when it is better beyond noise, by the paired comparison
-    of their per-row leave-one-out losses on the stage's rows (:mod:`svmtune.loo.paired`):
-    its 0/1 loss lower by more than ``z`` standard errors, or (``smooth``) its
-    cross-entropy lower by more than ``z`` standard errors with a 0/1 error no higher.  Of
-    the candidates that pass, the lowest mean loss wins (0/1 loss, then cross-entropy).
-
-    The same comparison, against the stage's winner at its own threshold ``race_z``, decides
-    which candidates race on to the next, larger stage (:meth:`survivors`): every one not
-    worse than the winner beyond noise.
-    Where the closed forms are biased (pessimistic at large ``C`` where support sets move,
-    ``tests/loo/test_referee.py``) the bias is shared by candidates at nearby points and
-    largely cancels in the paired difference; where it does not, it errs against the move
-    away from ``SVC()``'s point, the conservative side.
-    """
-
-    z: float
-    smooth: bool
-    race_z: float
-    sample_weight: np.ndarray | None = None
-    groups: np.ndarray | None = None
-
-    def compare(self, a: Candidate, b: Candidate, families) -> tuple[PairedComparison, ...]:
-        """Paired comparisons of ``a`` against ``b`` (``a - b``, negative: ``a`` is better):
-        the 0/1 loss of each as the final model of its own best family (the errors of two
-        final models, comparable whatever their families), and the cross-entropy of both as
-        the final model of ``a``'s best family (the scales of two families' outputs differ,
-        so their cross-entropies are compared within one)."""
-        fa, fb = best_family(a, families), best_family(b, families)
-        kw = {"sample_weight": self.sample_weight, "groups": self.groups}
-        return (
-            paired_comparison(a.losses[fa][0], b.losses[fb][0], "0/1", **kw),
-            paired_comparison(a.losses[fa][1], b.losses[fa][1], "cross-entropy", **kw),
-        )
-
-    def beyond_noise(self, tests: tuple[PairedComparison, ...], z=None) -> str | None:
-        """The test by which the first of a comparison is better by more than ``z`` (default
-        the referee's ``z``) standard errors, or None."""
-        z = self.z if z is None else z
-        t01, txe = tests
-        if t01.z < -z:
-            return f"0/1 z {t01.z:+.2f}"
-        if self.smooth and txe.z < -z and t01.mean <= 0:
-            return f"cross-entropy z {txe.z:+.2f}"
-        return None
-
-    def decide(self, cands: list[Candidate], families) -> Candidate:
-        """The winner among ``cands`` (the incumbent first); records each challenger's tests
-        against the incumbent and the verdict on it (``Candidate.tests``, ``decided``)."""
-        incumbent, passed = cands[0], []
-        incumbent.decided = "incumbent"
-        for c in cands[1:]:
-            c.tests = self.compare(c, incumbent, families)
-            why = self.beyond_noise(c.tests)
-            c.decided = f"beyond noise: {why}" if why else "within noise of the incumbent"
-            if why:
-                passed.append(c)
-        if not passed:
-            return incumbent
-        # the lowest error; equal errors to the earlier candidate (min keeps the first)
-        return min(passed, key=lambda c: lowest_estimate(c, families)[0])
-
-    def survivors(self, cands: list[Candidate], winner: Candidate, families) -> list[Candidate]:
-        """The candidates the next stage races: the winner and every candidate it does not
-        beat by more than ``race_z`` standard errors (the incumbent first when it survives).
-
-        A candidate is dropped only when it is worse beyond noise (F-race's elimination,
-        one-sided at ``race_z``); the others go on to more rows, where the standard errors
-        are smaller, instead of being settled on the first subsample."""
-        out = [winner]
-        for c in cands:
-            if c is winner or same_point(c, out):
-                continue
-            if self.beyond_noise(self.compare(winner, c, families), self.race_z) is None:
-                out.append(c)
-        return sorted(out, key=lambda c: c is not cands[0])
-
-
-def best_family(c: Candidate, families) -> str:
-    """The family of ``c``'s lowest estimate (:func:`lowest_estimate`)."""
-    return lowest_estimate(c, families)[1]
-
-
 def same_point(c: Candidate, others: list[Candidate]) -> bool:
     return any(
         np.isclose(c.sigma, o.sigma, rtol=1e-9) and np.isclose(c.C, o.C, rtol=1e-9) for o in others
@@ -369,37 +219,88 @@ def same_point(c: Candidate, others: list[Candidate]) -> bool:
 
 
 class PlanProgress:
-    """The share of the selection's predicted cost done, as the progress bar's unit
-    :data:`PLAN_UNIT`: every evaluation advances it by its stage's predicted cost per
-    evaluation, and each stage ends at the share the plan gives it, so the bar and the ETA
-    weigh a cheap first-stage step and a costly full-size one as the cost model does.
+    """The share of the plan's predicted cost done, as the progress bar's unit
+    :data:`PLAN_UNIT`: the stages and the final fit, each weighed by its predicted cost
+    (:attr:`svmtune.methods._fidelity.Plan.cost`), so that the bar's units are the planned
+    work and its ETA (:meth:`svmtune._progress.Progress.eta`) the predicted work left at the
+    pace of the finished part (issue 63).  Every evaluation advances it by its stage's
+    predicted cost per evaluation, a refinement's as its gradient steps are reported, each
+    stage ends at the share the plan gives the stages through it, and the final fit's share
+    is reserved for the tuner's final fit (:meth:`svmtune._progress.Progress.final_step`).
     Candidates and gradient steps are counted beside it."""
 
     PLAN_UNIT = "% of the planned cost"
 
-    def __init__(self, reporter, plan):
+    def __init__(self, reporter, plan, probe=None, clock=time.perf_counter):
         self.reporter, self.plan = reporter, plan
         self.spent, self.shown = 0.0, 0
+        self.stage = 0  # the stage running: the refinements' steps are its evaluations
+        self._steps = 0  # gradient steps reported since the last evaluations counted
+        # the work after the probes: the stages, then the final-model rule and the final fit
+        self.total = sum(s.cost for s in plan.stages) + plan.rule_cost + plan.final_cost
+        # the bar's share of the stages and the rule, in whole units (the rest: the final fit)
+        self.stages_pct = int(round(100.0 * (self.total - plan.final_cost) / self._denominator))
+        #: the probes (rows, shares of support vectors, seconds) and the measured seconds of
+        #: each stage (``info["probe"]``, ``info["measured_seconds"]``)
+        self.probe = None if probe is None else dataclasses.asdict(probe)
+        self.stage_seconds: list[float] = []
+        self.clock = clock
+        self._mark = clock()
         if reporter is not None:
             reporter.note(plan.describe())
             reporter.expect(100, self.PLAN_UNIT)
+            reporter.reserve_final(100 - self.stages_pct, self.PLAN_UNIT)
+            reporter.listen("gradient steps", self._stepped)
+
+    @property
+    def _denominator(self) -> float:
+        return max(self.total, 1e-12)
+
+    def _through(self, index: int) -> float:
+        """Predicted cost of the stages up to ``index`` included."""
+        return sum(s.cost for s in self.plan.stages[: index + 1])
 
     def _show(self) -> None:
-        total = sum(s.cost for s in self.plan.stages)  # the final fit comes after the bar
-        pct = min(100, int(round(100.0 * self.spent / max(total, 1e-12), 6)))
+        pct = min(self.stages_pct, int(round(100.0 * self.spent / self._denominator)))
         if self.reporter is not None and pct > self.shown:
             self.reporter.advance(pct - self.shown, self.PLAN_UNIT)
             self.shown = pct
 
-    def evaluated(self, stage, n_evals: int = 1) -> None:
-        """``n_evals`` evaluations of ``stage`` done (at most the stage's planned cost)."""
+    def _add(self, stage, n_evals: int) -> None:
         per = stage.cost / max(stage.steps + stage.scores, 1)
-        self.spent += n_evals * per
+        cap = self._through(min(self.stage, len(self.plan.stages) - 1))
+        if self.stage >= len(self.plan.stages):  # after the stages: the rule's share too
+            cap += self.plan.rule_cost
+        self.spent = min(self.spent + n_evals * per, max(cap, self.spent))
+        self._show()
+
+    def _stepped(self, n: int) -> None:
+        """``n`` gradient steps reported (a refinement of the running stage)."""
+        if self.stage < len(self.plan.stages):
+            self._steps += n
+            self._add(self.plan.stages[self.stage], n)
+
+    def evaluated(self, stage, n_evals: int = 1) -> None:
+        """``n_evals`` evaluations of ``stage`` done (at most the stage's planned cost); the
+        gradient steps already counted as they were reported are not counted again."""
+        n = max(n_evals - self._steps, 0)
+        self._steps = 0
+        self._add(stage, n)
+
+    def rule_done(self) -> None:
+        """The final-model rule's fits done (after the last stage): the bar at the plan's share
+        before the final fit."""
+        self.spent = self._through(len(self.plan.stages) - 1) + self.plan.rule_cost
+        self.stage = len(self.plan.stages)
         self._show()
 
     def stage_done(self, index: int, text: str) -> None:
         """Stage ``index`` finished: the bar at the plan's share through it, and a line."""
-        self.spent = sum(s.cost for s in self.plan.stages[: index + 1])
+        self.spent = self._through(index)
+        self.stage, self._steps = index + 1, 0
+        now = self.clock()
+        self.stage_seconds.append(now - self._mark)
+        self._mark = now
         self._show()
         if self.reporter is not None:
             self.reporter.note(text)

@@ -24,6 +24,7 @@ from svmtune.search.start import SEARCH_OPTION_RULES
 
 __all__ = [
     "Boolean",
+    "Names",
     "Check",
     "Constraint",
     "IntegerLike",
@@ -173,6 +174,30 @@ class Check(Constraint):
 
     def describe(self, *, alone: bool = True) -> str:
         return self.description
+
+
+def _check_names(name: str, value, allowed, *, empty_ok: bool) -> tuple[str, ...]:
+    vals = (value,) if isinstance(value, str) else value
+    try:
+        vals = tuple(vals)
+    except TypeError:
+        vals = (value,)
+    bad = [v for v in vals if not isinstance(v, str) or v not in allowed]
+    if bad or (not vals and not empty_ok) or len(set(vals)) != len(vals):
+        raise ValueError(
+            f"{name} must be {'a possibly empty' if empty_ok else 'a non-empty'} list of "
+            f"distinct names among {tuple(allowed)}, got {value!r}"
+        )
+    return vals
+
+
+def Names(allowed, *, empty_ok: bool) -> Check:  # noqa: N802  (a constraint, as the classes)
+    """The constraint "a list of distinct names among ``allowed``" (a tuple of them; a single
+    name is a list of one)."""
+    return Check(
+        lambda name, value: _check_names(name, value, allowed, empty_ok=empty_ok),
+        f"a list of distinct names among {tuple(allowed)}",
+    )
 
 
 def _check_one(name: str, value: Any, constraints: Iterable[Constraint | None]) -> Any:

@@ -32,7 +32,20 @@ machines (``benchmarks/auto_cost_model.py`` prints them; ``benchmarks/auto_cost_
   factor and the solver's products ``s m^2`` per task.
 
 The model takes the support set as large as the rows; the benchmark reports the measured
-cost beside the plan (``benchmarks/scaling_auto.md``).
+cost beside the plan (``benchmarks/scaling_auto.md``, ``benchmarks/auto_eta.py``).
+
+**The share of support vectors at ``n`` rows.**  ``SVC()``'s share of support vectors falls
+as the rows grow (towards a floor of about twice the Bayes risk, Steinwart 2003): on
+20,000 rows of ``make_classification`` it is 0.56 on 1,000 rows, 0.47 on 2,000 and 0.24 on
+all 20,000.  Taken at the probe's 1,000 rows, the unit (an ``SVC()`` fit on all rows)
+was overstated 2.4-fold there, and every stage's predicted cost in its fits understated as
+much (issue 63: a plan of 2.1 fits took 8 to 11).  ``auto`` therefore fits ``SVC()`` on two
+nested probes, :data:`PROBE_ROWS` rows and twice that (all rows where fewer), and
+:func:`sv_fraction_at` extends the share to ``n`` rows along the power law through the two
+(its exponent clipped to ``[-1, 0]``: the share does not grow, the support vectors do not
+fall); on the data above it gives 0.27 at 20,000 rows.  The probes' own fits are counted in
+the plan (:attr:`Plan.probe_cost`), as are the final-model rule's two fits on an eighth of
+the rows (:attr:`Plan.rule_cost`).
 
 **Carrying C between sizes.**  The L2-SVM minimises ``|v|^2 / 2 + C/2 sum_i w_i xi_i^2``: its
 regularisation per row is ``lambda = 1 / (C sum w)``.  A subsample's optimum ``C_s`` carried
@@ -67,6 +80,7 @@ __all__ = [
     "nested_subsample",
     "plan_stages",
     "stage_rows",
+    "sv_fraction_at",
     "svc_fit_cost",
 ]
 
@@ -119,6 +133,20 @@ def svc_fit_cost(s: float, d: int, sv_fraction: float | None = None) -> float:
     return float(s) ** 2 * (d + D_EXP) * f / SV_FRACTION
 
 
+def sv_fraction_at(n: int, rows, fractions) -> float:
+    """``SVC()``'s share of support vectors on ``n`` rows from its shares ``fractions`` on
+    nested probes of ``rows`` rows: the last share where ``n`` is at most its probe's rows or
+    only one probe was fitted, else the power law through the last two probes, its exponent
+    clipped to ``[-1, 0]`` (module docstring)."""
+    rows = [float(r) for r in rows]
+    fractions = [float(f) for f in fractions]
+    f = fractions[-1]
+    if len(rows) < 2 or n <= rows[-1] or rows[-1] <= rows[-2] or min(fractions[-2:]) <= 0:
+        return f
+    slope = np.log(fractions[-1] / fractions[-2]) / np.log(rows[-1] / rows[-2])
+    return float(f * (n / rows[-1]) ** float(np.clip(slope, -1.0, 0.0)))
+
+
 def exact_eval_cost(s: float, d: int, n_tasks: int) -> float:
     """Work of one exact closed-form evaluation on ``s`` rows (module docstring)."""
     return KAPPA_KERNEL * float(s) ** 2 * (d + D_EXP) + KAPPA_CUBE * n_tasks * float(s) ** 3
@@ -146,11 +174,12 @@ def default_budget(
     sv_fraction: float | None = None,
     first_evals: int = 10 + FIRST_SCORES,
     rank: int = 500,
+    probe_work: float = 0.0,
 ) -> float:
     """The default budget in ``SVC()`` fits on all rows: up to 1,500 rows ``30`` or the floor
-    in work of :func:`budget_floor` (given ``d``), whichever is more, so that every row is
-    selected on; then ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000, 0.26 at
-    171,539).
+    in work of :func:`budget_floor` (given ``d``; with the probes' ``probe_work``, which the
+    plan takes from the budget), whichever is more, so that every row is selected on; then
+    ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000, 0.26 at 171,539).
 
     Up to 1,500 rows (the small-data regime of ``benchmarks/auto_eval.md``) a fit of
     ``SVC()`` takes milliseconds and the closed forms' fixed overheads need a few dozen of
@@ -167,6 +196,7 @@ def default_budget(
         return SMALL_BUDGET
     count = SMALL_BUDGET
     floor = budget_floor(n, d, n_tasks, sv_fraction=sv_fraction, evals=first_evals, rank=rank)
+    floor += probe_work / svc_fit_cost(n, d, sv_fraction)
     return max(count, floor)
 
 
@@ -222,6 +252,12 @@ class Plan:
     ``final_cost`` is the cost reserved in the budget for the final model: one ``SVC()`` fit,
     or the low-rank L2-SVM's predicted fit where that is cheaper (the final-model rule of
     :mod:`svmtune.methods.auto` takes it where libsvm's fit would cost more than is left).
+    ``probe_cost`` is the probes' ``SVC()`` fits, done before the plan, and ``rule_cost`` the
+    final-model rule's two fits on an eighth of the rows (0 where the last stage is exact on
+    all rows, which has no such rule).  ``min_budget`` is the least budget this plan keeps
+    to: the probes, the smallest first stage (:data:`MIN_FIRST` rows, all where fewer), the
+    rule and the final model; a smaller budget is overrun (``auto`` warns before the work,
+    :class:`svmtune.exceptions.BudgetWarning`).
     """
 
     n: int
@@ -231,11 +267,25 @@ class Plan:
     stages: tuple[Stage, ...]
     final_cost: float = 1.0
     sv_fraction: float | None = None
+    probe_cost: float = 0.0
+    rule_cost: float = 0.0
+    min_budget: float = 0.0
 
     @property
     def cost(self) -> float:
-        """Predicted cost of the selection and the final fit, in ``SVC()`` fits."""
-        return float(sum(s.cost for s in self.stages) + self.final_cost)
+        """Predicted cost of the probes, the selection, the final-model rule and the final
+        fit, in ``SVC()`` fits."""
+        return float(
+            self.probe_cost + sum(s.cost for s in self.stages) + self.rule_cost + self.final_cost
+        )
+
+    @property
+    def left(self) -> float:
+        """The budget left for the final model after the probes, the stages and the rule
+        (negative where the plan overruns the budget: ``budget < min_budget``)."""
+        return float(
+            self.budget - self.probe_cost - sum(s.cost for s in self.stages) - self.rule_cost
+        )
 
     def describe(self) -> str:
         """One line: the stages' sizes, paths and steps, and the budget."""
@@ -268,6 +318,7 @@ def plan_stages(
     sv_fraction: float | None = None,
     refiners: int = 1,
     first_scores: int = FIRST_SCORES,
+    probe_work: float = 0.0,
 ) -> Plan:
     """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
 
@@ -276,12 +327,10 @@ def plan_stages(
     scores and ``refiners * max_eval`` refinement evaluations take at most
     :data:`FIRST_SHARE` of the budget left after the final fit.  Each later stage is
     :data:`GROWTH` times larger (all ``n`` rows once that leaves out less than a third of
-    them), takes the cheaper of the exact
-    and the low-rank path (exact only up to ``max_exact`` rows) and as many refinement steps,
-    up to :data:`LATER_STEPS`, as the rest of the budget pays for besides its referee scores
-    (none: the stage only scores the carried point against ``SVC()``'s); stages stop when a
-    stage's scores no longer fit or all rows are used.  ``lowrank_only`` (sparse ``X``)
-    keeps every stage low rank.
+    them), takes the cheaper of the exact and the low-rank path (exact only up to
+    ``max_exact`` rows) and as many evaluations, up to :data:`LATER_STEPS` beyond its referee
+    scores, as the rest of the budget pays for; stages stop when a stage's scores no longer
+    fit or all rows are used.  ``lowrank_only`` (sparse ``X``) keeps every stage low rank.
 
     Parameters
     ----------
@@ -289,18 +338,16 @@ def plan_stages(
         Rows, features and one-vs-rest tasks (1 for two classes).
     budget : float
         ``SVC()`` fits on all ``n`` rows.
-    max_eval : int
-        Refinement evaluations of the first stage, per refinement.
-    rank : int
-        Landmarks of the low-rank path.
-    max_exact : int
-        Most rows the exact path may take (memory).
+    max_eval, refiners, first_scores : int
+        Refinement evaluations of each of the first stage's ``refiners``, and its referee
+        scores (its starts and each refinement's end point).
+    rank, max_exact : int
+        Landmarks of the low-rank path; most rows the exact path may take (memory).
     sv_fraction : float, optional
         Share of support vectors of the probe ``SVC()`` (:func:`svc_fit_cost`).
-    refiners : int
-        Refinements of the first stage, each of ``max_eval`` evaluations from the same start.
-    first_scores : int
-        Referee scores of the first stage (its starts and each refinement's end point).
+    probe_work : float
+        Work of the probes' ``SVC()`` fits (:func:`svc_fit_cost` of each at its own share),
+        spent before the plan: counted in its cost and taken from the budget.
 
     Returns
     -------
@@ -308,11 +355,13 @@ def plan_stages(
     """
     unit = svc_fit_cost(n, d, sv_fraction)
     final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
-    left = max(budget - final, 0.0)
+    probe = float(probe_work) / unit
+    left = max(budget - final - probe, 0.0)
     first_path = "lowrank" if lowrank_only else "exact"
     evals0 = refiners * max_eval + first_scores
     cap = n if first_path == "lowrank" else min(n, max_exact)
-    s0 = min(n, MIN_FIRST)
+    s0 = smallest = min(n, MIN_FIRST)
+    least = _stage_cost(smallest, first_path, evals0, d, n_tasks, rank, unit)
     # the largest first size within FIRST_SHARE of the budget (bisection on the monotone cost)
     lo, hi = s0, cap
     if _stage_cost(hi, first_path, evals0, d, n_tasks, rank, unit) <= FIRST_SHARE * left:
@@ -327,14 +376,17 @@ def plan_stages(
         s0 = lo
     c0 = _stage_cost(s0, first_path, evals0, d, n_tasks, rank, unit)
     stages = [Stage(int(s0), first_path, int(max_eval), FIRST_SCORES, c0)]
-    left -= c0
+    # the final-model rule's two fits (SVC() and the chosen point's, each about an SVC() fit)
+    # on the larger of the first stage and an eighth of the rows (auto's _final_rule), unless
+    # the stages end exact on all rows (set to 0 below)
+    rule = _rule_cost(n, s0)
+    left -= c0 + rule
     size = s0
     while size < n:
         # the next size, or all rows when that would leave less than a third of them out
         size = n if 1.5 * GROWTH * size >= n else GROWTH * size
-        paths = [p for p in ("exact", "lowrank") if not (p == "exact" and size > max_exact)]
-        if lowrank_only:
-            paths = ["lowrank"]
+        exact_ok = not lowrank_only and size <= max_exact
+        paths = ["exact", "lowrank"] if exact_ok else ["lowrank"]
         if not paths:
             break
         path = min(paths, key=lambda p: _stage_cost(size, p, 1, d, n_tasks, rank, unit))
@@ -345,7 +397,20 @@ def plan_stages(
         cost = per * (steps + LATER_SCORES)
         stages.append(Stage(int(size), path, int(steps), LATER_SCORES, cost))
         left -= cost
-    return Plan(n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction)
+    if stages[-1].size >= n and stages[-1].path == "exact":  # the referee's family: no rule
+        rule = 0.0
+    # the least budget kept to: the smallest first stage, and the rule where it runs then
+    one_stage_exact = smallest >= n and first_path == "exact"
+    minimum = probe + least + final + (0.0 if one_stage_exact else _rule_cost(n, smallest))
+    return Plan(
+        n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe, rule, minimum
+    )
+
+
+def _rule_cost(n: int, first: int) -> float:
+    """The final-model rule's two ``SVC()``-sized fits on ``max(first, n // 8)`` rows, in
+    ``SVC()`` fits on all ``n`` rows (the fits grow as the rows squared)."""
+    return 2.0 * (max(first, n // 8, 1) / float(n)) ** 2
 
 
 def nested_subsample(y: np.ndarray, random_state, groups: np.ndarray | None = None) -> np.ndarray:

@@ -13,7 +13,7 @@ The published methods are complementary, and this method composes them:
    (on a Nystroem kernel, :class:`svmtune.methods.rbsvm_lowrank.RBSVMLowRank`, where the
    rows are too many for the exact closed forms).  ``SVC()``'s point is the incumbent: a
    challenger replaces it only when it is better beyond noise, by a paired test of their
-   per-row losses on the same rows (:class:`svmtune.methods._auto_stage.Referee`,
+   per-row losses on the same rows (:class:`svmtune.methods._auto_referee.Referee`,
    :mod:`svmtune.loo.paired`): its 0/1 loss lower by more than ``noise_z`` standard errors,
    or (``smooth``) its cross-entropy (RBSVM eq. (28)) lower by as much with a 0/1 error no
    higher.  Of those that pass, the lowest error wins; ``history`` records each test.
@@ -24,19 +24,21 @@ The published methods are complementary, and this method composes them:
    decides again.
 
 **Fidelities** (:mod:`svmtune.methods._fidelity`).  First ``SVC()`` is fitted on a probe
-subsample of 1,000 rows: its share of support vectors tells the cost model what an ``SVC()``
-fit on all rows costs on these data.  Steps 1-3 run on a stratified subsample whose size the
-plan takes from the budget; up to 1,500 rows the default budget's floor in work puts every
-row in it (:func:`svmtune.methods._fidelity.budget_floor`).  Then each larger subsample (4
-times the rows, at most all of them) races the candidates the referee could not separate
-from its winner (racing, as in successive halving and F-race, with closed-form
-leave-one-out scores in place of folds): it scores ``SVC()``'s point and those candidates
-(``C`` carried by :func:`svmtune.methods._fidelity.carry_C`), refines the winner with the
-evaluations left and decides again, exact while the dense matrices are affordable and low
-rank above; a stage never makes more evaluations than the plan gives it.  The plan is a
-function of the rows, features, classes, memory and ``budget``; ``info["plan"]`` holds it
-and ``history`` every candidate with its ``stage`` and ``rows``.  When the last stage holds
-fewer rows than the data, ``C`` is carried to all rows.
+subsample of 1,000 rows and on one of 2,000 (where the data have more): its share of support
+vectors, extended to all rows along the power law through the two, tells the cost model what
+an ``SVC()`` fit on all rows costs on these data (the probes' fits are counted in the plan).
+Steps 1-3 run on a stratified subsample whose size the plan takes from the budget; up to
+1,500 rows the default budget's floor in work puts every row in it
+(:func:`svmtune.methods._fidelity.budget_floor`).  Then each larger subsample (4 times the
+rows, at most all of them) races the candidates the referee could not separate from its
+winner (racing, as in successive halving and F-race, with closed-form leave-one-out scores in
+place of folds): it scores ``SVC()``'s point and those candidates (``C`` carried by
+:func:`svmtune.methods._fidelity.carry_C`), refines the winner with the evaluations left and
+decides again, exact while the dense matrices are affordable and low rank above; a stage
+never makes more evaluations than the plan gives it.  The plan is a function of the rows,
+features, classes, memory and ``budget``; ``info["plan"]`` holds it and ``history`` every
+candidate with its ``stage`` and ``rows``.  When the last stage holds fewer rows than the
+data, ``C`` is carried to all rows.
 
 **Final model.**  Where the last stage is exact on all rows, the referee's family (libsvm's
 SVC or the exact L2-SVM), and ``estimate`` its leave-one-out error.  Otherwise libsvm's SVC,
@@ -48,7 +50,7 @@ error on held-out rows is within :data:`LOWRANK_TOLERANCE` of libsvm's at the sa
 order); ``estimate`` is then the held-out error of the model returned, and
 ``info["final_rule"]`` says which and why.  The libsvm fit's cost is predicted from the
 support vectors and iterations of the chosen point's SVC and of ``SVC()`` on that subsample
-(:func:`svmtune.methods._auto_stage.libsvm_cost_ratio`).
+(:func:`svmtune.methods._auto_final.libsvm_cost_ratio`).
 
 Ties of the referee go to the earlier candidate in the order above (``SVC()``'s point
 first), and for one candidate to the family listed first in ``families``.
@@ -83,45 +85,36 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
-from svmtune._labels import first_seen_codes
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory
-from svmtune.estimators_lowrank import LowRankL2SVC
-from svmtune.kernels import _squared_distances, rbf_from_sqdist, rbf_params
+from svmtune.kernels import rbf_params
 from svmtune.loo.referee import (
     FAMILIES,
-    _l1_loo_outputs,
-    _l2_loo_outputs,
-    _ovo_loo_outputs,
-    row_losses,
 )
-from svmtune.lowrank import pivoted_cholesky_landmarks
+from svmtune.methods._auto_final import cost_info, exact_rule, final_rule, probe_svc, warn_budget
+from svmtune.methods._auto_referee import Referee, score_exact, score_lowrank
 from svmtune.methods._auto_stage import (
     Candidate,
     PlanProgress,
-    Referee,
     StageData,
+    better_outside,
     candidate,
     inner_advice_ignored,
-    libsvm_cost_ratio,
     lowest_estimate,
+    median_sigma,
     on_bound,
     same_point,
-    svc_sv_fraction,
 )
 from svmtune.methods._auto_stage import carried as carried_choice
-from svmtune.methods._constraints import Boolean, Check, IntegerLike, Interval
+from svmtune.methods._constraints import Boolean, IntegerLike, Interval, Names
 from svmtune.methods._fidelity import (
-    PROBE_ROWS,
     carry_C,
     carry_exponent,
     default_budget,
-    lowrank_eval_cost,
     nested_subsample,
     plan_stages,
     stage_rows,
-    svc_fit_cost,
 )
 from svmtune.methods.base import (
     Selection,
@@ -132,7 +125,7 @@ from svmtune.methods.base import (
     ovr_tasks,
 )
 from svmtune.methods.baselines import LOG2_RANGE
-from svmtune.search.start import EXACT_DENSE_MATRICES, initial_sigma
+from svmtune.search.start import EXACT_DENSE_MATRICES
 
 __all__ = ["Auto", "START_NAMES", "REFINERS"]
 
@@ -141,7 +134,7 @@ __all__ = ["Auto", "START_NAMES", "REFINERS"]
 LANDMARK_TOL = 1e-4
 
 #: the referee's threshold: a challenger replaces ``SVC()``'s point when its paired 0/1 loss
-#: difference is below ``-NOISE_Z`` standard errors (:class:`~svmtune.methods._auto_stage.Referee`).
+#: difference is below ``-NOISE_Z`` standard errors (:mod:`~svmtune.methods._auto_referee`).
 #: Chosen by nested leave-one-data-set-out over 43 small and 9 scaling bundled sets among
 #: 0, 1 and 1.645 with and without the cross-entropy (``benchmarks/auto_referee_rules.md``):
 #: 0, the lowest error with ties to ``SVC()``'s point, in every fold, also on the 23 small
@@ -150,41 +143,12 @@ NOISE_Z = 0.0
 #: the race's threshold: a candidate is dropped before a larger stage only when the stage's
 #: winner beats it by more than ``RACE_Z`` standard errors (a one-sided test at 5 %)
 RACE_Z = 1.645
-#: largest gap of the low-rank final model's held-out error over libsvm's at the same point
-#: for it to be returned (half a point of accuracy)
-LOWRANK_TOLERANCE = 0.005
-#: most held-out rows of the final-model rule's comparison
-HELD_OUT_ROWS = 20000
-
 #: the data-only starts, in the referee's tie order
 START_NAMES = ("default", "median", "ld", "ss")
 #: the methods behind the starts that are methods
 START_METHODS = {"ld": "ld_c1", "ss": "ss"}
 #: refinements: the exact gradient searches (the low-rank path refines with rbsvm_lowrank)
 REFINERS = ("rbsvm", "span")
-
-
-def _check_names(name: str, value, allowed, *, empty_ok: bool) -> tuple[str, ...]:
-    vals = (value,) if isinstance(value, str) else value
-    try:
-        vals = tuple(vals)
-    except TypeError:
-        vals = (value,)
-    bad = [v for v in vals if not isinstance(v, str) or v not in allowed]
-    if bad or (not vals and not empty_ok) or len(set(vals)) != len(vals):
-        raise ValueError(
-            f"{name} must be {'a possibly empty' if empty_ok else 'a non-empty'} list of "
-            f"distinct names among {tuple(allowed)}, got {value!r}"
-        )
-    return vals
-
-
-def _names(allowed, *, empty_ok: bool) -> Check:
-    """The constraint "a list of distinct names among ``allowed``" (:func:`_check_names`)."""
-    return Check(
-        lambda name, value: _check_names(name, value, allowed, empty_ok=empty_ok),
-        f"a list of distinct names among {tuple(allowed)}",
-    )
 
 
 class Auto(Selector):
@@ -242,7 +206,9 @@ class Auto(Selector):
     last stage is exact on all rows, else "lowrank" or "subsample"), ``chosen`` (origin),
     ``family``, ``referee_test`` (the verdict on the chosen candidate), ``noise_z``,
     ``plan`` (the stages and their predicted costs), ``budget``, ``predicted_cost`` (in
-    ``SVC()`` fits), ``carry_exponent`` and ``final_rule``.
+    ``SVC()`` fits), ``min_budget``, ``predicted_costs`` and ``measured_seconds``
+    (:func:`~svmtune.methods._auto_final.cost_info`), ``probe``, ``carry_exponent`` and
+    ``final_rule`` (which final model and why).
     """
 
     name = "auto"
@@ -250,10 +216,10 @@ class Auto(Selector):
     accepts_sparse = True  # sparse X: the low-rank path (module docstring)
     held_out = "groups"
     _parameter_constraints = {
-        "starts": [_names(START_NAMES[1:], empty_ok=True)],
-        "refine": [_names(REFINERS, empty_ok=True)],
+        "starts": [Names(START_NAMES[1:], empty_ok=True)],
+        "refine": [Names(REFINERS, empty_ok=True)],
         "max_eval": [IntegerLike(1)],
-        "families": [_names(FAMILIES, empty_ok=False)],
+        "families": [Names(FAMILIES, empty_ok=False)],
         "log2_sigma": [LOG2_RANGE],
         "log2_C": [LOG2_RANGE],
         "budget": [None, Interval(Real, 0.0, None, closed="neither", note="SVC() fits")],
@@ -315,9 +281,17 @@ class Auto(Selector):
         return float(row.get("time", float("nan")))
 
     # ------------------------------------------------------------------ plan
-    def plan(self, n: int, d: int, n_tasks: int, *, sparse: bool = False, sv_fraction=None):
+    def plan(
+        self, n: int, d: int, n_tasks: int, *, sparse: bool = False, sv_fraction=None, probe=None
+    ):
         """The stages of a run on ``n`` rows (:func:`svmtune.methods._fidelity.plan_stages`;
-        ``sv_fraction``: the probe ``SVC()``'s share of support vectors)."""
+        ``sv_fraction``: ``SVC()``'s share of support vectors on all rows, or ``probe``:
+        the probes' :class:`~svmtune.methods._auto_final.Probe`).  A ``budget`` given below
+        the plan's least warns before the work (:func:`~svmtune.methods._auto_final.
+        warn_budget`; the default is a target, kept where the data allow)."""
+        probe_work = 0.0
+        if probe is not None:
+            sv_fraction, probe_work = probe.fraction_at(n), probe.work
         if self.exact_rows is not None:
             max_exact = int(self.exact_rows)
         else:
@@ -336,10 +310,11 @@ class Auto(Selector):
                 sv_fraction=sv_fraction,
                 first_evals=refiners * self.max_eval + first_scores,
                 rank=self.rank,
+                probe_work=probe_work,
             )
         else:
             budget = float(self.budget)
-        return plan_stages(
+        plan = plan_stages(
             n,
             d,
             n_tasks,
@@ -351,7 +326,11 @@ class Auto(Selector):
             sv_fraction=sv_fraction,
             refiners=refiners,
             first_scores=first_scores,
+            probe_work=probe_work,
         )
+        if self.budget is not None:
+            warn_budget(plan)
+        return plan
 
     # ------------------------------------------------------------------ starts
     def _start_points(self, st) -> list[Candidate]:
@@ -360,7 +339,7 @@ class Auto(Selector):
         for origin in self.starts:
             t0 = time.perf_counter()
             if origin == "median":
-                sigma, C, fits = self._median_sigma(st.X, st.sw, st.D2, st.random_state), 1.0, 0
+                sigma, C, fits = median_sigma(st), 1.0, 0
             else:
                 start = get_selector(START_METHODS[origin])
                 if (st.D2 is None and start.pairwise) or (
@@ -380,61 +359,12 @@ class Auto(Selector):
         sel = get_selector("default").run(data, SelectionContext())
         return candidate("default", sel.params["sigma"], 1.0, 0, time.perf_counter() - t0)
 
-    @staticmethod
-    def _median_sigma(X, sw, D2, random_state) -> float:
-        keep = np.ones(X.shape[0], dtype=bool) if sw is None else sw > 0
-        if D2 is not None:
-            return initial_sigma(D2[np.ix_(keep, keep)], rule="median")
-        rng = np.random.RandomState(random_state)
-        idx = np.flatnonzero(keep)
-        sub = rng.choice(idx, size=min(idx.size, 2000), replace=False)
-        return initial_sigma(_squared_distances(X[sub]), rule="median")
-
     # ------------------------------------------------------------------ referee
     def _referee_exact(self, cand, st) -> None:
-        """Closed-form leave-one-out outputs of each family at ``cand`` on the stage ``st``:
-        their per-row losses (:func:`svmtune.loo.referee.row_losses`, for the paired tests)
-        and error rates, added to ``cand`` in place."""
-        t0 = time.perf_counter()
-        K = rbf_from_sqdist(st.D2, cand.sigma)
-        C, fits, supports = cand.C, 0, None
-        pairwise = st.multiclass == "ovo" and len(st.tasks) > 1
-        cand.estimates["l1"] = None
-        if "l1" in self.families and st.groups is None:  # the span-rule holds out rows
-            if pairwise:
-                outs = _ovo_loo_outputs(K, st.y, C, st.sw)
-            else:  # its support vectors start the L2-SVM's solver
-                outs, supports = _l1_loo_outputs(K, st.tasks, C, st.sw)
-            self._add_losses(cand, "l1", row_losses(st.y, outs, pairwise=pairwise), st)
-            fits = len(outs)
-        cand.estimates["l2"] = None
-        if "l2" in self.families:
-            outs = _l2_loo_outputs(K, st.tasks, C, st.sw, codes=st.codes, init_supports=supports)
-            self._add_losses(cand, "l2", row_losses(st.y, outs), st)
-            fits += len(st.tasks)
-        cand.n_svm_fits += fits
-        cand.time += time.perf_counter() - t0
-
-    @staticmethod
-    def _add_losses(cand, family, losses, st) -> None:
-        """``cand``'s per-row losses of ``family`` and its error rate (weighted by the rows'
-        weights, :func:`svmtune.loo.referee.referee_error`'s)."""
-        cand.losses[family] = losses
-        err = losses[0]
-        cand.estimates[family] = float(err.mean() if st.sw is None else st.sw @ err / st.sw.sum())
+        score_exact(cand, st, self.families)
 
     def _referee_lowrank(self, cand, st) -> None:
-        """Low-rank closed-form LOO outputs of the L2-SVM at ``cand`` (one objective
-        evaluation of RBSVM on a Nystroem kernel,
-        :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`)."""
-        cand.estimates["l1"] = None
-        t0 = time.perf_counter()
-        point = (cand.sigma, cand.C)
-        sel = self._lowrank_search(point, 1).estimate_at(st.data, st.context, rbf_params(*point))
-        self._add_losses(cand, "l2", row_losses(st.y, sel.info["loo"]), st)
-        cand.rank = sel.info["rank"]
-        cand.n_svm_fits += sel.n_svm_fits
-        cand.time += time.perf_counter() - t0
+        score_lowrank(cand, st, self._lowrank_search((cand.sigma, cand.C), 1))
 
     def _lowrank_search(self, start, max_eval: int):
         return get_selector(
@@ -480,7 +410,7 @@ class Auto(Selector):
 
     # ------------------------------------------------------------------ stages
     def _score(self, cand, st, progress) -> None:
-        (self._referee_exact if st.D2 is not None else self._referee_lowrank)(cand, st)
+        self._referee_score(cand, st)
         cand.stage, cand.rows = st.index, st.size
         progress.evaluated(st.stage)
         reporter = progress.reporter
@@ -546,10 +476,9 @@ class Auto(Selector):
         n, d = X.shape
         n_tasks = len(ovr_tasks(y))
         order = nested_subsample(y, check_random_state(random_state), groups)
-        probe = stage_rows(order, min(n, PROBE_ROWS), groups)
-        sv_fraction = svc_sv_fraction(X[probe], y[probe], None if sw is None else sw[probe])
-        plan = self.plan(n, d, n_tasks, sparse=sparse, sv_fraction=sv_fraction)
-        progress = PlanProgress(current_progress(), plan)
+        probe = probe_svc(X, y, sw, order, groups)
+        plan = self.plan(n, d, n_tasks, sparse=sparse, probe=probe)
+        progress = PlanProgress(current_progress(), plan, probe)
         t_start = time.perf_counter()
         default = self._default_point(data)
         history: list[Candidate] = []
@@ -584,29 +513,41 @@ class Auto(Selector):
                 f"{describe(winner.params)}, {len(survivors)} racing on "
                 f"({time.perf_counter() - t_start:.1f} s so far)",
             )
-        return self._selection(plan, st, history, winner, refined, X, y, sw, order, multiclass)
+        return self._selection(
+            plan, st, history, winner, refined, X, y, sw, order, multiclass, progress
+        )
 
-    def _selection(self, plan, st, history, chosen, refined, X, y, sw, order, multiclass):
+    def _selection(
+        self, plan, st, history, chosen, refined, X, y, sw, order, multiclass, progress=None
+    ):
         """The :class:`Selection` of a run: ``chosen`` carried to all rows, its family and the
-        final-model rule, and an estimate of the error of the model returned."""
+        final-model rule, an estimate of the error of the model returned, and the plan's
+        costs beside the seconds of the run's ``progress``."""
         n = X.shape[0]
         exponent = carry_exponent(*_sizes_and_Cs(refined))
         exact_all = st.size == n and st.D2 is not None
         family = lowest_estimate(chosen, st.families)[1]
-        point = on_bound(chosen.params, self.log2_sigma, self.log2_C)
+        outside: list[Candidate] = []
+        point = on_bound(
+            chosen.params,
+            self.log2_sigma,
+            self.log2_C,
+            better_outside=lambda p: better_outside(self._referee_score, chosen, p, st, outside),
+        )
         C = point["C"] if st.size == n else carry_C(point["C"], st.size, n, exponent)
         params = rbf_params(point["sigma"], C)
+        t_rule = time.perf_counter()
         if exact_all:
-            rule = {
-                "final_model": family,
-                "estimate": chosen.estimates[family],
-                "why": f"exact on all rows: the referee's family ({family}), its leave-one-out "
-                "error the estimate",
-            }
+            estimate = chosen.estimates[family]
+            why = exact_rule(family, estimate)
+            rule = {"final_model": family, "estimate": estimate, "why": why}
         else:
             rule = self._final_rule(plan, params, chosen.rank, X, y, sw, order, multiclass)
             if rule["estimate"] is None:  # no held-out rows: the last stage's own estimate
                 rule["estimate"] = chosen.estimates[family]
+        t_rule = time.perf_counter() - t_rule
+        if progress is not None:
+            progress.rule_done()
         for c in history:
             c.chosen = c is chosen
         return Selection(
@@ -614,7 +555,9 @@ class Auto(Selector):
             estimate=rule["estimate"],
             criterion=chosen.estimates[family],
             # the probe SVC(), the candidates' fits and the final rule's
-            n_svm_fits=1 + int(sum(c.n_svm_fits for c in history)) + rule.get("n_svm_fits", 0),
+            n_svm_fits=1
+            + int(sum(c.n_svm_fits for c in history + outside))
+            + rule.get("n_svm_fits", 0),
             history=[c.row(FAMILIES) for c in history],
             final_model=rule["final_model"],
             info={
@@ -627,6 +570,7 @@ class Auto(Selector):
                 "plan": [vars(s) for s in plan.stages],
                 "budget": plan.budget,
                 "predicted_cost": plan.cost,
+                **cost_info(plan, progress, t_rule),
                 "carry_exponent": exponent,
                 "svc_sv_fraction": plan.sv_fraction,
                 "rank": self.rank,
@@ -636,81 +580,15 @@ class Auto(Selector):
             },
         )
 
+    def _referee_score(self, cand, st) -> None:
+        """Score ``cand`` on the stage ``st``: exact or low-rank closed forms."""
+        (self._referee_exact if st.D2 is not None else self._referee_lowrank)(cand, st)
+
     def _final_rule(self, plan, params, rank, X, y, sw, order, multiclass) -> dict[str, Any]:
-        """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would cost more than the
-        budget has left (at least its reserve for the final model) and more than the
-        low-rank model on ``rank`` landmarks, as many as the last stage used at the chosen
-        point, or (``rank`` None: that stage was exact) as many as the trace rule takes at
-        the chosen width on the rows the libsvm fit is predicted from (module docstring),
-        and only where the low-rank model's error on held-out rows is within
-        :data:`LOWRANK_TOLERANCE` of libsvm's at the same point, both fitted on those rows.
-
-        The held-out rows are the next rows of the nested order (as many, at most
-        :data:`HELD_OUT_ROWS`); the returned model's error on them is the selection's
-        ``estimate`` (of a model fitted on fewer rows: somewhat pessimistic)."""
-        n, d = X.shape
-        left = plan.budget - sum(s.cost for s in plan.stages)
-        unit = svc_fit_cost(n, d, plan.sv_fraction)
-        rows = stage_rows(order, max(plan.stages[0].size, n // 8))
-        held = np.sort(order[rows.size : rows.size + min(rows.size, HELD_OUT_ROWS)])
-        w, wh = (None, None) if sw is None else (sw[rows], sw[held])
-        if rank is None:
-            idx, _ = pivoted_cholesky_landmarks(
-                X[rows], params["sigma"], tol=LANDMARK_TOL, max_rank=self.rank, sample_weight=w
-            )
-            rank = int(idx.size)
-        lowrank = lowrank_eval_cost(n, d, plan.n_tasks, rank) / unit
-        ratio, fits, svc = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
-        # the plan's reserve for the final model (Plan.final_cost), on the landmarks in use
-        reserve = min(1.0, lowrank)
-        cheaper = ratio > max(left, reserve) and lowrank < ratio
-        why = (
-            f"libsvm's fit predicted at {ratio:.2f} SVC() fits (its support vectors and "
-            f"iterations against SVC()'s on {rows.size:,} rows), {max(left, 0.0):.2f} left of "
-            f"the budget; the low-rank L2-SVM predicted at {lowrank:.2f} ({rank} landmarks)"
-        )
-        if held.size == 0:
-            return {
-                "final_model": "l1",
-                "why": why + "; no rows held out to measure the low-rank model: libsvm",
-                "n_svm_fits": fits,
-                "estimate": None,
-            }
-        # the SVC was fitted on the first-seen codes of the rows' labels: code the held-out
-        # labels alike (a class absent from the rows counts as an error)
-        code = dict(zip(y[rows].tolist(), first_seen_codes(y[rows]).tolist()))
-        err_l1 = _held_out_errors(
-            svc, X[held], np.array([code.get(v, -1) for v in y[held].tolist()])
-        )
-        out = {"final_model": "l1", "n_svm_fits": fits, "estimate": _mean(err_l1, wh)}
-        if cheaper:
-            lr = LowRankL2SVC(
-                C=params["C"], sigma=params["sigma"], rank=rank, rank_tol=LANDMARK_TOL
-            )
-            lr.fit(X[rows], y[rows], **({} if w is None else {"sample_weight": w}))
-            err_lr = _held_out_errors(lr, X[held], y[held])
-            gap = _mean(err_lr, wh) - out["estimate"]
-            out["n_svm_fits"] += plan.n_tasks
-            ok = gap <= LOWRANK_TOLERANCE
-            why += (
-                f"; on {held.size:,} held-out rows its error is {gap:+.4f} against libsvm's "
-                f"({'within' if ok else 'beyond'} the tolerance {LOWRANK_TOLERANCE})"
-            )
-            if ok:
-                out.update(final_model="lowrank", estimate=_mean(err_lr, wh))
-        out["why"] = (
-            why + f": {'the low-rank L2-SVM' if out['final_model'] == 'lowrank' else 'libsvm'}"
-        )
-        return out
-
-
-def _held_out_errors(model, X, y) -> np.ndarray:
-    """0/1 errors of a fitted model on rows it was not fitted on."""
-    return (model.predict(X) != y).astype(float)
-
-
-def _mean(err: np.ndarray, w: np.ndarray | None) -> float:
-    return float(err.mean() if w is None else w @ err / w.sum())
+        """libsvm's SVC or the low-rank L2-SVM (:func:`~svmtune.methods._auto_stage.
+        final_rule`, the landmarks' rule of this method's ``rank`` and :data:`LANDMARK_TOL`)."""
+        landmarks = (self.rank, LANDMARK_TOL)
+        return final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass)
 
 
 def _takes_groups(method: str) -> bool:
