@@ -28,25 +28,9 @@ from .conftest import make_problem
 _CAPPED = {"rank": 15, "rank_tol": 1e-9}
 
 
-@parametrize_with_checks(
-    [LowRankL2SVC(), LowRankL2SVC(rank=5, C=10.0, sigma=2.0)],
-    expected_failed_checks=lambda est: (
-        {
-            check: (
-                "below full rank the landmarks depend on the row order: the greedy pivoted "
-                "Cholesky takes the first row on the initial tie (all residuals 1), and this "
-                "check shuffles the repeated rows; repetition in place is tested in "
-                "test_integer_weights_are_repeated_rows"
-            )
-            for check in (
-                "check_sample_weight_equivalence_on_dense_data",
-                "check_sample_weight_equivalence_on_sparse_data",
-            )
-        }
-        if est.rank < 15
-        else {}
-    ),
-)
+# below full rank too: the landmarks start from the row nearest the weighted mean, not the
+# first row, so the weight checks' shuffled repetitions give the same landmarks
+@parametrize_with_checks([LowRankL2SVC(), LowRankL2SVC(rank=5, C=10.0, sigma=2.0)])
 def test_sklearn_contract(estimator, check):
     check(estimator)
 
