@@ -210,7 +210,35 @@ def table_text(rows: list[dict], source: str) -> str:
     lines.append(_ratio_line(g, 20000, 1 / 3, third))
     lines.append(_median_cost_line(g, 20000, 5.0))
     lines += _accuracy_lines(g)
+    lines += _plan_lines(g, 20000, 1.5)
     return "\n".join(lines) + "\n"
+
+
+def _plan_lines(g: dict, n_min: int, bound: float) -> list[str]:
+    """auto's predicted cost (its plan, ``info["predicted_cost"]``) against the measured
+    one (its seconds over one ``SVC()`` fit in the same process) on the cells of at least
+    ``n_min`` rows, and whether each is within a factor ``bound`` either way."""
+    out = [
+        "",
+        f"auto's plan against its measured cost, in `SVC()` fits, from {n_min:,} rows:",
+        "",
+        "| set | n train | predicted | measured | measured / predicted |",
+        "|---|---|---|---|---|",
+    ]
+    within = []
+    for (s, n, _), ms in g.items():
+        a = ms.get("auto")
+        if n < n_min or a is None or a.get("status") != "ok" or not a.get("svc_units"):
+            continue
+        pred = float(a["details"]["info"]["predicted_cost"])
+        ratio = float(a["svc_units"]) / pred
+        within.append(1 / bound <= ratio <= bound)
+        out.append(f"| {s} | {n:,} | {pred:.2f} | {float(a['svc_units']):.2f} | {ratio:.2f} |")
+    out += [
+        "",
+        f"- measured within a factor {bound:g} of the plan: {sum(within)} of {len(within)} cells",
+    ]
+    return out
 
 
 def figure(rows: list[dict], path: Path) -> None:
