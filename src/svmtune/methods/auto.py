@@ -502,16 +502,16 @@ class Auto(Selector):
             fresh = dataclasses.replace(default, n_svm_fits=0, time=0.0, estimates={}, losses={})
             cands, winner, survivors = self._run_stage(st, stage, racing, fresh, progress)
             history.extend(cands)
-            for c in cands:
-                c.chosen_in_stage = c is winner
+            winner.chosen_in_stage = True
             refined += [(st.size, c.C) for c in cands if c.origin in REFINERS][:1]
             # SVC()'s point enters every stage afresh: the others race on
             racing = [c for c in survivors if c is not cands[0]]
             progress.stage_done(
                 i,
                 f"stage {i}: {st.size:,} rows ({stage.path}), chose {winner.origin} "
-                f"{describe(winner.params)}, {len(survivors)} racing on "
-                f"({time.perf_counter() - t_start:.1f} s so far)",
+                f"{describe(winner.params)}"
+                + (f", {len(survivors)} racing on" if i + 1 < len(plan.stages) else "")
+                + f" ({time.perf_counter() - t_start:.1f} s so far)",
             )
         return self._selection(
             plan, st, history, winner, refined, X, y, sw, order, multiclass, progress
