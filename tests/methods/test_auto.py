@@ -228,10 +228,10 @@ def test_final_model_rule_both_ways():
     # after an exact last stage, the trace rule's landmarks at the chosen width on the rows
     # the libsvm fit is predicted from
     from svmtune.lowrank import pivoted_cholesky_landmarks
-    from svmtune.methods._fidelity import stage_rows
+    from svmtune.methods._fidelity import rule_rows, stage_rows
     from svmtune.methods.auto import LANDMARK_TOL
 
-    rows = stage_rows(order, max(tight.stages[0].size, X.shape[0] // 8))
+    rows = stage_rows(order, rule_rows(X.shape[0], tight.stages[0].size))
     k = pivoted_cholesky_landmarks(X[rows], 1.0, tol=LANDMARK_TOL, max_rank=20)[0].size
     derived = auto._final_rule(tight, large_C, None, X, y, None, order, "ovr")
     assert f"({k} landmarks)" in derived["why"]
@@ -396,7 +396,7 @@ def test_the_final_model_is_chosen_by_accuracy_as_well_as_cost():
     from svmtune._labels import first_seen_codes
     from svmtune.kernels import rbf_params
     from svmtune.methods._auto_final import HELD_OUT_ROWS, LOWRANK_TOLERANCE
-    from svmtune.methods._fidelity import nested_subsample, stage_rows
+    from svmtune.methods._fidelity import nested_subsample, rule_rows, stage_rows
 
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(2000, 2))
@@ -407,7 +407,7 @@ def test_the_final_model_is_chosen_by_accuracy_as_well_as_cost():
     tight = dataclasses.replace(auto.plan(*X.shape, 1), budget=1e-3)
     rule = auto._final_rule(tight, params, 2, X, y, None, order, "ovr")
     assert rule["final_model"] == "l1" and "beyond the tolerance" in rule["why"]
-    rows = stage_rows(order, max(tight.stages[0].size, X.shape[0] // 8))
+    rows = stage_rows(order, rule_rows(X.shape[0], tight.stages[0].size))
     held = np.sort(order[rows.size : rows.size + min(rows.size, HELD_OUT_ROWS)])
     # fitted on the labels' first-seen codes, as the cost probe fits it
     codes = first_seen_codes(y[rows])

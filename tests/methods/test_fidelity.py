@@ -177,14 +177,14 @@ def test_the_plan_counts_the_probes_and_the_final_rule_and_its_least_budget():
     """Issue 63: the probes' fits and the final rule's two fits on an eighth of the rows are
     in the plan's cost; ``min_budget`` is the smallest first stage with them and the final
     model, and a budget below it is overrun by exactly the minimal plan."""
-    from svmtune.methods._fidelity import svc_fit_cost
+    from svmtune.methods._fidelity import rule_rows, svc_fit_cost
 
     n, d = 20_000, 20
     work = svc_fit_cost(1000, d, 0.56) + svc_fit_cost(2000, d, 0.47)
     args = dict(max_eval=10, rank=500, max_exact=n, sv_fraction=0.27, probe_work=work)
     plan = plan_stages(n, d, 1, budget=2.25, **args)
     assert plan.probe_cost == pytest.approx(work / svc_fit_cost(n, d, 0.27))
-    assert plan.rule_cost == pytest.approx(2 * (max(plan.stages[0].size, n // 8) / n) ** 2)
+    assert plan.rule_cost == pytest.approx(2 * (rule_rows(n, plan.stages[0].size) / n) ** 2)
     assert plan.cost == pytest.approx(
         plan.probe_cost + sum(s.cost for s in plan.stages) + plan.rule_cost + plan.final_cost
     )
@@ -194,3 +194,15 @@ def test_the_plan_counts_the_probes_and_the_final_rule_and_its_least_budget():
     assert tiny.cost == pytest.approx(tiny.min_budget) and tiny.left < 0
     exact_all = plan_stages(300, 5, 1, budget=1e6, max_eval=10, rank=500, max_exact=300)
     assert exact_all.rule_cost == 0.0  # exact on all rows: no final rule
+
+
+def test_the_final_rule_fits_on_at_most_the_larger_probes_rows_of_the_first_stage():
+    """The rule's two libsvm fits take the first stage's rows up to 2,000 (the larger
+    probe's), or an eighth of all rows where that is more: a 15,944-row low-rank first stage
+    on 20,000 sparse rows made them cost more than the final fit."""
+    from svmtune.methods._fidelity import rule_rows
+
+    assert rule_rows(20_000, 15_944) == 2_500
+    assert rule_rows(5_000, 1_650) == 1_650
+    assert rule_rows(5_000, 3_000) == 2_000
+    assert rule_rows(100_000, 200) == 12_500

@@ -25,6 +25,7 @@ from svmtune.methods._fidelity import (
     D_EXP,
     PROBE_ROWS,
     lowrank_eval_cost,
+    rule_rows,
     stage_rows,
     sv_fraction_at,
     svc_fit_cost,
@@ -293,7 +294,7 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
     n, d = X.shape
     left = plan.left  # negative where the plan overran a budget below its least
     unit = svc_fit_cost(n, d, plan.sv_fraction)
-    rows = stage_rows(order, max(plan.stages[0].size, n // 8))
+    rows = stage_rows(order, rule_rows(n, plan.stages[0].size))
     held = np.sort(order[rows.size : rows.size + min(rows.size, HELD_OUT_ROWS)])
     w, wh = (None, None) if sw is None else (sw[rows], sw[held])
     if rank is None:
