@@ -309,6 +309,17 @@ def test_plan_progress_weighs_the_bar_by_the_plan_and_ends_on_the_final_fit():
     assert p.done[unit] == 60
     bar.rule_done()
     assert p.done[unit] == 80 and p.final_units == (20, unit)
+    # the rule chose a final model of its own cost: the final fit's share follows it, at the
+    # pace of the work before (4 of the plan's 5 fits made 80 units: 3 fits are 60 more)
+    p = Progress(1, stream=io.StringIO(), clock=clock)
+    bar = PlanProgress(p, plan)
+    for i in (0, 1):
+        bar.stage_done(i, f"stage {i}")
+    bar.rule_done(final_cost=3.0)
+    assert p.final_units == (60, unit) and p.total[unit] == 140
+    with p.final_step():
+        pass
+    assert p.done[unit] == 140 == p.total[unit]
 
 
 def test_the_final_fit_is_a_step_of_the_bar(data, capsys):

@@ -163,6 +163,13 @@ class Progress:
         """``n`` of the announced ``unit`` are the final fit's: :meth:`final_step` counts them."""
         self.final_units = (int(n), unit)
 
+    def rescale_final(self, n: int, unit: str) -> None:
+        """The final fit is ``n`` of ``unit`` after all: the announced total becomes the work
+        done and those ``n`` (a selection that learns which final model it fits, and so its
+        cost, only at its end)."""
+        self.total[unit] = self.done.get(unit, 0) + int(n)
+        self.final_units = (int(n), unit)
+
     def listen(self, unit: str, fn: Callable[[int], None]) -> None:
         """Call ``fn(n)`` at every :meth:`advance` of ``n`` ``unit`` (a selection that weighs
         units of another part of the code, e.g. ``auto``'s plan its refinements' steps)."""

@@ -308,6 +308,7 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
     reserve = min(1.0, lowrank)
     cheaper = ratio > max(left, reserve) and lowrank < ratio
     out: dict[str, Any] = {"final_model": "l1", "n_svm_fits": fits, "estimate": None}
+    out["final_cost"] = ratio  # the chosen final fit's predicted cost, in SVC() fits
     gap = None
     if held.size:
         # the SVC was fitted on the first-seen codes of the rows' labels: code the held-out
@@ -324,7 +325,7 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
             gap = err - out["estimate"]
             out["n_svm_fits"] += plan.n_tasks
             if gap <= LOWRANK_TOLERANCE:
-                out.update(final_model="lowrank", estimate=err)
+                out.update(final_model="lowrank", estimate=err, final_cost=lowrank)
     out["why"] = final_rule_text(
         plan, ratio, lowrank, reserve, rows.size, rank, out["final_model"], gap, held.size
     )

@@ -287,12 +287,19 @@ class PlanProgress:
         self._steps = 0
         self._add(stage, n)
 
-    def rule_done(self) -> None:
+    def rule_done(self, final_cost: float | None = None) -> None:
         """The final-model rule's fits done (after the last stage): the bar at the plan's share
-        before the final fit."""
+        before the final fit, whose share is then the predicted ``final_cost`` of the model
+        the rule chose (in ``SVC()`` fits; None: the plan's reservation), at the pace of the
+        work so far: the plan reserves the cheaper final model, and libsvm's fit chosen
+        for accuracy can cost many times more."""
         self.spent = self._through(len(self.plan.stages) - 1) + self.plan.rule_cost
         self.stage = len(self.plan.stages)
         self._show()
+        if self.reporter is not None and final_cost is not None and self.shown > 0:
+            work = max(self.total - self.plan.final_cost, 1e-12)
+            units = max(1, int(round(self.shown * float(final_cost) / work)))
+            self.reporter.rescale_final(units, self.PLAN_UNIT)
 
     def stage_done(self, index: int, text: str) -> None:
         """Stage ``index`` finished: the bar at the plan's share through it, and a line."""

@@ -547,7 +547,7 @@ class Auto(Selector):
                 rule["estimate"] = chosen.estimates[family]
         t_rule = time.perf_counter() - t_rule
         if progress is not None:
-            progress.rule_done()
+            progress.rule_done(rule.get("final_cost"))
         for c in history:
             c.chosen = c is chosen
         return Selection(
