@@ -31,7 +31,7 @@ from svmtune.bench.checkpoint import Checkpoint
 from svmtune.bench.runner import environment
 from svmtune.estimators import make_final_estimator
 from svmtune.kernels import _squared_distances, rbf_from_sqdist
-from svmtune.loo.referee import _l1_loo_outputs, _l2_loo_outputs, _ovo_loo_outputs
+from svmtune.loo.referee import _l1_loo_outputs, _l2_loo_outputs, _ovo_loo_outputs, row_losses
 from svmtune.methods.base import SelectionContext, TrainingData, get_selector, ovr_tasks
 from svmtune.preprocess import transform_as_fitted
 from svmtune.search.start import initial_sigma
@@ -44,31 +44,6 @@ REFINEMENTS = (
     ("rbsvm30_median", "rbsvm", "median", 30),
     ("span_median", "span", "median", 10),
 )
-
-
-def row_losses(y_enc, outs, pairwise: bool, k: int):
-    """Per-row 0/1 loss and cross-entropy of leave-one-out outputs (one-vs-rest: arg-max and
-    the tasks' summed cross-entropy; one-vs-one: libsvm's vote and the pairs' summed
-    cross-entropy over the pairs a row belongs to)."""
-    from svmtune.estimators import ovo_pairs
-    from svmtune.loo.referee import ovo_loo_predictions
-
-    if pairwise:
-        pred = ovo_loo_predictions(outs, k)
-        first, second = ovo_pairs(k)
-        xent = np.zeros(y_enc.size)
-        for a, b, f in zip(first, second, outs):
-            rows = (y_enc == a) | (y_enc == b)
-            t = np.where(y_enc == a, 1.0, -1.0)
-            xent[rows] += np.logaddexp(0.0, -2.0 * t[rows] * f[rows])
-        return (pred != y_enc).astype(int), xent
-    tasks = ovr_tasks(y_enc)
-    if len(tasks) == 1:
-        pred = (outs[0] > 0).astype(int)
-    else:
-        pred = np.argmax(np.column_stack(outs), axis=1)
-    xent = sum(np.logaddexp(0.0, -2.0 * t * f) for t, f in zip(tasks, outs))
-    return (pred != y_enc).astype(int), np.asarray(xent, dtype=float)
 
 
 def run_unit(suite_name: str, task_name: str, split: int) -> dict:
@@ -105,7 +80,7 @@ def run_unit(suite_name: str, task_name: str, split: int) -> dict:
                     outs, pairwise = _l1_loo_outputs(K, tasks, C, None)[0], False
                 else:
                     outs, pairwise = _l2_loo_outputs(K, tasks, C, None), False
-                err, xent = row_losses(y, outs, pairwise, k)
+                err, xent = row_losses(y, outs, pairwise=pairwise)
                 est = make_final_estimator(
                     {"kernel": "rbf", "sigma": sigma, "C": C}, final_model=fam, n_classes=k
                 ).fit(X, y)
