@@ -36,7 +36,8 @@ from sklearn.utils.validation import column_or_1d
 
 from svmtune._dual_solution import check_C, support_mask
 from svmtune._kernel_matrix_checks import check_kernel_matrix
-from svmtune._labels import check_pm1
+from svmtune._labels import check_pm1, ovr_tasks
+from svmtune._loo_losses import _loo_loss
 from svmtune._validation import validate_sample_weight
 from svmtune.estimators import ovo_pairs
 from svmtune.loo.closed_form import _closed_form_loo, loo_error_rate, loo_predictions
@@ -251,13 +252,8 @@ def row_losses(
         for a, b, f in zip(*ovo_pairs(k), outputs):
             rows = (y == a) | (y == b)
             t = np.where(y[rows] == a, 1.0, -1.0)
-            xent[rows] += np.logaddexp(0.0, -2.0 * t * np.asarray(f)[rows])
+            xent[rows] += _loo_loss(t, np.asarray(f)[rows], "cross_entropy")[0]
         return (pred != y).astype(float), xent
-    tasks = (
-        [2.0 * (y == 1) - 1.0]
-        if len(outputs) == 1
-        else [2.0 * (y == c) - 1.0 for c in range(len(outputs))]
-    )
-    for t, f in zip(tasks, outputs):
-        xent += np.logaddexp(0.0, -2.0 * t * np.asarray(f))
+    for t, f in zip(ovr_tasks(y), outputs):
+        xent += _loo_loss(t, np.asarray(f), "cross_entropy")[0]
     return (loo_predictions(outputs) != y).astype(float), xent

@@ -71,7 +71,7 @@ class Referee:
     of their per-row leave-one-out losses on the stage's rows (:mod:`svmtune.loo.paired`):
     its 0/1 loss lower by more than ``z`` standard errors, or (``smooth``) its
     cross-entropy lower by more than ``z`` standard errors with a 0/1 error no higher.  Of
-    the candidates that pass, the lowest mean loss wins (0/1 loss, then cross-entropy).
+    the candidates that pass, the lowest leave-one-out error wins (ties to the earlier).
 
     The same comparison, against the stage's winner at its own threshold ``race_z``, decides
     which candidates race on to the next, larger stage (:meth:`survivors`): every one not
