@@ -219,18 +219,24 @@ def budget_floor(
     30 fits of ``SVC()`` on 1,000 rows are a fraction of a second, and made the plan
     subsample 180 of the 222 small cells of ``benchmarks/auto_eval.md``, at 0.16 points of
     mean accuracy.  The floor is a count of work (the cost model's units), so the plan stays
-    a function of the data's shape; its seconds at each size are in
-    ``docs/notes/auto_fidelity.md``.  Above :data:`SMALL_ROWS` rows the count of
-    :func:`default_budget` stays: a floor that kept a first stage of 1,500 rows would make
-    ``auto`` costlier than scikit-learn's halving search at 2,000 rows (ijcnn1: a plan
-    predicted at 170 ``SVC()`` fits, against the 128 the halving search took in
-    ``benchmarks/scaling_auto.md``).
+    a function of the data's shape; the seconds it buys are measured in
+    ``benchmarks/auto_eval.md`` (up to 1,500 rows) and ``benchmarks/scaling_auto.md``.
+    Above :data:`SMALL_ROWS` rows the count of :func:`default_budget` stays: a floor that
+    kept a first stage of 1,500 rows would make ``auto`` costlier than scikit-learn's
+    halving search at 2,000 rows (ijcnn1: a plan predicted at 170 ``SVC()`` fits, against
+    the 128 the halving search took in ``benchmarks/scaling_auto.md``).
     """
     unit = svc_fit_cost(n, d, sv_fraction)
-    final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
+    final = _final_reserve(n, d, n_tasks, rank, unit)
     first = evals * exact_eval_cost(n, d, n_tasks) / unit
     # the first stage may take FIRST_SHARE of what is left after the final fit
     return final + first / FIRST_SHARE * (1.0 + 1e-9)
+
+
+def _final_reserve(n: int, d: int, n_tasks: int, rank: int, unit: float) -> float:
+    """The budget kept for the final fit, in ``SVC()`` fits (``unit``): one, or the low-rank
+    L2-SVM's on ``rank`` landmarks where that is cheaper (:attr:`Plan.final_cost`)."""
+    return min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
 
 
 @dataclass(frozen=True)
@@ -355,7 +361,7 @@ def plan_stages(
     Plan
     """
     unit = svc_fit_cost(n, d, sv_fraction)
-    final = min(1.0, lowrank_eval_cost(n, d, n_tasks, rank) / unit)
+    final = _final_reserve(n, d, n_tasks, rank, unit)
     probe = float(probe_work) / unit
     left = max(budget - final - probe, 0.0)
     first_path = "lowrank" if lowrank_only else "exact"
