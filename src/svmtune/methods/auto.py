@@ -437,8 +437,8 @@ class Auto(Selector):
         Returns the stage's candidates, its winner and the survivors that race on.  A stage
         makes at most ``stage.steps + stage.scores`` evaluations (a score or a refinement
         step each): racing candidates take a later stage's scores first, and its
-        refinement the rest, less one for scoring its end point; a race wider than the
-        stage's evaluations keeps the incumbent and the best of the others.
+        refinement the rest, less one for scoring its end point; a wider race keeps the
+        incumbent, the stage before's winner and the others in their order (``survivors``).
         """
         referee, fams = self._referee(st), st.families
         if racing is None:
