@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import BoundWarning, ConvergenceWarning
@@ -22,7 +23,7 @@ from svmtune.loo.rbsvm_groups import group_codes
 from svmtune.methods._fidelity import (
     carry_C,
 )
-from svmtune.methods.base import SelectionContext, TrainingData, ovr_tasks
+from svmtune.methods.base import SelectionContext, TrainingData, get_selector, ovr_tasks
 from svmtune.search.start import initial_sigma
 
 __all__ = [
@@ -92,6 +93,32 @@ class StageData:
             random_state=random_state,
             families=fams,
         )
+
+
+#: the methods behind the starts that are methods (the others: ``SVC()``'s point, the median)
+START_METHODS = {"ld": "ld_c1", "ss": "ss"}
+
+
+def start_points(starts, st: StageData) -> list[Candidate]:
+    """The data-only candidates ``starts`` of the stage ``st`` (unscored): the median width at
+    ``C = 1``, or a start method's point (LD's pair statistics are ``O(n^2)``: skipped on a
+    low-rank stage; LD and S&S need a dense ``X``)."""
+    out = []
+    for origin in starts:
+        t0 = time.perf_counter()
+        if origin == "median":
+            sigma, C, fits = median_sigma(st), 1.0, 0
+        else:
+            start = get_selector(START_METHODS[origin])
+            if (st.D2 is None and start.pairwise) or (
+                sp.issparse(st.X) and not start.accepts_sparse
+            ):
+                continue
+            with inner_advice_ignored():  # the starts hold nothing out: no groups
+                sel = start.run(TrainingData(st.X, st.y, st.sw), st.context)
+            sigma, C, fits = sel.params["sigma"], sel.params["C"], sel.n_svm_fits
+        out.append(candidate(origin, sigma, C, fits, time.perf_counter() - t0))
+    return out
 
 
 def median_sigma(st: StageData) -> float:

@@ -63,6 +63,7 @@ clipped to ``[-1, 1]``; with one stage ``a = 0``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,6 +125,12 @@ LATER_STEPS = 3
 #: a later one at least ``SVC()``'s point and one racing candidate
 FIRST_SCORES = 5
 LATER_SCORES = 2
+#: the last stage where the others end before all rows: ``C`` alone, refined on all rows at
+#: the chosen width on the Nystroem kernel (:mod:`svmtune.methods._auto_allrows`)
+ALL_ROWS_PATH = "lowrank_C"
+#: its evaluations: the carried ``C`` and up to three steps of two octaves from it (the
+#: carry's misses on the bundled scaling cells span one to four octaves)
+ALL_ROWS_EVALS = 4
 
 
 def svc_fit_cost(s: float, d: int, sv_fraction: float | None = None) -> float:
@@ -176,11 +183,15 @@ def default_budget(
     first_evals: int = 10 + FIRST_SCORES,
     rank: int = 500,
     probe_work: float = 0.0,
+    all_rows_evals: int = 0,
 ) -> float:
     """The default budget in ``SVC()`` fits on all rows: up to 1,500 rows ``30`` or the floor
     in work of :func:`budget_floor` (given ``d``; with the probes' ``probe_work``, which the
     plan takes from the budget), whichever is more, so that every row is selected on; then
-    ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000, 0.26 at 171,539).
+    ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000, 0.26 at 171,539) for the
+    subsamples (at least the final fit's reserve and the probes' work), and (given ``d``) the
+    work of ``all_rows_evals`` low-rank evaluations on all rows for the last stage that
+    refines ``C`` there (:data:`ALL_ROWS_PATH`).
 
     Up to 1,500 rows (the small-data regime of ``benchmarks/auto_eval.md``) a fit of
     ``SVC()`` takes milliseconds and the closed forms' fixed overheads need a few dozen of
@@ -189,10 +200,24 @@ def default_budget(
     costing ``n^2`` (:func:`svc_fit_cost`), the budget in its fits falls as ``1 / n``, so
     that on large data the selection runs on subsamples and ends on the cheaper final
     model.  The 30 is the issue's target for the small-data median; the break is where that
-    regime ends; the power is the low-rank path's, none of them fitted to a data set.
+    regime ends; the power is the low-rank path's, none of them fitted to a data set.  The
+    all-rows stage's work grows as ``n`` too (``O(n m^2)`` per evaluation).
     """
     if n > SMALL_ROWS:
-        return SMALL_BUDGET * SMALL_ROWS / float(n)
+        count = SMALL_BUDGET * SMALL_ROWS / float(n)
+        if d is None or not all_rows_evals:
+            return count
+        # the all-rows stage, where plan_stages plans it: from what the final fit and the
+        # probes leave, after a first stage of at most n / GROWTH^2 rows
+        unit = svc_fit_cost(n, d, sv_fraction)
+        kept = _final_reserve(n, d, n_tasks, rank, unit) + probe_work / unit
+        base = max(count, kept)
+        first = _first_size(
+            min(n, MIN_FIRST), n, "exact", first_evals, d, n_tasks, rank, unit, base - kept
+        )
+        if first * GROWTH**2 > n:
+            return count
+        return base + _stage_cost(n, "lowrank", all_rows_evals, d, n_tasks, rank, unit)
     if d is None:
         return SMALL_BUDGET
     count = SMALL_BUDGET
@@ -326,6 +351,7 @@ def plan_stages(
     refiners: int = 1,
     first_scores: int = FIRST_SCORES,
     probe_work: float = 0.0,
+    all_rows_evals: int = 0,
 ) -> Plan:
     """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
 
@@ -338,6 +364,13 @@ def plan_stages(
     ``max_exact`` rows) and as many evaluations, up to :data:`LATER_STEPS` beyond its referee
     scores, as the rest of the budget pays for; stages stop when a stage's scores no longer
     fit or all rows are used.  ``lowrank_only`` (sparse ``X``) keeps every stage low rank.
+    Where they end before all rows, a last stage of ``all_rows_evals`` low-rank
+    evaluations on all rows refines ``C`` (:data:`ALL_ROWS_PATH`); its work is kept from the
+    budget before the others are planned, where the budget left after the final fit and
+    the probes pays for it and the first stage then holds at most ``n / GROWTH^2`` rows
+    (below, ``C`` is carried over at most two growth steps, and the stage's ``O(n m^2)``
+    evaluations would cost more than scikit-learn's halving search at a few thousand rows,
+    ``benchmarks/scaling_auto.md``).
 
     Parameters
     ----------
@@ -367,20 +400,19 @@ def plan_stages(
     first_path = "lowrank" if lowrank_only else "exact"
     evals0 = refiners * max_eval + first_scores
     cap = n if first_path == "lowrank" else min(n, max_exact)
-    s0 = smallest = min(n, MIN_FIRST)
+    smallest = min(n, MIN_FIRST)
     least = _stage_cost(smallest, first_path, evals0, d, n_tasks, rank, unit)
-    # the largest first size within FIRST_SHARE of the budget (bisection on the monotone cost)
-    lo, hi = s0, cap
-    if _stage_cost(hi, first_path, evals0, d, n_tasks, rank, unit) <= FIRST_SHARE * left:
-        s0 = hi
+    first = functools.partial(
+        _first_size, smallest, cap, first_path, evals0, d, n_tasks, rank, unit
+    )
+    # the all-rows stage's work, kept first where the budget leaves room for it and the
+    # first stage then leaves C to be carried over more than two growth steps
+    c_all = _stage_cost(n, "lowrank", all_rows_evals, d, n_tasks, rank, unit)
+    s0 = first(left - c_all) if 0 < c_all <= left else n
+    if s0 * GROWTH**2 <= n:
+        left -= c_all
     else:
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if _stage_cost(mid, first_path, evals0, d, n_tasks, rank, unit) <= FIRST_SHARE * left:
-                lo = mid
-            else:
-                hi = mid
-        s0 = lo
+        s0, c_all = first(left), 0.0
     c0 = _stage_cost(s0, first_path, evals0, d, n_tasks, rank, unit)
     stages = [Stage(int(s0), first_path, int(max_eval), FIRST_SCORES, c0)]
     # the final-model rule's two fits (SVC() and the chosen point's, each about an SVC() fit)
@@ -404,6 +436,8 @@ def plan_stages(
         cost = per * (steps + LATER_SCORES)
         stages.append(Stage(int(size), path, int(steps), LATER_SCORES, cost))
         left -= cost
+    if c_all and stages[-1].size < n:
+        stages.append(Stage(n, ALL_ROWS_PATH, all_rows_evals - 1, 1, c_all))
     if stages[-1].size >= n and stages[-1].path == "exact":  # the referee's family: no rule
         rule = 0.0
     # the least budget kept to: the smallest first stage, and the rule where it runs then
@@ -412,6 +446,23 @@ def plan_stages(
     return Plan(
         n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe, rule, minimum
     )
+
+
+def _first_size(smallest, cap, path, evals, d, n_tasks, rank, unit, left) -> int:
+    """The largest first stage (at least ``smallest`` rows, at most ``cap``) whose ``evals``
+    evaluations take at most :data:`FIRST_SHARE` of ``left`` (bisection on the monotone
+    cost)."""
+
+    def fits(s):
+        return _stage_cost(s, path, evals, d, n_tasks, rank, unit) <= FIRST_SHARE * left
+
+    if fits(cap):
+        return int(cap)
+    lo, hi = smallest, cap
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return int(lo)
 
 
 def rule_rows(n: int, first: int) -> int:

@@ -38,29 +38,26 @@ decides again, exact while the dense matrices are affordable and low rank above;
 never makes more evaluations than the plan gives it.  The plan is a function of the rows,
 features, classes, memory and ``budget``; ``info["plan"]`` holds it and ``history`` every
 candidate with its ``stage`` and ``rows``.  When the last stage holds fewer rows than the
-data, ``C`` is carried to all rows.
+data, ``C`` is carried to all rows (:func:`svmtune.methods._fidelity.carry_C`).
 
-**Final model.**  Where the last stage is exact on all rows, the referee's family (libsvm's
-SVC or the exact L2-SVM), and ``estimate`` its leave-one-out error.  Otherwise libsvm's SVC,
-unless its fit would cost more than the budget has left (at least the reserve for the final
-model) and more than the low-rank L2-SVM (:class:`svmtune.estimators_lowrank.LowRankL2SVC`)
-on as many landmarks as the last stage used at the chosen point, *and* the low-rank model's
-error on held-out rows is within :data:`LOWRANK_TOLERANCE` of libsvm's at the same point
-(both fitted on a subsample of an eighth of the rows, scored on as many others of the nested
-order); ``estimate`` is then the held-out error of the model returned, and
-``info["final_rule"]`` says which and why.  The libsvm fit's cost is predicted from the
-support vectors and iterations of the chosen point's SVC and of ``SVC()`` on that subsample
-(:func:`svmtune.methods._auto_final.libsvm_cost_ratio`).
+**All rows.**  Where the first stage holds at most ``n / 16`` rows (``C`` would be carried
+over more than two growth steps), a last stage refines ``C`` on all rows at the chosen
+width on the Nystroem kernel (:mod:`svmtune.methods._auto_allrows`), where its landmarks hold
+the kernel there.
+
+**Final model** (:func:`svmtune.methods._auto_final.final_rule`; ``docs/methods/auto.md``).
+Where the last stage is exact on all rows, the referee's family and ``estimate`` its
+leave-one-out error; otherwise libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would
+cost more than the budget has left *and* the low-rank model's error on held-out rows is
+within :data:`LOWRANK_TOLERANCE` of libsvm's; ``estimate`` is then the held-out error of
+the model returned, and ``info["final_rule"]`` says which and why.
 
 Ties of the referee go to the earlier candidate in the order above (``SVC()``'s point
 first), and for one candidate to the family listed first in ``families``.
 
-The defaults -- the median start besides ``SVC()``'s point, one RBSVM refinement, both
-families with ties to the L2-SVM -- were chosen on 43 bundled data sets by comparing every
-combination of starts, refinements, families and tie order offline
-(``benchmarks/auto_study.py``, ``benchmarks/auto_rules.py``; ``benchmarks/auto_rules.md``),
-and the refinement's criterion and steps again with the subsampled first stage, by nested
-leave-one-data-set-out over runs of ``auto`` itself (``benchmarks/auto_criteria_lodo.md``).
+The defaults were chosen on 43 bundled data sets offline (``benchmarks/auto_rules.md``) and
+by nested leave-one-data-set-out over runs of ``auto`` (``benchmarks/auto_criteria_lodo.md``,
+``benchmarks/auto_referee_rules.md``).
 
 **Sparse X.**  A scipy sparse ``X`` (CSR/CSC) takes the low-rank path at every stage: its
 Nystroem factor needs only kernel columns between the rows and the landmarks, from sparse dot
@@ -92,6 +89,7 @@ from svmtune.kernels import rbf_params
 from svmtune.loo.referee import (
     FAMILIES,
 )
+from svmtune.methods._auto_allrows import all_rows_stage
 from svmtune.methods._auto_final import cost_info, exact_rule, final_rule, probe_svc, warn_budget
 from svmtune.methods._auto_referee import Referee, score_exact, score_lowrank
 from svmtune.methods._auto_stage import (
@@ -102,13 +100,15 @@ from svmtune.methods._auto_stage import (
     candidate,
     inner_advice_ignored,
     lowest_estimate,
-    median_sigma,
     on_bound,
     same_point,
+    start_points,
 )
 from svmtune.methods._auto_stage import carried as carried_choice
 from svmtune.methods._constraints import Boolean, IntegerLike, Interval, Names
 from svmtune.methods._fidelity import (
+    ALL_ROWS_EVALS,
+    ALL_ROWS_PATH,
     carry_C,
     carry_exponent,
     default_budget,
@@ -145,8 +145,6 @@ NOISE_Z = 0.0
 RACE_Z = 1.645
 #: the data-only starts, in the referee's tie order
 START_NAMES = ("default", "median", "ld", "ss")
-#: the methods behind the starts that are methods
-START_METHODS = {"ld": "ld_c1", "ss": "ss"}
 #: refinements: the exact gradient searches (the low-rank path refines with rbsvm_lowrank)
 REFINERS = ("rbsvm", "span")
 
@@ -175,7 +173,8 @@ class Auto(Selector):
         rows, by the cost model of :mod:`svmtune.methods._fidelity`.  None (default): up to
         1,500 rows enough work to select on all of them (at least 30), then
         ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000: the budget's wall time grows
-        as ``n``, :func:`svmtune.methods._fidelity.default_budget`).
+        as ``n``, :func:`svmtune.methods._fidelity.default_budget`), and the all-rows
+        stage's work where it is planned (``all_rows_evals``).
     exact_rows : int or None
         Most rows an exact stage may take; None (default): as many as the dense ``n x n``
         matrices of the exact closed forms (``EXACT_DENSE_MATRICES`` of them) fit in the
@@ -193,6 +192,11 @@ class Auto(Selector):
     race_z : float
         Candidates the stage's winner does not beat by more than ``race_z`` standard errors
         race on to the next stage (default :data:`RACE_Z`).
+    all_rows_evals : int
+        Where the stages end before all rows, low-rank evaluations on all rows that refine
+        ``C`` at the chosen width instead of carrying it
+        (:mod:`~svmtune.methods._auto_allrows`; default :data:`~svmtune.methods._fidelity.
+        ALL_ROWS_EVALS`, 0 carries ``C``).
 
     Notes
     -----
@@ -228,6 +232,7 @@ class Auto(Selector):
         "noise_z": [Interval(Real, 0.0, None, closed="left", note="standard errors")],
         "smooth": [Boolean()],
         "race_z": [Interval(Real, 0.0, None, closed="left", note="standard errors")],
+        "all_rows_evals": [IntegerLike(0)],
     }
 
     def __init__(
@@ -245,6 +250,7 @@ class Auto(Selector):
         noise_z: float = NOISE_Z,
         smooth: bool = False,
         race_z: float = RACE_Z,
+        all_rows_evals: int = ALL_ROWS_EVALS,
     ):
         self._set_options(
             starts=starts,
@@ -259,6 +265,7 @@ class Auto(Selector):
             noise_z=noise_z,
             smooth=smooth,
             race_z=race_z,
+            all_rows_evals=all_rows_evals,
         )
 
     def check_groups(self, groups) -> None:
@@ -311,6 +318,7 @@ class Auto(Selector):
                 first_evals=refiners * self.max_eval + first_scores,
                 rank=self.rank,
                 probe_work=probe_work,
+                all_rows_evals=self.all_rows_evals,
             )
         else:
             budget = float(self.budget)
@@ -327,31 +335,13 @@ class Auto(Selector):
             refiners=refiners,
             first_scores=first_scores,
             probe_work=probe_work,
+            all_rows_evals=self.all_rows_evals,
         )
         if self.budget is not None:
             warn_budget(plan)
         return plan
 
     # ------------------------------------------------------------------ starts
-    def _start_points(self, st) -> list[Candidate]:
-        """The data-only candidates of the stage ``st`` (unscored)."""
-        out = []
-        for origin in self.starts:
-            t0 = time.perf_counter()
-            if origin == "median":
-                sigma, C, fits = median_sigma(st), 1.0, 0
-            else:
-                start = get_selector(START_METHODS[origin])
-                if (st.D2 is None and start.pairwise) or (
-                    sp.issparse(st.X) and not start.accepts_sparse
-                ):
-                    continue  # O(n^2) pair statistics on a low-rank stage; a dense X needed
-                with inner_advice_ignored():  # the starts hold nothing out: no groups
-                    sel = start.run(TrainingData(st.X, st.y, st.sw), st.context)
-                sigma, C, fits = sel.params["sigma"], sel.params["C"], sel.n_svm_fits
-            out.append(candidate(origin, sigma, C, fits, time.perf_counter() - t0))
-        return out
-
     @staticmethod
     def _default_point(data: TrainingData) -> Candidate:
         """``SVC()``'s own point, from all rows (``gamma="scale"``, ``C = 1``)."""
@@ -360,12 +350,6 @@ class Auto(Selector):
         return candidate("default", sel.params["sigma"], 1.0, 0, time.perf_counter() - t0)
 
     # ------------------------------------------------------------------ referee
-    def _referee_exact(self, cand, st) -> None:
-        score_exact(cand, st, self.families)
-
-    def _referee_lowrank(self, cand, st) -> None:
-        score_lowrank(cand, st, self._lowrank_search((cand.sigma, cand.C), 1))
-
     def _lowrank_search(self, start, max_eval: int):
         return get_selector(
             "rbsvm_lowrank",
@@ -442,7 +426,7 @@ class Auto(Selector):
         """
         referee, fams = self._referee(st), st.families
         if racing is None:
-            cands = [default, *self._start_points(st)]
+            cands = [default, *start_points(self.starts, st)]
             refiners = [r for r in self.refine if st.groups is None or _takes_groups(r)]
             if st.D2 is None:  # low rank: RBSVM on the Nystroem kernel
                 refiners = refiners[:1]
@@ -482,8 +466,9 @@ class Auto(Selector):
         t_start = time.perf_counter()
         default = self._default_point(data)
         history: list[Candidate] = []
-        racing, refined, winner = None, [], None
+        racing, refined, winner, st = None, [], None, None
         for i, stage in enumerate(plan.stages):
+            last = st  # the stage before (the all-rows stage keeps it where it cannot run)
             st = StageData.of(
                 X,
                 y,
@@ -496,8 +481,15 @@ class Auto(Selector):
                 random_state,
                 self.families,
             )
+            if stage.path == ALL_ROWS_PATH:  # C on all rows (module docstring)
+                exponent = _exponent(refined)
+                carried = carried_choice(winner, st.size, exponent)
+                opts = {"rank": self.rank, "rank_tol": LANDMARK_TOL, "log2_C": self.log2_C}
+                st, winner = all_rows_stage(st, last, winner, carried, self._referee(st),
+                                            history, progress, **opts)  # fmt: skip
+                break
             if racing is not None:
-                a = carry_exponent(*_sizes_and_Cs(refined))
+                a = _exponent(refined)
                 racing = [carried_choice(c, st.size, a) for c in racing]
             fresh = dataclasses.replace(default, n_svm_fits=0, time=0.0, estimates={}, losses={})
             cands, winner, survivors = self._run_stage(st, stage, racing, fresh, progress)
@@ -524,7 +516,7 @@ class Auto(Selector):
         final-model rule, an estimate of the error of the model returned, and the plan's
         costs beside the seconds of the run's ``progress``."""
         n = X.shape[0]
-        exponent = carry_exponent(*_sizes_and_Cs(refined))
+        exponent = _exponent(refined)
         exact_all = st.size == n and st.D2 is not None
         family = lowest_estimate(chosen, st.families)[1]
         outside: list[Candidate] = []
@@ -582,7 +574,10 @@ class Auto(Selector):
 
     def _referee_score(self, cand, st) -> None:
         """Score ``cand`` on the stage ``st``: exact or low-rank closed forms."""
-        (self._referee_exact if st.D2 is not None else self._referee_lowrank)(cand, st)
+        if st.D2 is not None:
+            score_exact(cand, st, self.families)
+        else:
+            score_lowrank(cand, st, self._lowrank_search((cand.sigma, cand.C), 1))
 
     def _final_rule(self, plan, params, rank, X, y, sw, order, multiclass) -> dict[str, Any]:
         """libsvm's SVC or the low-rank L2-SVM (:func:`~svmtune.methods._auto_stage.
@@ -595,6 +590,6 @@ def _takes_groups(method: str) -> bool:
     return get_selector(method).holdout() in ("folds", "groups")
 
 
-def _sizes_and_Cs(refined: list[tuple[int, float]]) -> tuple[list[int], list[float]]:
-    """The rows and the refined C of each stage so far (for the carry exponent)."""
-    return [r for r, _ in refined], [c for _, c in refined]
+def _exponent(refined: list[tuple[int, float]]) -> float:
+    """The carry exponent of the rows and the refined C of each stage so far."""
+    return carry_exponent([r for r, _ in refined], [c for _, c in refined])
