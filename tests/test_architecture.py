@@ -190,6 +190,7 @@ LAYERS = [
     (
         "estimator",
         [
+            "svmtune._door",
             "svmtune._final",
             "svmtune._params",
             "svmtune._results",
