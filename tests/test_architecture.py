@@ -178,6 +178,7 @@ LAYERS = [
             "svmtune.kernels",
             "svmtune.preprocess",
             "svmtune._validation",
+            "svmtune._dask_inputs",
         ],
     ),
     (

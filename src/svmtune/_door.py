@@ -24,6 +24,15 @@ import scipy.sparse as sp
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
+from svmtune._dask_inputs import (
+    check_dask_values,
+    check_materialise,
+    column_summary,
+    dask_labels,
+    dask_rows,
+    fit_dask_scaler,
+    is_dask,
+)
 from svmtune._validation import (
     as_table,
     check_distance_range,
@@ -60,7 +69,8 @@ class PreparedTraining:
     Attributes
     ----------
     data : TrainingData
-        The preprocessed float64 ``X`` (a CSR matrix for a sparse ``X``), the labels encoded
+        The preprocessed float64 ``X`` (a CSR matrix for a sparse ``X``; a lazily
+        standardised dask array for a selector that takes one), the labels encoded
         ``0..k-1``, the per-sample weights (sample weight times class weight; None: all 1)
         and the integer group codes (None: no groups, or a method that holds nothing out).
     preprocessor : fitted transformer
@@ -98,9 +108,12 @@ def prepare_training(tuner, X, y, sample_weight=None, groups=None, *, selector) 
         The estimator being fitted: ``validate_data`` sets its ``n_features_in_`` (and
         ``feature_names_in_``); its options ``preprocess``, ``class_weight``,
         ``probability``, ``method`` and ``final_model`` say how the data are prepared.
-    X : array-like, DataFrame or scipy sparse matrix
-        The user's features.
-    y : array-like
+    X : array-like, DataFrame, scipy sparse matrix or dask collection
+        The user's features; a dask array or DataFrame of numeric columns is checked and
+        standardised by reductions (:mod:`svmtune._dask_inputs`) and handed on as a lazily
+        standardised dask array where the selector takes one (``accepts_dask``), else
+        gathered into memory where it fits.
+    y : array-like or dask array
         The user's labels.
     sample_weight, groups : array-like, float or None
         As :meth:`svmtune.SVMTuner.fit` takes them.
@@ -118,6 +131,10 @@ def prepare_training(tuner, X, y, sample_weight=None, groups=None, *, selector) 
     them are raised here, before the selection starts.
     """
     holdout = selector.holdout()
+    if is_dask(X):
+        return _prepare_dask(tuner, X, y, sample_weight, groups, selector)
+    if is_dask(y):  # one label a row, gathered to go with a NumPy X
+        y = y.compute()
     check_labels(y)
     X, X_named, y = _validate_Xy(tuner, X, y, selector)
     check_label_kind(y)
@@ -232,3 +249,45 @@ def _fit_preprocessing(preprocess: str, X, X_named, w):
         pre = make_preprocessor(preprocess, X_named)
     fit_preprocessor(pre, X_fit, w_fit)
     return pre, as_float(transform_validated(pre, X))
+
+
+def _prepare_dask(tuner, X, y, sample_weight, groups, selector) -> PreparedTraining:
+    """:func:`prepare_training` for a dask array or DataFrame ``X``: the checks of the NumPy
+    path in its order, each on metadata or a reduction (:mod:`svmtune._dask_inputs`); the
+    standard scaler fitted by weighted reductions; the labels encoded from their distinct
+    values; the weights and groups (one entry a row) as NumPy arrays.  ``X`` is handed on
+    standardised lazily to a selector with ``accepts_dask``, else gathered, where it fits in
+    memory (:func:`~svmtune._dask_inputs.check_materialise`)."""
+    if tuner.preprocess == "auto":
+        raise ValueError(
+            "preprocess='auto' (imputation, one-hot encoding) takes no dask X; use "
+            "preprocess='standard' or 'none' on numeric columns, or compute() X first"
+        )
+    Xd, meta = dask_rows(X)
+    validate_data(tuner, meta, skip_check_array=True)  # n_features_in_, feature_names_in_
+    names = getattr(tuner, "feature_names_in_", range(Xd.shape[1]))
+    nan, inf, peak = column_summary(Xd)
+    check_dask_values(nan, inf, names)
+    if is_dask(groups) or is_dask(sample_weight):  # one entry a row, as y's codes
+        groups = groups.compute() if is_dask(groups) else groups
+        sample_weight = sample_weight.compute() if is_dask(sample_weight) else sample_weight
+    classes, y_enc = dask_labels(y, Xd.shape[0])
+    w, groups = weigh(tuner, y_enc, classes, sample_weight, groups, selector.holdout())
+    if tuner.preprocess == "none":  # the checks read the columns' peaks alone
+        check_distance_range(peak[None, :])
+        pre, Xp = make_preprocessor("none").fit(np.zeros((1, Xd.shape[1]))), Xd
+    else:
+        check_feature_scale(peak[None, :], getattr(tuner, "feature_names_in_", None))
+        pre = fit_dask_scaler(Xd, w)
+        Xp = (Xd - pre.mean_) / pre.scale_
+    if not selector.accepts_dask:
+        check_materialise(*Xd.shape, tuner.method)
+        Xp = np.asarray(Xp.compute(), dtype=np.float64)
+    return PreparedTraining(
+        TrainingData(Xp, y_enc, w, groups),
+        pre,
+        classes,
+        False,
+        tuner.n_features_in_,
+        getattr(tuner, "feature_names_in_", None),
+    )

@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from svmtune._dask_inputs import dask_meta, is_dask, map_rows
 from svmtune._door import SPARSE_FORMATS, as_float, class_counts, prepare_training
 from svmtune._final import final_estimators
 from svmtune._params import PARAMETER_CHECKS
@@ -238,7 +239,13 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             dense kernel matrices, raise a ``ValueError`` saying so.  At most
             :data:`~svmtune.preprocess.MAX_SPARSE_FEATURES` columns (the scaler's statistics
             are dense); a model fitted on dense rows predicts a sparse X as ``X.toarray()``.
-        y : array-like of shape (n_samples,)
+            A ``dask.array.Array`` or a dask DataFrame of numeric columns (the ``dask``
+            extra) is checked from its metadata and by reductions (finite values, the
+            columns' scales), standardised by the scaler's weighted statistics computed as
+            reductions, and gathered into memory for the selection where it takes at most
+            a quarter of the memory available (a ``ValueError`` says what to do otherwise);
+            ``preprocess="auto"`` takes none.  Its predictions are dask arrays.
+        y : array-like or dask array of shape (n_samples,)
             Class labels (at least two classes, two samples each).
         sample_weight : array-like of shape (n_samples,) or float, optional
             Per-sample weights (>= 0; a float is every sample's weight), used by every SVM
@@ -409,9 +416,25 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         """The final SVM is libsvm's one-vs-one keeping pairwise decision values."""
         return getattr(self.estimator_, "decision_function_shape", None) == "ovo"
 
+    def _rowwise(self, predict, X, width: int | None, dtype):
+        """``predict`` (one of the prediction methods) of a dask array or DataFrame ``X`` as
+        a lazy dask array, mapped over its blocks of rows (rows are independent: each block
+        is predicted as a NumPy array or a pandas DataFrame is); its columns (and feature
+        names) are checked now, from its metadata.  None for any other ``X``."""
+        if not is_dask(X):
+            return None
+        check_is_fitted(self)
+        validate_data(self, dask_meta(X), reset=False, skip_check_array=True)
+        return map_rows(predict, X, width, dtype)
+
     def decision_function(self, X):
         """Decision values of the final SVM: shape (n,) for binary, (n, n_classes) otherwise
-        (for one-vs-one, scikit-learn's ``"ovr"`` transform of the pairwise values)."""
+        (for one-vs-one, scikit-learn's ``"ovr"`` transform of the pairwise values).  A dask
+        ``X`` gives a dask array, computed block by block of rows."""
+        k = len(self.classes_) if hasattr(self, "classes_") else 2
+        lazy = self._rowwise(self.decision_function, X, None if k == 2 else k, np.float64)
+        if lazy is not None:
+            return lazy
         Xp = self._transform(X)
         dec = self.estimator_.decision_function(Xp)
         if self._pairwise():
@@ -419,11 +442,20 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         return dec
 
     def predict(self, X):
+        """The class of each row of ``X`` (a dask array for a dask ``X``)."""
+        lazy = self._rowwise(self.predict, X, None, getattr(self, "classes_", np.empty(0)).dtype)
+        if lazy is not None:
+            return lazy
         Xp = self._transform(X)
         return self.classes_[np.asarray(self.estimator_.predict(Xp), dtype=int)]
 
     def predict_proba(self, X):
-        """Class probabilities (columns follow ``classes_``); see the ``probability`` option."""
+        """Class probabilities (columns follow ``classes_``); see the ``probability`` option.
+        A dask ``X`` gives a dask array, computed block by block of rows."""
+        k = len(getattr(self, "classes_", ()))
+        lazy = self._rowwise(self.predict_proba, X, k, np.float64)
+        if lazy is not None:
+            return lazy
         Xp = self._transform(X)
         if self.probability_ == "platt":
             return self.calibrator_.predict_proba(Xp)
