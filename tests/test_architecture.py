@@ -178,6 +178,7 @@ LAYERS = [
             "svmtune.kernels",
             "svmtune.preprocess",
             "svmtune._validation",
+            "svmtune._dask_inputs",
         ],
     ),
     (
@@ -190,6 +191,7 @@ LAYERS = [
     (
         "estimator",
         [
+            "svmtune._door",
             "svmtune._final",
             "svmtune._params",
             "svmtune._results",

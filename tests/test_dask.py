@@ -1,8 +1,11 @@
-"""The joblib candidate evaluation runs unchanged on a Dask cluster.
+"""The joblib candidate evaluation runs unchanged on a Dask cluster, and dask arrays and
+DataFrames go through the tuner's door.
 
 A ``LocalCluster`` (2 in-process workers, 1 thread each) stands in for a real cluster; the
 searches run under ``joblib.parallel_config(backend="dask")`` and must return exactly what the
-serial run returns.
+serial run returns.  A dask ``X`` (array or DataFrame) is checked and standardised by reductions
+(:mod:`svmtune._dask_inputs`) and must give the NumPy data's selection and predictions; its
+predictions are dask arrays.
 """
 
 from __future__ import annotations
@@ -123,3 +126,153 @@ def test_bench_scheduler_option_gives_the_serial_rows(client, tmp_path):
 
     a, b = chosen("serial"), chosen("dask")
     assert len(a) == 12 and a == b
+
+
+# ---------------------------------------------------------------- dask collections at the door
+import dask.array as da  # noqa: E402
+
+from svmtune._door import prepare_training  # noqa: E402
+from svmtune.methods.base import get_selector  # noqa: E402
+
+
+def _scaled(X):
+    """Columns of very different scales and offsets: the standardisation matters."""
+    return X * np.array([1.0, 100.0, 0.01]) + np.array([5.0, -300.0, 0.2])
+
+
+@pytest.mark.parametrize("method", ["rbsvm", "default"])
+def test_dask_array_gives_the_numpy_selection_and_predictions(data, method):
+    X, y = data
+    X = _scaled(X)
+    Xd = da.from_array(X, chunks=(17, 2))  # blocks split the columns too
+    yd = da.from_array(y, chunks=23)
+    ref = SVMTuner(method=method, random_state=0).fit(X, y)
+    got = SVMTuner(method=method, random_state=0).fit(Xd, yd)
+    for key, value in ref.best_params_.items():
+        assert got.best_params_[key] == pytest.approx(value, rel=1e-9), key
+    pre, pre_ref = got.preprocessor_, ref.preprocessor_
+    np.testing.assert_allclose(pre.mean_, pre_ref.mean_, rtol=1e-12)
+    np.testing.assert_allclose(pre.var_, pre_ref.var_, rtol=1e-12)
+    np.testing.assert_allclose(pre.scale_, pre_ref.scale_, rtol=1e-12)
+    assert pre.n_samples_seen_ == pre_ref.n_samples_seen_
+    np.testing.assert_array_equal(got.classes_, ref.classes_)
+    assert got.n_features_in_ == 3 and not hasattr(got, "feature_names_in_")
+    pred = got.predict(Xd)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_array_equal(pred.compute(), ref.predict(X))
+    dec, proba = got.decision_function(Xd), got.predict_proba(Xd)
+    assert isinstance(dec, da.Array) and isinstance(proba, da.Array)
+    np.testing.assert_allclose(dec.compute(), ref.decision_function(X), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(proba.compute(), ref.predict_proba(X), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        np.asarray(got.predict_log_proba(Xd)), ref.predict_log_proba(X), rtol=1e-7, atol=1e-9
+    )
+
+
+def test_dask_weighted_statistics_equal_the_numpy_ones(data):
+    """Sample weights (some 0) times class weights: the scaler's weighted reductions give
+    scikit-learn's weighted numbers, on the rows of positive weight."""
+    X, y = data
+    X = _scaled(X)
+    w = np.linspace(0.2, 3.0, len(y))
+    w[::7] = 0.0
+    tuner = SVMTuner(method="rbsvm", class_weight="balanced")
+    selector = get_selector("rbsvm", None)
+    ref = prepare_training(tuner, X, y, w, None, selector=selector)
+    got = prepare_training(tuner, da.from_array(X, chunks=13), y, w, None, selector=selector)
+    np.testing.assert_allclose(got.preprocessor.mean_, ref.preprocessor.mean_, rtol=1e-12)
+    np.testing.assert_allclose(got.preprocessor.var_, ref.preprocessor.var_, rtol=1e-12)
+    np.testing.assert_allclose(got.data.X, ref.data.X, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(got.data.y, ref.data.y)
+    np.testing.assert_allclose(got.data.sample_weight, ref.data.sample_weight, rtol=1e-15)
+    assert isinstance(got.data.X, np.ndarray)  # rbsvm takes no dask X: gathered
+
+
+def test_a_selector_that_accepts_dask_gets_the_lazy_standardised_array(data, monkeypatch):
+    from svmtune.methods.rbsvm import RBSVM
+
+    X, y = data
+    monkeypatch.setattr(RBSVM, "accepts_dask", True)
+    tuner = SVMTuner(method="rbsvm")
+    got = prepare_training(
+        tuner, da.from_array(X, chunks=20), y, None, None, selector=get_selector("rbsvm", None)
+    )
+    assert isinstance(got.data.X, da.Array)
+    ref = prepare_training(tuner, X, y, None, None, selector=get_selector("rbsvm", None))
+    np.testing.assert_allclose(got.data.X.compute(), ref.data.X, rtol=1e-10, atol=1e-12)
+
+
+def test_dask_dataframe_gives_the_pandas_selection_and_feature_names(data):
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    X, y = data
+    frame = pd.DataFrame(_scaled(X), columns=["age", "dose", "ratio"])
+    ddf = dd.from_pandas(frame, npartitions=3)
+    ref = SVMTuner(method="rbsvm", random_state=0).fit(frame, y)
+    got = SVMTuner(method="rbsvm", random_state=0).fit(ddf, da.from_array(y, chunks=30))
+    np.testing.assert_array_equal(got.feature_names_in_, ["age", "dose", "ratio"])
+    for key, value in ref.best_params_.items():
+        assert got.best_params_[key] == pytest.approx(value, rel=1e-9), key
+    pred = got.predict(ddf)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_array_equal(pred.compute(), ref.predict(frame))
+    with pytest.raises(ValueError, match="feature names"):
+        got.predict(ddf.rename(columns={"age": "years"}))
+
+
+def _fit_error(X, y, **options):
+    with pytest.raises(ValueError) as err:
+        SVMTuner(method="default", **options).fit(X, y)
+    return str(err.value)
+
+
+def test_bad_dask_input_is_refused_with_what_to_do(data):
+    X, y = data
+    nan = X.copy()
+    nan[4, 1] = np.nan
+    msg = _fit_error(da.from_array(nan, chunks=20), y)
+    assert "X contains NaN (1 cell missing, columns '1')" in msg and "not imputed" in msg
+    inf = X.copy()
+    inf[2, 2] = -np.inf
+    assert "X contains infinity (1 cell, columns '2')" in _fit_error(da.from_array(inf, 20), y)
+    Xd = da.from_array(X, chunks=20)
+    assert "unknown chunk sizes" in _fit_error(Xd[Xd[:, 0] > -100], y)
+    assert "compute_chunk_sizes()" in _fit_error(Xd[Xd[:, 0] > -100], y)
+    assert "not numbers" in _fit_error(da.from_array(X.astype(str), chunks=20), y)
+    assert "Expected a 2D dask array" in _fit_error(Xd[:, 0], y)
+    assert "inconsistent numbers of samples: [80, 70]" in _fit_error(Xd, y[:70])
+    assert "takes no dask X" in _fit_error(Xd, y, preprocess="auto")
+    labels = np.where(y > 0, "a", None).astype(object)
+    assert "missing label(s)" in _fit_error(Xd, da.from_array(labels, chunks=20))
+    assert "too large or too small to standardise" in _fit_error(Xd * 1e200, y)
+
+
+def test_dask_dataframe_with_text_columns_is_refused(data):
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    X, y = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(colour=np.where(y > 0, "r", "g"))
+    msg = _fit_error(dd.from_pandas(frame, npartitions=2), y)
+    assert "non-numeric (categorical) columns: 'colour'" in msg
+
+
+def test_a_dask_x_too_large_to_gather_names_auto_and_the_issue(data, monkeypatch):
+    import svmtune._dask_inputs as dask_inputs
+
+    X, y = data
+    monkeypatch.setattr(dask_inputs, "available_memory", lambda: 4 * 8 * X.size)
+    SVMTuner(method="default").fit(da.from_array(X, chunks=20), y)  # a quarter: it fits
+    monkeypatch.setattr(dask_inputs, "available_memory", lambda: 4 * 8 * X.size - 8)
+    msg = _fit_error(da.from_array(X, chunks=20), y)
+    assert "method 'default' takes no dask X yet" in msg
+    assert "method='auto'" in msg and "issue #64" in msg
+
+
+def test_import_svmtune_imports_no_dask():
+    import subprocess
+    import sys
+
+    code = "import sys, svmtune; sys.exit('dask' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

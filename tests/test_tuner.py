@@ -552,6 +552,6 @@ def test_fit_checks_X_once_at_the_door(preprocess):
             SVMTuner(random_state=0, preprocess=mode).fit(Xin, y)
         finally:
             sys.setprofile(previous)
-    door = "_validation.py:as_table" if preprocess == "auto" else "tuner.py:_validate_Xy"
+    door = "_validation.py:as_table" if preprocess == "auto" else "_door.py:_validate_Xy"
     assert callers.count(door) == 1, callers
     assert len(callers) == 3, callers

@@ -5,24 +5,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-import warnings
 from typing import Any
 
 import joblib
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer
-from sklearn.preprocessing import LabelEncoder, StandardScaler
-from sklearn.utils.validation import (
-    check_consistent_length,
-    check_is_fitted,
-    check_random_state,
-    column_or_1d,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from svmtune._dask_inputs import dask_meta, is_dask, map_rows
+from svmtune._door import SPARSE_FORMATS, as_float, class_counts, prepare_training
 from svmtune._final import final_estimators
 from svmtune._params import PARAMETER_CHECKS
 from svmtune._progress import (
@@ -35,25 +27,8 @@ from svmtune._progress import (
     with_callbacks,
 )
 from svmtune._results import relabel_class_weight, search_results
-from svmtune._validation import (
-    as_table,
-    check_distance_range,
-    check_feature_scale,
-    check_label_kind,
-    check_labels,
-    check_min_class_count,
-    check_weight_range,
-    explained_errors,
-    validate_groups,
-    validate_sample_weight,
-)
-from svmtune._warnings import user_stacklevel
-from svmtune.estimators import (
-    class_weight_vector,
-    ovo_tanh_proba,
-    ovo_to_ovr_decision,
-    tanh_proba,
-)
+from svmtune._validation import as_table, explained_errors
+from svmtune.estimators import ovo_tanh_proba, ovo_to_ovr_decision, tanh_proba
 from svmtune.exceptions import SelectionStopped
 from svmtune.methods._constraints import validate_options
 from svmtune.methods.base import (
@@ -64,22 +39,9 @@ from svmtune.methods.base import (
     selector_class,
     sparse_fit_refusal,
 )
-from svmtune.preprocess import (
-    check_sparse_features,
-    densify_for,
-    fit_preprocessor,
-    make_preprocessor,
-    transform_validated,
-    warn_unseen_categories,
-)
-from svmtune.search.cv import check_class_groups
+from svmtune.preprocess import densify_for, warn_unseen_categories
 
 __all__ = ["SVMTuner"]
-
-
-def _class_counts(y_enc: np.ndarray, w: np.ndarray | None, n_classes: int) -> np.ndarray:
-    """Samples of positive weight in each class."""
-    return np.bincount(y_enc if w is None else y_enc[w > 0], minlength=n_classes)
 
 
 def _announce(selector, reporter) -> None:
@@ -89,22 +51,6 @@ def _announce(selector, reporter) -> None:
     n_splits = getattr(selector, "n_splits", None)
     if budget and n_splits:
         reporter.expect(int(budget) * int(n_splits), "CV fits")
-
-
-#: the scipy sparse formats fit and predict take (as CSR)
-_SPARSE = ("csr", "csc")
-
-
-def _as_float(Xt):
-    """Preprocessed ``X`` as float64: a CSR matrix stays sparse, anything else an array."""
-    if sp.issparse(Xt):
-        return sp.csr_matrix(Xt, dtype=float)
-    return np.asarray(Xt, dtype=float)
-
-
-def _rows(X, keep: np.ndarray):
-    """The rows ``keep`` (a boolean mask) of a DataFrame or an array."""
-    return X.iloc[keep] if isinstance(X, pd.DataFrame) else X[keep]
 
 
 class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
@@ -272,7 +218,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
         with explained_errors(X):
-            return validate_data(self, X, reset=reset, accept_sparse=_SPARSE)
+            return validate_data(self, X, reset=reset, accept_sparse=SPARSE_FORMATS)
 
     # ------------------------------------------------------------------ fit
     @with_callbacks
@@ -293,7 +239,13 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             dense kernel matrices, raise a ``ValueError`` saying so.  At most
             :data:`~svmtune.preprocess.MAX_SPARSE_FEATURES` columns (the scaler's statistics
             are dense); a model fitted on dense rows predicts a sparse X as ``X.toarray()``.
-        y : array-like of shape (n_samples,)
+            A ``dask.array.Array`` or a dask DataFrame of numeric columns (the ``dask``
+            extra) is checked from its metadata and by reductions (finite values, the
+            columns' scales), standardised by the scaler's weighted statistics computed as
+            reductions, and gathered into memory for the selection where it takes at most
+            a quarter of the memory available (a ``ValueError`` says what to do otherwise);
+            ``preprocess="auto"`` takes none.  Its predictions are dask arrays.
+        y : array-like or dask array of shape (n_samples,)
             Class labels (at least two classes, two samples each).
         sample_weight : array-like of shape (n_samples,) or float, optional
             Per-sample weights (>= 0; a float is every sample's weight), used by every SVM
@@ -319,23 +271,21 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         self : SVMTuner
         """
         self._check_params()
-        check_labels(y)
         selector = get_selector(self.method, self.method_params)
         selector.check_kernel(self.kernel)
-        holdout = selector.holdout()
-        if holdout != "none":  # "none": a warning below, and the groups are dropped
+        if selector.holdout() != "none":  # "none": the door warns, and drops the groups
             selector.check_groups(groups)
-        X, X_named, y = self._validate_Xy(X, y, selector)
-        check_label_kind(y)
-        y_enc, w, groups = self._encode_and_weigh(y, sample_weight, groups, holdout)
-        Xp = self._fit_preprocessing(X, X_named, w)
+        door = prepare_training(self, X, y, sample_weight, groups, selector=selector)
+        self.classes_ = door.classes
+        self.preprocessor_ = door.preprocessor
+        self._fitted_sparse = door.fitted_sparse  # a sparse X to predict stays sparse
+        data = door.data
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        ctx = self._callbacks_begin(Xp, y_enc, w)
+        ctx = self._callbacks_begin(data)
         try:
             sel = self._select(
-                selector, Xp, y_enc, w, groups, seed, ctx,
-                final=lambda s: self._fit_final(s, Xp, y_enc, w, seed),
-            )  # fmt: skip
+                selector, data, seed, ctx, final=lambda s: self._fit_final(s, data, seed)
+            )
         except SelectionStopped:  # no selection: nothing of this (or an earlier) fit is kept
             for name in [k for k in vars(self) if k.endswith("_") and k[0] != "_"]:
                 delattr(self, name)
@@ -344,14 +294,14 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         if ctx is not None:
             ctx.call_on_fit_task_end(
                 estimator=self,
-                X=Xp,
-                y=y_enc,
-                metadata={"sample_weight": w},
+                X=data.X,
+                y=data.y,
+                metadata={"sample_weight": data.sample_weight},
                 reconstruction_attributes={},
             )
         return self
 
-    def _callbacks_begin(self, Xp, y_enc, w):
+    def _callbacks_begin(self, data: TrainingData):
         """The root context of scikit-learn's callbacks set with ``set_callbacks`` (its
         ``sklearn.callback`` API), its fit task begun; None when none are set.  Each unit
         of the selection's work (a CV fit, a candidate, a gradient step) is a subtask of
@@ -360,97 +310,12 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         if not HAS_CALLBACKS or not getattr(self, "_skl_callbacks", None):
             return None
         ctx = self._init_callback_context(task_name="fit", max_subtasks=None)
-        ctx.call_on_fit_task_begin(estimator=self, X=Xp, y=y_enc, metadata={"sample_weight": w})
+        ctx.call_on_fit_task_begin(
+            estimator=self, X=data.X, y=data.y, metadata={"sample_weight": data.sample_weight}
+        )
         return ctx
 
-    def _validate_Xy(self, X, y, selector):
-        """``(X, X_named, y)`` validated: ``X_named`` keeps a DataFrame's column names for
-        the checks and warnings that name columns; a sparse ``X`` becomes CSR."""
-        if sp.issparse(X) and self.preprocess != "auto":  # auto: scikit-learn's TypeError
-            check_sparse_features(X)  # before anything of one entry per column
-            why = sparse_fit_refusal(self.method, selector, self.final_model)
-            if why is not None:
-                raise ValueError(why)
-            X, y = validate_data(self, X, y, accept_sparse=_SPARSE)
-            X = X.tocsr()  # rows are sliced: folds, weight-0 rows
-            return X, X, y
-        if self.preprocess == "auto":  # a table: its columns are checked by the preprocessor
-            X = as_table(X)
-            validate_data(self, X, y, skip_check_array=True)  # feature names; y required
-            y = column_or_1d(y, warn=True)
-            check_consistent_length(X, y)
-            return X, X, y
-        columns = X.columns if isinstance(X, pd.DataFrame) else None
-        with explained_errors(X):
-            X, y = validate_data(self, X, y)
-        X_named = X if columns is None else pd.DataFrame(X, columns=columns, copy=False)
-        return X, X_named, y
-
-    def _encode_and_weigh(self, y, sample_weight, groups, holdout: str):
-        """Encoded labels (``classes_`` set), the per-sample weights (sample weight times
-        class weight; None: all 1) and the validated groups, with every check that names
-        the user's labels done before the selection starts."""
-        enc = LabelEncoder().fit(y)
-        self.classes_ = enc.classes_
-        y_enc = enc.transform(y)
-        check_min_class_count(y_enc, self.classes_, minimum=2)
-        w = validate_sample_weight(sample_weight, len(y_enc))
-        check_weight_range(w)
-        groups = validate_groups(groups, len(y_enc))
-        if groups is not None and holdout == "none":
-            warnings.warn(
-                f"method {self.method!r} holds no rows out to judge its candidates, so groups "
-                "change nothing",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-            groups = None
-        if self.class_weight is not None:
-            cw = class_weight_vector(y_enc, self.classes_, self.class_weight, w)
-            w = cw if w is None else w * cw
-            check_weight_range(w, "sample_weight * class_weight")
-        if w is not None:
-            # a class of weight 0 is absent from every fit (one sample of weight 2 stands
-            # for two samples, as the scikit-learn checks require)
-            check_min_class_count(y_enc, self.classes_, minimum=1, sample_weight=w)
-        if groups is not None:  # named by the user's label, before the selection starts
-            check_class_groups(y_enc, groups, w, self.classes_)
-        # Platt scaling cross-validates the final SVM: every class needs two samples
-        counts = _class_counts(y_enc, w, len(self.classes_))
-        if self.probability == "platt" and counts.min() < 2:
-            small = self.classes_[int(np.argmin(counts))]
-            raise ValueError(
-                f"probability='platt' cross-validates the final SVM, which needs at least 2 "
-                f"samples (of positive weight) in every class; class {small!r} has "
-                f"{int(counts.min())}: use probability='tanh'"
-            )
-        return y_enc, w, groups
-
-    def _fit_preprocessing(self, X, X_named, w):
-        """Fit ``preprocessor_`` on the rows of positive weight (every statistic counts a
-        row ``w`` times) and return the transformed float matrix."""
-        if self.preprocess == "none":
-            check_distance_range(X)
-        elif self.preprocess == "auto":  # a table: its numeric columns
-            check_feature_scale(X_named)
-        else:
-            check_feature_scale(X, getattr(X_named, "columns", None))
-        self._fitted_sparse = sp.issparse(X)  # a sparse X to predict stays sparse
-        X_fit, w_fit = X, w
-        if w is not None and not (w > 0).all():
-            X_fit, X_named, w_fit = _rows(X, w > 0), _rows(X_named, w > 0), w[w > 0]
-        if sp.issparse(X):  # scaled without centring, as StandardScaler(with_mean=False)
-            self.preprocessor_ = (
-                StandardScaler(with_mean=False)
-                if self.preprocess == "standard"
-                else make_preprocessor("none")
-            )
-        else:
-            self.preprocessor_ = make_preprocessor(self.preprocess, X_named)
-        fit_preprocessor(self.preprocessor_, X_fit, w_fit)
-        return _as_float(transform_validated(self.preprocessor_, X))
-
-    def _select(self, selector, Xp, y_enc, w, groups, seed: int, ctx=None, final=None):
+    def _select(self, selector, data: TrainingData, seed: int, ctx=None, final=None):
         """Run the method (under ``backend``, with the progress display and scikit-learn's
         callbacks of ``ctx``), then ``final(selection)``, the final fit, as the progress
         bar's last step (:func:`svmtune._progress.final_step`); sets ``selection_time_``."""
@@ -466,8 +331,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             if reporter is not None:
                 _announce(selector, reporter)
             sel = selector.run(
-                TrainingData(Xp, y_enc, w, groups),
-                SelectionContext(self.kernel, seed, self.n_jobs, self.multiclass),
+                data, SelectionContext(self.kernel, seed, self.n_jobs, self.multiclass)
             )
             self.selection_time_ = time.perf_counter() - t0
             if final is not None:
@@ -481,10 +345,11 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
                 )
         return sel
 
-    def _fit_final(self, sel, Xp, y_enc, w, seed: int) -> None:
+    def _fit_final(self, sel, data: TrainingData, seed: int) -> None:
         """Fit the final SVM (and Platt's calibrator) on all samples with the selected
         hyperparameters; sets ``estimator_``, ``calibrator_``, ``final_model_``,
         ``probability_`` and ``final_fit_time_``."""
+        Xp, y_enc, w = data.X, data.y, data.sample_weight
         n_classes = len(self.classes_)
         final, platt, final_estimator = final_estimators(
             sel,
@@ -493,7 +358,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             multiclass=self.multiclass,
             probability=self.probability,
             n_classes=n_classes,
-            folds=int(min(5, _class_counts(y_enc, w, n_classes).min())),
+            folds=int(min(5, class_counts(y_enc, w, n_classes).min())),
             seed=seed,
         )
         w_final = w if sel.sample_weight is None else sel.sample_weight
@@ -545,15 +410,31 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             )
         Xt = self.preprocessor_.transform(X)
         warn_unseen_categories(self.preprocessor_, X)  # once per predict call
-        return _as_float(Xt)
+        return as_float(Xt)
 
     def _pairwise(self) -> bool:
         """The final SVM is libsvm's one-vs-one keeping pairwise decision values."""
         return getattr(self.estimator_, "decision_function_shape", None) == "ovo"
 
+    def _rowwise(self, predict, X, width: int | None, dtype):
+        """``predict`` (one of the prediction methods) of a dask array or DataFrame ``X`` as
+        a lazy dask array, mapped over its blocks of rows (rows are independent: each block
+        is predicted as a NumPy array or a pandas DataFrame is); its columns (and feature
+        names) are checked now, from its metadata.  None for any other ``X``."""
+        if not is_dask(X):
+            return None
+        check_is_fitted(self)
+        validate_data(self, dask_meta(X), reset=False, skip_check_array=True)
+        return map_rows(predict, X, width, dtype)
+
     def decision_function(self, X):
         """Decision values of the final SVM: shape (n,) for binary, (n, n_classes) otherwise
-        (for one-vs-one, scikit-learn's ``"ovr"`` transform of the pairwise values)."""
+        (for one-vs-one, scikit-learn's ``"ovr"`` transform of the pairwise values).  A dask
+        ``X`` gives a dask array, computed block by block of rows."""
+        k = len(self.classes_) if hasattr(self, "classes_") else 2
+        lazy = self._rowwise(self.decision_function, X, None if k == 2 else k, np.float64)
+        if lazy is not None:
+            return lazy
         Xp = self._transform(X)
         dec = self.estimator_.decision_function(Xp)
         if self._pairwise():
@@ -561,11 +442,20 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         return dec
 
     def predict(self, X):
+        """The class of each row of ``X`` (a dask array for a dask ``X``)."""
+        lazy = self._rowwise(self.predict, X, None, getattr(self, "classes_", np.empty(0)).dtype)
+        if lazy is not None:
+            return lazy
         Xp = self._transform(X)
         return self.classes_[np.asarray(self.estimator_.predict(Xp), dtype=int)]
 
     def predict_proba(self, X):
-        """Class probabilities (columns follow ``classes_``); see the ``probability`` option."""
+        """Class probabilities (columns follow ``classes_``); see the ``probability`` option.
+        A dask ``X`` gives a dask array, computed block by block of rows."""
+        k = len(getattr(self, "classes_", ()))
+        lazy = self._rowwise(self.predict_proba, X, k, np.float64)
+        if lazy is not None:
+            return lazy
         Xp = self._transform(X)
         if self.probability_ == "platt":
             return self.calibrator_.predict_proba(Xp)
