@@ -192,16 +192,34 @@ def block_outputs(
     return [op.on_block(Z, r) for op, r in zip(ops, rows_b)]
 
 
-def combine(ops: Sequence[BlockOp], outs: Sequence[list[np.ndarray]], m: int) -> list:
-    """The results of a pass from its blocks' outputs (one list per operation): the sums of
-    the reducing operations, the concatenations of the others (in row order)."""
-    results = []
-    for op, parts in zip(ops, outs):
-        if op.reduce:
-            results.append(sum(parts[1:], parts[0].copy()) if parts else np.zeros(op.shape(m)))
+class PassResults:
+    """The results of a pass, gathered block by block: the running sums of the reducing
+    operations (added in place: one ``O(m^2)`` partial at a time) and the per-row values of
+    the others (concatenated in row order by :meth:`results`)."""
+
+    def __init__(self, ops: Sequence[BlockOp], m: int) -> None:
+        self.ops, self.m = list(ops), int(m)
+        self.sums: list[np.ndarray | None] = [None] * len(self.ops)
+        self.parts: list[list[np.ndarray]] = [[] for _ in self.ops]
+
+    def add(self, k: int, out: np.ndarray) -> None:
+        """Add one block's output of operation ``k``."""
+        if not self.ops[k].reduce:
+            self.parts[k].append(out)
+        elif self.sums[k] is None:
+            self.sums[k] = np.array(out, dtype=float, copy=True)
         else:
-            results.append(np.concatenate(parts) if parts else np.zeros((0, *op.shape(m))))
-    return results
+            self.sums[k] += out
+
+    def results(self) -> list[np.ndarray]:
+        """Every operation's result, in ``ops``' order (zeros or no rows when no block came)."""
+        out = []
+        for op, total, parts in zip(self.ops, self.sums, self.parts):
+            if op.reduce:
+                out.append(np.zeros(op.shape(self.m)) if total is None else total)
+            else:
+                out.append(np.concatenate(parts) if parts else np.zeros((0, *op.shape(self.m))))
+        return out
 
 
 class RowBlocks:
@@ -244,7 +262,7 @@ class RowBlocks:
     def run(self, ops: Sequence[BlockOp], where: np.ndarray | None = None) -> list:
         """One pass over the rows (those of the bool mask ``where`` only): the result of every
         operation, in ``ops``' order."""
-        outs: list[list[np.ndarray]] = [[] for _ in ops]
+        results = PassResults(ops, self.m)
         for i, s in enumerate(self.slices):
             sel = None if where is None else where[s]
             if sel is not None and not sel.any():
@@ -260,9 +278,9 @@ class RowBlocks:
                 out = block_outputs(self.features, self.X[s], sel, ops, rows_b)
             self.largest = max(self.largest, s.stop - s.start if sel is None else int(sel.sum()))
             for k, o in enumerate(out):
-                outs[k].append(o)
+                results.add(k, o)
         self.passes += 1
-        return combine(ops, outs, self.m)
+        return results.results()
 
     def gather(self, result):
         """A result of :meth:`run` as a NumPy array (it is one already)."""

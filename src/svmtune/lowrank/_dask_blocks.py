@@ -19,9 +19,9 @@ import numpy as np
 
 from svmtune.lowrank._blocks import (
     BlockOp,
+    PassResults,
     RowBlocks,
     block_outputs,
-    combine,
     is_dask_array,
 )
 
@@ -67,17 +67,19 @@ class DaskRowBlocks:
 
     def run(self, ops: Sequence[BlockOp], where: np.ndarray | None = None) -> list:
         """One pass (as :meth:`svmtune.lowrank._blocks.RowBlocks.run`): one ``map_blocks``
-        task a chunk, one ``compute``."""
+        task a chunk, whose flat output starts with the reducing operations' partials (summed
+        over the chunks by dask's tree reduction, never gathered one a chunk) and goes on
+        with the per-row values; one ``compute``."""
+        import dask
         import dask.array as da
 
-        edges = np.cumsum((0, *self.chunks))
         counts = np.asarray(self.chunks)
-        if where is not None:
-            counts = np.add.reduceat(where.astype(int), edges[:-1]) if self.n else counts
-        widths = [int(np.prod(op.shape(self.m))) for op in ops]
-        lengths = tuple(
-            int(sum(w if op.reduce else w * c for op, w in zip(ops, widths))) for c in counts
-        )
+        if where is not None and self.n:
+            counts = np.add.reduceat(where.astype(int), np.cumsum((0, *self.chunks))[:-1])
+        shapes = [op.shape(self.m) for op in ops]
+        widths = [int(np.prod(sh)) for sh in shapes]
+        head = sum(w for op, w in zip(ops, widths) if op.reduce)
+        per_row = sum(w for op, w in zip(ops, widths) if not op.reduce)
         args = [self.X] + ([] if where is None else [self._column(where)])
         args += [self._column(r) for op in ops for r in op.rows]
         plan = [(replace(op, rows=()), [np.shape(r)[1:] for r in op.rows]) for op in ops]
@@ -88,19 +90,29 @@ class DaskRowBlocks:
             plan=plan,
             has_where=where is not None,
             dtype=float,
-            chunks=(lengths,),
+            chunks=(tuple(int(head + per_row * c) for c in counts),),
             drop_axis=1,
-        ).compute()
+        )
+        nb = len(counts)
+        heads = flat.map_blocks(
+            _head, head, chunks=((1,) * nb, (head,)), new_axis=1, dtype=float
+        ).sum(axis=0)
+        tails = flat.map_blocks(_tail, head, chunks=(tuple(int(per_row * c) for c in counts),))
+        total, rows = dask.compute(heads, tails)
         self.passes += 1
-        outs: list[list[np.ndarray]] = [[] for _ in ops]
+        results = PassResults(ops, self.m)
         pos = 0
-        for c in counts:
-            for k, (op, w) in enumerate(zip(ops, widths)):
-                size = w if op.reduce else w * int(c)
-                shape = op.shape(self.m) if op.reduce else (int(c), *op.shape(self.m))
-                outs[k].append(flat[pos : pos + size].reshape(shape))
-                pos += size
-        return combine(ops, outs, self.m)
+        for k, (op, w, sh) in enumerate(zip(ops, widths, shapes)):
+            if op.reduce:
+                results.add(k, total[pos : pos + w].reshape(sh))
+                pos += w
+        pos = 0
+        for c in counts:  # each chunk's per-row values, operation after operation
+            for k, (op, w, sh) in enumerate(zip(ops, widths, shapes)):
+                if not op.reduce:
+                    results.add(k, rows[pos : pos + w * int(c)].reshape((int(c), *sh)))
+                    pos += w * int(c)
+        return results.results()
 
     def gather(self, result):
         """A lazy result as a NumPy array (``compute``)."""
@@ -141,12 +153,25 @@ def _split_rows(cols: list, plan, sel) -> tuple[list[BlockOp], list[list[np.ndar
 
 def _flat_block(X_b, *cols, features, plan, has_where: bool) -> np.ndarray:
     """A chunk's task of :meth:`DaskRowBlocks.run`: :func:`block_outputs` on the chunk, its
-    outputs flattened into one vector."""
+    outputs flattened into one vector, the reducing operations' first."""
     cols = list(cols)
     sel = cols.pop(0)[:, 0].astype(bool) if has_where else None
     ops, rows_b = _split_rows(cols, plan, sel)
     outs = block_outputs(features, X_b, sel, ops, rows_b)
-    return np.concatenate([o.ravel() for o in outs]) if outs else np.zeros(0)
+    order = [o for op, o in zip(ops, outs) if op.reduce] + [
+        o for op, o in zip(ops, outs) if not op.reduce
+    ]
+    return np.concatenate([o.ravel() for o in order]) if order else np.zeros(0)
+
+
+def _head(flat: np.ndarray, head: int) -> np.ndarray:
+    """A chunk's partial sums (the first ``head`` values of its flat output) as one row."""
+    return flat[:head][None, :]
+
+
+def _tail(flat: np.ndarray, head: int) -> np.ndarray:
+    """A chunk's per-row values (its flat output after the partial sums)."""
+    return flat[head:]
 
 
 def _row_block(X_b, *cols, features, op: BlockOp, trailing) -> np.ndarray:
