@@ -15,7 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import svmtune
 import svmtune.estimators as est_module
-import svmtune.lowrank._solver as solver
+import svmtune.lowrank._blocked_solver as blocked
 from svmtune.estimators import L2SVC, tanh_proba
 from svmtune.estimators_lowrank import LowRankL2SVC, lowrank_fit_flops
 from svmtune.kernels import squared_distances
@@ -292,18 +292,20 @@ def test_parameters_are_checked_with_their_names(params, message):
 
 def test_flop_model_bounds_the_newton_gram_rows(monkeypatch):
     """The Newton term of lowrank_fit_flops: the active set's Gram matrix is built from at
-    most n rows an iteration (counted in the solver), and the model grows as stated."""
+    most n rows an iteration (counted in the blocked solver), and the model grows as stated."""
     rows = []
-    block = solver._ActiveGram._block
+    block = blocked._BlockedGram._block
 
     def spy(self, r):
         rows.append(r.size)
         return block(self, r)
 
-    monkeypatch.setattr(solver._ActiveGram, "_block", spy)
+    monkeypatch.setattr(blocked._BlockedGram, "_block", spy)
     X, y = load_iris(return_X_y=True)
     clf = LowRankL2SVC(C=100.0, sigma=0.7, rank=30, rank_tol=1e-9).fit(X, y)
-    assert sum(rows) <= 150 * clf.n_iter_.sum()
+    assert len(rows) > clf.n_iter_.sum()  # every task's first step and final support set
+    # the final Gram matrix of the support set is one more pass of at most n rows a task
+    assert sum(rows) <= 150 * (clf.n_iter_.sum() + 3)
     n, d, m = 10_000, 20, 300
     base = lowrank_fit_flops(n, d, m, 1, n_newton=1, gram_passes=1)
     gram = 2.0 * n * (m + 2) ** 2
@@ -311,6 +313,10 @@ def test_flop_model_bounds_the_newton_gram_rows(monkeypatch):
     per_task = lowrank_fit_flops(n, d, m, 2, n_newton=1, gram_passes=1) - base
     shared = base - per_task
     assert shared == pytest.approx(4 * n * m * d + n * m**2 + 2 * n * m * d + m**3 / 3 + n * m**2)
+    # features over the cache's budget: every pass computes them again
+    uncached = lowrank_fit_flops(n, d, m, 1, n_newton=1, gram_passes=1, cached=False)
+    assert uncached - base == pytest.approx(3 * n * (2 * m * d + m**2))
+    assert lowrank_fit_flops(10**7, d, 500) > lowrank_fit_flops(10**7, d, 500, cached=True)
     with pytest.raises(ValueError, match="m must be a positive integer"):
         lowrank_fit_flops(n, d, 0)
     with pytest.raises(ValueError, match="n_newton must be a positive number"):

@@ -3,8 +3,10 @@
 :class:`LowRankL2SVC` trains the model the low-rank selection criteria score
 (:mod:`svmtune.loo.rbsvm_lowrank`, :mod:`svmtune.methods._lowrank_search`): the L2-SVM of RBSVM
 eq. (6)-(7) on the rank-``m`` Nystroem kernel ``K~ = Z Z^T``, ``Z = K_nm R^{-1}``,
-``K_mm + jitter I = R^T R`` (:mod:`svmtune.lowrank`), solved exactly by
-:func:`svmtune.lowrank.fit_l2_svm_lowrank`.  On ``Z`` this is the linear squared-hinge SVM
+``K_mm + jitter I = R^T R`` (:mod:`svmtune.lowrank`), solved exactly by the primal Newton
+method of :func:`svmtune.lowrank.fit_l2_svm_lowrank` run on row blocks
+(:func:`svmtune.lowrank._blocked_solver.fit_l2_svm_blocks`): ``Z`` is computed block by block
+and never held whole.  On ``Z`` this is the linear squared-hinge SVM
 with primal vector ``v = Z^T beta``; the model keeps only the ``m`` landmark rows and
 ``W = R^{-1} v``, so that
 
@@ -17,25 +19,31 @@ with primal vector ``v = Z^T beta``; the model keeps only the ``m`` landmark row
 from __future__ import annotations
 
 import numbers
+from functools import partial
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import svmtune.estimators as _estimators
 from svmtune._option_values import check_positive, check_real
 from svmtune._validation import validate_sample_weight
 from svmtune.estimators import _fit_inputs, tanh_proba
-from svmtune.kernels import (
-    rbf_from_sqdist,
-    sparse_row_norms,
-    sparse_squared_distances,
-    squared_distances,
+from svmtune.kernels import squared_distances
+from svmtune.lowrank import nystroem_factor, pivoted_cholesky_landmarks
+from svmtune.lowrank._blocked_solver import fit_l2_svm_blocks
+from svmtune.lowrank._blocks import (
+    BlockOp,
+    NystroemMap,
+    block_rows,
+    features_fit_cache,
+    is_dask_array,
+    margins_block,
+    residual_block,
 )
-from svmtune.lowrank import fit_l2_svm_lowrank, nystroem_factor, pivoted_cholesky_landmarks
+from svmtune.lowrank._dask_blocks import row_blocks
 
 __all__ = ["LowRankL2SVC", "lowrank_fit_flops", "NEWTON_ITERATIONS", "GRAM_PASSES"]
 
@@ -63,6 +71,7 @@ def lowrank_fit_flops(
     n_newton: float = NEWTON_ITERATIONS,
     gram_passes: float = GRAM_PASSES,
     sparse: bool = False,
+    cached: bool | None = None,
 ) -> float:
     """Floating-point operations of :meth:`LowRankL2SVC.fit`: a model, counted from the code.
 
@@ -75,19 +84,24 @@ def lowrank_fit_flops(
       ``2 n d``, besides the dot products, ``2 n d``) and ``2 n d`` for sparse ``X`` (norms
       computed once), and updates the residual by ``L[:, :k] @ L[j, :k]``, ``2 n k``; summed
       over ``k < m``: ``4 n m d + n m^2`` (sparse: ``2 n m d + n m^2``);
-    * the kernel to the landmarks, ``K_nm``: the product ``X X_L^T``, ``2 n m d``;
-    * the factor: Cholesky of ``K_mm``, ``m^3 / 3``, and ``Z = K_nm R^{-1}``, a triangular
-      solve with ``n`` right-hand sides, ``n m^2``;
-    * per task, the Newton solver :func:`svmtune.lowrank.fit_l2_svm_lowrank`: the active
-      set's Gram matrix ``Z_A^T diag(c) [Z_A, 1, y]``, ``2 (m + 2)^2`` a row, built from
-      ``gram_passes * n`` rows in all (all rows on the first step; then the rows that enter
-      or leave the active set, or all of it again when more than half of it changes, so at
-      most ``n`` rows an iteration); each of the ``n_newton`` iterations solves the
-      ``(m + 1)``-square symmetric system, ``(m + 1)^3 / 3``, and takes the gradient and one
-      line-search trial, ``2 n m`` each; then once the Woodbury factor of the support set
-      ``S`` (:meth:`svmtune._factor.WoodburyFactor.from_lowrank`): ``Z_S^T D^{-1} Z_S``,
-      ``2 |S| m^2``, its Cholesky, ``m^3 / 3``, and a triangular solve, ``|S| m^2``, counted
-      at ``|S| = n``.
+    * the features ``Z = K_nm R^{-1}`` (:class:`svmtune.lowrank._blocks.NystroemMap`), ``2 m d``
+      a row for the product ``X X_L^T`` and ``m^2`` for the triangular solve, after the
+      Cholesky factor of ``K_mm``, ``m^3 / 3``: computed once for the ``n`` rows when ``Z``
+      fits :data:`svmtune.lowrank._blocks.FEATURE_CACHE_BYTES` (``cached``), else again by
+      every pass that reads rows (:mod:`svmtune.lowrank._blocked_solver`): the trace
+      residual's pass over the ``n`` rows and, per task, one pass over all rows per Newton
+      iteration, the Gram matrix's rows and the support set's final Gram matrix (counted at
+      ``n`` rows);
+    * per task, the Newton solver :func:`svmtune.lowrank._blocked_solver.fit_l2_svm_blocks`:
+      the active set's Gram matrix ``Z_A^T diag(c) [Z_A, 1, y]``, ``2 (m + 2)^2`` a row, built
+      from ``gram_passes * n`` rows in all (all rows on the first step; then the rows that
+      enter or leave the active set, or all of it again when more than half of it changes,
+      so at most ``n`` rows an iteration); each of the ``n_newton`` iterations solves the
+      ``(m + 1)``-square symmetric system, ``(m + 1)^3 / 3``, and computes the margins along
+      the step and the gradient, ``2 n m`` each (the line search's trials are ``O(n)``);
+      then once the support set's system (RBSVM eq. (22)) through a fresh Gram matrix of
+      ``S``, ``2 |S| (m + 2)^2`` counted at ``|S| = n``, and the Cholesky factor of
+      ``I + Z_S^T D^{-1} Z_S``, ``m^3 / 3``.
 
     Parameters
     ----------
@@ -107,6 +121,9 @@ def lowrank_fit_flops(
         at most ``n_newton``).
     sparse : bool
         Whether ``X`` is a scipy sparse matrix (the landmark rule's constant).
+    cached : bool, optional
+        Whether the features are kept after their first pass; by default whether ``n x m``
+        floats fit :data:`svmtune.lowrank._blocks.FEATURE_CACHE_BYTES`, as the fit decides.
 
     Returns
     -------
@@ -118,14 +135,16 @@ def lowrank_fit_flops(
     for name, value in (("d", d), ("n_newton", n_newton), ("gram_passes", gram_passes)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
             raise ValueError(f"{name} must be a positive number, got {value!r}")
+    if cached is None:
+        cached = features_fit_cache(int(n), int(m))
     n, d, m, n_tasks = float(n), float(d), float(m), float(n_tasks)
     landmarks = (2.0 if sparse else 4.0) * n * m * d + n * m**2
-    kernel = 2.0 * n * m * d
-    factor = m**3 / 3.0 + n * m**2
+    passes = 1.0 if cached else 1.0 + n_tasks * (float(n_newton) + float(gram_passes) + 1.0)
+    features = m**3 / 3.0 + passes * n * (2.0 * m * d + m**2)
     gram = float(gram_passes) * 2.0 * n * (m + 2.0) ** 2
     steps = float(n_newton) * ((m + 1.0) ** 3 / 3.0 + 4.0 * n * m)
-    woodbury = 3.0 * n * m**2 + m**3 / 3.0
-    return landmarks + kernel + factor + n_tasks * (gram + steps + woodbury)
+    support = 2.0 * n * (m + 2.0) ** 2 + m**3 / 3.0
+    return landmarks + features + n_tasks * (gram + steps + support)
 
 
 def _check_params(est: LowRankL2SVC) -> None:
@@ -153,28 +172,10 @@ def _as_rows(X):
     return sp.csr_matrix(X) if sp.issparse(X) else X
 
 
-class _Kernel:
-    """The RBF kernel between row blocks of ``X`` and the fixed landmark rows ``X_L``: sparse
-    (either side) through :func:`svmtune.kernels.sparse_squared_distances` with the landmarks'
-    norms computed once, never densified; dense through
-    :func:`svmtune.kernels.squared_distances`."""
-
-    def __init__(self, X_L, sigma: float):
-        self.X_L, self.sigma = X_L, float(sigma)
-        self.L_norms = sparse_row_norms(X_L) if sp.issparse(X_L) else None
-
-    def __call__(self, X_part) -> np.ndarray:
-        if sp.issparse(X_part) or sp.issparse(self.X_L):
-            D2 = sparse_squared_distances(X_part, self.X_L, Y_norms=self.L_norms)
-        else:
-            D2 = squared_distances(X_part, self.X_L)
-        return rbf_from_sqdist(D2, self.sigma)
-
-
 def _block_rows(m: int) -> int:
     """Rows per block so that a block holds at most
-    :data:`svmtune.estimators.DECISION_BLOCK` kernel values."""
-    return max(1, _estimators.DECISION_BLOCK // max(1, m))
+    :data:`svmtune.estimators.DECISION_BLOCK` kernel values (read at the call)."""
+    return block_rows(m, _estimators.DECISION_BLOCK)
 
 
 class LowRankL2SVC(ClassifierMixin, BaseEstimator):
@@ -192,12 +193,17 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
     ``jitter=0`` it is :class:`~svmtune.estimators.L2SVC` with the RBF kernel.
 
     Fitting costs ``O(n m d + n m^2)`` for the landmarks and the factor and ``O(n m^2)`` per
-    task (:func:`lowrank_fit_flops` counts it) and ``O(n m)`` memory (``Z`` is filled in
-    blocks of rows, the solver copies the active rows); the fitted model keeps the ``m``
+    task (:func:`lowrank_fit_flops` counts it).  Beyond the landmark rule's ``O(n m)``
+    (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`) it holds ``O(m^2 + block x m)`` and
+    ``O(n)`` vectors: the features ``Z`` are computed in row blocks at each pass of the
+    solver (:mod:`svmtune.lowrank._blocks`), and kept only while ``n x m`` floats fit
+    :data:`svmtune.lowrank._blocks.FEATURE_CACHE_BYTES`.  The fitted model keeps the ``m``
     landmark rows and one ``m``-vector per task, and ``decision_function`` costs ``O(m d)``
     per point, in blocks of :data:`svmtune.estimators.DECISION_BLOCK` kernel values.  A sparse
     scipy ``X`` (CSR or CSC; other formats are converted to CSR) is never densified; the
-    landmark rows are then kept as a CSR matrix.
+    landmark rows are then kept as a CSR matrix.  A dask array ``X`` is fitted and predicted
+    in its row chunks on its scheduler (:mod:`svmtune.lowrank._dask_blocks`; predictions are
+    lazy dask arrays), the landmark rule on a NumPy copy.
 
     Parameters
     ----------
@@ -265,9 +271,17 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit the landmarks, the Nystroem factor and the L2-SVM of every task.
 
+        The features ``Z`` are never held whole: the trace residual and every Newton pass
+        compute them block by block (:mod:`svmtune.lowrank._blocks`,
+        :func:`svmtune.lowrank._blocked_solver.fit_l2_svm_blocks`), or keep their blocks when
+        ``Z`` fits :data:`svmtune.lowrank._blocks.FEATURE_CACHE_BYTES`.
+
         Parameters
         ----------
-        X : array-like or scipy sparse matrix (n_samples, n_features)
+        X : array-like, scipy sparse matrix or dask array (n_samples, n_features)
+            A dask array's row chunks are the blocks of the passes, run on its scheduler; the
+            landmark rule (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`, which reads
+            every row at each pivot) runs on a NumPy copy of it.
         y : array-like (n_samples,)
         sample_weight : array-like (n_samples,) or float, optional
             A weight stands for repeated rows (in the landmark rule too); rows of weight 0
@@ -278,10 +292,13 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         self
         """
         _check_params(self)
+        X_dask = X.astype(float) if is_dask_array(X) else None
+        if X_dask is not None:
+            X, y = np.asarray(X_dask), np.asarray(y)
+            sample_weight = None if sample_weight is None else np.asarray(sample_weight)
         X, y_enc, w = _fit_inputs(self, X, y, sample_weight, accept_sparse=("csr", "csc"))
         X = _as_rows(X)
         sw = validate_sample_weight(sample_weight, X.shape[0])
-        pos = np.flatnonzero(w > 0)
         # the class weights too: a class weight is C times that weight, the model of the
         # same per-sample weights, which stand for repeated rows in the landmark rule
         idx, _ = pivoted_cholesky_landmarks(
@@ -296,16 +313,19 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         )
         D2_mm = squared_distances(X_L)  # symmetric, zero diagonal; sparse stays sparse
         R, jitter = _landmark_factor(D2_mm, self.sigma, self.jitter)
-        Z = _features(X, pos, _Kernel(X_L, self.sigma), R)
-        wz = np.ones(pos.size) if sw is None else sw[pos]
-        resid = np.maximum(1.0 - np.einsum("ij,ij->i", Z, Z), 0.0)
+        m = idx.size
+        rows = row_blocks(
+            X if X_dask is None else X_dask, NystroemMap(X_L, self.sigma, R), m, _block_rows(m)
+        )
+        # the trace residual over the rows of positive weight, weighted by sample_weight
+        wz = np.where(w > 0, 1.0 if sw is None else sw, 0.0)
+        resid = rows.run([BlockOp(residual_block, (wz,), reduce=True)])[0]
         V, b, n_sv, n_it = [], [], [], []
-        for t in _tasks(y_enc[pos], len(self.classes_)):
-            sol = fit_l2_svm_lowrank(Z, t, self.C, sample_weight=w[pos])
-            S = np.flatnonzero(sol.support)
-            V.append(Z[S].T @ sol.extra["beta"])  # the primal vector v = Z^T beta
+        for t in _tasks(y_enc, len(self.classes_)):
+            sol = fit_l2_svm_blocks(rows, t, self.C, sample_weight=w)
+            V.append(sol.v)  # the primal vector v = Z_S^T beta
             b.append(sol.b)
-            n_sv.append(S.size)
+            n_sv.append(sol.n_support)
             n_it.append(sol.n_iter)
         self.landmarks_ = idx
         self.landmark_points_ = X_L
@@ -313,33 +333,51 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         self.intercept_ = np.asarray(b, dtype=float)
         self.n_support_ = np.asarray(n_sv, dtype=int)
         self.n_iter_ = np.asarray(n_it, dtype=int)
-        self.rank_ = int(idx.size)
-        self.trace_residual_ = float(wz @ resid / wz.sum())
+        self.rank_ = int(m)
+        self.trace_residual_ = float(resid[0] / wz.sum())
         self.jitter_ = jitter
         return self
 
     def decision_function(self, X):
         """``k(x, X_L) W + b``: shape (n,) for two classes (positive: ``classes_[1]``),
         (n, n_classes) one-vs-rest otherwise; in blocks of
-        :data:`svmtune.estimators.DECISION_BLOCK` kernel values."""
+        :data:`svmtune.estimators.DECISION_BLOCK` kernel values
+        (:func:`svmtune.lowrank._blocks.margins_block` on the kernel rows).  A dask ``X``
+        gives a lazy dask array in its row chunks."""
         check_is_fitted(self)
-        X = _as_rows(validate_data(self, X, reset=False, accept_sparse=("csr", "csc")))
-        kern = _Kernel(self.landmark_points_, self.sigma)
-        F = np.empty((X.shape[0], self.coef_.shape[0]))
-        for part in gen_batches(X.shape[0], _block_rows(self.rank_)):
-            F[part] = kern(X[part]) @ self.coef_.T + self.intercept_
+        kern = NystroemMap(self.landmark_points_, self.sigma)
+        op = BlockOp(margins_block, consts=(self.coef_.T, self.intercept_))
+        if is_dask_array(X):
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has shape {X.shape}, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input"
+                )
+            F = row_blocks(X.astype(float), kern, self.rank_, 0).lazy_rows(op)
+        else:
+            X = _as_rows(validate_data(self, X, reset=False, accept_sparse=("csr", "csc")))
+            F = row_blocks(X, kern, self.rank_, _block_rows(self.rank_), 0).run([op])[0]
         return F[:, 0] if len(self.classes_) == 2 else F
 
     def predict(self, X):
-        """The class of the largest decision value (two classes: its sign)."""
+        """The class of the largest decision value (two classes: its sign); lazy for a dask
+        ``X``."""
         F = self.decision_function(X)
-        idx = (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
+        idx = (F > 0).astype(int) if F.ndim == 1 else F.argmax(axis=1)
+        if is_dask_array(idx):
+            return idx.map_blocks(partial(np.take, self.classes_), dtype=self.classes_.dtype)
         return self.classes_[idx]
 
     def predict_proba(self, X):
         """RBSVM's tanh probabilities (eq. (29),
-        :func:`svmtune.estimators.tanh_proba`); one-vs-rest normalised for multiclass."""
-        return tanh_proba(self.decision_function(X))
+        :func:`svmtune.estimators.tanh_proba`); one-vs-rest normalised for multiclass; lazy
+        for a dask ``X``."""
+        F = self.decision_function(X)
+        if not is_dask_array(F):
+            return tanh_proba(F)
+        if F.ndim == 1:
+            return F.map_blocks(tanh_proba, new_axis=1, chunks=(F.chunks[0], (2,)), dtype=float)
+        return F.map_blocks(tanh_proba, dtype=float)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -352,17 +390,6 @@ def _landmark_factor(D2_mm: np.ndarray, sigma: float, jitter: float) -> tuple[np
     (:func:`svmtune.lowrank.nystroem_factor` on the landmarks themselves)."""
     nf = nystroem_factor(D2_mm, D2_mm, sigma, jitter=jitter)
     return nf.R, float(nf.jitter)
-
-
-def _features(X, rows: np.ndarray, kern: _Kernel, R: np.ndarray) -> np.ndarray:
-    """``Z = K(X[rows], X_L) R^{-1}``, filled in blocks of rows (the ``K_nm`` and ``Z`` of
-    :func:`svmtune.lowrank.nystroem_factor`, without an ``n x m`` temporary besides ``Z``)."""
-    m = R.shape[0]
-    Z = np.empty((rows.size, m))
-    for part in gen_batches(rows.size, _block_rows(m)):
-        K = kern(X[rows[part]])
-        Z[part] = sla.solve_triangular(R, K.T, trans="T", lower=False, check_finite=False).T
-    return Z
 
 
 def _tasks(y_enc: np.ndarray, n_classes: int) -> list[np.ndarray]:

@@ -68,7 +68,7 @@ class _ActiveGram:
 
     def __init__(self, Z, y, Cw):
         self.Z, self.y, self.Cw = Z, y, Cw
-        m = Z.shape[1]
+        self.m = m = Z.shape[1]
         self.act = np.zeros(Z.shape[0], dtype=bool)
         self.G = np.zeros((m + 2, m + 2))
 
@@ -88,7 +88,7 @@ class _ActiveGram:
     def newton_point(self, act):
         """Minimiser of the primal with the active set fixed (the support-set system (22))."""
         self.update(act)
-        m = self.Z.shape[1]
+        m = self.m
         Hm = self.G[: m + 1, : m + 1].copy()
         Hm[np.diag_indices(m)] += 1.0
         Hm[m, m] += 1e-12

@@ -1,0 +1,303 @@
+"""Row-block kernels of the Nystroem model: pure functions of a block of rows, and their driver.
+
+Everything the low-rank L2-SVM (RBSVM eq. (6)-(7) on ``K~ = Z Z^T``) needs from its ``n``
+training rows is a sum over rows or a value per row of the features
+``z_i = k(x_i, X_L) R^{-1}`` (:mod:`svmtune.lowrank._nystroem`):
+
+* the active set's Gram matrix ``Z_A^T diag(c_A) [Z_A, 1, y_A]`` (:func:`gram_block`),
+  the gradient's ``Z^T r`` (:func:`weighted_sum_block`) and the trace residual
+  ``sum_i w_i (1 - |z_i|^2)`` (:func:`residual_block`): ``O(m^2)`` sums;
+* the margins ``Z V + b`` (:func:`margins_block`) and the leave-one-out terms of RBSVM eq.
+  (27) (:func:`svmtune.lowrank._blocked_solver.loo_terms_block`): ``O(1)`` values a row.
+
+A **block function** takes the features ``Z_b`` of a block of rows and the block's slices of
+per-row vectors and returns numbers; :class:`BlockOp` names one with its arguments.  The
+**driver** :class:`RowBlocks` computes ``Z_b = features(X_b)`` for one block of rows of an
+in-memory NumPy or CSR ``X`` at a time (:class:`NystroemMap`) and applies the operations of a
+pass to it, so that a pass holds ``O(block x m)`` beyond the data and its results, never the
+``n x m`` matrix ``Z`` (40 GB at ``n = 10^7``, ``m = 500``).  A dask ``X`` runs the same
+block step, :func:`block_outputs`, through ``dask.array.map_blocks``
+(:mod:`svmtune.lowrank._dask_blocks`).  When ``Z`` fits :data:`FEATURE_CACHE_BYTES` the
+driver keeps its blocks after the first full pass instead of recomputing them (the
+``O(n m d + n m^2)`` kernel and triangular solve of every pass).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from sklearn.utils import gen_batches
+
+from svmtune.kernels import (
+    rbf_from_sqdist,
+    sparse_row_norms,
+    sparse_squared_distances,
+    squared_distances,
+)
+
+__all__ = [
+    "FEATURE_CACHE_BYTES",
+    "BlockOp",
+    "NystroemMap",
+    "RowBlocks",
+    "block_outputs",
+    "block_rows",
+    "features_fit_cache",
+    "gram_block",
+    "is_dask_array",
+    "margins_block",
+    "residual_block",
+    "weighted_sum_block",
+]
+
+#: ``Z`` (``8 n m`` bytes) at most this large is kept in blocks after the first full pass of
+#: :class:`RowBlocks` (256 MiB: ``n = 67,108`` rows at ``m = 500``); larger, every pass
+#: recomputes its blocks and holds one at a time
+FEATURE_CACHE_BYTES = 2**28
+
+
+def block_rows(m: int, values: int = 2**22) -> int:
+    """Rows per block so that a block holds at most ``values`` kernel values (``m`` a row);
+    :class:`svmtune.estimators_lowrank.LowRankL2SVC` passes
+    :data:`svmtune.estimators.DECISION_BLOCK`."""
+    return max(1, int(values) // max(1, int(m)))
+
+
+def features_fit_cache(n: int, m: int, cache_bytes: int | None = None) -> bool:
+    """Whether the ``n x m`` features fit ``cache_bytes`` (:data:`FEATURE_CACHE_BYTES`, read
+    at the call, when None): then :class:`RowBlocks` keeps them after the first full pass."""
+    budget = FEATURE_CACHE_BYTES if cache_bytes is None else cache_bytes
+    return 8 * int(n) * int(m) <= budget
+
+
+def is_dask_array(X) -> bool:
+    """Whether ``X`` is a dask array, without importing dask (a dask array exists only once
+    ``dask.array`` is imported)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
+
+
+class NystroemMap:
+    """The feature map ``x -> k(x, X_L) R^{-1}`` of the Nystroem kernel on the landmark rows
+    ``X_L`` (``K_mm + jitter I = R^T R``, :func:`svmtune.lowrank.nystroem_factor`), or the
+    kernel row ``x -> k(x, X_L)`` itself when ``R`` is None (prediction: ``f(x) = k(x, X_L) W
+    + b`` with ``W = R^{-1} v`` needs no triangular solve).
+
+    The RBF kernel of a block: sparse (either side) through
+    :func:`svmtune.kernels.sparse_squared_distances` with the landmarks' norms computed once,
+    never densified; dense through :func:`svmtune.kernels.squared_distances`.  A picklable
+    object (dask ships it to its workers).
+    """
+
+    def __init__(self, X_L, sigma: float, R: np.ndarray | None = None):
+        self.X_L, self.sigma, self.R = X_L, float(sigma), R
+        self.L_norms = sparse_row_norms(X_L) if sp.issparse(X_L) else None
+
+    @property
+    def m(self) -> int:
+        """Features per row: the number of landmarks."""
+        return int(self.X_L.shape[0])
+
+    def kernel(self, X_b) -> np.ndarray:
+        """``K(X_b, X_L)`` of the RBF kernel at ``sigma``."""
+        if sp.issparse(X_b) or sp.issparse(self.X_L):
+            D2 = sparse_squared_distances(X_b, self.X_L, Y_norms=self.L_norms)
+        else:
+            D2 = squared_distances(X_b, self.X_L)
+        return rbf_from_sqdist(D2, self.sigma)
+
+    def __call__(self, X_b) -> np.ndarray:
+        K = self.kernel(X_b)
+        if self.R is None:
+            return K
+        return sla.solve_triangular(self.R, K.T, trans="T", lower=False, check_finite=False).T
+
+
+# ---------------------------------------------------------------------------------------------
+# Block functions: the features of a block of rows (and the block's per-row vectors) in,
+# numbers out.  Each is the definition of its quantity on the block's rows, so that the sum
+# (or the concatenation) over the blocks is the quantity on all rows.
+# ---------------------------------------------------------------------------------------------
+def gram_block(Z: np.ndarray, y: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``[Z, 1, y]^T diag(c) [Z, 1, y]``, ``(m + 2) x (m + 2)``: the block's share of the
+    active set's Gram matrix of the primal Newton step (RBSVM eq. (22); the rows of the
+    block are those of the active set, or those entering or leaving it with ``c`` signed)."""
+    Za = np.hstack([Z, np.ones((Z.shape[0], 1)), y[:, None]])
+    return Za.T @ (Za * c[:, None])
+
+
+def weighted_sum_block(Z: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``Z^T r``, ``(m,)``: the block's share of the primal gradient ``v - Z^T (c y xi)``."""
+    return Z.T @ r
+
+
+def margins_block(Z: np.ndarray, V: np.ndarray, b: np.ndarray | float) -> np.ndarray:
+    """``Z V + b``: margins of ``(v, b)`` (``V`` of shape ``(m,)``) or of several columns
+    (``(m, k)``, one ``b`` each): decision values, or the Newton solver's margins at the
+    iterate and along its step."""
+    return Z @ V + b
+
+
+def residual_block(Z: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``[sum_i w_i max(0, 1 - |z_i|^2)]``: the block's share of the weighted trace residual
+    ``sum_i w_i (K_ii - K~_ii)`` of the Nystroem kernel (``K_ii = 1`` for the RBF kernel;
+    :attr:`svmtune.lowrank.NystroemFactor.trace_residual` unweighted)."""
+    return np.array([float(w @ np.maximum(1.0 - np.einsum("ij,ij->i", Z, Z), 0.0))])
+
+
+@dataclass(frozen=True)
+class BlockOp:
+    """One block function of a pass with its arguments: ``fn(Z_b, *rows_b, *consts)``.
+
+    ``rows`` are per-row arrays (``n`` rows; the driver passes each block its slice) and
+    ``consts`` whole arguments; ``reduce`` says whether the results of the blocks are summed
+    (an ``O(m^2)`` partial a block) or concatenated (values per row).
+    """
+
+    fn: Callable[..., np.ndarray]
+    rows: tuple[np.ndarray, ...] = ()
+    consts: tuple = ()
+    reduce: bool = False
+
+    def on_block(self, Z: np.ndarray, rows_b: Sequence[np.ndarray]) -> np.ndarray:
+        """The block function on one block's features and row slices, as a float array."""
+        return np.asarray(self.fn(Z, *rows_b, *self.consts), dtype=float)
+
+    def shape(self, m: int) -> tuple[int, ...]:
+        """The shape of the sum (``reduce``) or of one row's values, read from the block
+        function on a block of no rows."""
+        out = self.on_block(np.zeros((0, m)), [r[:0] for r in self.rows])
+        return out.shape if self.reduce else out.shape[1:]
+
+
+def block_outputs(
+    features: Callable | None, X_b, sel: np.ndarray | None, ops: Sequence[BlockOp], rows_b
+) -> list[np.ndarray]:
+    """One block's step, the same for the NumPy and the dask driver: the features
+    ``Z_b = features(X_b[sel])`` (``X_b`` itself when ``features`` is None) and each
+    operation's block function on them and on its row slices ``rows_b[k]`` (already cut to
+    the selected rows).  ``features`` has the number of features as ``features.m``."""
+    X_sel = X_b if sel is None else X_b[sel]
+    if features is None:
+        Z = np.asarray(X_sel, dtype=float)
+    elif X_sel.shape[0] == 0:  # a dask chunk without selected rows: partials of zeros
+        Z = np.zeros((0, features.m))
+    else:
+        Z = features(X_sel)
+    return [op.on_block(Z, r) for op, r in zip(ops, rows_b)]
+
+
+class PassResults:
+    """The results of a pass, gathered block by block: the running sums of the reducing
+    operations (added in place: one ``O(m^2)`` partial at a time) and the per-row values of
+    the others (concatenated in row order by :meth:`results`)."""
+
+    def __init__(self, ops: Sequence[BlockOp], m: int) -> None:
+        self.ops, self.m = list(ops), int(m)
+        self.sums: list[np.ndarray | None] = [None] * len(self.ops)
+        self.parts: list[list[np.ndarray]] = [[] for _ in self.ops]
+
+    def add(self, k: int, out: np.ndarray) -> None:
+        """Add one block's output of operation ``k``."""
+        if not self.ops[k].reduce:
+            self.parts[k].append(out)
+        elif self.sums[k] is None:
+            self.sums[k] = np.array(out, dtype=float, copy=True)
+        else:
+            self.sums[k] += out
+
+    def results(self) -> list[np.ndarray]:
+        """Every operation's result, in ``ops``' order (zeros or no rows when no block came)."""
+        out = []
+        for op, total, parts in zip(self.ops, self.sums, self.parts):
+            if op.reduce:
+                out.append(np.zeros(op.shape(self.m)) if total is None else total)
+            else:
+                out.append(np.concatenate(parts) if parts else np.zeros((0, *op.shape(self.m))))
+        return out
+
+
+class RowBlocks:
+    """The driver over an in-memory ``X`` (NumPy array or CSR matrix) in blocks of ``block``
+    rows: each pass (:meth:`run`) computes the features of one block at a time and applies
+    the block functions of the pass to it.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix (n, d)
+        The rows (a CSR matrix's row slices are cheap).
+    features : callable or None
+        ``X_b -> Z_b`` (a :class:`NystroemMap`); None when ``X`` holds the features.
+    m : int
+        Features per row.
+    block : int
+        Rows per block (:func:`block_rows`).
+    cache_bytes : int, optional
+        Keep the features' blocks after the first full pass when ``Z`` takes at most this
+        many bytes (:data:`FEATURE_CACHE_BYTES` when None); 0 never keeps them.
+
+    Attributes
+    ----------
+    largest : int
+        The most rows of features any block held so far (an ``n x m`` matrix was never made
+        when it is below ``n``; the tests read it).
+    passes : int
+        Passes run.
+    """
+
+    def __init__(self, X, features, m: int, block: int, cache_bytes: int | None = None) -> None:
+        self.X, self.features, self.m, self.block = X, features, int(m), int(block)
+        self.n = int(X.shape[0])
+        self.slices = list(gen_batches(self.n, self.block))
+        fits = features_fit_cache(self.n, self.m, cache_bytes)
+        self._cache: list[np.ndarray] | None = [] if fits else None
+        self.largest = 0
+        self.passes = 0
+
+    def run(self, ops: Sequence[BlockOp], where: np.ndarray | None = None) -> list:
+        """One pass over the rows (those of the bool mask ``where`` only): the result of every
+        operation, in ``ops``' order."""
+        results = PassResults(ops, self.m)
+        for i, s in enumerate(self.slices):
+            sel = None if where is None else where[s]
+            if sel is not None and not sel.any():
+                continue
+            rows_b = [[_rows(r, s, sel) for r in op.rows] for op in ops]
+            if self._cache is not None and i < len(self._cache):
+                Z = self._cache[i] if sel is None else self._cache[i][sel]
+                out = [op.on_block(Z, r) for op, r in zip(ops, rows_b)]
+            elif self._cache is not None and sel is None and i == len(self._cache):
+                self._cache.append(block_outputs(self.features, self.X[s], None, [_FEATS], [[]])[0])
+                out = [op.on_block(self._cache[i], r) for op, r in zip(ops, rows_b)]
+            else:
+                out = block_outputs(self.features, self.X[s], sel, ops, rows_b)
+            self.largest = max(self.largest, s.stop - s.start if sel is None else int(sel.sum()))
+            for k, o in enumerate(out):
+                results.add(k, o)
+        self.passes += 1
+        return results.results()
+
+    def gather(self, result):
+        """A result of :meth:`run` as a NumPy array (it is one already)."""
+        return result
+
+    def lazy_rows(self, op: BlockOp):
+        """The per-row values of one operation (a NumPy array; the dask driver's are lazy)."""
+        return self.run([op])[0]
+
+
+def _identity(Z: np.ndarray) -> np.ndarray:
+    return Z
+
+
+#: the operation that returns the features themselves (filling the cache)
+_FEATS = BlockOp(_identity)
+
+
+def _rows(r: np.ndarray, s: slice, sel: np.ndarray | None) -> np.ndarray:
+    return r[s] if sel is None else r[s][sel]

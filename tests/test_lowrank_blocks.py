@@ -1,0 +1,322 @@
+"""The row-block kernels of svmtune.lowrank._blocks, ._blocked_solver and ._dask_blocks against
+their dense definitions on the whole ``Z`` (RBSVM eq. (6)-(7), (22), (27)), the dask driver
+against the NumPy one, and the arrays the blocked fit creates (never ``n x m``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import svmtune.estimators as est_module
+import svmtune.lowrank._blocks as blocks
+from svmtune.estimators_lowrank import LowRankL2SVC, _tasks
+from svmtune.kernels import squared_distances
+from svmtune.loo.rbsvm_lowrank import lowrank_loo
+from svmtune.lowrank import fit_l2_svm_lowrank, nystroem_factor, pivoted_cholesky_landmarks
+from svmtune.lowrank._blocked_solver import (
+    fit_l2_svm_blocks,
+    lowrank_loo_blocks,
+    support_system,
+)
+from svmtune.lowrank._blocks import (
+    BlockOp,
+    NystroemMap,
+    RowBlocks,
+    gram_block,
+    margins_block,
+    residual_block,
+    weighted_sum_block,
+)
+from svmtune.lowrank._dask_blocks import row_blocks
+
+from .conftest import make_problem
+
+
+def _nystroem(X, sigma, m):
+    """Landmarks, the dense factor of nystroem_factor (``nf.Z``) and the map of its rows."""
+    idx, _ = pivoted_cholesky_landmarks(X, sigma, tol=1e-9, max_rank=m)
+    D2_nm = squared_distances(X, X[idx])
+    nf = nystroem_factor(D2_nm, D2_nm[idx], sigma, landmarks=idx)
+    return nf, NystroemMap(X[idx], sigma, nf.R)
+
+
+def _dense_v(sol, Z):
+    """The primal vector ``v = Z_S^T beta`` of a dense solution."""
+    return Z[sol.support].T @ sol.extra["beta"]
+
+
+# ------------------------------------------------------------------------- block functions
+def test_block_functions_summed_over_blocks_are_the_dense_quantities():
+    rng = np.random.default_rng(0)
+    n, m = 203, 9
+    Z = rng.normal(size=(n, m))
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    c, r, w = rng.uniform(0.1, 2.0, (3, n))
+    where = rng.random(n) < 0.3
+    V, b0 = rng.normal(size=(m, 2)), np.array([0.3, -1.0])
+    rows = RowBlocks(Z, None, m, 17, cache_bytes=0)
+    G, Ztr, res = rows.run(
+        [
+            BlockOp(gram_block, (y, c), reduce=True),
+            BlockOp(weighted_sum_block, (r,), reduce=True),
+            BlockOp(residual_block, (w,), reduce=True),
+        ]
+    )
+    Za = np.column_stack([Z, np.ones(n), y])
+    np.testing.assert_allclose(G, Za.T @ np.diag(c) @ Za, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Ztr, Z.T @ r, rtol=1e-12, atol=1e-12)
+    assert res[0] == pytest.approx(w @ np.maximum(1.0 - (Z**2).sum(axis=1), 0.0), rel=1e-12)
+    (Gw,) = rows.run([BlockOp(gram_block, (y, c), reduce=True)], where=where)
+    Zw = Za[where]
+    np.testing.assert_allclose(Gw, Zw.T @ np.diag(c[where]) @ Zw, rtol=1e-12, atol=1e-12)
+    (F,) = rows.run([BlockOp(margins_block, consts=(V, b0))])
+    np.testing.assert_allclose(F, Z @ V + b0, rtol=1e-12, atol=1e-12)
+    assert rows.largest == 17 and rows.passes == 3
+
+
+def test_nystroem_map_is_the_dense_factor_and_the_residual_its_trace_residual():
+    X, _ = make_problem(150, 3, 1)
+    nf, fmap = _nystroem(X, 1.2, 20)
+    for Xb in (X, sp.csr_matrix(X)):
+        rows = RowBlocks(Xb, fmap, fmap.m, 11, cache_bytes=0)
+        np.testing.assert_allclose(rows.lazy_rows(BlockOp(blocks._identity)), nf.Z, atol=1e-12)
+        (res,) = rows.run([BlockOp(residual_block, (np.ones(150),), reduce=True)])
+        assert res[0] / 150 == pytest.approx(nf.trace_residual, rel=1e-10, abs=1e-15)
+    K = NystroemMap(X[nf.landmarks], 1.2)  # the kernel rows themselves
+    np.testing.assert_allclose(K(X), nf.K_nm, atol=1e-14)
+
+
+def test_support_system_is_the_woodbury_solution():
+    """``(v, b)`` of support_system from the support set's Gram matrix are ``Z_S^T beta`` and
+    ``b`` of the Woodbury factor of RBSVM eq. (22)."""
+    X, y = make_problem(120, 3, 2)
+    nf, _ = _nystroem(X, 1.0, 15)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, 120)
+    sol = fit_l2_svm_lowrank(nf.Z, y, 5.0, sample_weight=w)
+    S = sol.support
+    c = 5.0 * w[S]
+    Za = np.column_stack([nf.Z[S], np.ones(S.sum()), y[S]])
+    v, b, chol, q, s = support_system(Za.T @ (Za * c[:, None]))
+    np.testing.assert_allclose(v, _dense_v(sol, nf.Z), rtol=1e-10, atol=1e-12)
+    assert b == pytest.approx(sol.b, rel=1e-10, abs=1e-12)
+    assert s == pytest.approx(sol.factor.s, rel=1e-10)
+
+
+# ------------------------------------------------------------------------- the solver
+PROBLEMS = [
+    # (n, d, seed, C, sigma, rank, weights, imbalance)
+    (300, 3, 4, 1.0, 1.0, 25, None, 0.5),
+    (300, 3, 5, 100.0, 0.7, 40, "uniform", 0.3),
+    (250, 5, 6, 0.05, 2.0, 30, "zeros", 0.5),
+    (400, 2, 7, 1000.0, 0.5, 60, "uniform", 0.2),
+]
+
+
+def _weights(kind, n, seed):
+    if kind is None:
+        return None
+    w = np.random.default_rng(seed).uniform(0.2, 3.0, n)
+    if kind == "zeros":
+        w[::7] = 0.0
+    return w
+
+
+@pytest.mark.parametrize("cache", [0, None])
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_blocked_solver_is_the_dense_solver(problem, cache):
+    """Same ``v, b`` to 1e-8, same support, iterations and predictions as
+    fit_l2_svm_lowrank on the whole ``Z``; with the features computed per pass (cache 0) or
+    kept (the default budget), and blocks that do not divide ``n``."""
+    n, d, seed, C, sigma, rank, wkind, imb = problem
+    X, y = make_problem(n, d, seed, imbalance=imb)
+    w = _weights(wkind, n, seed)
+    nf, fmap = _nystroem(X, sigma, rank)
+    dense = fit_l2_svm_lowrank(nf.Z, y, C, sample_weight=w)
+    v = _dense_v(dense, nf.Z)
+    rows = RowBlocks(X, fmap, fmap.m, 23, cache_bytes=cache)
+    sol = fit_l2_svm_blocks(rows, y, C, sample_weight=w)
+    assert np.max(np.abs(sol.v - v)) <= 1e-8 * np.max(np.abs(v))
+    assert sol.b == pytest.approx(dense.b, rel=1e-8, abs=1e-10)
+    assert np.array_equal(sol.support, dense.support) and sol.n_iter == dense.n_iter
+    assert sol.converged
+    assert np.array_equal(nf.Z @ sol.v + sol.b > 0, nf.Z @ v + dense.b > 0)
+    assert rows.largest <= 23
+    # the closed-form LOO outputs (RBSVM eq. (27)) of the same model, one more pass
+    want = lowrank_loo(dense, nf.Z)
+    got = lowrank_loo_blocks(rows, sol)
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-8 * np.max(np.abs(want)))
+
+
+def test_blocked_solver_one_vs_rest_tasks_as_the_estimator_builds_them():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(360, 3))
+    y_enc = np.argmax(X + 0.4 * rng.normal(size=(360, 3)), axis=1)
+    w = rng.uniform(0.5, 2.0, 360)
+    nf, fmap = _nystroem(X, 1.1, 35)
+    rows = RowBlocks(X, fmap, fmap.m, 50, cache_bytes=0)
+    for t in _tasks(y_enc, 3):
+        dense = fit_l2_svm_lowrank(nf.Z, t, 8.0, sample_weight=w)
+        sol = fit_l2_svm_blocks(rows, t, 8.0, sample_weight=w)
+        v = _dense_v(dense, nf.Z)
+        assert np.max(np.abs(sol.v - v)) <= 1e-8 * np.max(np.abs(v))
+        assert sol.b == pytest.approx(dense.b, rel=1e-8, abs=1e-10)
+        assert np.array_equal(sol.support, dense.support)
+        np.testing.assert_allclose(
+            lowrank_loo_blocks(rows, sol), lowrank_loo(dense, nf.Z), rtol=1e-7, atol=1e-8
+        )
+
+
+def test_blocked_solver_checks_its_inputs():
+    Z = np.random.default_rng(9).normal(size=(20, 3))
+    rows = RowBlocks(Z, None, 3, 8)
+    y = np.where(np.arange(20) < 10, 1.0, -1.0)
+    with pytest.raises(ValueError, match="labels must be -1/\\+1"):
+        fit_l2_svm_blocks(rows, np.ones(20), 1.0)
+    with pytest.raises(ValueError, match="y has 19 labels but the rows are 20"):
+        fit_l2_svm_blocks(rows, y[:19], 1.0)
+    with pytest.raises(ValueError, match="both classes with positive weight"):
+        fit_l2_svm_blocks(rows, y, 1.0, sample_weight=(y > 0).astype(float))
+
+
+# ------------------------------------------------------------------------- the shapes made
+class _Recorder:
+    """Wraps a feature map and records the shape of every features block it returns."""
+
+    def __init__(self, fmap):
+        self.fmap, self.m, self.shapes = fmap, fmap.m, []
+
+    def __call__(self, X_b):
+        Z = self.fmap(X_b)
+        self.shapes.append(Z.shape)
+        return Z
+
+
+def test_estimator_fit_and_predict_never_make_n_by_m_features(monkeypatch):
+    """At ``n`` far above the block (DECISION_BLOCK of 4,000 kernel values: 100 rows at
+    m = 40) no features block of the fit or of the predictions has more rows than a block,
+    and the features are computed at every pass when the cache's budget is 0."""
+    n = 2000
+    X, y = make_problem(n, 3, 10)
+    made = []
+    call = NystroemMap.__call__
+
+    def spy(self, X_b):
+        out = call(self, X_b)
+        made.append(out.shape)
+        return out
+
+    monkeypatch.setattr(NystroemMap, "__call__", spy)
+    monkeypatch.setattr(est_module, "DECISION_BLOCK", 4000)
+    monkeypatch.setattr(blocks, "FEATURE_CACHE_BYTES", 0)
+    clf = LowRankL2SVC(C=10.0, sigma=1.0, rank=40, rank_tol=1e-9).fit(X, y)
+    assert clf.rank_ == 40
+    assert made and max(r for r, _ in made) == 100
+    assert sum(r for r, _ in made) >= n * (clf.n_iter_[0] + 1)  # a pass an iteration
+    made.clear()
+    clf.decision_function(X)
+    assert max(r for r, _ in made) == 100 and sum(r for r, _ in made) == n
+
+
+def test_blocked_solver_peak_memory_is_far_below_n_by_m():
+    """tracemalloc's peak of the blocked fit (features per pass) beyond the data: the
+    ``O(n)`` vectors and one block, well below the ``8 n m`` bytes of ``Z``."""
+    n, m = 6000, 120
+    X, y = make_problem(n, 3, 11)
+    idx, _ = pivoted_cholesky_landmarks(X[:1000], 1.0, tol=1e-12, max_rank=m)
+    fmap = NystroemMap(X[idx], 1.0, nystroem_factor(*(2 * [squared_distances(X[idx])]), 1.0).R)
+    rows = RowBlocks(X, fmap, m, 200, cache_bytes=0)
+    tracemalloc.start()
+    try:
+        sol = fit_l2_svm_blocks(rows, y, 1.0)
+        lowrank_loo_blocks(rows, sol)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert idx.size == m and sol.converged
+    assert peak < 0.25 * 8 * n * m, peak
+
+
+# ------------------------------------------------------------------------- dask
+def _dask():
+    return pytest.importorskip("dask.array")
+
+
+@pytest.mark.parametrize("chunks", [(97, 3), (1000, 1)])
+def test_dask_driver_gives_the_numpy_results(chunks):
+    da = _dask()
+    X, y = make_problem(600, 3, 12, imbalance=0.3)
+    w = _weights("zeros", 600, 12)
+    nf, fmap = _nystroem(X, 0.9, 30)
+    ref_rows = RowBlocks(X, fmap, fmap.m, 64)
+    dask_rows = row_blocks(da.from_array(X, chunks=chunks), fmap, fmap.m, 64)
+    ref = fit_l2_svm_blocks(ref_rows, y, 20.0, sample_weight=w)
+    got = fit_l2_svm_blocks(dask_rows, y, 20.0, sample_weight=w)
+    np.testing.assert_allclose(got.v, ref.v, rtol=1e-10, atol=1e-10 * np.abs(ref.v).max())
+    assert got.b == pytest.approx(ref.b, rel=1e-10, abs=1e-12)
+    assert np.array_equal(got.support, ref.support) and got.n_iter == ref.n_iter
+    np.testing.assert_allclose(
+        lowrank_loo_blocks(dask_rows, got), lowrank_loo_blocks(ref_rows, ref), rtol=1e-10
+    )
+    op = BlockOp(residual_block, (np.ones(600),), reduce=True)
+    np.testing.assert_allclose(dask_rows.run([op]), ref_rows.run([op]), rtol=1e-10)
+    assert dask_rows.largest == chunks[0] if chunks[0] < 600 else dask_rows.largest == 600
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_estimator_on_a_dask_array(n_classes):
+    da = _dask()
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(500, 4))
+    y = np.argmax(X[:, :n_classes] + 0.3 * rng.normal(size=(500, n_classes)), axis=1)
+    w = rng.uniform(0.5, 2.0, 500)
+    params = {"C": 3.0, "sigma": 1.5, "rank": 40}
+    ref = LowRankL2SVC(**params).fit(X, y, sample_weight=w)
+    Xd = da.from_array(X, chunks=(120, 2))
+    got = LowRankL2SVC(**params).fit(Xd, da.from_array(y, chunks=120), sample_weight=w)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(got.intercept_, ref.intercept_, rtol=1e-10, atol=1e-10)
+    assert got.trace_residual_ == pytest.approx(ref.trace_residual_, rel=1e-10)
+    assert got.n_iter_.tolist() == ref.n_iter_.tolist()
+    for method in ("decision_function", "predict", "predict_proba"):
+        lazy = getattr(ref, method)(Xd)
+        assert isinstance(lazy, da.Array), method
+        want = getattr(ref, method)(X)
+        if method == "predict":
+            assert np.array_equal(lazy.compute(), want)
+        else:
+            np.testing.assert_allclose(lazy.compute(), want, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="expecting 4 features"):
+        ref.decision_function(Xd[:, :3])
+
+
+def test_estimator_fits_on_a_local_cluster():
+    distributed = pytest.importorskip("dask.distributed")
+    da = _dask()
+    X, y = make_problem(300, 3, 14)
+    ref = LowRankL2SVC(C=2.0, sigma=1.0, rank=20).fit(X, y)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    )
+    client = distributed.Client(cluster)
+    try:
+        Xd = da.from_array(X, chunks=(50, 3))
+        with distributed.get_task_stream(client) as ts:
+            got = LowRankL2SVC(C=2.0, sigma=1.0, rank=20).fit(Xd, y)
+            pred = got.predict(Xd).compute()
+        assert len(ts.data) > 0  # the blocks ran on the cluster's workers
+    finally:
+        client.close()
+        cluster.close()
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-10, atol=1e-10)
+    assert np.array_equal(pred, ref.predict(X))
+
+
+def test_import_svmtune_does_not_import_dask():
+    code = "import sys, svmtune, svmtune.estimators_lowrank; print('dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
