@@ -322,6 +322,18 @@ def test_plan_progress_weighs_the_bar_by_the_plan_and_ends_on_the_final_fit():
     assert p.done[unit] == 140 == p.total[unit]
 
 
+def test_the_bar_keeps_one_svc_fit_for_the_final_model_where_the_plan_reserves_less():
+    """Issue 63: the plan reserves the cheaper final model (the low-rank one, 0.2 fits here),
+    but libsvm's SVC, about one ``SVC()`` fit, is the final model unless the rule finds the
+    low-rank one as accurate: the bar's final share is one fit until the rule has chosen."""
+    from svmtune.methods._auto_stage import PlanProgress
+
+    p = Progress(1, stream=io.StringIO(), clock=_Clock())
+    plan = _fake_plan([1.0, 3.0], 0.2)
+    PlanProgress(p, plan)
+    assert p.final_units == (20, PlanProgress.PLAN_UNIT)  # 1 of 5 fits, not 0.2 of 4.2
+
+
 def test_the_final_fit_is_a_step_of_the_bar(data, capsys):
     """Issue 63: ``auto``'s bar reaches 100 % at the end of the final fit, not before it; a
     method without a plan has its final fit counted as one more unit of its bar."""

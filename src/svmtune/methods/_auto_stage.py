@@ -264,9 +264,13 @@ class PlanProgress:
         self.stage = 0  # the stage running: the refinements' steps are its evaluations
         self._steps = 0  # gradient steps reported since the last evaluations counted
         # the work after the probes: the stages, then the final-model rule and the final fit
-        self.total = sum(s.cost for s in plan.stages) + plan.rule_cost + plan.final_cost
+        # the final fit's share: libsvm's SVC at about one SVC() fit, the final model unless
+        # the rule finds the low-rank one cheaper and as accurate (the plan reserves the
+        # cheaper of the two); the rule's own prediction replaces it (rule_done)
+        self.final = max(plan.final_cost, 1.0)
+        self.total = sum(s.cost for s in plan.stages) + plan.rule_cost + self.final
         # the bar's share of the stages and the rule, in whole units (the rest: the final fit)
-        self.stages_pct = int(round(100.0 * (self.total - plan.final_cost) / self._denominator))
+        self.stages_pct = int(round(100.0 * (self.total - self.final) / self._denominator))
         #: the probes (rows, shares of support vectors, seconds) and the measured seconds of
         #: each stage (``info["probe"]``, ``info["measured_seconds"]``)
         self.probe = None if probe is None else dataclasses.asdict(probe)
@@ -324,7 +328,7 @@ class PlanProgress:
         self.stage = len(self.plan.stages)
         self._show()
         if self.reporter is not None and final_cost is not None and self.shown > 0:
-            work = max(self.total - self.plan.final_cost, 1e-12)
+            work = max(self.total - self.final, 1e-12)
             units = max(1, int(round(self.shown * float(final_cost) / work)))
             self.reporter.rescale_final(units, self.PLAN_UNIT)
 
