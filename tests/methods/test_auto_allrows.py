@@ -148,8 +148,9 @@ def test_the_plan_ends_on_all_rows_where_the_stages_subsample():
 
 
 def test_auto_refines_C_on_all_rows_and_chooses_a_point_it_scored():
+    assert Auto().all_rows_evals == 0  # off by default (the option's docstring)
     X, y = _problem(n=6000, d=2, seed=1)
-    sel = Auto(rank=60, budget=1.2).select(X, y, random_state=0)
+    sel = Auto(rank=60, budget=1.2, all_rows_evals=4).select(X, y, random_state=0)
     plan = sel.info["plan"]
     assert plan[-1]["path"] == ALL_ROWS_PATH
     last = [c for c in sel.history if c["stage"] == len(plan) - 1]

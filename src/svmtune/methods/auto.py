@@ -40,10 +40,10 @@ features, classes, memory and ``budget``; ``info["plan"]`` holds it and ``histor
 candidate with its ``stage`` and ``rows``.  When the last stage holds fewer rows than the
 data, ``C`` is carried to all rows (:func:`svmtune.methods._fidelity.carry_C`).
 
-**All rows.**  Where the first stage holds at most ``n / 16`` rows (``C`` would be carried
-over more than two growth steps), a last stage refines ``C`` on all rows at the chosen
-width on the Nystroem kernel (:mod:`svmtune.methods._auto_allrows`), where its landmarks hold
-the kernel there.
+**All rows** (``all_rows_evals``, off by default).  Where the first stage holds at most
+``n / 16`` rows (``C`` would be carried over more than two growth steps), a last stage
+refines ``C`` on all rows at the chosen width on the Nystroem kernel
+(:mod:`svmtune.methods._auto_allrows`), where its landmarks hold the kernel there.
 
 **Final model** (:func:`svmtune.methods._auto_final.final_rule`; ``docs/methods/auto.md``).
 Where the last stage is exact on all rows, the referee's family and ``estimate`` its
@@ -107,7 +107,6 @@ from svmtune.methods._auto_stage import (
 from svmtune.methods._auto_stage import carried as carried_choice
 from svmtune.methods._constraints import Boolean, IntegerLike, Interval, Names
 from svmtune.methods._fidelity import (
-    ALL_ROWS_EVALS,
     ALL_ROWS_PATH,
     carry_C,
     carry_exponent,
@@ -193,10 +192,13 @@ class Auto(Selector):
         Candidates the stage's winner does not beat by more than ``race_z`` standard errors
         race on to the next stage (default :data:`RACE_Z`).
     all_rows_evals : int
-        Where the stages end before all rows, low-rank evaluations on all rows that refine
-        ``C`` at the chosen width instead of carrying it
-        (:mod:`~svmtune.methods._auto_allrows`; default :data:`~svmtune.methods._fidelity.
-        ALL_ROWS_EVALS`, 0 carries ``C``).
+        Where the first stage holds at most ``n / 16`` rows, low-rank evaluations on all rows
+        that refine ``C`` at the chosen width instead of carrying it, paid for on top of
+        the default budget (:mod:`~svmtune.methods._auto_allrows`; e.g.
+        :data:`~svmtune.methods._fidelity.ALL_ROWS_EVALS`).  Default 0, ``C`` carried: the
+        stage's work is ``O(n m^2)`` whatever an ``SVC()`` fit costs, and where that is
+        cheap it cost more than a third of the halving search's seconds
+        (``docs/notes/auto_fidelity.md``).
 
     Notes
     -----
@@ -250,7 +252,7 @@ class Auto(Selector):
         noise_z: float = NOISE_Z,
         smooth: bool = False,
         race_z: float = RACE_Z,
-        all_rows_evals: int = ALL_ROWS_EVALS,
+        all_rows_evals: int = 0,
     ):
         self._set_options(
             starts=starts,
