@@ -30,17 +30,20 @@ The leave-one-out outputs of RBSVM eq. (27) need per row only ``z_i`` and the di
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 
 from svmtune._dual_solution import l2_diagonal, safe_diagonal
-from svmtune._warnings import user_stacklevel
-from svmtune.exceptions import ConvergenceWarning
 from svmtune.lowrank._blocks import BlockOp, gram_block, margins_block, weighted_sum_block
-from svmtune.lowrank._solver import _ActiveGram, check_task_labels
+from svmtune.lowrank._solver import (
+    _ActiveGram,
+    armijo_step,
+    check_task_labels,
+    newton_done,
+    warn_not_converged,
+)
 
 __all__ = [
     "BlockedL2Solution",
@@ -215,29 +218,19 @@ def _newton(rows, gram: _BlockedGram, y, Cw, tol: float, max_iter: int):
         g, Ztr = rows.run([step, BlockOp(weighted_sum_block, (r,), reduce=True)])
         gv = v - Ztr
         gb = -float(r.sum())
-        slope = float(gv @ dv + gb * db)
-        t = 1.0
-        while True:
-            val_t, xi_t, act_t = _primal_at(f + t * g, y, Cw, v + t * dv)
-            if val_t <= val + 1e-4 * t * slope or t < 1e-10:
-                break
-            t *= 0.5
+        t, (val_t, xi_t, act_t) = armijo_step(
+            lambda t, f=f, g=g, v=v, dv=dv: _primal_at(f + t * g, y, Cw, v + t * dv),
+            val,
+            float(gv @ dv + gb * db),
+        )
         v, b, f, val, xi = v + t * dv, b + t * db, f + t * g, val_t, xi_t
         same = np.array_equal(act_t, act)
         act = act_t
-        if t == 1.0 and same:
-            converged = True
-            break
-        kkt = max(float(np.max(np.abs(gv), initial=0.0)), abs(gb))
-        if kkt < tol * max(1.0, float(np.abs(Cw).max())) and same:
+        if newton_done(t, same, gv, gb, tol, Cw):
             converged = True
             break
     if not converged:
-        warnings.warn(
-            f"low-rank L2-SVM Newton solver stopped after {max_iter} iterations",
-            ConvergenceWarning,
-            stacklevel=user_stacklevel(),
-        )
+        warn_not_converged(max_iter)
     return act, it, converged
 
 

@@ -97,6 +97,36 @@ class _ActiveGram:
         return sol[:m], float(sol[m])
 
 
+def armijo_step(trial, value: float, slope: float):
+    """``(t, trial(t))`` for the first ``t`` of 1, 1/2, 1/4, ... whose primal value
+    ``trial(t)[0]`` falls below ``value + 1e-4 t slope`` (Armijo backtracking along the
+    Newton direction, ``slope`` its directional derivative; down to ``t = 1e-10``)."""
+    t = 1.0
+    while True:
+        out = trial(t)
+        if out[0] <= value + 1e-4 * t * slope or t < 1e-10:
+            return t, out
+        t *= 0.5
+
+
+def newton_done(t: float, same: bool, gv, gb: float, tol: float, Cw) -> bool:
+    """The primal Newton iteration's stop: a full step that left the active set unchanged
+    (the exact optimum), or a KKT residual below ``tol`` (relative to the largest ``C w``)
+    with the active set unchanged."""
+    if t == 1.0 and same:
+        return True
+    kkt = max(float(np.max(np.abs(gv), initial=0.0)), abs(gb))
+    return kkt < tol * max(1.0, float(np.abs(Cw).max())) and same
+
+
+def warn_not_converged(max_iter: int) -> None:
+    warnings.warn(
+        f"low-rank L2-SVM Newton solver stopped after {max_iter} iterations",
+        ConvergenceWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
 def fit_l2_svm_lowrank(
     Z: np.ndarray,
     y: np.ndarray,
@@ -217,29 +247,19 @@ def _fit_l2_svm_lowrank(
         gb = -float(Cw[act] @ (y[act] * xi[act]))
         vn, bn = gram.newton_point(act)
         dv, db = vn - v, bn - b
-        slope = float(gv @ dv + gb * db)
-        t = 1.0
-        while True:
-            val_t, _, xi_t, act_t = _primal(Z, y, Cw, v + t * dv, b + t * db)
-            if val_t <= val + 1e-4 * t * slope or t < 1e-10:
-                break
-            t *= 0.5
+        t, (val_t, _, xi_t, act_t) = armijo_step(
+            lambda t, v=v, b=b, dv=dv, db=db: _primal(Z, y, Cw, v + t * dv, b + t * db),
+            val,
+            float(gv @ dv + gb * db),
+        )
         v, b, val, xi = v + t * dv, b + t * db, val_t, xi_t
         same = np.array_equal(act_t, act)
         act = act_t
-        if t == 1.0 and same:
-            converged = True
-            break
-        kkt = max(float(np.max(np.abs(gv), initial=0.0)), abs(gb))
-        if kkt < tol * max(1.0, float(np.abs(Cw).max())) and same:
+        if newton_done(t, same, gv, gb, tol, Cw):
             converged = True
             break
     if not converged:
-        warnings.warn(
-            f"low-rank L2-SVM Newton solver stopped after {max_iter} iterations",
-            ConvergenceWarning,
-            stacklevel=user_stacklevel(),
-        )
+        warn_not_converged(max_iter)
     S = np.flatnonzero(act)
     if S.size < 2 or np.all(y[S] == y[S][0]):
         raise FloatingPointError("low-rank L2-SVM support set degenerated to one class")
