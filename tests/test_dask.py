@@ -306,7 +306,14 @@ def test_auto_on_a_dask_x_gives_the_numpy_selection_and_predictions(rows_3000):
     assert "X is a dask array that fits in memory" in got.selection_.info["final_rule"]
     pred = got.predict(Xd)
     assert isinstance(pred, da.Array)
-    np.testing.assert_array_equal(pred.compute(), ref.predict(X))
+    # the scaler's reductions sum in another order (X standardised differs by ~1e-16), so
+    # libsvm's SMO takes another path to its stopping tolerance (1e-3): the decision values
+    # agree to about that tolerance, and the predictions wherever they are farther from 0
+    dec, dec_ref = got.decision_function(Xd).compute(), ref.decision_function(X)
+    np.testing.assert_allclose(dec, dec_ref, rtol=0, atol=5e-3)
+    clear = np.abs(dec_ref) > 1e-2
+    assert clear.mean() > 0.98
+    np.testing.assert_array_equal(pred.compute()[clear], ref.predict(X)[clear])
 
 
 def test_auto_on_a_local_cluster_fits_the_low_rank_model_in_blocks(client, rows_3000, monkeypatch):

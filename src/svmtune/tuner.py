@@ -347,8 +347,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
 
     def _fit_final(self, sel, data: TrainingData, seed: int) -> None:
         """Fit the final SVM (and Platt's calibrator) on all samples with the selected
-        hyperparameters; sets ``estimator_``, ``calibrator_``, ``final_model_``,
-        ``probability_`` and ``final_fit_time_``."""
+        hyperparameters (a dask ``X`` lazy for the low-rank L2-SVM, fitted in its row chunks,
+        else gathered: :func:`svmtune._final.final_rows`); sets ``estimator_``,
+        ``calibrator_``, ``final_model_``, ``probability_`` and ``final_fit_time_``."""
         Xp, y_enc, w = data.X, data.y, data.sample_weight
         n_classes = len(self.classes_)
         final, platt, final_estimator = final_estimators(
