@@ -131,6 +131,7 @@ def test_bench_scheduler_option_gives_the_serial_rows(client, tmp_path):
 # ---------------------------------------------------------------- dask collections at the door
 import dask.array as da  # noqa: E402
 
+import svmtune._dask_inputs as _dask_inputs  # noqa: E402
 from svmtune._door import prepare_training  # noqa: E402
 from svmtune.methods.base import get_selector  # noqa: E402
 
@@ -276,3 +277,94 @@ def test_import_svmtune_imports_no_dask():
 
     code = "import sys, svmtune; sys.exit('dask' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+# ---------------------------------------------------------------- method="auto" on a dask X
+@pytest.fixture(scope="module")
+def rows_3000():
+    X, y = make_problem(3000, 5, 31)
+    return X, (y > 0).astype(int)
+
+
+def _auto_equal(got, ref) -> None:
+    """The same selection (sigma and C to 1e-8), final model and predictions."""
+    for key in ("sigma", "C"):
+        assert got.best_params_[key] == pytest.approx(ref.best_params_[key], rel=1e-8), key
+    assert got.final_model_ == ref.final_model_
+    assert got.selection_.info["chosen"] == ref.selection_.info["chosen"]
+
+
+def test_auto_on_a_dask_x_gives_the_numpy_selection_and_predictions(rows_3000):
+    """A dask ``X`` that fits in memory: its subsamples gathered, SVC()'s width a reduction,
+    the in-memory final-model rule; the NumPy run's selection and predictions."""
+    X, y = rows_3000
+    Xd = da.from_array(X, chunks=(500, 5))
+    ref = SVMTuner(random_state=0).fit(X, y)
+    got = SVMTuner(random_state=0).fit(Xd, da.from_array(y, chunks=500))
+    _auto_equal(got, ref)
+    assert got.selection_.info["final_rule"].startswith(ref.selection_.info["final_rule"])
+    assert "X is a dask array that fits in memory" in got.selection_.info["final_rule"]
+    pred = got.predict(Xd)
+    assert isinstance(pred, da.Array)
+    # the scaler's reductions sum in another order (X standardised differs by ~1e-16), so
+    # libsvm's SMO takes another path to its stopping tolerance (1e-3): the decision values
+    # agree to about that tolerance, and the predictions wherever they are farther from 0
+    dec, dec_ref = got.decision_function(Xd).compute(), ref.decision_function(X)
+    np.testing.assert_allclose(dec, dec_ref, rtol=0, atol=5e-3)
+    clear = np.abs(dec_ref) > 1e-2
+    assert clear.mean() > 0.98
+    np.testing.assert_array_equal(pred.compute()[clear], ref.predict(X)[clear])
+
+
+def test_auto_on_a_local_cluster_fits_the_low_rank_model_in_blocks(client, rows_3000, monkeypatch):
+    """``SVMTuner().fit(dask X, dask y)`` under a ``Client`` where ``X`` is too large to
+    gather (the door's memory rule, patched): the NumPy run's selection, the low-rank L2-SVM
+    fitted on the workers in ``X``'s row chunks (no block of features of more rows than a
+    chunk: never ``n x m``), and its predictions."""
+    from svmtune import tuner as tuner_module
+    from svmtune.estimators_lowrank import LowRankL2SVC
+    from svmtune.lowrank._blocks import NystroemMap
+
+    X, y = rows_3000
+    ref = SVMTuner(random_state=0, final_model="lowrank").fit(X, y)
+    monkeypatch.setattr(_dask_inputs, "available_memory", lambda: 4 * 8 * X.size - 8)
+    blocks, final = [], [False]
+    call, fit_final = NystroemMap.__call__, tuner_module.SVMTuner._fit_final
+
+    def spy(self, X_b):
+        out = call(self, X_b)
+        if final[0]:
+            blocks.append(out.shape)
+        return out
+
+    def spied_fit_final(self, *args):
+        final[0] = True
+        try:
+            return fit_final(self, *args)
+        finally:
+            final[0] = False
+
+    monkeypatch.setattr(NystroemMap, "__call__", spy)
+    monkeypatch.setattr(tuner_module.SVMTuner, "_fit_final", spied_fit_final)
+    Xd, yd = da.from_array(X, chunks=(500, 5)), da.from_array(y, chunks=500)
+    with distributed.get_task_stream(client) as ts:
+        got = SVMTuner(random_state=0).fit(Xd, yd)
+    assert len(ts.data) > 0  # the reductions, subsamples and blocks ran on the cluster
+    _auto_equal(got, ref)
+    assert isinstance(got.estimator_, LowRankL2SVC)
+    assert got.selection_.info["final_rule"].startswith("the low-rank L2-SVM, fitted in X's")
+    m = got.estimator_.rank_
+    assert blocks and max(r for r, _ in blocks) == 500 and {c for _, c in blocks} == {m}
+    assert sum(r for r, _ in blocks) >= 3000 * (got.estimator_.n_iter_[0] + 1)
+    np.testing.assert_array_equal(got.predict(Xd).compute(), ref.predict(X))
+    np.testing.assert_allclose(
+        got.decision_function(Xd).compute(), ref.decision_function(X), rtol=1e-6, atol=1e-8
+    )
+
+
+def test_a_forced_in_memory_final_model_refuses_a_dask_x_too_large(data, monkeypatch):
+    X, y = data
+    monkeypatch.setattr(_dask_inputs, "available_memory", lambda: 4 * 8 * X.size - 8)
+    tuner = SVMTuner(final_model="l1", random_state=0)
+    with pytest.raises(ValueError, match="final_model='l1' is fitted in memory"):
+        tuner.fit(da.from_array(X, chunks=20), y)

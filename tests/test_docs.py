@@ -146,3 +146,20 @@ def test_docs_build_checks_internal_anchors_and_roles(tmp_path):
     assert any("missing anchor ../methods/auto.html#svmtune.methods.auto.Auto" in f for f in faults)
     assert any("missing page ../methods/gone.html" in f for f in faults)
     assert any("store.html: a role left as text" in f for f in faults)
+
+
+def test_the_beyond_one_machine_example_runs_as_written():
+    """The example of ``docs/user_guide/beyond_one_machine.md`` -- ``auto`` on a dask array
+    under a ``LocalCluster`` -- run as the page shows it: a fitted tuner, lazy predictions."""
+    pytest.importorskip("dask.distributed")
+    import dask.array as da
+
+    page = GEN_API.parents[1] / "user_guide" / "beyond_one_machine.md"
+    text = page.read_text(encoding="utf-8").split("## An example", 1)[1]
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    scope: dict = {}
+    exec(compile(code, str(page), "exec"), scope)  # noqa: S102 - the page's own code
+    tuner = scope["tuner"]
+    assert tuner.final_model_ in ("l1", "l2", "lowrank")
+    assert "dask array that fits in memory" in tuner.selection_.info["final_rule"]
+    assert isinstance(scope["labels"], da.Array) and scope["accuracy"] > 0.8

@@ -38,6 +38,8 @@ __all__ = [
     "column_summary",
     "fit_dask_scaler",
     "check_materialise",
+    "gather_limit",
+    "fits_in_memory",
     "map_rows",
 ]
 
@@ -258,22 +260,36 @@ def fit_dask_scaler(Xd, w: np.ndarray | None) -> StandardScaler:
     return scaler
 
 
+def gather_limit() -> float:
+    """The most bytes svmtune gathers a dask ``X`` into: :data:`MATERIALISE_SHARE` of the
+    memory available now (1 GiB where the system does not say)."""
+    avail = available_memory()
+    return _FALLBACK_BYTES if avail is None else MATERIALISE_SHARE * avail
+
+
+def fits_in_memory(n: int, d: int) -> bool:
+    """Whether ``n`` rows and ``d`` columns of float64 fit :func:`gather_limit`: the door's
+    rule for gathering a dask ``X``, which ``method="auto"`` also applies to its all-rows
+    stage and its final model (:mod:`svmtune.methods._auto_rows`)."""
+    return 8.0 * n * d <= gather_limit()
+
+
 def check_materialise(n: int, d: int, method: str) -> None:
     """Raise a ``ValueError`` when a dask ``X`` of ``n`` rows and ``d`` columns, gathered as
     float64 for ``method`` (which takes NumPy arrays only), would take more than
     :data:`MATERIALISE_SHARE` of the memory available now (1 GiB where the system does not
-    say)."""
-    need = 8.0 * n * d
-    avail = available_memory()
-    limit = _FALLBACK_BYTES if avail is None else MATERIALISE_SHARE * avail
-    if need > limit:
-        raise ValueError(
-            f"method {method!r} takes no dask X yet: it would be gathered into memory, and "
-            f"{n:,} rows x {d:,} columns take {need / 2**30:.3g} GiB as float64, more than "
-            f"the {limit / 2**30:.3g} GiB svmtune gathers; until method='auto' selects on "
-            f"dask arrays block by block ({DASK_ISSUE}), fit on a sample of the rows that fits "
-            "in memory, e.g. X[:m] for a shuffled X"
-        )
+    say; :func:`fits_in_memory`)."""
+    if fits_in_memory(n, d):
+        return
+    need, limit = 8.0 * n * d, gather_limit()
+    raise ValueError(
+        f"method {method!r} takes no dask X yet: it would be gathered into memory, and "
+        f"{n:,} rows x {d:,} columns take {need / 2**30:.3g} GiB as float64, more than "
+        f"the {limit / 2**30:.3g} GiB svmtune gathers; use method='auto', which takes a "
+        f"dask X ({DASK_ISSUE}: its subsamples are gathered, its final model is fitted in "
+        "X's row blocks), or fit on a sample of the rows that fits in memory, e.g. X[:m] "
+        "for a shuffled X"
+    )
 
 
 def map_rows(func: Callable, X, width: int | None, dtype) -> object:

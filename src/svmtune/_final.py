@@ -4,7 +4,8 @@ unfitted estimator (:meth:`svmtune.tuner.SVMTuner.fit`'s last step).
 libsvm's SVC (one-vs-rest or one-vs-one, Platt's calibrator on request), the exact L2-SVM
 (:class:`svmtune.estimators.L2SVC`) or the L2-SVM on a Nystroem kernel
 (:class:`svmtune.estimators_lowrank.LowRankL2SVC`, with the selection's ``rank`` and
-``rank_tol`` where it names them).
+``rank_tol`` where it names them), on the rows :func:`final_rows` gives it: a dask ``X``
+lazy for the low-rank model, gathered for the others.
 """
 
 from __future__ import annotations
@@ -12,14 +13,43 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
+import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from svmtune._dask_inputs import fits_in_memory, gather_limit, is_dask
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.estimators_lowrank import LowRankL2SVC
 
-__all__ = ["final_estimators", "forced_rule"]
+__all__ = ["final_estimators", "final_rows", "forced_rule"]
+
+
+def final_rows(final: str, X):
+    """``X`` as the final model ``final`` is fitted on it: a dask ``X`` stays lazy for the
+    low-rank L2-SVM, which is fitted in its row blocks on dask's scheduler
+    (:class:`svmtune.estimators_lowrank.LowRankL2SVC`), and is gathered for libsvm's SVC and
+    the exact L2-SVM where it fits in memory (:func:`svmtune._dask_inputs.fits_in_memory`);
+    any other ``X`` is returned as it is.
+
+    Raises
+    ------
+    ValueError
+        For a dask ``X`` too large to gather and a final model other than ``"lowrank"``
+        (one the user forced with ``final_model``: ``method="auto"`` chooses the low-rank
+        model there, :mod:`svmtune.methods._auto_rows`).
+    """
+    if final == "lowrank" or not is_dask(X):
+        return X
+    n, d = X.shape
+    if not fits_in_memory(n, d):
+        raise ValueError(
+            f"final_model={final!r} is fitted in memory, and X, a dask array of {n:,} rows x "
+            f"{d:,} columns ({8.0 * n * d / 2**30:.3g} GiB as float64), is larger than the "
+            f"{gather_limit() / 2**30:.3g} GiB svmtune gathers: use final_model='lowrank' "
+            "(fitted in X's row blocks) or 'auto'"
+        )
+    return np.asarray(X.compute(), dtype=np.float64)
 
 
 def forced_rule(rule: str, own: str, option: str) -> str:

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 from svmtune._dask_inputs import dask_meta, is_dask, map_rows
 from svmtune._door import SPARSE_FORMATS, as_float, class_counts, prepare_training
-from svmtune._final import final_estimators
+from svmtune._final import final_estimators, final_rows
 from svmtune._params import PARAMETER_CHECKS
 from svmtune._progress import (
     HAS_CALLBACKS,
@@ -347,8 +347,9 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
 
     def _fit_final(self, sel, data: TrainingData, seed: int) -> None:
         """Fit the final SVM (and Platt's calibrator) on all samples with the selected
-        hyperparameters; sets ``estimator_``, ``calibrator_``, ``final_model_``,
-        ``probability_`` and ``final_fit_time_``."""
+        hyperparameters (a dask ``X`` lazy for the low-rank L2-SVM, fitted in its row chunks,
+        else gathered: :func:`svmtune._final.final_rows`); sets ``estimator_``,
+        ``calibrator_``, ``final_model_``, ``probability_`` and ``final_fit_time_``."""
         Xp, y_enc, w = data.X, data.y, data.sample_weight
         n_classes = len(self.classes_)
         final, platt, final_estimator = final_estimators(
@@ -361,6 +362,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             folds=int(min(5, class_counts(y_enc, w, n_classes).min())),
             seed=seed,
         )
+        Xp = final_rows(final, Xp)  # a dask X: lazy for the low-rank model, else gathered
         w_final = w if sel.sample_weight is None else sel.sample_weight
         fit_kw = {} if w_final is None else {"sample_weight": w_final}
         t0 = time.perf_counter()

@@ -21,6 +21,7 @@ from svmtune.estimators import make_final_estimator
 from svmtune.estimators_lowrank import LowRankL2SVC
 from svmtune.exceptions import BudgetWarning
 from svmtune.lowrank import pivoted_cholesky_landmarks
+from svmtune.methods._auto_rows import gather_refusal, take_rows
 from svmtune.methods._fidelity import (
     D_EXP,
     PROBE_ROWS,
@@ -175,7 +176,7 @@ def probe_svc(X, y, sw, order, groups) -> Probe:
     rows_used, fractions, work = [], [], 0.0
     for size in sizes:
         rows = stage_rows(order, size, groups)
-        f = svc_sv_fraction(X[rows], y[rows], None if sw is None else sw[rows])
+        f = svc_sv_fraction(take_rows(X, rows), y[rows], None if sw is None else sw[rows])
         rows_used.append(int(rows.size))
         fractions.append(f)
         work += svc_fit_cost(rows.size, d, f)
@@ -290,20 +291,33 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
     The held-out rows are the next rows of the nested order (as many, at most
     :data:`HELD_OUT_ROWS`); the returned model's error on them is the selection's
     ``estimate`` (of a model fitted on fewer rows: somewhat pessimistic), None where no row
-    is left out."""
+    is left out.  Both sets of rows are drawn to memory
+    (:func:`~svmtune.methods._auto_rows.take_rows`); where ``X`` is a dask array too large
+    to gather (:func:`~svmtune.methods._auto_rows.gather_refusal`), the low-rank L2-SVM,
+    which is fitted in ``X``'s row blocks, is the final model (:func:`_blocked_rule`)."""
     n, d = X.shape
     left = plan.left  # negative where the plan overran a budget below its least
     unit = svc_fit_cost(n, d, plan.sv_fraction)
     rows = stage_rows(order, rule_rows(n, plan.stages[0].size))
     held = np.sort(order[rows.size : rows.size + min(rows.size, HELD_OUT_ROWS)])
+    Xr, Xh = take_rows(X, rows), take_rows(X, held)
     w, wh = (None, None) if sw is None else (sw[rows], sw[held])
     if rank is None:
         idx, _ = pivoted_cholesky_landmarks(
-            X[rows], params["sigma"], tol=landmarks[1], max_rank=landmarks[0], sample_weight=w
+            Xr, params["sigma"], tol=landmarks[1], max_rank=landmarks[0], sample_weight=w
         )
         rank = int(idx.size)
     lowrank = lowrank_eval_cost(n, d, plan.n_tasks, rank) / unit
-    ratio, fits, svc = libsvm_cost_ratio(params, X[rows], y[rows], w, multiclass)
+    refusal = gather_refusal(X)
+    if refusal is not None:
+        return _blocked_rule(params, rank, landmarks, Xr, y[rows], w, Xh, y[held], wh) | {
+            "final_cost": lowrank,
+            "n_svm_fits": plan.n_tasks,
+            "why": f"the low-rank L2-SVM, fitted in X's row blocks on dask's workers: "
+            f"{refusal}, and libsvm's SVC needs every row in memory; predicted at "
+            f"{lowrank:.2f} SVC() fits ({rank} landmarks)",
+        }
+    ratio, fits, svc = libsvm_cost_ratio(params, Xr, y[rows], w, multiclass)
     # the plan's reserve for the final model (Plan.final_cost), on the landmarks in use
     reserve = min(1.0, lowrank)
     cheaper = ratio > max(left, reserve) and lowrank < ratio
@@ -315,21 +329,27 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
         # labels alike (a class absent from the rows counts as an error)
         code = dict(zip(y[rows].tolist(), first_seen_codes(y[rows]).tolist()))
         y_codes = np.array([code.get(v, -1) for v in y[held].tolist()])
-        out["estimate"] = _mean((svc.predict(X[held]) != y_codes).astype(float), wh)
+        out["estimate"] = _mean((svc.predict(Xh) != y_codes).astype(float), wh)
         if cheaper:
-            lr = LowRankL2SVC(
-                C=params["C"], sigma=params["sigma"], rank=rank, rank_tol=landmarks[1]
-            )
-            lr.fit(X[rows], y[rows], **({} if w is None else {"sample_weight": w}))
-            err = _mean((lr.predict(X[held]) != y[held]).astype(float), wh)
-            gap = err - out["estimate"]
+            lr = _blocked_rule(params, rank, landmarks, Xr, y[rows], w, Xh, y[held], wh)
+            gap = lr["estimate"] - out["estimate"]
             out["n_svm_fits"] += plan.n_tasks
             if gap <= LOWRANK_TOLERANCE:
-                out.update(final_model="lowrank", estimate=err, final_cost=lowrank)
+                out.update(final_model="lowrank", estimate=lr["estimate"], final_cost=lowrank)
     out["why"] = final_rule_text(
         plan, ratio, lowrank, reserve, rows.size, rank, out["final_model"], gap, held.size
     )
     return out
+
+
+def _blocked_rule(params, rank, landmarks, Xr, yr, w, Xh, yh, wh) -> dict[str, Any]:
+    """The low-rank L2-SVM at ``params`` on ``rank`` landmarks (at most; the trace rule's
+    ``landmarks[1]``) fitted on the rows ``(Xr, yr, w)``, and its error on the held-out rows
+    ``(Xh, yh, wh)`` as ``estimate`` (None where none is held out)."""
+    lr = LowRankL2SVC(C=params["C"], sigma=params["sigma"], rank=rank, rank_tol=landmarks[1])
+    lr.fit(Xr, yr, **({} if w is None else {"sample_weight": w}))
+    err = _mean((lr.predict(Xh) != yh).astype(float), wh) if len(yh) else None
+    return {"final_model": "lowrank", "estimate": err}
 
 
 def _mean(err: np.ndarray, w: np.ndarray | None) -> float:

@@ -20,6 +20,7 @@ from svmtune.exceptions import BoundWarning, ConvergenceWarning
 from svmtune.kernels import _squared_distances
 from svmtune.loo.paired import PairedComparison
 from svmtune.loo.rbsvm_groups import group_codes
+from svmtune.methods._auto_rows import take_rows
 from svmtune.methods._fidelity import (
     carry_C,
 )
@@ -74,7 +75,7 @@ class StageData:
 
     @classmethod
     def of(cls, X, y, sw, groups, rows, index, stage, multiclass, random_state, families):
-        Xs, ys = X[rows], y[rows]
+        Xs, ys = take_rows(X, rows), y[rows]  # a dask X's rows computed (_auto_rows)
         g = None if groups is None else groups[rows]
         exact = stage.path == "exact"
         fams = list(families) if exact else ["l2"]  # low rank: the L2-SVM's estimate

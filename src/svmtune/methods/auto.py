@@ -65,6 +65,12 @@ products (:mod:`svmtune.methods._lowrank_search`), so ``X`` is never densified. 
 need a dense ``X`` (LD, S&S) are skipped there, and LD on every low-rank stage (its pair
 statistics are ``O(n^2)``).
 
+**Dask X.**  A dask array ``X`` (the door's lazily standardised one) is never gathered
+whole where it does not fit in memory (:mod:`svmtune.methods._auto_rows`): every subsample
+is drawn to memory, ``SVC()``'s width is a reduction, the all-rows stage runs only where
+``X`` fits (else ``C`` is carried, ``history`` says why), and the final model is then the
+low-rank L2-SVM fitted in ``X``'s row blocks.
+
 **Groups.**  With ``groups`` the subsamples keep groups whole, and the referee and the
 refinement hold out whole groups: the leave-one-group-out outputs of the L2-SVM
 (:func:`svmtune.loo.rbsvm_groups.closed_form_lgo`, and its low-rank form) and RBSVM with
@@ -86,12 +92,11 @@ from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory
 from svmtune.kernels import rbf_params
-from svmtune.loo.referee import (
-    FAMILIES,
-)
+from svmtune.loo.referee import FAMILIES
 from svmtune.methods._auto_allrows import all_rows_stage
 from svmtune.methods._auto_final import cost_info, exact_rule, final_rule, probe_svc, warn_budget
 from svmtune.methods._auto_referee import Referee, score_exact, score_lowrank
+from svmtune.methods._auto_rows import default_sigma, gather_refusal, in_memory_note, skip_all_rows
 from svmtune.methods._auto_stage import (
     Candidate,
     PlanProgress,
@@ -220,6 +225,7 @@ class Auto(Selector):
     name = "auto"
     kernels = ("rbf",)
     accepts_sparse = True  # sparse X: the low-rank path (module docstring)
+    accepts_dask = True  # a dask X: its subsamples gathered (module docstring, _auto_rows)
     held_out = "groups"
     _parameter_constraints = {
         "starts": [Names(START_NAMES[1:], empty_ok=True)],
@@ -346,10 +352,10 @@ class Auto(Selector):
     # ------------------------------------------------------------------ starts
     @staticmethod
     def _default_point(data: TrainingData) -> Candidate:
-        """``SVC()``'s own point, from all rows (``gamma="scale"``, ``C = 1``)."""
+        """``SVC()``'s own point, from all rows (``gamma="scale"``, ``C = 1``; a reduction
+        over a dask ``X``, :func:`~svmtune.methods._auto_rows.default_sigma`)."""
         t0 = time.perf_counter()
-        sel = get_selector("default").run(data, SelectionContext())
-        return candidate("default", sel.params["sigma"], 1.0, 0, time.perf_counter() - t0)
+        return candidate("default", default_sigma(data), 1.0, 0, time.perf_counter() - t0)
 
     # ------------------------------------------------------------------ referee
     def _lowrank_search(self, start, max_eval: int):
@@ -471,18 +477,14 @@ class Auto(Selector):
         racing, refined, winner, st = None, [], None, None
         for i, stage in enumerate(plan.stages):
             last = st  # the stage before (the all-rows stage keeps it where it cannot run)
-            st = StageData.of(
-                X,
-                y,
-                sw,
-                groups,
-                stage_rows(order, stage.size, groups),
-                i,
-                stage,
-                multiclass,
-                random_state,
-                self.families,
-            )
+            rows = stage_rows(order, stage.size, groups)
+            too_large = gather_refusal(X) if stage.path == ALL_ROWS_PATH else None
+            if too_large is not None:  # a dask X too large to gather: C carried
+                carried = carried_choice(winner, rows.size, _exponent(refined))
+                skip_all_rows(carried, i, stage, too_large, history, progress)
+                break
+            args = (rows, i, stage, multiclass, random_state, self.families)
+            st = StageData.of(X, y, sw, groups, *args)
             if stage.path == ALL_ROWS_PATH:  # C on all rows (module docstring)
                 exponent = _exponent(refined)
                 carried = carried_choice(winner, st.size, exponent)
@@ -531,7 +533,7 @@ class Auto(Selector):
         C = point["C"] if st.size == n else carry_C(point["C"], st.size, n, exponent)
         params = rbf_params(point["sigma"], C)
         t_rule = time.perf_counter()
-        if exact_all:
+        if exact_all and gather_refusal(X) is None:
             estimate = chosen.estimates[family]
             why = exact_rule(family, estimate)
             rule = {"final_model": family, "estimate": estimate, "why": why}
@@ -539,6 +541,7 @@ class Auto(Selector):
             rule = self._final_rule(plan, params, chosen.rank, X, y, sw, order, multiclass)
             if rule["estimate"] is None:  # no held-out rows: the last stage's own estimate
                 rule["estimate"] = chosen.estimates[family]
+        rule["why"] += in_memory_note(X)
         t_rule = time.perf_counter() - t_rule
         if progress is not None:
             progress.rule_done(rule.get("final_cost"))
