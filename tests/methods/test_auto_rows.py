@@ -77,7 +77,7 @@ def test_a_dask_x_too_large_skips_the_all_rows_stage_and_ends_low_rank(monkeypat
     ``history``) and the final model is the low-rank L2-SVM; the stages before it are the
     NumPy run's."""
     X, y = _problem(6000, 2, seed=1)
-    auto = Auto(rank=60, budget=1.2)
+    auto = Auto(rank=60, budget=1.2, all_rows_evals=4)
     ref = auto.run(TrainingData(X, y), SelectionContext(random_state=0))
     assert ref.info["plan"][-1]["path"] == ALL_ROWS_PATH
     _too_large(monkeypatch, X)

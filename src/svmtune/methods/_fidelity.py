@@ -420,22 +420,7 @@ def plan_stages(
     # the stages end exact on all rows (set to 0 below)
     rule = _rule_cost(n, s0)
     left -= c0 + rule
-    size = s0
-    while size < n:
-        # the next size, or all rows when that would leave less than a third of them out
-        size = n if 1.5 * GROWTH * size >= n else GROWTH * size
-        exact_ok = not lowrank_only and size <= max_exact
-        paths = ["exact", "lowrank"] if exact_ok else ["lowrank"]
-        if not paths:
-            break
-        path = min(paths, key=lambda p: _stage_cost(size, p, 1, d, n_tasks, rank, unit))
-        per = _stage_cost(size, path, 1, d, n_tasks, rank, unit)
-        steps = min(LATER_STEPS, int(left // per) - LATER_SCORES)
-        if steps < 0:
-            break
-        cost = per * (steps + LATER_SCORES)
-        stages.append(Stage(int(size), path, int(steps), LATER_SCORES, cost))
-        left -= cost
+    stages += _later_stages(s0, n, left, max_exact, lowrank_only, d, n_tasks, rank, unit)
     if c_all and stages[-1].size < n:
         stages.append(Stage(n, ALL_ROWS_PATH, all_rows_evals - 1, 1, c_all))
     if stages[-1].size >= n and stages[-1].path == "exact":  # the referee's family: no rule
@@ -446,6 +431,27 @@ def plan_stages(
     return Plan(
         n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe, rule, minimum
     )
+
+
+def _later_stages(size, n, left, max_exact, lowrank_only, d, n_tasks, rank, unit) -> list:
+    """The stages after a first of ``size`` rows within ``left`` of the budget: each
+    :data:`GROWTH` times larger (all ``n`` rows once that leaves out less than a third of
+    them) on the cheaper path, with as many refinement steps (up to :data:`LATER_STEPS`)
+    beyond its :data:`LATER_SCORES` scores as the budget pays for."""
+    out = []
+    while size < n:
+        size = n if 1.5 * GROWTH * size >= n else GROWTH * size
+        exact_ok = not lowrank_only and size <= max_exact
+        paths = ["exact", "lowrank"] if exact_ok else ["lowrank"]
+        path = min(paths, key=lambda p: _stage_cost(size, p, 1, d, n_tasks, rank, unit))
+        per = _stage_cost(size, path, 1, d, n_tasks, rank, unit)
+        steps = min(LATER_STEPS, int(left // per) - LATER_SCORES)
+        if steps < 0:
+            break
+        cost = per * (steps + LATER_SCORES)
+        out.append(Stage(int(size), path, int(steps), LATER_SCORES, cost))
+        left -= cost
+    return out
 
 
 def _first_size(smallest, cap, path, evals, d, n_tasks, rank, unit, left) -> int:
