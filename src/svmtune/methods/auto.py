@@ -200,10 +200,9 @@ class Auto(Selector):
         Where the first stage holds at most ``n / 16`` rows, low-rank evaluations on all rows
         that refine ``C`` at the chosen width instead of carrying it, paid for on top of
         the default budget (:mod:`~svmtune.methods._auto_allrows`; e.g.
-        :data:`~svmtune.methods._fidelity.ALL_ROWS_EVALS`).  Default 0, ``C`` carried: the
-        stage's work is ``O(n m^2)`` whatever an ``SVC()`` fit costs, and where that is
-        cheap it cost more than a third of the halving search's seconds
-        (``docs/notes/auto_fidelity.md``).
+        :data:`~svmtune.methods._fidelity.ALL_ROWS_EVALS`).  Default 0, ``C`` carried: on
+        ijcnn1's 49,990 rows the stage took half the halving search's seconds, more than
+        the third ``auto`` keeps to there (``docs/notes/auto_fidelity.md``).
 
     Notes
     -----
