@@ -128,8 +128,9 @@ LATER_SCORES = 2
 #: the last stage where the others end before all rows: ``C`` alone, refined on all rows at
 #: the chosen width on the Nystroem kernel (:mod:`svmtune.methods._auto_allrows`)
 ALL_ROWS_PATH = "lowrank_C"
-#: its evaluations: the carried ``C`` and up to three steps of two octaves from it (the
-#: carry's misses on the bundled scaling cells span one to four octaves)
+#: its evaluations: the carried ``C`` and up to three steps of two octaves from it (a
+#: factor of 64; measured on ijcnn1 only, ``docs/notes/auto_fidelity.md``: not chosen
+#: across data sets, and the stage is off by default)
 ALL_ROWS_EVALS = 4
 
 
