@@ -8,6 +8,7 @@ import pytest
 from svmtune.estimators import L2SVC
 from svmtune.methods._fidelity import (
     GROWTH,
+    LARGE_ROWS,
     MIN_FIRST,
     carry_C,
     carry_exponent,
@@ -206,3 +207,40 @@ def test_the_final_rule_fits_on_at_most_the_larger_probes_rows_of_the_first_stag
     assert rule_rows(5_000, 1_650) == 1_650
     assert rule_rows(5_000, 3_000) == 2_000
     assert rule_rows(100_000, 200) == 12_500
+    # above LARGE_ROWS the rule's rows stop growing with the selection's work
+    assert rule_rows(10**6, 2_000) == rule_rows(10**7, 2_000) == LARGE_ROWS // 8
+
+
+def test_above_large_rows_the_selection_s_work_stops_growing():
+    """Issue 64: the default budget's wall time grew as ``n`` (a first stage of 6,421 exact
+    rows at 10^6 rows); above LARGE_ROWS the plan's stages and rule are those at LARGE_ROWS
+    and only the final fit's reserve and the probes grow with ``n``."""
+    from svmtune.methods._fidelity import svc_fit_cost
+
+    d, f = 20, 0.2
+    work = svc_fit_cost(1000, d, 0.3) + svc_fit_cost(2000, d, 0.25)
+    args = dict(max_eval=10, rank=500, sv_fraction=f)
+    plans = {}
+    for n in (LARGE_ROWS, 10**6, 10**7):
+        budget = default_budget(n, d, sv_fraction=f, probe_work=work)
+        plans[n] = plan_stages(n, d, 1, budget=budget, max_exact=n, probe_work=work, **args)
+    sizes = {n: [s.size for s in p.stages] for n, p in plans.items()}
+    assert sizes[10**6] == sizes[10**7] == sizes[LARGE_ROWS]
+    for n, p in plans.items():  # the same selection work in absolute units at every n
+        unit = svc_fit_cost(n, d, f)
+        assert (p.rule_cost + sum(s.cost for s in p.stages)) * unit == pytest.approx(
+            (plans[LARGE_ROWS].rule_cost + sum(s.cost for s in plans[LARGE_ROWS].stages))
+            * svc_fit_cost(LARGE_ROWS, d, f)
+        )
+        # what the budget leaves the selection beyond the final fit and the probes, in work
+        spare = (p.budget - p.final_cost - p.probe_cost) * unit
+        assert spare == pytest.approx(
+            (plans[LARGE_ROWS].budget - plans[LARGE_ROWS].final_cost - plans[LARGE_ROWS].probe_cost)
+            * svc_fit_cost(LARGE_ROWS, d, f)
+        )
+    # continuous at the bound, and without the cost model the count falls as an SVC() fit grows
+    assert default_budget(LARGE_ROWS + 1, d, sv_fraction=f) == pytest.approx(
+        default_budget(LARGE_ROWS, d, sv_fraction=f), rel=1e-4
+    )
+    assert default_budget(2 * LARGE_ROWS) == pytest.approx(default_budget(LARGE_ROWS) / 4)
+    assert "budget of 0.0 SVC" not in plans[10**7].describe()  # 3 significant digits
