@@ -495,3 +495,32 @@ def test_fit_flops_count_the_landmarks_on_landmark_rows_rows():
     part = lowrank_fit_flops(n, d, m, landmark_rows=10**4)
     assert full - part == pytest.approx((n - 10**4) * (4 * m * d + m**2))
     assert lowrank_fit_flops(n, d, m) == lowrank_fit_flops(n, d, m, landmark_rows=LANDMARK_ROWS)
+
+
+def test_the_packages_low_rank_models_get_the_runs_random_state(monkeypatch):
+    """The tuner's final low-rank model (svmtune._final.final_estimators) and auto's
+    final-model rule (svmtune.methods._auto_final._blocked_rule) pass their seed on."""
+    from types import SimpleNamespace
+
+    import svmtune.methods._auto_final as auto_final
+    from svmtune._final import final_estimators
+
+    info = {"rank": 7, "rank_tol": 0.05}
+    sel = SimpleNamespace(final_model="lowrank", params={"C": 2.0, "sigma": 1.0}, info=info)
+    kw = {"multiclass": "ovr", "probability": "tanh", "n_classes": 2, "folds": 3}
+    make = final_estimators(sel, "auto", np.zeros((4, 2)), seed=123, **kw)[2]
+    model = make(False)
+    assert (model.random_state, model.rank, model.rank_tol) == (123, 7, 0.05)
+    seen: list[dict] = []
+    fit = LowRankL2SVC.fit
+
+    def spy(self, *args, **kwargs):
+        seen.append(self.get_params())
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(LowRankL2SVC, "fit", spy)
+    X, y = make_problem(120, 2, 35)
+    params = {"C": 1.0, "sigma": 1.0}
+    rows, held = (X[:80], y[:80], None), (X[80:], y[80:], None)
+    out = auto_final._blocked_rule(params, 10, (10, 1e-2), *rows, *held, 9)
+    assert out["final_model"] == "lowrank" and seen[0]["random_state"] == 9
