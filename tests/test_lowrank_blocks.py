@@ -294,6 +294,61 @@ def test_estimator_on_a_dask_array(n_classes):
         ref.decision_function(Xd[:, :3])
 
 
+def test_a_dask_x_beyond_landmark_rows_is_never_gathered_whole(monkeypatch):
+    """A dask ``X`` of more than ``landmark_rows`` rows: every array computed to the client
+    in fit (``Array.compute``, which ``np.asarray`` calls too, and ``dask.compute``, the
+    passes') has at most ``landmark_rows`` rows of ``X``'s width -- the subsample gathered,
+    never ``X`` -- and the model is the NumPy fit's of the same draw."""
+    import dask
+
+    da = _dask()
+    n, s = 1200, 200
+    X, y = make_problem(n, 3, 15)
+    w = np.random.default_rng(15).uniform(0.5, 2.0, n)
+    w[:50] = 0.0
+    params = {"C": 2.0, "sigma": 1.0, "rank": 25, "landmark_rows": s, "random_state": 4}
+    ref = LowRankL2SVC(**params).fit(X, y, sample_weight=w)
+    computed: list[tuple] = []
+    compute, dask_compute = da.Array.compute, dask.compute
+
+    def spy(self, **kw):
+        out = compute(self, **kw)
+        computed.append(np.shape(out))
+        return out
+
+    def spy_all(*args, **kw):
+        outs = dask_compute(*args, **kw)
+        computed.extend(np.shape(o) for o in outs)
+        return outs
+
+    monkeypatch.setattr(da.Array, "compute", spy)
+    monkeypatch.setattr(dask, "compute", spy_all)
+    Xd = da.from_array(X, chunks=(150, 3))
+    got = LowRankL2SVC(**params).fit(Xd, da.from_array(y, chunks=150), sample_weight=w)
+    wide = [sh for sh in computed if len(sh) == 2]
+    assert wide == [(s, 3)], computed  # the subsample, once; nothing else 2-D
+    assert max(sh[0] for sh in computed if sh) == n  # the labels and the passes' vectors
+    assert np.array_equal(got.landmarks_, ref.landmarks_)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-10, atol=1e-10)
+    assert got.trace_residual_ == pytest.approx(ref.trace_residual_, rel=1e-10)
+    # the old rule gathered X whole: the spy sees it where the subsample is all of X
+    computed.clear()
+    LowRankL2SVC(**(params | {"landmark_rows": None})).fit(Xd, y, sample_weight=w)
+    assert (n, 3) in computed
+
+
+def test_bad_dask_x_is_refused_before_any_pass():
+    da = _dask()
+    X, y = make_problem(100, 3, 16)
+    X[5, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        LowRankL2SVC(rank=5).fit(da.from_array(X, chunks=30), y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        LowRankL2SVC(rank=5).fit(da.from_array(np.nan_to_num(X), chunks=30), y[:-1])
+    with pytest.raises(ValueError, match="2D dask array"):
+        LowRankL2SVC(rank=5).fit(da.from_array(y, chunks=30), y)
+
+
 def test_estimator_fits_on_a_local_cluster():
     distributed = pytest.importorskip("dask.distributed")
     da = _dask()

@@ -103,6 +103,7 @@ def final_estimators(
                 C=float(sel.params["C"]),
                 sigma=float(sel.params["sigma"]),
                 class_weight=sel.params.get("class_weight"),
+                random_state=seed,  # the landmark subsample's, where it is drawn
                 **rule,
             )
         return clone(

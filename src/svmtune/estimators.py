@@ -195,13 +195,21 @@ def _fit_inputs(est, X, y, sample_weight, accept_sparse=False):
     check_labels(y)
     # finite numeric X, 1-D y of the same length
     X, y = validate_data(est, X, y, accept_sparse=accept_sparse)
+    y_enc, w = _label_inputs(est, y, sample_weight, X.shape[0])
+    return X, y_enc, w
+
+
+def _label_inputs(est, y, sample_weight, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The second half of :func:`_fit_inputs`, for labels ``y`` of the ``n`` rows already
+    checked as 1-D of length ``n``: ``(encoded y, per-sample weights x class weights)``;
+    sets ``est.classes_``."""
     check_label_kind(y)
     est.classes_, y_enc = np.unique(y, return_inverse=True)  # LabelEncoder's classes, codes
-    w = validate_sample_weight(sample_weight, X.shape[0])
+    w = validate_sample_weight(sample_weight, n)
     cw = class_weight_vector(y_enc, est.classes_, est.class_weight, w)
     w = cw if w is None else w * cw
     check_min_class_count(y_enc, est.classes_, minimum=1, sample_weight=w)
-    return X, y_enc, w
+    return y_enc, w
 
 
 class L2SVC(ClassifierMixin, BaseEstimator):

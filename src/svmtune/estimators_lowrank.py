@@ -25,12 +25,14 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 import svmtune.estimators as _estimators
+from svmtune._dask_inputs import dask_rows
 from svmtune._option_values import check_positive, check_real
-from svmtune._validation import validate_sample_weight
-from svmtune.estimators import _fit_inputs, tanh_proba
+from svmtune._validation import check_labels, validate_sample_weight
+from svmtune.estimators import _fit_inputs, _label_inputs, tanh_proba
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import nystroem_factor, pivoted_cholesky_landmarks
 from svmtune.lowrank._blocked_solver import fit_l2_svm_blocks
@@ -43,9 +45,24 @@ from svmtune.lowrank._blocks import (
     margins_block,
     residual_block,
 )
-from svmtune.lowrank._dask_blocks import row_blocks
+from svmtune.lowrank._dask_blocks import gather_rows, row_blocks
+from svmtune.lowrank._nystroem import landmark_subsample
 
-__all__ = ["LowRankL2SVC", "lowrank_fit_flops", "NEWTON_ITERATIONS", "GRAM_PASSES"]
+__all__ = [
+    "LowRankL2SVC",
+    "lowrank_fit_flops",
+    "LANDMARK_ROWS",
+    "NEWTON_ITERATIONS",
+    "GRAM_PASSES",
+]
+
+#: rows the landmark rule of :class:`LowRankL2SVC` runs on by default (a uniform subsample
+#: where there are more): its factor holds ``rank x landmark_rows`` floats, 80 MB at the
+#: default rank of 500, whatever ``n``; 40 candidate rows a landmark at that rank; and the
+#: trace residual / n of the landmarks, a mean of per-row residuals in [0, 1], is estimated on
+#: the subsample with a standard error of at most ``sqrt(tol / landmark_rows)``, 7e-4 at the
+#: default ``rank_tol`` of 1e-2 (the variance of values in [0, 1] is at most their mean)
+LANDMARK_ROWS = 20_000
 
 #: Newton iterations per task that :func:`lowrank_fit_flops` assumes by default.  The primal
 #: Newton method of :func:`svmtune.lowrank.fit_l2_svm_lowrank` converges finitely from
@@ -72,6 +89,7 @@ def lowrank_fit_flops(
     gram_passes: float = GRAM_PASSES,
     sparse: bool = False,
     cached: bool | None = None,
+    landmark_rows: int | None = LANDMARK_ROWS,
 ) -> float:
     """Floating-point operations of :meth:`LowRankL2SVC.fit`: a model, counted from the code.
 
@@ -83,7 +101,9 @@ def lowrank_fit_flops(
       (scikit-learn's ``euclidean_distances`` recomputes the ``n`` squared row norms,
       ``2 n d``, besides the dot products, ``2 n d``) and ``2 n d`` for sparse ``X`` (norms
       computed once), and updates the residual by ``L[:, :k] @ L[j, :k]``, ``2 n k``; summed
-      over ``k < m``: ``4 n m d + n m^2`` (sparse: ``2 n m d + n m^2``);
+      over ``k < m``: ``4 n m d + n m^2`` (sparse: ``2 n m d + n m^2``), with ``n`` the rows
+      the rule runs on, at most ``landmark_rows`` (:func:`svmtune.lowrank._nystroem.
+      landmark_subsample`);
     * the features ``Z = K_nm R^{-1}`` (:class:`svmtune.lowrank._blocks.NystroemMap`), ``2 m d``
       a row for the product ``X X_L^T`` and ``m^2`` for the triangular solve, after the
       Cholesky factor of ``K_mm``, ``m^3 / 3``: computed once for the ``n`` rows when ``Z``
@@ -124,6 +144,8 @@ def lowrank_fit_flops(
     cached : bool, optional
         Whether the features are kept after their first pass; by default whether ``n x m``
         floats fit :data:`svmtune.lowrank._blocks.FEATURE_CACHE_BYTES`, as the fit decides.
+    landmark_rows : int or None
+        The estimator's ``landmark_rows`` (:data:`LANDMARK_ROWS` by default; None: all rows).
 
     Returns
     -------
@@ -135,10 +157,12 @@ def lowrank_fit_flops(
     for name, value in (("d", d), ("n_newton", n_newton), ("gram_passes", gram_passes)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
             raise ValueError(f"{name} must be a positive number, got {value!r}")
+    _check_landmark_rows(landmark_rows)
     if cached is None:
         cached = features_fit_cache(int(n), int(m))
+    s = float(n if landmark_rows is None else min(n, landmark_rows))
     n, d, m, n_tasks = float(n), float(d), float(m), float(n_tasks)
-    landmarks = (2.0 if sparse else 4.0) * n * m * d + n * m**2
+    landmarks = (2.0 if sparse else 4.0) * s * m * d + s * m**2
     passes = 1.0 if cached else 1.0 + n_tasks * (float(n_newton) + float(gram_passes) + 1.0)
     features = m**3 / 3.0 + passes * n * (2.0 * m * d + m**2)
     gram = float(gram_passes) * 2.0 * n * (m + 2.0) ** 2
@@ -165,6 +189,19 @@ def _check_params(est: LowRankL2SVC) -> None:
         )
     if not (np.isfinite(est.jitter) and est.jitter >= 0):
         raise ValueError(f"jitter must be a finite number >= 0, got {est.jitter}")
+    _check_landmark_rows(est.landmark_rows)
+    check_random_state(est.random_state)  # None, an int or a RandomState (none drawn here)
+
+
+def _check_landmark_rows(value) -> None:
+    """Raise unless ``value`` is None or an integer >= 1."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(
+            f"landmark_rows (the most rows the landmark rule runs on) must be an integer "
+            f">= 1 or None, got {value!r}"
+        )
 
 
 def _as_rows(X):
@@ -192,8 +229,16 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
     tasks otherwise, as :class:`svmtune.estimators.L2SVC`.  With every row a landmark and
     ``jitter=0`` it is :class:`~svmtune.estimators.L2SVC` with the RBF kernel.
 
-    Fitting costs ``O(n m d + n m^2)`` for the landmarks and the factor and ``O(n m^2)`` per
-    task (:func:`lowrank_fit_flops` counts it).  Beyond the landmark rule's ``O(n m)``
+    Where there are more than ``landmark_rows`` rows, the landmark rule runs on a uniform
+    subsample of ``landmark_rows`` of the rows of positive weight (drawn with
+    ``random_state``, sorted; their sample weights with them:
+    :func:`svmtune.lowrank._nystroem.landmark_subsample`), so its factor holds
+    ``landmark_rows x m`` floats whatever ``n``; with at most ``landmark_rows`` rows it runs
+    on all of them, as it always did.  ``trace_residual_`` is measured on all rows either way.
+
+    Fitting costs ``O(s m d + s m^2)`` for the landmarks (``s = min(n, landmark_rows)``),
+    ``O(n m d)`` for the factor and ``O(n m^2)`` per task (:func:`lowrank_fit_flops` counts
+    it).  Beyond the landmark rule's ``O(s m)``
     (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`) it holds ``O(m^2 + block x m)`` and
     ``O(n)`` vectors: the features ``Z`` are computed in row blocks at each pass of the
     solver (:mod:`svmtune.lowrank._blocks`), and kept only while ``n x m`` floats fit
@@ -203,7 +248,9 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
     scipy ``X`` (CSR or CSC; other formats are converted to CSR) is never densified; the
     landmark rows are then kept as a CSR matrix.  A dask array ``X`` is fitted and predicted
     in its row chunks on its scheduler (:mod:`svmtune.lowrank._dask_blocks`; predictions are
-    lazy dask arrays), the landmark rule on a NumPy copy.
+    lazy dask arrays); only the landmark rule's ``s`` rows are gathered to the client
+    (:func:`svmtune.lowrank._dask_blocks.gather_rows`), and ``X`` is checked by its
+    metadata and one reduction.
 
     Parameters
     ----------
@@ -223,12 +270,22 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         Multiplies ``C`` per class, as in :class:`~svmtune.estimators.L2SVC`, and weighs the
         class's rows in the landmark rule as a sample weight does (the model of the same
         per-sample weights).
+    landmark_rows : int or None, default=LANDMARK_ROWS (20,000)
+        Most rows the landmark rule runs on; None: all rows.  The default
+        (:data:`LANDMARK_ROWS`) bounds the rule's factor at 80 MB at the default rank and
+        estimates the trace residual / n to within ``sqrt(rank_tol / landmark_rows)`` (one
+        standard error; 7e-4 at the default ``rank_tol``).  At most ``landmark_rows``
+        landmarks: raise it with ``rank``.
+    random_state : None, int or numpy.random.RandomState, default=None
+        The landmark rule's subsample (scikit-learn's ``check_random_state``); unused
+        where there are at most ``landmark_rows`` rows.
 
     Attributes
     ----------
     classes_ : ndarray (n_classes,)
     landmarks_ : ndarray of int (m,)
-        Landmark rows of the training ``X``, in pivot order.
+        Landmark rows of the training ``X`` (of the subsample where it is drawn), in pivot
+        order.
     landmark_points_ : ndarray (m, n_features) or scipy.sparse.csr_matrix
         Those rows (CSR when ``X`` was sparse).
     coef_ : ndarray (n_tasks, m)
@@ -241,9 +298,9 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
     rank_ : int
         Landmarks used, ``m``.
     trace_residual_ : float
-        ``sum_i w_i (1 - K~_ii) / sum_i w_i`` over the training rows of positive weight
-        (``w`` the sample weights; unweighted it is
-        :attr:`svmtune.lowrank.NystroemFactor.trace_residual` of the factor at ``sigma``).
+        ``sum_i w_i (1 - K~_ii) / sum_i w_i`` over all training rows of positive weight, also
+        where the landmarks come from a subsample (``w`` the sample weights; unweighted it
+        is :attr:`svmtune.lowrank.NystroemFactor.trace_residual` of the factor at ``sigma``).
     jitter_ : float
         The jitter the Cholesky factor of ``K_mm`` took.
     n_features_in_ : int
@@ -260,6 +317,8 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         rank_tol: float = 1e-2,
         jitter: float = 1e-8,
         class_weight=None,
+        landmark_rows: int | None = LANDMARK_ROWS,
+        random_state=None,
     ):
         self.C = C
         self.sigma = sigma
@@ -267,6 +326,8 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         self.rank_tol = rank_tol
         self.jitter = jitter
         self.class_weight = class_weight
+        self.landmark_rows = landmark_rows
+        self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
         """Fit the landmarks, the Nystroem factor and the L2-SVM of every task.
@@ -281,7 +342,8 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         X : array-like, scipy sparse matrix or dask array (n_samples, n_features)
             A dask array's row chunks are the blocks of the passes, run on its scheduler; the
             landmark rule (:func:`svmtune.lowrank.pivoted_cholesky_landmarks`, which reads
-            every row at each pivot) runs on a NumPy copy of it.
+            every row at each pivot) runs on a NumPy copy of its subsample's rows alone
+            (all rows where there are at most ``landmark_rows``).
         y : array-like (n_samples,)
         sample_weight : array-like (n_samples,) or float, optional
             A weight stands for repeated rows (in the landmark rule too); rows of weight 0
@@ -292,25 +354,17 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         self
         """
         _check_params(self)
-        X_dask = X.astype(float) if is_dask_array(X) else None
-        if X_dask is not None:
-            X, y = np.asarray(X_dask), np.asarray(y)
-            sample_weight = None if sample_weight is None else np.asarray(sample_weight)
-        X, y_enc, w = _fit_inputs(self, X, y, sample_weight, accept_sparse=("csr", "csc"))
-        X = _as_rows(X)
-        sw = validate_sample_weight(sample_weight, X.shape[0])
+        X_dask = None
+        if is_dask_array(X):  # checked by its metadata and a reduction, never gathered
+            X_dask, y_enc, w, sw = _dask_fit_inputs(self, X, y, sample_weight)
+            X = X_dask
+        else:
+            X, y_enc, w = _fit_inputs(self, X, y, sample_weight, accept_sparse=("csr", "csc"))
+            X = _as_rows(X)
+            sw = validate_sample_weight(sample_weight, X.shape[0])
         # the class weights too: a class weight is C times that weight, the model of the
         # same per-sample weights, which stand for repeated rows in the landmark rule
-        idx, _ = pivoted_cholesky_landmarks(
-            X,
-            self.sigma,
-            tol=self.rank_tol,
-            max_rank=self.rank,
-            sample_weight=sw if self.class_weight is None else w,
-        )
-        X_L = (
-            sp.csr_matrix(X[idx], dtype=float) if sp.issparse(X) else np.array(X[idx], dtype=float)
-        )
+        idx, X_L = self._landmarks(X, sw if self.class_weight is None else w)
         D2_mm = squared_distances(X_L)  # symmetric, zero diagonal; sparse stays sparse
         R, jitter = _landmark_factor(D2_mm, self.sigma, self.jitter)
         m = idx.size
@@ -337,6 +391,23 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         self.trace_residual_ = float(resid[0] / wz.sum())
         self.jitter_ = jitter
         return self
+
+    def _landmarks(self, X, weights: np.ndarray | None) -> tuple[np.ndarray, object]:
+        """The landmark rows of ``X`` (indices, pivot order) and those rows in memory (CSR
+        for a sparse ``X``): :func:`svmtune.lowrank.pivoted_cholesky_landmarks` on all rows,
+        or on the subsample of :func:`svmtune.lowrank._nystroem.landmark_subsample` where
+        there are more than ``landmark_rows``, its rows alone gathered from a dask ``X``."""
+        sub = landmark_subsample(X.shape[0], self.landmark_rows, weights, self.random_state)
+        if sub is None:
+            X_s, w_s = gather_rows(X, None), weights
+        else:
+            X_s, w_s = gather_rows(X, sub), None if weights is None else weights[sub]
+        idx, _ = pivoted_cholesky_landmarks(
+            X_s, self.sigma, tol=self.rank_tol, max_rank=self.rank, sample_weight=w_s
+        )
+        X_L = X_s[idx]
+        X_L = sp.csr_matrix(X_L, dtype=float) if sp.issparse(X_L) else np.array(X_L, dtype=float)
+        return (idx if sub is None else sub[idx]), X_L
 
     def decision_function(self, X):
         """``k(x, X_L) W + b``: shape (n,) for two classes (positive: ``classes_[1]``),
@@ -383,6 +454,32 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _dask_fit_inputs(est, X, y, sample_weight) -> tuple:
+    """``(X, encoded y, weights, sample weights)`` for :meth:`LowRankL2SVC.fit` on a dask
+    array ``X`` (as float64) without gathering it: its dtype, dimensions and row chunks
+    checked from its metadata (:func:`svmtune._dask_inputs.dask_rows`), its finiteness by
+    one reduction, ``n_features_in_`` from its shape; then the labels and weights, ``O(n)``
+    vectors on the client, as :func:`svmtune.estimators._fit_inputs` checks them."""
+    import dask.array as da
+
+    X, _ = dask_rows(X)
+    if not bool(da.isfinite(X).all().compute()):
+        raise ValueError("Input X contains NaN or infinity.")
+    y = np.asarray(y)
+    check_labels(y)
+    validate_data(est, X, skip_check_array=True)  # n_features_in_ from the shape alone
+    y = column_or_1d(y, warn=True)
+    n = X.shape[0]
+    if y.shape[0] != n:
+        raise ValueError(
+            f"Found input variables with inconsistent numbers of samples: [{n}, {y.shape[0]}]"
+        )
+    if is_dask_array(sample_weight):
+        sample_weight = np.asarray(sample_weight)
+    y_enc, w = _label_inputs(est, y, sample_weight, n)
+    return X, y_enc, w, validate_sample_weight(sample_weight, n)
 
 
 def _landmark_factor(D2_mm: np.ndarray, sigma: float, jitter: float) -> tuple[np.ndarray, float]:

@@ -25,7 +25,7 @@ from svmtune.lowrank._blocks import (
     is_dask_array,
 )
 
-__all__ = ["DaskRowBlocks", "row_blocks"]
+__all__ = ["DaskRowBlocks", "gather_rows", "row_blocks"]
 
 
 def row_blocks(X, features, m: int, block: int, cache_bytes: int | None = None):
@@ -34,6 +34,17 @@ def row_blocks(X, features, m: int, block: int, cache_bytes: int | None = None):
     if is_dask_array(X):
         return DaskRowBlocks(X, features, m)
     return RowBlocks(X, features, m, block, cache_bytes)
+
+
+def gather_rows(X, rows: np.ndarray | None):
+    """The rows ``rows`` (sorted, increasing; None: all) of ``X`` in memory: a NumPy array
+    or sparse matrix sliced, a dask array indexed lazily and only those rows computed, as a
+    float64 NumPy array (the rest of ``X`` never reaches the client)."""
+    if rows is None:
+        return np.asarray(X.compute(), dtype=np.float64) if is_dask_array(X) else X
+    if not is_dask_array(X):
+        return X[rows]
+    return np.asarray(X[np.asarray(rows, dtype=np.intp)].compute(), dtype=np.float64)
 
 
 class DaskRowBlocks:

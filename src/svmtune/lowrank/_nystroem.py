@@ -10,6 +10,7 @@ The RBF kernel matrix is replaced by its Nystroem approximation on ``m`` fixed l
   ``K_ii - K~_ii``, from the row nearest the mean (all residuals are 1 at first), and
   stop as soon as the trace residual ``sum_i (K_ii - K~_ii)`` is at most
   ``tol * trace(K) = tol * n`` or ``m = max_rank``.  ``O(n m^2)`` time, ``O(n m)`` memory.
+  On many rows it runs on a uniform subsample of them (:func:`landmark_subsample`).
 * **Factor** (:func:`nystroem_factor`, :class:`NystroemFactor`): ``Z``, ``G^T = Z R^{-T}``
   and what the exact derivative in ``log sigma`` with the landmarks held fixed needs,
 
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils.random import sample_without_replacement
 
 from svmtune._option_values import check_positive
 from svmtune._validation import validate_sample_weight
@@ -41,6 +44,7 @@ from svmtune.kernels import (
 __all__ = [
     "NystroemFactor",
     "check_landmark_distances",
+    "landmark_subsample",
     "nystroem_factor",
     "pivoted_cholesky_landmarks",
 ]
@@ -140,6 +144,45 @@ def pivoted_cholesky_landmarks(
         piv.append(j)
     idx = np.asarray(piv, dtype=int)
     return (idx if keep is None else keep[idx]), trace_residual() / total
+
+
+def landmark_subsample(
+    n: int, size: int | None, sample_weight: np.ndarray | None = None, random_state=None
+) -> np.ndarray | None:
+    """The rows the landmark rule runs on where there are more than ``size``: ``size`` rows
+    drawn uniformly without replacement among those of positive weight, sorted.
+
+    None (all rows) where ``n <= size`` or ``size`` is None: the rule is then the one on all
+    rows.  Where at most ``size`` rows have positive weight, those rows, no draw.  Sorted,
+    the rows do not depend on the order of the draw, and a subsample is read in the order of
+    the rows (a dask array's rows by one indexing, :func:`svmtune.lowrank._dask_blocks.
+    gather_rows`).  The draw is scikit-learn's ``sample_without_replacement`` (``O(size)``
+    memory, besides the ``O(n)`` indices of the rows of positive weight).
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    size : int or None
+        Largest number of rows the rule runs on; None for all.
+    sample_weight : ndarray (n,), optional
+        Rows of weight 0 are never drawn (they take no part in the rule on all rows either,
+        :func:`pivoted_cholesky_landmarks`).
+    random_state : None, int or numpy.random.RandomState
+        The draw's generator (scikit-learn's ``check_random_state``); read only where rows
+        are drawn.
+
+    Returns
+    -------
+    ndarray of int (at most ``size``,) or None
+    """
+    if size is None or n <= size:
+        return None
+    rows = np.arange(n) if sample_weight is None else np.flatnonzero(sample_weight > 0)
+    if rows.size <= size:
+        return rows
+    rng = check_random_state(random_state)
+    return rows[np.sort(sample_without_replacement(rows.size, int(size), random_state=rng))]
 
 
 def central_row(X, sample_weight: np.ndarray | None = None) -> int:

@@ -278,7 +278,9 @@ def exact_rule(family: str, estimate: float) -> str:
     )
 
 
-def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> dict[str, Any]:
+def final_rule(
+    plan, params, rank, landmarks, X, y, sw, order, multiclass, *, seed=None
+) -> dict[str, Any]:
     """libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would cost more than the
     budget has left (at least its reserve for the final model) and more than the
     low-rank model on ``rank`` landmarks, as many as the last stage used at the chosen
@@ -294,7 +296,8 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
     is left out.  Both sets of rows are drawn to memory
     (:func:`~svmtune.methods._auto_rows.take_rows`); where ``X`` is a dask array too large
     to gather (:func:`~svmtune.methods._auto_rows.gather_refusal`), the low-rank L2-SVM,
-    which is fitted in ``X``'s row blocks, is the final model (:func:`_blocked_rule`)."""
+    which is fitted in ``X``'s row blocks, is the final model (:func:`_blocked_rule`).
+    ``seed`` is the low-rank model's ``random_state`` (its landmark subsample)."""
     n, d = X.shape
     left = plan.left  # negative where the plan overran a budget below its least
     unit = svc_fit_cost(n, d, plan.sv_fraction)
@@ -310,7 +313,7 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
     lowrank = lowrank_eval_cost(n, d, plan.n_tasks, rank) / unit
     refusal = gather_refusal(X)
     if refusal is not None:
-        return _blocked_rule(params, rank, landmarks, Xr, y[rows], w, Xh, y[held], wh) | {
+        return _blocked_rule(params, rank, landmarks, Xr, y[rows], w, Xh, y[held], wh, seed) | {
             "final_cost": lowrank,
             "n_svm_fits": plan.n_tasks,
             "why": f"the low-rank L2-SVM, fitted in X's row blocks on dask's workers: "
@@ -331,7 +334,7 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
         y_codes = np.array([code.get(v, -1) for v in y[held].tolist()])
         out["estimate"] = _mean((svc.predict(Xh) != y_codes).astype(float), wh)
         if cheaper:
-            lr = _blocked_rule(params, rank, landmarks, Xr, y[rows], w, Xh, y[held], wh)
+            lr = _blocked_rule(params, rank, landmarks, Xr, y[rows], w, Xh, y[held], wh, seed)
             gap = lr["estimate"] - out["estimate"]
             out["n_svm_fits"] += plan.n_tasks
             if gap <= LOWRANK_TOLERANCE:
@@ -342,11 +345,18 @@ def final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass) -> di
     return out
 
 
-def _blocked_rule(params, rank, landmarks, Xr, yr, w, Xh, yh, wh) -> dict[str, Any]:
+def _blocked_rule(params, rank, landmarks, Xr, yr, w, Xh, yh, wh, seed=None) -> dict[str, Any]:
     """The low-rank L2-SVM at ``params`` on ``rank`` landmarks (at most; the trace rule's
     ``landmarks[1]``) fitted on the rows ``(Xr, yr, w)``, and its error on the held-out rows
-    ``(Xh, yh, wh)`` as ``estimate`` (None where none is held out)."""
-    lr = LowRankL2SVC(C=params["C"], sigma=params["sigma"], rank=rank, rank_tol=landmarks[1])
+    ``(Xh, yh, wh)`` as ``estimate`` (None where none is held out); ``seed`` its
+    ``random_state``."""
+    lr = LowRankL2SVC(
+        C=params["C"],
+        sigma=params["sigma"],
+        rank=rank,
+        rank_tol=landmarks[1],
+        random_state=seed,
+    )
     lr.fit(Xr, yr, **({} if w is None else {"sample_weight": w}))
     err = _mean((lr.predict(Xh) != yh).astype(float), wh) if len(yh) else None
     return {"final_model": "lowrank", "estimate": err}

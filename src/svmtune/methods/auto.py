@@ -508,16 +508,15 @@ class Auto(Selector):
                 + (f", {len(survivors)} racing on" if i + 1 < len(plan.stages) else "")
                 + f" ({time.perf_counter() - t_start:.1f} s so far)",
             )
-        return self._selection(
-            plan, st, history, winner, refined, X, y, sw, order, multiclass, progress
-        )
+        return self._selection(plan, st, history, winner, refined, X, y, sw, order,
+                               multiclass, progress, random_state)  # fmt: skip
 
-    def _selection(
-        self, plan, st, history, chosen, refined, X, y, sw, order, multiclass, progress=None
-    ):
+    def _selection(self, plan, st, history, chosen, refined, X, y, sw, order, multiclass,
+                   progress=None, seed=None):  # fmt: skip
         """The :class:`Selection` of a run: ``chosen`` carried to all rows, its family and the
         final-model rule, an estimate of the error of the model returned, and the plan's
-        costs beside the seconds of the run's ``progress``."""
+        costs beside the seconds of the run's ``progress`` (``seed``: the run's
+        ``random_state``, for the low-rank model's landmark subsample)."""
         n = X.shape[0]
         exponent = _exponent(refined)
         exact_all = st.size == n and st.D2 is not None
@@ -537,7 +536,7 @@ class Auto(Selector):
             why = exact_rule(family, estimate)
             rule = {"final_model": family, "estimate": estimate, "why": why}
         else:
-            rule = self._final_rule(plan, params, chosen.rank, X, y, sw, order, multiclass)
+            rule = self._final_rule(plan, params, chosen.rank, X, y, sw, order, multiclass, seed)
             if rule["estimate"] is None:  # no held-out rows: the last stage's own estimate
                 rule["estimate"] = chosen.estimates[family]
         rule["why"] += in_memory_note(X)
@@ -583,11 +582,12 @@ class Auto(Selector):
         else:
             score_lowrank(cand, st, self._lowrank_search((cand.sigma, cand.C), 1))
 
-    def _final_rule(self, plan, params, rank, X, y, sw, order, multiclass) -> dict[str, Any]:
+    def _final_rule(self, plan, params, rank, X, y, sw, order, multiclass,
+                    seed=None) -> dict[str, Any]:  # fmt: skip
         """libsvm's SVC or the low-rank L2-SVM (:func:`~svmtune.methods._auto_stage.
-        final_rule`, the landmarks' rule of this method's ``rank`` and :data:`LANDMARK_TOL`)."""
+        final_rule`: this method's ``rank``, :data:`LANDMARK_TOL`, ``seed``'s subsample)."""
         landmarks = (self.rank, LANDMARK_TOL)
-        return final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass)
+        return final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass, seed=seed)
 
 
 def _takes_groups(method: str) -> bool:
