@@ -69,7 +69,9 @@ class UnseenCategoryWarning(UserWarning):
 
 
 class BudgetWarning(UserWarning):
-    """A budget below the least the method's plan needs; the run costs that least."""
+    """A budget below the least the method's plan needs (the run costs that least), or one
+    that kept ``auto``'s final model from libsvm's where the low-rank model's held-out error
+    was beyond its tolerance (:mod:`svmtune.methods._auto_final`)."""
 
 
 class NotANumberError(TypeError, ValueError):

@@ -204,6 +204,7 @@ def test_C_is_carried_from_the_last_stage_to_all_rows():
 def test_final_model_rule_both_ways():
     """libsvm's fit at a large C on noisy rows takes many more iterations than SVC()'s: with
     the budget spent and a cheap low-rank model it gives way; with budget left it is kept."""
+    from svmtune.exceptions import BudgetWarning
     from svmtune.kernels import rbf_params
     from svmtune.methods._fidelity import nested_subsample
 
@@ -223,7 +224,8 @@ def test_final_model_rule_both_ways():
     # the plan reserves the cheaper final model's cost: here the low-rank one's
     assert tight.final_cost < 1.0
     # the low-rank model is costed on the landmarks the last stage used, not the cap
-    few = auto._final_rule(tight, large_C, 5, X, y, None, order, "ovr")
+    with pytest.warns(BudgetWarning, match="beyond the tolerance"):  # 5 are far too few
+        few = auto._final_rule(tight, large_C, 5, X, y, None, order, "ovr")
     lowrank_cost = lambda r: float(r["why"].split("L2-SVM predicted at ")[1].split(" ")[0])  # noqa: E731
     assert lowrank_cost(few) < lowrank_cost(rule) and "(5 landmarks)" in few["why"]
     # after an exact last stage, the trace rule's landmarks at the chosen width on the rows
@@ -392,13 +394,19 @@ def test_racing_never_spends_more_evaluations_than_the_plan(monkeypatch, z):
 def test_the_final_model_is_chosen_by_accuracy_as_well_as_cost():
     """With the budget spent, the low-rank L2-SVM is returned only where its error on
     held-out rows is within the tolerance of libsvm's at the same point: two landmarks on a
-    nonlinear problem are far too few, and libsvm is kept; the estimate is the held-out
-    error of the model returned."""
+    nonlinear problem are far too few, and libsvm is kept, unless its fit would cost more
+    than the whole budget (then the low-rank model, with a BudgetWarning naming the budget
+    that buys libsvm's); the estimate is the held-out error of the model returned."""
     from sklearn.svm import SVC
 
     from svmtune._labels import first_seen_codes
+    from svmtune.exceptions import BudgetWarning
     from svmtune.kernels import rbf_params
-    from svmtune.methods._auto_final import HELD_OUT_ROWS, LOWRANK_TOLERANCE
+    from svmtune.methods._auto_final import (
+        HELD_OUT_ROWS,
+        LOWRANK_TOLERANCE,
+        libsvm_cost_ratio,
+    )
     from svmtune.methods._fidelity import nested_subsample, rule_rows, stage_rows
 
     rng = np.random.default_rng(0)
@@ -407,11 +415,22 @@ def test_the_final_model_is_chosen_by_accuracy_as_well_as_cost():
     order = nested_subsample(y, 0)
     params = rbf_params(0.3, 2.0**6)
     auto = Auto(rank=2)
-    tight = dataclasses.replace(auto.plan(*X.shape, 1), budget=1e-3)
+    plan = auto.plan(*X.shape, 1)
+    rows = stage_rows(order, rule_rows(X.shape[0], plan.stages[0].size))
+    held = np.sort(order[rows.size : rows.size + min(rows.size, HELD_OUT_ROWS)])
+    ratio = libsvm_cost_ratio(params, X[rows], y[rows], None, "ovr")[0]
+    # a budget whose remainder after the stages is below libsvm's fit, but not the whole
+    tight = dataclasses.replace(plan, budget=ratio)
+    assert tight.left < ratio
     rule = auto._final_rule(tight, params, 2, X, y, None, order, "ovr")
     assert rule["final_model"] == "l1" and "beyond the tolerance" in rule["why"]
-    rows = stage_rows(order, rule_rows(X.shape[0], tight.stages[0].size))
-    held = np.sort(order[rows.size : rows.size + min(rows.size, HELD_OUT_ROWS)])
+    # below libsvm's fit as a whole: the low-rank model, said and warned
+    with pytest.warns(BudgetWarning, match=r"pass a budget of at least"):
+        spent = auto._final_rule(
+            dataclasses.replace(plan, budget=0.99 * ratio), params, 2, X, y, None, order, "ovr"
+        )
+    assert spent["final_model"] == "lowrank" and "beyond the tolerance" in spent["why"]
+    assert "more than the whole budget" in spent["why"]
     # fitted on the labels' first-seen codes, as the cost probe fits it
     codes = first_seen_codes(y[rows])
     svc = SVC(C=params["C"], gamma=params["gamma"]).fit(X[rows], codes)
@@ -420,7 +439,7 @@ def test_the_final_model_is_chosen_by_accuracy_as_well_as_cost():
     # more landmarks: beyond the tolerance at 30, within it at 60 (and cheaper than libsvm)
     for rank, final in ((30, "l1"), (60, "lowrank")):
         more = Auto(rank=rank)
-        plan = dataclasses.replace(more.plan(*X.shape, 1), budget=1e-3)
+        plan = dataclasses.replace(more.plan(*X.shape, 1), budget=ratio)
         rule = more._final_rule(plan, params, rank, X, y, None, order, "ovr")
         gap = float(rule["why"].split("its error is ")[1].split(" ")[0])
         assert (gap <= LOWRANK_TOLERANCE) == (final == "lowrank") and rule["final_model"] == final

@@ -249,7 +249,13 @@ def final_rule_text(plan, ratio, lowrank, reserve, rows, rank, final, gap=None, 
         f"{'within' if gap <= LOWRANK_TOLERANCE else 'beyond'} the tolerance "
         f"{LOWRANK_TOLERANCE}"
     )
-    if final == "lowrank":
+    if final == "lowrank" and gap is not None and gap > LOWRANK_TOLERANCE:
+        chose = (
+            f"the low-rank L2-SVM, though {measured}: libsvm's fit would cost more than the "
+            f"whole budget of {plan.budget:.3g} SVC() fits (a BudgetWarning names the budget "
+            "that buys it)"
+        )
+    elif final == "lowrank":
         chose = (
             "the low-rank L2-SVM: libsvm's fit costs more than that and than the budget "
             f"allows, and {measured}"
@@ -288,7 +294,8 @@ def final_rule(
     the chosen width on the rows the libsvm fit is predicted from (:mod:`svmtune.methods.auto`'s
     docstring; ``landmarks``: the trace rule's ``(max_rank, tol)``), and only where the
     low-rank model's error on held-out rows is within :data:`LOWRANK_TOLERANCE` of libsvm's
-    at the same point, both fitted on those rows.
+    at the same point, both fitted on those rows, or where libsvm's fit would cost more than
+    the whole budget (then with a :class:`~svmtune.exceptions.BudgetWarning`).
 
     The held-out rows are the next rows of the nested order (as many, at most
     :data:`HELD_OUT_ROWS`); the returned model's error on them is the selection's
@@ -337,12 +344,30 @@ def final_rule(
             lr = _blocked_rule(params, rank, landmarks, Xr, y[rows], w, Xh, y[held], wh, seed)
             gap = lr["estimate"] - out["estimate"]
             out["n_svm_fits"] += plan.n_tasks
-            if gap <= LOWRANK_TOLERANCE:
+            # beyond the tolerance libsvm's fit, but never one costing more than the whole
+            # budget: at 10^5 rows and C = 256 it took longer than the whole selection
+            if gap <= LOWRANK_TOLERANCE or ratio > plan.budget:
                 out.update(final_model="lowrank", estimate=lr["estimate"], final_cost=lowrank)
+            if gap > LOWRANK_TOLERANCE and ratio > plan.budget:
+                _warn_lowrank_beyond(gap, held.size, ratio, plan.budget)
     out["why"] = final_rule_text(
         plan, ratio, lowrank, reserve, rows.size, rank, out["final_model"], gap, held.size
     )
     return out
+
+
+def _warn_lowrank_beyond(gap: float, held: int, ratio: float, budget: float) -> None:
+    """A :class:`~svmtune.exceptions.BudgetWarning` where the budget kept libsvm's final fit
+    out though the low-rank model's held-out error is ``gap`` above libsvm's."""
+    warnings.warn(
+        f"auto's final model is the low-rank L2-SVM, whose error on {held:,} held-out rows "
+        f"is {gap:+.4f} against libsvm's SVC at the same point (beyond the tolerance "
+        f"{LOWRANK_TOLERANCE}): libsvm's fit on all rows is predicted at {ratio:.3g} SVC() "
+        f"fits, more than the whole budget of {budget:.3g}; pass a budget of at least "
+        f"{ratio:.3g} (method_params) for libsvm's, or final_model='l1'",
+        BudgetWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def _blocked_rule(params, rank, landmarks, Xr, yr, w, Xh, yh, wh, seed=None) -> dict[str, Any]:
