@@ -88,13 +88,19 @@ class _ActiveGram:
     def newton_point(self, act):
         """Minimiser of the primal with the active set fixed (the support-set system (22))."""
         self.update(act)
-        m = self.m
-        Hm = self.G[: m + 1, : m + 1].copy()
-        Hm[np.diag_indices(m)] += 1.0
-        Hm[m, m] += 1e-12
-        rhs = self.G[: m + 1, m + 1]
-        sol = sla.solve(Hm, rhs, assume_a="sym", check_finite=False)
-        return sol[:m], float(sol[m])
+        return newton_solution(self.G)
+
+
+def newton_solution(G: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(v, b)`` minimising the primal with the active set fixed (the support-set system of
+    RBSVM eq. (22)) from its Gram matrix ``G = Z_A^T diag(c_A) [Z_A, 1, y_A]``."""
+    m = G.shape[0] - 2
+    Hm = G[: m + 1, : m + 1].copy()
+    Hm[np.diag_indices(m)] += 1.0
+    Hm[m, m] += 1e-12
+    rhs = G[: m + 1, m + 1]
+    sol = sla.solve(Hm, rhs, assume_a="sym", check_finite=False)
+    return sol[:m], float(sol[m])
 
 
 def armijo_step(trial, value: float, slope: float):
