@@ -35,6 +35,7 @@ from svmtune.lowrank._blocks import (
     weighted_sum_block,
 )
 from svmtune.lowrank._dask_blocks import row_blocks
+from svmtune.lowrank._solver import armijo_step
 
 from .conftest import make_problem
 
@@ -232,6 +233,17 @@ def test_warm_start_reaches_the_cold_optimum_in_fewer_passes_over_all_rows(monke
         summed.clear()
     with pytest.raises(ValueError, match="warm_start must be"):
         fit_l2_svm_blocks(cold_rows, y, 1.0, warm_start=0)
+
+
+def test_armijo_step_takes_a_full_step_whose_rise_is_the_values_rounding():
+    """At the optimum of many rows the predicted decrease is below the primal value's
+    rounding: a full step whose value rises by rounding only is taken (the Newton method's
+    finite stop, a full step with the active set unchanged), a real rise is not."""
+    value = 2.9e5
+    rounding = lambda t: (value * (1 + 50 * np.finfo(float).eps),)  # noqa: E731
+    assert armijo_step(rounding, value, -1e-16)[0] == 1.0
+    rise = lambda t: (value * (1 + 1e-9 * t),)  # noqa: E731
+    assert armijo_step(rise, value, -1e-16)[0] < 1e-2  # backtracked to a rise of rounding
 
 
 def test_blocked_solver_one_vs_rest_tasks_as_the_estimator_builds_them():

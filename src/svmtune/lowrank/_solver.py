@@ -103,14 +103,23 @@ def newton_solution(G: np.ndarray) -> tuple[np.ndarray, float]:
     return sol[:m], float(sol[m])
 
 
+#: a trial's primal value may exceed the Armijo bound by this much relative to the value:
+#: its rounding (a sum over ``n`` rows), which at the optimum swamps the predicted decrease
+ARMIJO_ROUNDING = 1e-12
+
+
 def armijo_step(trial, value: float, slope: float):
     """``(t, trial(t))`` for the first ``t`` of 1, 1/2, 1/4, ... whose primal value
     ``trial(t)[0]`` falls below ``value + 1e-4 t slope`` (Armijo backtracking along the
-    Newton direction, ``slope`` its directional derivative; down to ``t = 1e-10``)."""
+    Newton direction, ``slope`` its directional derivative; down to ``t = 1e-10``), up to the
+    value's rounding, :data:`ARMIJO_ROUNDING` ``|value|``: at the optimum of 10^6 rows the
+    predicted decrease fell below it, the search backtracked to tiny steps and the Newton
+    method ran to ``max_iter`` (measured: 100 passes at ``n = 10^6``, issue 64)."""
     t = 1.0
+    slack = ARMIJO_ROUNDING * abs(value)
     while True:
         out = trial(t)
-        if out[0] <= value + 1e-4 * t * slope or t < 1e-10:
+        if out[0] <= value + 1e-4 * t * slope + slack or t < 1e-10:
             return t, out
         t *= 0.5
 
