@@ -312,15 +312,24 @@ def test_flop_model_bounds_the_newton_gram_rows(monkeypatch):
     assert sum(rows) <= 150 * (clf.n_iter_.sum() + 3)
     n, d, m = 10_000, 20, 300
     base = lowrank_fit_flops(n, d, m, 1, n_newton=1, gram_passes=1)
-    gram = 2.0 * n * (m + 2) ** 2
+    gram = n * (2.0 * m**2 + (m + 2) ** 2)  # features of a row, then its rank-1 update
     assert lowrank_fit_flops(n, d, m, 1, n_newton=1, gram_passes=2) - base == pytest.approx(gram)
     per_task = lowrank_fit_flops(n, d, m, 2, n_newton=1, gram_passes=1) - base
-    shared = base - per_task
-    assert shared == pytest.approx(4 * n * m * d + n * m**2 + 2 * n * m * d + m**3 / 3 + n * m**2)
-    # features over the cache's budget: every pass computes them again
+    shared = base - per_task  # landmarks, kernel rows once, R's factors, the trace residual
+    landmarks = 4 * n * m * d + n * m**2
+    assert shared == pytest.approx(landmarks + 2 * n * m * d + 4 * m**3 / 3 + 2 * n * m**2)
+    # kernel rows over the cache's budget: every pass computes them again, without R
     uncached = lowrank_fit_flops(n, d, m, 1, n_newton=1, gram_passes=1, cached=False)
-    assert uncached - base == pytest.approx(3 * n * (2 * m * d + m**2))
+    assert uncached - base == pytest.approx(3 * n * 2 * m * d)
     assert lowrank_fit_flops(10**7, d, 500) > lowrank_fit_flops(10**7, d, 500, cached=True)
+    # from 65,536 rows at m = 500 the warm start adds the fit on every 16th row and a pass
+    big, sub = 16 * 4096, 4096
+    warm = lowrank_fit_flops(big, d, 500, n_newton=1, gram_passes=1, cached=True)
+    monkeypatch.setattr("svmtune.estimators_lowrank.warm_start_stride", lambda n, m: None)
+    cold = lowrank_fit_flops(big, d, 500, n_newton=1, gram_passes=1, cached=True)
+    sub_task = (2 * 500**2 + 502**2) * 2 * sub + 501**3 / 3 + 4 * sub * 500 + 500**3 / 3
+    extra = sub_task + 2 * sub * 500 * d + 2 * big * 500
+    assert warm - cold == pytest.approx(extra, rel=1e-12)
     with pytest.raises(ValueError, match="m must be a positive integer"):
         lowrank_fit_flops(n, d, 0)
     with pytest.raises(ValueError, match="n_newton must be a positive number"):

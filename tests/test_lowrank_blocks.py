@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import svmtune.estimators as est_module
+import svmtune.lowrank._blocked_solver as blocked
 import svmtune.lowrank._blocks as blocks
 from svmtune.estimators_lowrank import LowRankL2SVC, _tasks
 from svmtune.kernels import squared_distances
@@ -22,6 +23,7 @@ from svmtune.lowrank._blocked_solver import (
     fit_l2_svm_blocks,
     lowrank_loo_blocks,
     support_system,
+    warm_start_stride,
 )
 from svmtune.lowrank._blocks import (
     BlockOp,
@@ -33,6 +35,7 @@ from svmtune.lowrank._blocks import (
     weighted_sum_block,
 )
 from svmtune.lowrank._dask_blocks import row_blocks
+from svmtune.lowrank._solver import armijo_step
 
 from .conftest import make_problem
 
@@ -126,20 +129,25 @@ def _weights(kind, n, seed):
     return w
 
 
+@pytest.mark.parametrize("kernel_rows", [False, True])
 @pytest.mark.parametrize("cache", [0, None])
 @pytest.mark.parametrize("problem", PROBLEMS)
-def test_blocked_solver_is_the_dense_solver(problem, cache):
+def test_blocked_solver_is_the_dense_solver(problem, cache, kernel_rows):
     """Same ``v, b`` to 1e-8, same support, iterations and predictions as
-    fit_l2_svm_lowrank on the whole ``Z``; with the features computed per pass (cache 0) or
-    kept (the default budget), and blocks that do not divide ``n``."""
+    fit_l2_svm_lowrank on the whole ``Z``; with the rows computed per pass (cache 0) or
+    kept (the default budget), blocks that do not divide ``n``, and the driver's rows the
+    features ``Z`` or the kernel rows ``K`` (``R`` given: no triangular solve a pass)."""
     n, d, seed, C, sigma, rank, wkind, imb = problem
     X, y = make_problem(n, d, seed, imbalance=imb)
     w = _weights(wkind, n, seed)
     nf, fmap = _nystroem(X, sigma, rank)
     dense = fit_l2_svm_lowrank(nf.Z, y, C, sample_weight=w)
     v = _dense_v(dense, nf.Z)
+    R = nf.R if kernel_rows else None
+    if kernel_rows:
+        fmap = NystroemMap(fmap.X_L, sigma)
     rows = RowBlocks(X, fmap, fmap.m, 23, cache_bytes=cache)
-    sol = fit_l2_svm_blocks(rows, y, C, sample_weight=w)
+    sol = fit_l2_svm_blocks(rows, y, C, sample_weight=w, R=R)
     assert np.max(np.abs(sol.v - v)) <= 1e-8 * np.max(np.abs(v))
     assert sol.b == pytest.approx(dense.b, rel=1e-8, abs=1e-10)
     assert np.array_equal(sol.support, dense.support) and sol.n_iter == dense.n_iter
@@ -150,6 +158,92 @@ def test_blocked_solver_is_the_dense_solver(problem, cache):
     want = lowrank_loo(dense, nf.Z)
     got = lowrank_loo_blocks(rows, sol)
     np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-8 * np.max(np.abs(want)))
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "seed", "C", "sigma", "rank"),
+    [(400, 2, 7, 10.0, 2.0, 60), (600, 3, 3, 100.0, 3.0, 80)],
+)
+def test_kernel_rows_with_an_ill_conditioned_factor_are_the_dense_solver(
+    n, d, seed, C, sigma, rank
+):
+    """Wide kernels in few dimensions (``cond(R)`` in the thousands): the kernel rows' solver
+    still gives the features' ``v`` to 1e-8 (its Gram matrix sums features: summed on kernel
+    rows and carried over by ``R^{-1}`` it was off by 4e-8 and 1e-6 here)."""
+    X, y = make_problem(n, d, seed)
+    nf, fmap = _nystroem(X, sigma, rank)
+    assert np.linalg.cond(nf.R) > 5e3
+    dense = fit_l2_svm_lowrank(nf.Z, y, C)
+    v = _dense_v(dense, nf.Z)
+    rows = RowBlocks(X, NystroemMap(fmap.X_L, sigma), fmap.m, 37, cache_bytes=0)
+    sol = fit_l2_svm_blocks(rows, y, C, R=nf.R)
+    assert np.max(np.abs(sol.v - v)) <= 1e-8 * np.max(np.abs(v))
+    assert sol.b == pytest.approx(dense.b, rel=1e-8, abs=1e-10)
+    assert np.array_equal(sol.support, dense.support) and sol.n_iter == dense.n_iter
+    want = lowrank_loo(dense, nf.Z)
+    np.testing.assert_allclose(
+        lowrank_loo_blocks(rows, sol), want, rtol=1e-7, atol=1e-8 * np.max(np.abs(want))
+    )
+
+
+def test_warm_start_rule():
+    """A subsample of every 16th row once it has max(4096, 2 m) rows."""
+    assert warm_start_stride(16 * 4096, 500) == 16
+    assert warm_start_stride(16 * 4096 - 16, 500) is None
+    assert warm_start_stride(16 * 6000, 3000) == 16
+    assert warm_start_stride(16 * 6000 - 16, 3000) is None
+
+
+@pytest.mark.parametrize("weights", [None, "zeros"])
+def test_warm_start_reaches_the_cold_optimum_in_fewer_passes_over_all_rows(monkeypatch, weights):
+    """From the solution on every 16th row (the 'auto' rule at a lowered threshold, and the
+    stride given) the Newton method ends at the cold start's optimum (strictly convex: the
+    same support set, ``v`` and ``b`` to 1e-8) after fewer passes over all rows and fewer
+    rows read in all (at least ``n`` fewer: the passes of the subsample's fit not counted,
+    they read its own driver)."""
+    n = 16000
+    X, y = make_problem(n, 4, 15, imbalance=0.4)
+    w = _weights(weights, n, 15)
+    nf, fmap = _nystroem(X, 2.0, 100)
+    kern = NystroemMap(fmap.X_L, 2.0)
+    summed = []
+    block = blocked._BlockedGram._block
+
+    def spy(self, idx):
+        summed.append((self.y.shape[0], idx.size))
+        return block(self, idx)
+
+    monkeypatch.setattr(blocked._BlockedGram, "_block", spy)
+    cold_rows = RowBlocks(X, kern, kern.m, 1024, cache_bytes=0)
+    cold = fit_l2_svm_blocks(cold_rows, y, 30.0, sample_weight=w, R=nf.R, warm_start=None)
+    assert all(rows_n == n for rows_n, _ in summed)
+    summed.clear()
+    monkeypatch.setattr(blocked, "WARM_START_MIN_ROWS", 200)
+    assert warm_start_stride(n, kern.m) == 16
+    for warm_start in ("auto", 16):
+        rows = RowBlocks(X, kern, kern.m, 1024, cache_bytes=0)
+        sol = fit_l2_svm_blocks(rows, y, 30.0, sample_weight=w, R=nf.R, warm_start=warm_start)
+        assert sol.converged and np.array_equal(sol.support, cold.support)
+        assert np.max(np.abs(sol.v - cold.v)) <= 1e-8 * np.max(np.abs(cold.v))
+        assert sol.b == pytest.approx(cold.b, rel=1e-8, abs=1e-10)
+        assert rows.full_passes < cold_rows.full_passes
+        assert rows.rows_read < cold_rows.rows_read - n
+        # the Gram matrix summed rows of the subsample (of 1,000) too
+        assert sum(k for rows_n, k in summed if rows_n == 1000) > 0
+        summed.clear()
+    with pytest.raises(ValueError, match="warm_start must be"):
+        fit_l2_svm_blocks(cold_rows, y, 1.0, warm_start=0)
+
+
+def test_armijo_step_takes_a_full_step_whose_rise_is_the_values_rounding():
+    """At the optimum of many rows the predicted decrease is below the primal value's
+    rounding: a full step whose value rises by rounding only is taken (the Newton method's
+    finite stop, a full step with the active set unchanged), a real rise is not."""
+    value = 2.9e5
+    rounding = lambda t: (value * (1 + 50 * np.finfo(float).eps),)  # noqa: E731
+    assert armijo_step(rounding, value, -1e-16)[0] == 1.0
+    rise = lambda t: (value * (1 + 1e-9 * t),)  # noqa: E731
+    assert armijo_step(rise, value, -1e-16)[0] < 1e-2  # backtracked to a rise of rounding
 
 
 def test_blocked_solver_one_vs_rest_tasks_as_the_estimator_builds_them():
@@ -265,6 +359,26 @@ def test_dask_driver_gives_the_numpy_results(chunks):
     op = BlockOp(residual_block, (np.ones(600),), reduce=True)
     np.testing.assert_allclose(dask_rows.run([op]), ref_rows.run([op]), rtol=1e-10)
     assert dask_rows.largest == chunks[0] if chunks[0] < 600 else dask_rows.largest == 600
+
+
+def test_dask_driver_with_kernel_rows_and_a_warm_start_gives_the_numpy_results():
+    """The kernel rows with ``R`` and the warm start's subsample (``X[::4]`` of a dask
+    array, its chunks thinned) on the dask driver: the NumPy driver's solution and LOO."""
+    da = _dask()
+    X, y = make_problem(800, 3, 16, imbalance=0.3)
+    nf, fmap = _nystroem(X, 1.3, 30)
+    kern = NystroemMap(fmap.X_L, 1.3)
+    ref_rows = RowBlocks(X, kern, kern.m, 64)
+    dask_rows = row_blocks(da.from_array(X, chunks=(150, 3)), kern, kern.m, 64)
+    ref = fit_l2_svm_blocks(ref_rows, y, 5.0, R=nf.R, warm_start=4)
+    got = fit_l2_svm_blocks(dask_rows, y, 5.0, R=nf.R, warm_start=4)
+    np.testing.assert_allclose(got.v, ref.v, rtol=1e-10, atol=1e-10 * np.abs(ref.v).max())
+    assert got.b == pytest.approx(ref.b, rel=1e-10, abs=1e-12)
+    assert np.array_equal(got.support, ref.support) and got.n_iter == ref.n_iter
+    assert dask_rows.full_passes == ref_rows.full_passes
+    np.testing.assert_allclose(
+        lowrank_loo_blocks(dask_rows, got), lowrank_loo_blocks(ref_rows, ref), rtol=1e-10
+    )
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])

@@ -35,9 +35,14 @@ from svmtune._validation import check_labels, validate_sample_weight
 from svmtune.estimators import _fit_inputs, _label_inputs, tanh_proba
 from svmtune.kernels import squared_distances
 from svmtune.lowrank import nystroem_factor, pivoted_cholesky_landmarks
-from svmtune.lowrank._blocked_solver import fit_l2_svm_blocks
+from svmtune.lowrank._blocked_solver import (
+    WARM_START_STRIDE,
+    fit_l2_svm_blocks,
+    warm_start_stride,
+)
 from svmtune.lowrank._blocks import (
     BlockOp,
+    FeatureBasis,
     NystroemMap,
     block_rows,
     features_fit_cache,
@@ -104,24 +109,34 @@ def lowrank_fit_flops(
       over ``k < m``: ``4 n m d + n m^2`` (sparse: ``2 n m d + n m^2``), with ``n`` the rows
       the rule runs on, at most ``landmark_rows`` (:func:`svmtune.lowrank._nystroem.
       landmark_subsample`);
-    * the features ``Z = K_nm R^{-1}`` (:class:`svmtune.lowrank._blocks.NystroemMap`), ``2 m d``
-      a row for the product ``X X_L^T`` and ``m^2`` for the triangular solve, after the
-      Cholesky factor of ``K_mm``, ``m^3 / 3``: computed once for the ``n`` rows when ``Z``
-      fits :data:`svmtune.lowrank._blocks.FEATURE_CACHE_BYTES` (``cached``), else again by
-      every pass that reads rows (:mod:`svmtune.lowrank._blocked_solver`): the trace
-      residual's pass over the ``n`` rows and, per task, one pass over all rows per Newton
-      iteration, the Gram matrix's rows and the support set's final Gram matrix (counted at
-      ``n`` rows);
+    * the kernel rows ``K(X, X_L)`` (:class:`svmtune.lowrank._blocks.NystroemMap`), ``2 m d``
+      a row for the product ``X X_L^T`` (the ``n m`` exponentials left out), after the
+      Cholesky factor of ``K_mm``, ``m^3 / 3``, and ``R^{-1}``, ``m^3``: computed once for the
+      ``n`` rows when they fit :data:`svmtune.lowrank._blocks.FEATURE_CACHE_BYTES`
+      (``cached``), else again by every pass that reads rows
+      (:mod:`svmtune.lowrank._blocked_solver`): the trace residual's pass over the ``n`` rows
+      and, per task, one pass over all rows per Newton iteration, the Gram matrix's rows and
+      the support set's final Gram matrix (counted at ``n`` rows); no pass makes a
+      triangular solve with ``R``;
+    * the trace residual, once: the features ``k_i R^{-1}`` of the ``n`` rows, ``2 n m^2``;
     * per task, the Newton solver :func:`svmtune.lowrank._blocked_solver.fit_l2_svm_blocks`:
-      the active set's Gram matrix ``Z_A^T diag(c) [Z_A, 1, y]``, ``2 (m + 2)^2`` a row, built
-      from ``gram_passes * n`` rows in all (all rows on the first step; then the rows that
-      enter or leave the active set, or all of it again when more than half of it changes,
-      so at most ``n`` rows an iteration); each of the ``n_newton`` iterations solves the
+      the active set's Gram matrix ``Z_A^T diag(c) [Z_A, 1, y]`` from ``gram_passes * n``
+      rows in all (all rows on the first step of a cold start; then the rows that enter or
+      leave the active set, or all of it again when more than half of it changes, so at most
+      ``n`` rows an iteration), each row mapped to its features, ``2 m^2``, and summed by a
+      symmetric rank-k update, ``(m + 2)^2``; each of the ``n_newton`` iterations solves the
       ``(m + 1)``-square symmetric system, ``(m + 1)^3 / 3``, and computes the margins along
-      the step and the gradient, ``2 n m`` each (the line search's trials are ``O(n)``);
-      then once the support set's system (RBSVM eq. (22)) through a fresh Gram matrix of
-      ``S``, ``2 |S| (m + 2)^2`` counted at ``|S| = n``, and the Cholesky factor of
-      ``I + Z_S^T D^{-1} Z_S``, ``m^3 / 3``.
+      the step and the gradient on the kernel rows, ``2 n m`` each (the line search's trials
+      are ``O(n)``); then once the support set's system (RBSVM eq. (22)) through a fresh Gram
+      matrix of ``S`` counted at ``|S| = n`` rows, and the Cholesky factor of
+      ``I + Z_S^T D^{-1} Z_S``, ``m^3 / 3``;
+    * where :func:`svmtune.lowrank._blocked_solver.warm_start_stride` starts each task from
+      the solution on every 16th row: that fit, counted as this model's per-task terms on
+      ``n / 16`` rows (kernel rows cached by the same rule; its own nested warm start left
+      out), and one margins pass over all
+      rows, ``2 n m`` (plus its kernel rows when not cached); ``n_newton`` and
+      ``gram_passes`` stay those of a cold start, an upper bound (the warm start's point
+      needs fewer iterations and Gram rows, ``benchmarks/lowrank_blocked_passes.py``).
 
     Parameters
     ----------
@@ -161,14 +176,27 @@ def lowrank_fit_flops(
     if cached is None:
         cached = features_fit_cache(int(n), int(m))
     s = float(n if landmark_rows is None else min(n, landmark_rows))
+    n_i, m_i = int(n), int(m)
     n, d, m, n_tasks = float(n), float(d), float(m), float(n_tasks)
     landmarks = (2.0 if sparse else 4.0) * s * m * d + s * m**2
     passes = 1.0 if cached else 1.0 + n_tasks * (float(n_newton) + float(gram_passes) + 1.0)
-    features = m**3 / 3.0 + passes * n * (2.0 * m * d + m**2)
-    gram = float(gram_passes) * 2.0 * n * (m + 2.0) ** 2
-    steps = float(n_newton) * ((m + 1.0) ** 3 / 3.0 + 4.0 * n * m)
-    support = 2.0 * n * (m + 2.0) ** 2 + m**3 / 3.0
-    return landmarks + features + n_tasks * (gram + steps + support)
+    kernel = m**3 / 3.0 + m**3 + passes * n * 2.0 * m * d + 2.0 * n * m**2
+    task = _task_flops(n, m, float(n_newton), float(gram_passes))
+    if warm_start_stride(n_i, m_i):
+        n_sub = -(-n_i // WARM_START_STRIDE)
+        sub_cached = features_fit_cache(n_sub, m_i)
+        sub_passes = 1.0 if sub_cached else float(n_newton) + float(gram_passes) + 1.0
+        task += _task_flops(float(n_sub), m, float(n_newton), float(gram_passes))
+        task += sub_passes * n_sub * 2.0 * m * d + 2.0 * n * m + (0.0 if cached else 2 * n * m * d)
+    return landmarks + kernel + n_tasks * task
+
+
+def _task_flops(n: float, m: float, n_newton: float, gram_passes: float) -> float:
+    """The Newton solver's flops of one task on ``n`` rows (:func:`lowrank_fit_flops`)."""
+    gram = gram_passes * n * (2.0 * m**2 + (m + 2.0) ** 2)
+    steps = n_newton * ((m + 1.0) ** 3 / 3.0 + 4.0 * n * m)
+    support = n * (2.0 * m**2 + (m + 2.0) ** 2) + m**3 / 3.0
+    return gram + steps + support
 
 
 def _check_params(est: LowRankL2SVC) -> None:
@@ -368,15 +396,17 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         D2_mm = squared_distances(X_L)  # symmetric, zero diagonal; sparse stays sparse
         R, jitter = _landmark_factor(D2_mm, self.sigma, self.jitter)
         m = idx.size
+        # the passes read the kernel rows k(x, X_L); R enters their sums once (FeatureBasis)
         rows = row_blocks(
-            X if X_dask is None else X_dask, NystroemMap(X_L, self.sigma, R), m, _block_rows(m)
+            X if X_dask is None else X_dask, NystroemMap(X_L, self.sigma), m, _block_rows(m)
         )
         # the trace residual over the rows of positive weight, weighted by sample_weight
         wz = np.where(w > 0, 1.0 if sw is None else sw, 0.0)
-        resid = rows.run([BlockOp(residual_block, (wz,), reduce=True)])[0]
+        R_inv = FeatureBasis(R).inverse()
+        resid = rows.run([BlockOp(residual_block, (wz,), (R_inv,), reduce=True)])[0]
         V, b, n_sv, n_it = [], [], [], []
         for t in _tasks(y_enc, len(self.classes_)):
-            sol = fit_l2_svm_blocks(rows, t, self.C, sample_weight=w)
+            sol = fit_l2_svm_blocks(rows, t, self.C, sample_weight=w, R=R)
             V.append(sol.v)  # the primal vector v = Z_S^T beta
             b.append(sol.b)
             n_sv.append(sol.n_support)

@@ -2,7 +2,7 @@
 
 Everything the low-rank L2-SVM (RBSVM eq. (6)-(7) on ``K~ = Z Z^T``) needs from its ``n``
 training rows is a sum over rows or a value per row of the features
-``z_i = k(x_i, X_L) R^{-1}`` (:mod:`svmtune.lowrank._nystroem`):
+``z_i = k_i R^{-1}``, ``k_i = k(x_i, X_L)`` (:mod:`svmtune.lowrank._nystroem`):
 
 * the active set's Gram matrix ``Z_A^T diag(c_A) [Z_A, 1, y_A]`` (:func:`gram_block`),
   the gradient's ``Z^T r`` (:func:`weighted_sum_block`) and the trace residual
@@ -10,16 +10,24 @@ training rows is a sum over rows or a value per row of the features
 * the margins ``Z V + b`` (:func:`margins_block`) and the leave-one-out terms of RBSVM eq.
   (27) (:func:`svmtune.lowrank._blocked_solver.loo_terms_block`): ``O(1)`` values a row.
 
-A **block function** takes the features ``Z_b`` of a block of rows and the block's slices of
-per-row vectors and returns numbers; :class:`BlockOp` names one with its arguments.  The
-**driver** :class:`RowBlocks` computes ``Z_b = features(X_b)`` for one block of rows of an
-in-memory NumPy or CSR ``X`` at a time (:class:`NystroemMap`) and applies the operations of a
-pass to it, so that a pass holds ``O(block x m)`` beyond the data and its results, never the
-``n x m`` matrix ``Z`` (40 GB at ``n = 10^7``, ``m = 500``).  A dask ``X`` runs the same
-block step, :func:`block_outputs`, through ``dask.array.map_blocks``
-(:mod:`svmtune.lowrank._dask_blocks`).  When ``Z`` fits :data:`FEATURE_CACHE_BYTES` the
-driver keeps its blocks after the first full pass instead of recomputing them (the
-``O(n m d + n m^2)`` kernel and triangular solve of every pass).
+Each is linear (or quadratic) in ``z_i``, so it is computed on the **kernel rows** ``K_b``
+with ``R`` applied once to an ``O(m^2)`` result or folded into an ``m``-vector or ``m x m``
+constant (:class:`FeatureBasis`): ``Z V + b = K (R^{-1} V) + b``, ``Z^T r = R^{-T} (K^T
+r)``; the Gram matrix's rows, read only where the active set changes, are mapped to
+features by one product with ``R^{-1}`` (:class:`FeatureBasis` says why).  A pass over all
+rows then costs the kernel, ``O(block x m d)`` a block, and no triangular solve with ``R``
+(``O(block x m^2)``, which dominated a pass at ``m = 500``, issue 64).
+
+A **block function** takes a block of rows (kernel rows, or features where the driver holds
+them) and the block's slices of per-row vectors and returns numbers; :class:`BlockOp` names
+one with its arguments.  The **driver** :class:`RowBlocks` computes ``K_b = features(X_b)``
+for one block of rows of an in-memory NumPy or CSR ``X`` at a time (:class:`NystroemMap`)
+and applies the operations of a pass to it, so that a pass holds ``O(block x m)`` beyond the
+data and its results, never an ``n x m`` matrix (40 GB at ``n = 10^7``, ``m = 500``).  A
+dask ``X`` runs the same block step, :func:`block_outputs`, through ``dask.array.map_blocks``
+(:mod:`svmtune.lowrank._dask_blocks`).  When the ``n x m`` rows fit
+:data:`FEATURE_CACHE_BYTES` the driver keeps its blocks after the first full pass instead of
+recomputing them (the ``O(n m d)`` kernel of every pass).
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from svmtune.kernels import (
 __all__ = [
     "FEATURE_CACHE_BYTES",
     "BlockOp",
+    "FeatureBasis",
     "NystroemMap",
     "RowBlocks",
     "block_outputs",
@@ -55,9 +64,9 @@ __all__ = [
     "weighted_sum_block",
 ]
 
-#: ``Z`` (``8 n m`` bytes) at most this large is kept in blocks after the first full pass of
-#: :class:`RowBlocks` (256 MiB: ``n = 67,108`` rows at ``m = 500``); larger, every pass
-#: recomputes its blocks and holds one at a time
+#: the rows of a pass (``8 n m`` bytes: kernel rows or features) at most this large are kept
+#: in blocks after the first full pass of :class:`RowBlocks` (256 MiB: ``n = 67,108`` rows at
+#: ``m = 500``); larger, every pass recomputes its blocks and holds one at a time
 FEATURE_CACHE_BYTES = 2**28
 
 
@@ -118,36 +127,100 @@ class NystroemMap:
         return sla.solve_triangular(self.R, K.T, trans="T", lower=False, check_finite=False).T
 
 
+class FeatureBasis:
+    """The features ``Z = K R^{-1}`` of the kernel rows ``K`` a driver computes
+    (``K_mm + jitter I = R^T R``, ``R`` upper triangular): how ``R`` enters the quantities of
+    the blocked solver that are linear in ``z_i`` -- applied to an ``m``-vector once a pass
+    instead of to every row (module docstring).  ``R`` None: the rows are the features
+    themselves and every map is the identity.
+
+    The Gram matrix is the exception: summed on kernel rows and carried over,
+    ``R^{-T} (K^T diag(c) K) R^{-1}`` carries the rounding of the kernel sums amplified by
+    ``cond(R)^2`` (measured: ``v`` off by 4e-8 relative at ``cond(R) = 4.7e4``, against
+    5e-14 on the features), so :func:`gram_block` maps its rows to features by a product
+    with :meth:`inverse` (``2 m^2`` a row, the order of the Gram's own ``(m + 2)^2``; the
+    Gram's passes read only the rows entering or leaving the active set).
+    """
+
+    def __init__(self, R: np.ndarray | None = None) -> None:
+        self.R = None if R is None else np.asarray(R, dtype=float)
+        self._inv: np.ndarray | None = None
+
+    def coef(self, V: np.ndarray) -> np.ndarray:
+        """``R^{-1} V``: the kernel-row coefficients of feature coefficients ``V`` (``(m,)``
+        or ``(m, k)``), ``Z V = K (R^{-1} V)``."""
+        if self.R is None:
+            return V
+        return sla.solve_triangular(self.R, V, lower=False, check_finite=False)
+
+    def sums(self, s: np.ndarray) -> np.ndarray:
+        """``R^{-T} s``: ``Z^T r`` from the kernel rows' ``s = K^T r``."""
+        if self.R is None:
+            return s
+        return sla.solve_triangular(self.R, s, trans="T", lower=False, check_finite=False)
+
+    def quadratic(self, chol: np.ndarray) -> np.ndarray:
+        """``B = L^{-1} R^{-T}`` (lower triangular) for ``A = L L^T`` (``chol``, lower), so that
+        ``z_i^T A^{-1} z_i = |B k_i|^2``: the leave-one-out diagonal of RBSVM eq. (27) by a
+        product with a fixed ``m x m`` matrix a row instead of a triangular solve."""
+        m = chol.shape[0]
+        Rt_inv = np.eye(m) if self.R is None else self.sums(np.eye(m))
+        return sla.solve_triangular(chol, Rt_inv, lower=True, check_finite=False)
+
+    def inverse(self) -> np.ndarray | None:
+        """``R^{-1}`` (upper triangular; None for the identity), computed once: ``Z = K R^{-1}``
+        as one matrix product a block where a block function needs the features themselves
+        (:func:`gram_block`, :func:`residual_block`)."""
+        if self.R is not None and self._inv is None:
+            self._inv = self.coef(np.eye(self.R.shape[0]))
+        return self._inv
+
+
 # ---------------------------------------------------------------------------------------------
-# Block functions: the features of a block of rows (and the block's per-row vectors) in,
-# numbers out.  Each is the definition of its quantity on the block's rows, so that the sum
-# (or the concatenation) over the blocks is the quantity on all rows.
+# Block functions: a block of rows (kernel rows K_b, or the features Z_b where the driver holds
+# them) and the block's per-row vectors in, numbers out.  Each is the definition of its
+# quantity on the block's rows, so that the sum (or the concatenation) over the blocks is the
+# quantity on all rows; FeatureBasis turns a kernel-row result into the features' one.
 # ---------------------------------------------------------------------------------------------
-def gram_block(Z: np.ndarray, y: np.ndarray, c: np.ndarray) -> np.ndarray:
+def gram_block(
+    Z: np.ndarray, y: np.ndarray, c: np.ndarray, R_inv: np.ndarray | None = None
+) -> np.ndarray:
     """``[Z, 1, y]^T diag(c) [Z, 1, y]``, ``(m + 2) x (m + 2)``: the block's share of the
     active set's Gram matrix of the primal Newton step (RBSVM eq. (22); the rows of the
-    block are those of the active set, or those entering or leaving it with ``c`` signed)."""
-    Za = np.hstack([Z, np.ones((Z.shape[0], 1)), y[:, None]])
+    block are those of the active set, or those entering or leaving it), with ``z_i = k_i
+    R^{-1}`` of the kernel rows ``Z`` when ``R_inv`` (:meth:`FeatureBasis.inverse`) is given.
+    With ``c >= 0`` it is ``S^T S``, ``S = diag(sqrt(c)) [Z, 1, y]`` (NumPy's symmetric
+    rank-k update: half the flops of a general product)."""
+    F = Z if R_inv is None else Z @ R_inv
+    Za = np.hstack([F, np.ones((F.shape[0], 1)), y[:, None]])
+    if np.all(c >= 0):
+        S = Za * np.sqrt(c)[:, None]
+        return S.T @ S
     return Za.T @ (Za * c[:, None])
 
 
 def weighted_sum_block(Z: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """``Z^T r``, ``(m,)``: the block's share of the primal gradient ``v - Z^T (c y xi)``."""
+    """``Z^T r``, ``(m,)``: the block's share of the primal gradient ``v - Z^T (c y xi)``
+    (on kernel rows ``K^T r``, and ``Z^T r = R^{-T} K^T r``, :meth:`FeatureBasis.sums`)."""
     return Z.T @ r
 
 
 def margins_block(Z: np.ndarray, V: np.ndarray, b: np.ndarray | float) -> np.ndarray:
     """``Z V + b``: margins of ``(v, b)`` (``V`` of shape ``(m,)``) or of several columns
     (``(m, k)``, one ``b`` each): decision values, or the Newton solver's margins at the
-    iterate and along its step."""
+    iterate and along its step (on kernel rows with ``V = R^{-1} v``,
+    :meth:`FeatureBasis.coef`)."""
     return Z @ V + b
 
 
-def residual_block(Z: np.ndarray, w: np.ndarray) -> np.ndarray:
+def residual_block(Z: np.ndarray, w: np.ndarray, R_inv: np.ndarray | None = None) -> np.ndarray:
     """``[sum_i w_i max(0, 1 - |z_i|^2)]``: the block's share of the weighted trace residual
     ``sum_i w_i (K_ii - K~_ii)`` of the Nystroem kernel (``K_ii = 1`` for the RBF kernel;
-    :attr:`svmtune.lowrank.NystroemFactor.trace_residual` unweighted)."""
-    return np.array([float(w @ np.maximum(1.0 - np.einsum("ij,ij->i", Z, Z), 0.0))])
+    :attr:`svmtune.lowrank.NystroemFactor.trace_residual` unweighted), with ``z_i = k_i
+    R^{-1}`` of the kernel rows ``Z`` when ``R_inv`` (:meth:`FeatureBasis.inverse`) is
+    given."""
+    F = Z if R_inv is None else Z @ R_inv
+    return np.array([float(w @ np.maximum(1.0 - np.einsum("ij,ij->i", F, F), 0.0))])
 
 
 @dataclass(frozen=True)
@@ -248,16 +321,22 @@ class RowBlocks:
         when it is below ``n``; the tests read it).
     passes : int
         Passes run.
+    full_passes : int
+        Those over all rows (no ``where``).
+    rows_read : int
+        Rows the passes computed (or read from the cache): ``n`` a full pass.
     """
 
     def __init__(self, X, features, m: int, block: int, cache_bytes: int | None = None) -> None:
         self.X, self.features, self.m, self.block = X, features, int(m), int(block)
-        self.n = int(X.shape[0])
+        self.n, self.cache_bytes = int(X.shape[0]), cache_bytes
         self.slices = list(gen_batches(self.n, self.block))
         fits = features_fit_cache(self.n, self.m, cache_bytes)
         self._cache: list[np.ndarray] | None = [] if fits else None
         self.largest = 0
         self.passes = 0
+        self.full_passes = 0
+        self.rows_read = 0
 
     def run(self, ops: Sequence[BlockOp], where: np.ndarray | None = None) -> list:
         """One pass over the rows (those of the bool mask ``where`` only): the result of every
@@ -280,7 +359,21 @@ class RowBlocks:
             for k, o in enumerate(out):
                 results.add(k, o)
         self.passes += 1
+        self.full_passes += where is None
+        self.rows_read += self.n if where is None else int(where.sum())
         return results.results()
+
+    def subsample(self, step: int) -> RowBlocks:
+        """The driver of every ``step``-th row, ``X[::step]`` (a copy of ``n / step`` rows),
+        with the same features, blocks and cache budget."""
+        X = self.X[::step]
+        return RowBlocks(
+            X if sp.issparse(X) else np.ascontiguousarray(X),
+            self.features,
+            self.m,
+            self.block,
+            self.cache_bytes,
+        )
 
     def gather(self, result):
         """A result of :meth:`run` as a NumPy array (it is one already)."""

@@ -58,6 +58,10 @@ class DaskRowBlocks:
         The largest row chunk (the most rows of features a task holds).
     passes : int
         Passes run (each one ``compute``).
+    full_passes : int
+        Those over all rows (no ``where``).
+    rows_read : int
+        Rows the passes computed (or read from the cache): ``n`` a full pass.
     """
 
     def __init__(self, X, features, m: int) -> None:
@@ -67,6 +71,8 @@ class DaskRowBlocks:
         self.chunks = tuple(int(c) for c in self.X.chunks[0])
         self.largest = max(self.chunks, default=0)
         self.passes = 0
+        self.full_passes = 0
+        self.rows_read = 0
 
     def _column(self, r: np.ndarray):
         """A per-row vector (or ``(n, k)`` array) as a dask ``(n, k)`` array in ``X``'s row
@@ -111,6 +117,8 @@ class DaskRowBlocks:
         tails = flat.map_blocks(_tail, head, chunks=(tuple(int(per_row * c) for c in counts),))
         total, rows = dask.compute(heads, tails)
         self.passes += 1
+        self.full_passes += where is None
+        self.rows_read += self.n if where is None else int(where.sum())
         results = PassResults(ops, self.m)
         pos = 0
         for k, (op, w, sh) in enumerate(zip(ops, widths, shapes)):
@@ -124,6 +132,11 @@ class DaskRowBlocks:
                     results.add(k, rows[pos : pos + w * int(c)].reshape((int(c), *sh)))
                     pos += w * int(c)
         return results.results()
+
+    def subsample(self, step: int) -> DaskRowBlocks:
+        """The driver of every ``step``-th row, ``X[::step]`` (lazy: its chunks are ``X``'s
+        row chunks thinned), with the same features."""
+        return DaskRowBlocks(self.X[::step], self.features, self.m)
 
     def gather(self, result):
         """A lazy result as a NumPy array (``compute``)."""

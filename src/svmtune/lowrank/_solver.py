@@ -88,23 +88,38 @@ class _ActiveGram:
     def newton_point(self, act):
         """Minimiser of the primal with the active set fixed (the support-set system (22))."""
         self.update(act)
-        m = self.m
-        Hm = self.G[: m + 1, : m + 1].copy()
-        Hm[np.diag_indices(m)] += 1.0
-        Hm[m, m] += 1e-12
-        rhs = self.G[: m + 1, m + 1]
-        sol = sla.solve(Hm, rhs, assume_a="sym", check_finite=False)
-        return sol[:m], float(sol[m])
+        return newton_solution(self.G)
+
+
+def newton_solution(G: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(v, b)`` minimising the primal with the active set fixed (the support-set system of
+    RBSVM eq. (22)) from its Gram matrix ``G = Z_A^T diag(c_A) [Z_A, 1, y_A]``."""
+    m = G.shape[0] - 2
+    Hm = G[: m + 1, : m + 1].copy()
+    Hm[np.diag_indices(m)] += 1.0
+    Hm[m, m] += 1e-12
+    rhs = G[: m + 1, m + 1]
+    sol = sla.solve(Hm, rhs, assume_a="sym", check_finite=False)
+    return sol[:m], float(sol[m])
+
+
+#: a trial's primal value may exceed the Armijo bound by this much relative to the value:
+#: its rounding (a sum over ``n`` rows), which at the optimum swamps the predicted decrease
+ARMIJO_ROUNDING = 1e-12
 
 
 def armijo_step(trial, value: float, slope: float):
     """``(t, trial(t))`` for the first ``t`` of 1, 1/2, 1/4, ... whose primal value
     ``trial(t)[0]`` falls below ``value + 1e-4 t slope`` (Armijo backtracking along the
-    Newton direction, ``slope`` its directional derivative; down to ``t = 1e-10``)."""
+    Newton direction, ``slope`` its directional derivative; down to ``t = 1e-10``), up to the
+    value's rounding, :data:`ARMIJO_ROUNDING` ``|value|``: at the optimum of 10^6 rows the
+    predicted decrease fell below it, the search backtracked to tiny steps and the Newton
+    method ran to ``max_iter`` (measured: 100 passes at ``n = 10^6``, issue 64)."""
     t = 1.0
+    slack = ARMIJO_ROUNDING * abs(value)
     while True:
         out = trial(t)
-        if out[0] <= value + 1e-4 * t * slope or t < 1e-10:
+        if out[0] <= value + 1e-4 * t * slope + slack or t < 1e-10:
             return t, out
         t *= 0.5
 
