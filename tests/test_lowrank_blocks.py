@@ -358,7 +358,21 @@ def test_dask_driver_gives_the_numpy_results(chunks):
     )
     op = BlockOp(residual_block, (np.ones(600),), reduce=True)
     np.testing.assert_allclose(dask_rows.run([op]), ref_rows.run([op]), rtol=1e-10)
-    assert dask_rows.largest == chunks[0] if chunks[0] < 600 else dask_rows.largest == 600
+    # a chunk of more than the driver's 64 rows is run in blocks of 64 (a task holds 64 x m)
+    assert dask_rows.largest == 64
+
+    class Spy(type(fmap)):
+        seen: list = []
+
+        def __call__(self, X_b):
+            Spy.seen.append(X_b.shape[0])
+            return super().__call__(X_b)
+
+    spy = Spy.__new__(Spy)
+    spy.__dict__.update(fmap.__dict__)
+    spied = row_blocks(da.from_array(X, chunks=chunks), spy, fmap.m, 64)
+    np.testing.assert_allclose(spied.run([op]), ref_rows.run([op]), rtol=1e-10)
+    assert max(Spy.seen) == 64 and sum(Spy.seen) == 600
 
 
 def test_dask_driver_with_kernel_rows_and_a_warm_start_gives_the_numpy_results():

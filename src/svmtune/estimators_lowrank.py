@@ -454,7 +454,7 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
                     f"X has shape {X.shape}, but {type(self).__name__} is expecting "
                     f"{self.n_features_in_} features as input"
                 )
-            F = row_blocks(X.astype(float), kern, self.rank_, 0).lazy_rows(op)
+            F = row_blocks(X.astype(float), kern, self.rank_, _block_rows(self.rank_)).lazy_rows(op)
         else:
             X = _as_rows(validate_data(self, X, reset=False, accept_sparse=("csr", "csc")))
             F = row_blocks(X, kern, self.rank_, _block_rows(self.rank_), 0).run([op])[0]

@@ -55,6 +55,7 @@ __all__ = [
     "NystroemMap",
     "RowBlocks",
     "block_outputs",
+    "chunk_outputs",
     "block_rows",
     "features_fit_cache",
     "gram_block",
@@ -263,6 +264,31 @@ def block_outputs(
     else:
         Z = features(X_sel)
     return [op.on_block(Z, r) for op, r in zip(ops, rows_b)]
+
+
+def chunk_outputs(
+    features: Callable | None,
+    X_c,
+    sel: np.ndarray | None,
+    ops: Sequence[BlockOp],
+    rows_c,
+    block: int,
+) -> list[np.ndarray]:
+    """:func:`block_outputs` on a chunk of rows (a dask task's) in blocks of at most
+    ``block`` selected rows, the reducing outputs summed and the others concatenated
+    (:class:`PassResults`): a task holds ``block x m`` kernel values, not ``chunk x m``
+    (a chunk of 100,000 rows at ``m = 500`` made a worker hold 1.4 GiB).  ``rows_c[k]`` are
+    the operations' row slices, already cut to ``sel``."""
+    X_sel = X_c if sel is None else X_c[sel]
+    rows = X_sel.shape[0]
+    if rows <= block:
+        return block_outputs(features, X_sel, None, ops, rows_c)
+    results = PassResults(ops, features.m if features is not None else X_sel.shape[1])
+    for s in gen_batches(rows, block):
+        out = block_outputs(features, X_sel[s], None, ops, [[r[s] for r in rs] for rs in rows_c])
+        for k, o in enumerate(out):
+            results.add(k, o)
+    return results.results()
 
 
 class PassResults:

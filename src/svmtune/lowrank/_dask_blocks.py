@@ -6,8 +6,9 @@ as one ``map_blocks`` over the row chunks of ``X``: each chunk's task is
 :func:`svmtune.lowrank._blocks.block_outputs` -- the same code the NumPy driver loops over --
 and returns its operations' outputs flattened into one vector (the ``O(m^2)`` partial sums and
 the per-row values); the client adds the partials and concatenates the rows.  No task holds
-more than its chunk's features, ``chunk x m``.  dask is an optional dependency: it is imported
-here, inside the functions, and only when ``X`` is a dask array.
+more than ``block x m`` kernel values: a chunk of more rows is run in blocks of ``block``
+(:func:`svmtune.lowrank._blocks.chunk_outputs`).  dask is an optional dependency: it is
+imported here, inside the functions, and only when ``X`` is a dask array.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from svmtune.lowrank._blocks import (
     BlockOp,
     PassResults,
     RowBlocks,
-    block_outputs,
+    block_rows,
+    chunk_outputs,
     is_dask_array,
 )
 
@@ -32,7 +34,7 @@ def row_blocks(X, features, m: int, block: int, cache_bytes: int | None = None):
     """The driver of ``X``: :class:`DaskRowBlocks` for a dask array (its row chunks are the
     blocks), else :class:`svmtune.lowrank._blocks.RowBlocks` (blocks of ``block`` rows)."""
     if is_dask_array(X):
-        return DaskRowBlocks(X, features, m)
+        return DaskRowBlocks(X, features, m, block)
     return RowBlocks(X, features, m, block, cache_bytes)
 
 
@@ -55,7 +57,9 @@ class DaskRowBlocks:
     Attributes
     ----------
     largest : int
-        The largest row chunk (the most rows of features a task holds).
+        The most rows of features a task holds at once: the largest row chunk, or ``block``
+        where chunks are larger (a task runs its chunk in blocks of ``block`` rows,
+        :func:`svmtune.lowrank._blocks.chunk_outputs`).
     passes : int
         Passes run (each one ``compute``).
     full_passes : int
@@ -64,12 +68,13 @@ class DaskRowBlocks:
         Rows the passes computed (or read from the cache): ``n`` a full pass.
     """
 
-    def __init__(self, X, features, m: int) -> None:
+    def __init__(self, X, features, m: int, block: int | None = None) -> None:
         self.X = X.rechunk({1: -1})
         self.features, self.m = features, int(m)
+        self.block = block_rows(self.m) if block is None else int(block)
         self.n = int(X.shape[0])
         self.chunks = tuple(int(c) for c in self.X.chunks[0])
-        self.largest = max(self.chunks, default=0)
+        self.largest = min(max(self.chunks, default=0), self.block)
         self.passes = 0
         self.full_passes = 0
         self.rows_read = 0
@@ -106,6 +111,7 @@ class DaskRowBlocks:
             features=self.features,
             plan=plan,
             has_where=where is not None,
+            block=self.block,
             dtype=float,
             chunks=(tuple(int(head + per_row * c) for c in counts),),
             drop_axis=1,
@@ -136,7 +142,7 @@ class DaskRowBlocks:
     def subsample(self, step: int) -> DaskRowBlocks:
         """The driver of every ``step``-th row, ``X[::step]`` (lazy: its chunks are ``X``'s
         row chunks thinned), with the same features."""
-        return DaskRowBlocks(self.X[::step], self.features, self.m)
+        return DaskRowBlocks(self.X[::step], self.features, self.m, self.block)
 
     def gather(self, result):
         """A lazy result as a NumPy array (``compute``)."""
@@ -155,6 +161,7 @@ class DaskRowBlocks:
             features=self.features,
             op=replace(op, rows=()),
             trailing=[np.shape(r)[1:] for r in op.rows],
+            block=self.block,
             dtype=float,
             chunks=(self.chunks, *[(s,) for s in trailing]),
             drop_axis=1 if not trailing else None,
@@ -175,13 +182,14 @@ def _split_rows(cols: list, plan, sel) -> tuple[list[BlockOp], list[list[np.ndar
     return ops, rows_b
 
 
-def _flat_block(X_b, *cols, features, plan, has_where: bool) -> np.ndarray:
-    """A chunk's task of :meth:`DaskRowBlocks.run`: :func:`block_outputs` on the chunk, its
-    outputs flattened into one vector, the reducing operations' first."""
+def _flat_block(X_b, *cols, features, plan, has_where: bool, block: int) -> np.ndarray:
+    """A chunk's task of :meth:`DaskRowBlocks.run`: :func:`svmtune.lowrank._blocks.
+    chunk_outputs` on the chunk (in blocks of ``block`` rows), its outputs flattened into one
+    vector, the reducing operations' first."""
     cols = list(cols)
     sel = cols.pop(0)[:, 0].astype(bool) if has_where else None
     ops, rows_b = _split_rows(cols, plan, sel)
-    outs = block_outputs(features, X_b, sel, ops, rows_b)
+    outs = chunk_outputs(features, X_b, sel, ops, rows_b, block)
     order = [o for op, o in zip(ops, outs) if op.reduce] + [
         o for op, o in zip(ops, outs) if not op.reduce
     ]
@@ -198,7 +206,8 @@ def _tail(flat: np.ndarray, head: int) -> np.ndarray:
     return flat[head:]
 
 
-def _row_block(X_b, *cols, features, op: BlockOp, trailing) -> np.ndarray:
-    """A chunk's task of :meth:`DaskRowBlocks.lazy_rows`: the operation's values per row."""
+def _row_block(X_b, *cols, features, op: BlockOp, trailing, block: int) -> np.ndarray:
+    """A chunk's task of :meth:`DaskRowBlocks.lazy_rows`: the operation's values per row
+    (in blocks of ``block`` rows)."""
     _, rows_b = _split_rows(list(cols), [(op, trailing)], None)
-    return block_outputs(features, X_b, None, [op], rows_b)[0]
+    return chunk_outputs(features, X_b, None, [op], rows_b, block)[0]
