@@ -43,6 +43,7 @@ difference) and the test predictions (rows that differ; the ``memory`` cell's ar
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import platform
@@ -353,9 +354,18 @@ def report() -> None:
     lines += ["", "Plans and final-model rules of the `auto` cells:", ""]
     for (kind, n), r in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if kind in ("memory", "dask") and "error" not in r:
-            lines.append(f"- {n:,} rows, {kind}: {r['plan']}; {r['final_rule']}")
+            lines.append(f"- {n:,} rows, {kind}: stages {_stages(r['plan'])}; {r['final_rule']}")
     MD.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def _stages(plan: str) -> str:
+    """The plan's stages (``info["plan"]``, stored as its repr) as "rows path (steps)"."""
+    try:
+        stages = ast.literal_eval(plan)
+        return " -> ".join(f"{s['size']:,} {s['path']} ({s['steps']} steps)" for s in stages)
+    except (ValueError, SyntaxError, TypeError, KeyError):
+        return plan
 
 
 def _f(v, fmt: str = ".1f") -> str:
