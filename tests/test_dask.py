@@ -362,6 +362,38 @@ def test_auto_on_a_local_cluster_fits_the_low_rank_model_in_blocks(client, rows_
     )
 
 
+def test_auto_on_memory_limited_worker_processes(rows_3000, monkeypatch):
+    """Worker processes with a memory limit (issue 64's CI line): ``auto`` on a dask ``X``
+    too large to gather fits its low-rank model on them, as in memory; no worker restarted,
+    each stayed below its limit (its own peak resident memory, read in the worker)."""
+    import resource
+
+    X, y = rows_3000
+    ref = SVMTuner(random_state=0, final_model="lowrank").fit(X, y)
+    monkeypatch.setattr(_dask_inputs, "available_memory", lambda: 4 * 8 * X.size - 8)
+    limit = 1.5 * 2**30
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=limit,
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as cl,
+    ):
+        before = set(cl.scheduler_info()["workers"])
+        Xd, yd = da.from_array(X, chunks=(500, 5)), da.from_array(y, chunks=500)
+        got = SVMTuner(random_state=0).fit(Xd, yd)
+        pred = got.predict(Xd).compute()
+        peaks = cl.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0)
+        assert set(cl.scheduler_info()["workers"]) == before  # none restarted
+    _auto_equal(got, ref)
+    assert got.selection_.info["final_rule"].startswith("the low-rank L2-SVM, fitted in X's")
+    assert len(peaks) == 2 and max(peaks.values()) < limit
+    np.testing.assert_array_equal(pred, ref.predict(X))
+
+
 def test_a_forced_in_memory_final_model_refuses_a_dask_x_too_large(data, monkeypatch):
     X, y = data
     monkeypatch.setattr(_dask_inputs, "available_memory", lambda: 4 * 8 * X.size - 8)
