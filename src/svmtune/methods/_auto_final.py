@@ -269,9 +269,9 @@ def final_rule_text(plan, ratio, lowrank, reserve, rows, rank, final, gap=None, 
     else:
         chose = "libsvm's SVC: the low-rank L2-SVM would cost more"
     return (
-        f"{chose}; libsvm's fit predicted at {ratio:.2f} SVC() fits (its support vectors and "
+        f"{chose}; libsvm's fit predicted at {ratio:.3g} SVC() fits (its support vectors and "
         f"iterations against SVC()'s on {rows:,} rows), {budget}; the low-rank L2-SVM "
-        f"predicted at {lowrank:.2f} ({rank} landmarks)"
+        f"predicted at {lowrank:.3g} ({rank} landmarks)"
     )
 
 
@@ -325,7 +325,7 @@ def final_rule(
             "n_svm_fits": plan.n_tasks,
             "why": f"the low-rank L2-SVM, fitted in X's row blocks on dask's workers: "
             f"{refusal}, and libsvm's SVC needs every row in memory; predicted at "
-            f"{lowrank:.2f} SVC() fits ({rank} landmarks)",
+            f"{lowrank:.3g} SVC() fits ({rank} landmarks)",
         }
     ratio, fits, svc = libsvm_cost_ratio(params, Xr, y[rows], w, multiclass)
     # the plan's reserve for the final model (Plan.final_cost), on the landmarks in use
