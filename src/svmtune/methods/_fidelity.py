@@ -173,8 +173,7 @@ def lowrank_eval_cost(s: float, d: int, n_tasks: int, rank: int) -> float:
 SMALL_ROWS = 1500
 #: the budget there, in ``SVC()`` fits
 SMALL_BUDGET = 30.0
-#: the rows above which the selection's work stops growing (:func:`_large_budget`): the
-#: issue's "a bound a user can live with" above ``10^5`` rows (issue 64)
+#: rows above which the selection's work stops growing (:func:`_large_budget`; issue 64)
 LARGE_ROWS = 100_000
 
 
@@ -192,10 +191,11 @@ def default_budget(
     """The default budget in ``SVC()`` fits on all rows: up to 1,500 rows ``30`` or the floor
     in work of :func:`budget_floor` (given ``d``; with the probes' ``probe_work``, which the
     plan takes from the budget), whichever is more, so that every row is selected on; then
-    ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000, 0.26 at 171,539) for the
-    subsamples (at least the final fit's reserve and the probes' work), and (given ``d``) the
-    work of ``all_rows_evals`` low-rank evaluations on all rows for the last stage that
-    refines ``C`` there (:data:`ALL_ROWS_PATH`).
+    ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000) for the subsamples (at least the
+    final fit's reserve and the probes' work), and (given ``d``) the work of
+    ``all_rows_evals`` low-rank evaluations on all rows for the last stage that refines ``C``
+    there (:data:`ALL_ROWS_PATH`); above :data:`LARGE_ROWS` the selection's work of
+    ``LARGE_ROWS`` rows (:func:`_large_budget`).
 
     Up to 1,500 rows (the small-data regime of ``benchmarks/auto_eval.md``) a fit of
     ``SVC()`` takes milliseconds and the closed forms' fixed overheads need a few dozen of
