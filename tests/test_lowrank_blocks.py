@@ -477,6 +477,23 @@ def test_bad_dask_x_is_refused_before_any_pass():
         LowRankL2SVC(rank=5).fit(da.from_array(y, chunks=30), y)
 
 
+def test_assume_finite_skips_the_dask_finiteness_pass(monkeypatch):
+    """scikit-learn's ``assume_finite`` (the tuner's final fit sets it: its door checked X)
+    skips the reduction over a dask X, as ``check_array`` skips its pass."""
+    import sklearn
+
+    da = _dask()
+    X, y = make_problem(100, 3, 16)
+    calls = []
+    isfinite = da.isfinite
+    monkeypatch.setattr(da, "isfinite", lambda a: calls.append(a.shape) or isfinite(a))
+    LowRankL2SVC(rank=5).fit(da.from_array(X, chunks=30), y)
+    assert calls == [X.shape]
+    with sklearn.config_context(assume_finite=True):
+        LowRankL2SVC(rank=5).fit(da.from_array(X, chunks=30), y)
+    assert calls == [X.shape]
+
+
 def test_estimator_fits_on_a_local_cluster():
     distributed = pytest.importorskip("dask.distributed")
     da = _dask()

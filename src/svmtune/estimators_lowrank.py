@@ -24,6 +24,7 @@ from functools import partial
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
@@ -491,11 +492,14 @@ def _dask_fit_inputs(est, X, y, sample_weight) -> tuple:
     array ``X`` (as float64) without gathering it: its dtype, dimensions and row chunks
     checked from its metadata (:func:`svmtune._dask_inputs.dask_rows`), its finiteness by
     one reduction, ``n_features_in_`` from its shape; then the labels and weights, ``O(n)``
-    vectors on the client, as :func:`svmtune.estimators._fit_inputs` checks them."""
+    vectors on the client, as :func:`svmtune.estimators._fit_inputs` checks them.  The
+    finiteness reduction is skipped under ``sklearn.config_context(assume_finite=True)``."""
     import dask.array as da
 
     X, _ = dask_rows(X)
-    if not bool(da.isfinite(X).all().compute()):
+    # scikit-learn's assume_finite skips the pass, as check_array does (the tuner's final fit
+    # sets it: its door checked X)
+    if not get_config()["assume_finite"] and not bool(da.isfinite(X).all().compute()):
         raise ValueError("Input X contains NaN or infinity.")
     y = np.asarray(y)
     check_labels(y)

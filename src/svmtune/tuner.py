@@ -9,6 +9,7 @@ from typing import Any
 
 import joblib
 import numpy as np
+from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -366,10 +367,11 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         w_final = w if sel.sample_weight is None else sel.sample_weight
         fit_kw = {} if w_final is None else {"sample_weight": w_final}
         t0 = time.perf_counter()
-        self.estimator_ = final_estimator(False).fit(Xp, y_enc, **fit_kw)
-        # Platt's calibrator refits the SVM on all samples too, but keeps it behind its own
-        # (probability-argmax) predict; the tuner predicts with the SVM it selected for
-        self.calibrator_ = final_estimator(True).fit(Xp, y_enc, **fit_kw) if platt else None
+        with config_context(assume_finite=True):  # the door checked X: no pass over it again
+            self.estimator_ = final_estimator(False).fit(Xp, y_enc, **fit_kw)
+            # Platt's calibrator refits the SVM on all samples too, but keeps it behind its
+            # own (probability-argmax) predict; the tuner predicts with the SVM it selected for
+            self.calibrator_ = final_estimator(True).fit(Xp, y_enc, **fit_kw) if platt else None
         self.final_fit_time_ = time.perf_counter() - t0
         self.final_model_ = final
         self.probability_ = "platt" if platt else "tanh"
