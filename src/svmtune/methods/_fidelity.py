@@ -194,8 +194,8 @@ def default_budget(
     ``30 * 1500 / n`` (22.5 at 2,000 rows, 2.25 at 20,000) for the subsamples (at least the
     final fit's reserve and the probes' work), and (given ``d``) the work of
     ``all_rows_evals`` low-rank evaluations on all rows for the last stage that refines ``C``
-    there (:data:`ALL_ROWS_PATH`); above :data:`LARGE_ROWS` the selection's work of
-    ``LARGE_ROWS`` rows (:func:`_large_budget`).
+    there (:data:`ALL_ROWS_PATH`); above :data:`LARGE_ROWS` the selection's work at
+    ``LARGE_ROWS`` rows and no all-rows stage (:func:`_large_budget`).
 
     Up to 1,500 rows (the small-data regime of ``benchmarks/auto_eval.md``) a fit of
     ``SVC()`` takes milliseconds and the closed forms' fixed overheads need a few dozen of
