@@ -29,6 +29,7 @@ import numpy as np
 
 from svmtune._dask_inputs import fits_in_memory, gather_limit, is_dask
 from svmtune.kernels import sigma_from_gamma
+from svmtune.lowrank._dask_blocks import gather_rows
 from svmtune.methods.base import SelectionContext, TrainingData, get_selector
 
 __all__ = ["take_rows", "gather_refusal", "in_memory_note", "default_sigma", "skip_all_rows"]
@@ -36,12 +37,13 @@ __all__ = ["take_rows", "gather_refusal", "in_memory_note", "default_sigma", "sk
 
 def take_rows(X, rows: np.ndarray):
     """``X[rows]`` in memory: a NumPy array or sparse matrix sliced, a dask array's rows
-    computed (asked for sorted, returned in the order of ``rows``) as a float64 array."""
+    computed (asked for sorted, :func:`svmtune.lowrank._dask_blocks.gather_rows`, returned
+    in the order of ``rows``) as a float64 array."""
     if not is_dask(X):
         return X[rows]
     rows = np.asarray(rows, dtype=np.intp)
     order = np.argsort(rows, kind="stable")
-    block = np.asarray(X[rows[order]].compute(), dtype=np.float64)
+    block = gather_rows(X, rows[order])
     if np.all(order[1:] > order[:-1]):  # already sorted (the plan's rows are)
         return block
     out = np.empty_like(block)
