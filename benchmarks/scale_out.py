@@ -96,9 +96,11 @@ def _blocks(n: int) -> list[tuple[int, int]]:
 
 def numpy_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``n`` rows as NumPy arrays."""
-    parts = _blocks(n)
-    X = np.concatenate([block_X(seed, b, r) for b, r in parts])
-    y = np.concatenate([block_y(seed, b, r) for b, r in parts])
+    X, y = np.empty((n, D)), np.empty(n, dtype=np.int64)
+    start = 0
+    for b, r in _blocks(n):  # filled in place: the process never holds X twice
+        X[start : start + r], y[start : start + r] = block_X(seed, b, r), block_y(seed, b, r)
+        start += r
     return X, y
 
 
@@ -250,7 +252,7 @@ def run(args) -> None:
     done = {(r["kind"], r["n"]) for r in read_results() if "error" not in r}
     for n in [int(float(s)) for s in args.sizes.split(",")]:
         for kind in args.kinds.split(","):
-            if (kind, n) in done:
+            if (kind, n) in done and not args.force:
                 continue
             load = os.getloadavg()
             cmd = [sys.executable, __file__, "cell", kind, str(n)] + _cell_args(args)
@@ -351,12 +353,47 @@ def report() -> None:
             f"{r.get('final_model', 'SVC()')} | {_f(r.get('sigma'), '.3g')} | "
             f"{_f(r.get('C'), '.3g')} | {r['test_accuracy']:.4f} | {load:.2f} | {note} |"
         )
+    lines += _memory_growth(cells)
     lines += ["", "Plans and final-model rules of the `auto` cells:", ""]
     for (kind, n), r in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if kind in ("memory", "dask") and "error" not in r:
             lines.append(f"- {n:,} rows, {kind}: stages {_stages(r['plan'])}; {r['final_rule']}")
     MD.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def _memory_growth(cells: dict) -> list[str]:
+    """The in-memory cells' peak RSS above the process before its data (``baseline_rss_mb``:
+    the interpreter, the libraries and the test rows) against the data's MB, and the least
+    squares line through them: its slope is the memory a further MB of data costs."""
+    mem = sorted(
+        (r for (kind, _), r in cells.items() if kind == "memory" and "error" not in r),
+        key=lambda r: r["n"],
+    )
+    if len(mem) < 2:
+        return []
+    data = np.array([r["data_mb"] for r in mem])
+    above = np.array([r["peak_rss_mb"] - r["baseline_rss_mb"] for r in mem])
+    slope, intercept = np.polyfit(data, above, 1)
+    lines = [
+        "",
+        "Peak memory of the in-memory cells above the process before its data (baseline: "
+        "the interpreter, the libraries and the test rows):",
+        "",
+        "| rows | data MB | baseline MB | peak RSS MB | above baseline MB | above / data |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r, a in zip(mem, above):
+        lines.append(
+            f"| {r['n']:,} | {r['data_mb']:.0f} | {r['baseline_rss_mb']:.0f} | "
+            f"{r['peak_rss_mb']:,.0f} | {a:,.0f} | {a / r['data_mb']:.2f} |"
+        )
+    lines += [
+        "",
+        f"Least squares over these {len(mem)} cells: above baseline = {intercept:,.0f} MB + "
+        f"{slope:.2f} x data.",
+    ]
+    return lines
 
 
 def _stages(plan: str) -> str:
@@ -383,6 +420,7 @@ def main(argv=None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--worker-memory", default="4GiB")
     ap.add_argument("--client-gather", type=float, default=2.0**30, help="bytes")
+    ap.add_argument("--force", action="store_true", help="run stored cells again")
     args = ap.parse_args(argv)
     if args.what == "cell":
         rec = run_cell(args.kind, args.n, args)

@@ -333,6 +333,36 @@ def test_nystroem_factor_rejects_bad_distances():
         nystroem_factor(np.where(D2_nm > 1, np.nan, D2_nm), D2_mm, 1.0)
 
 
+def test_a_factor_without_derivatives_holds_two_n_by_m_arrays_and_the_same_numbers():
+    """Without ``derivatives`` the factor holds ``Z`` (in ``K_nm``'s place) and the distances
+    only, and computes ``K_nm`` and ``G_T`` at their first use, equal to the eager ones; the
+    objective without its gradient is the objective's value and leave-one-out outputs
+    (issue 64: the referee's low-rank scores held four ``n x m`` arrays of this factor)."""
+    from svmtune.lowrank._nystroem import _nystroem_factor
+
+    X, y = make_problem(120, 3, 4)
+    idx, _ = pivoted_cholesky_landmarks(X, 1.5, tol=1e-9, max_rank=20)
+    D2_nm, D2_mm = squared_distances(X, X[idx]), squared_distances(X[idx])
+    eager = _nystroem_factor(D2_nm, D2_mm, 1.5, 1e-8)
+    lean = _nystroem_factor(D2_nm, D2_mm, 1.5, 1e-8, derivatives=False)
+    held = [k for k, v in vars(lean).items() if np.shape(v) == D2_nm.shape]
+    assert sorted(held) == ["D2_nm", "Z"]
+    assert sorted(k for k, v in vars(eager).items() if np.shape(v) == D2_nm.shape) == [
+        "D2_nm",
+        "G_T",
+        "K_nm",
+        "Z",
+    ]
+    assert np.array_equal(lean.Z, eager.Z)
+    assert np.array_equal(lean.K_nm, eager.K_nm) and np.array_equal(lean.G_T, eager.G_T)
+    tasks = [np.where(y == 1, 1.0, -1.0)]
+    th = np.log([1.5, 10.0])
+    full = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th)
+    value = lowrank_rbsvm_objective(D2_nm, D2_mm, tasks, th, gradient=False)
+    assert value.grad is None and value.value == full.value
+    assert all(np.array_equal(a, b) for a, b in zip(value.loo, full.loo))
+
+
 def test_pivoted_cholesky_columns_are_exact_distances_dense_and_sparse():
     """The pivot loop's unchecked distances to one row equal ``squared_distances`` (dense
     and sparse, never densified), with an exact 0 at the row itself."""

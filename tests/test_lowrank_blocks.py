@@ -235,6 +235,22 @@ def test_warm_start_reaches_the_cold_optimum_in_fewer_passes_over_all_rows(monke
         fit_l2_svm_blocks(cold_rows, y, 1.0, warm_start=0)
 
 
+def test_a_subsample_keeps_its_features_only_where_its_driver_keeps_its_own():
+    """The warm start's driver of every ``step``-th row caches its features where the full
+    driver caches its own, never where the full driver runs in blocks (issue 64: at 10^6
+    rows its 62,500 rows' features were 250 MB, held while the fit ran in blocks)."""
+    X, _ = make_problem(4000, 4, 3)
+    kern = NystroemMap(X[:50], 2.0)
+    m = kern.m
+    caching = RowBlocks(X, kern, m, 256, cache_bytes=8 * 4000 * m)
+    blocked_only = RowBlocks(X, kern, m, 256, cache_bytes=8 * 4000 * m - 1)
+    assert caching._cache is not None and blocked_only._cache is None
+    assert caching.subsample(16)._cache is not None
+    # the subsample's 250 rows would fit the budget; its driver's 4,000 do not
+    assert blocks.features_fit_cache(250, m, blocked_only.cache_bytes)
+    assert blocked_only.subsample(16)._cache is None
+
+
 def test_armijo_step_takes_a_full_step_whose_rise_is_the_values_rounding():
     """At the optimum of many rows the predicted decrease is below the primal value's
     rounding: a full step whose value rises by rounding only is taken (the Newton method's

@@ -405,11 +405,14 @@ class WoodburyFactor:
         Zd = ZS / dS[:, None]
         A = np.eye(m) + ZS.T @ Zd
         Lc = sla.cholesky(A, lower=True, check_finite=False)
-        F = sla.solve_triangular(Lc, Zd.T, lower=True, check_finite=False).T  # D^-1 Z A^-T/2
+        # D^-1 Z A^-T/2, in Zd's place; F is then kept as a view of E (one |S| x m array)
+        F = sla.solve_triangular(Lc, Zd.T, lower=True, check_finite=False, overwrite_b=True).T
         u = 1.0 / dS - F @ F.sum(axis=0)
         s = float(u.sum())
-        E = np.hstack([F, (u / np.sqrt(s))[:, None]])
-        return cls(dS=dS, F=F, u=u, s=s, E=E)
+        E = np.empty((F.shape[0], m + 1))
+        E[:, :m] = F
+        E[:, m] = u / np.sqrt(s)
+        return cls(dS=dS, F=E[:, :m], u=u, s=s, E=E)
 
     @property
     def size(self) -> int:

@@ -185,7 +185,7 @@ def lowrank_fit_flops(
     task = _task_flops(n, m, float(n_newton), float(gram_passes))
     if warm_start_stride(n_i, m_i):
         n_sub = -(-n_i // WARM_START_STRIDE)
-        sub_cached = features_fit_cache(n_sub, m_i)
+        sub_cached = cached and features_fit_cache(n_sub, m_i)  # RowBlocks.subsample
         sub_passes = 1.0 if sub_cached else float(n_newton) + float(gram_passes) + 1.0
         task += _task_flops(float(n_sub), m, float(n_newton), float(gram_passes))
         task += sub_passes * n_sub * 2.0 * m * d + 2.0 * n * m + (0.0 if cached else 2 * n * m * d)

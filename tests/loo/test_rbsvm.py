@@ -270,6 +270,22 @@ def test_rbf_derivatives_shapes_and_validation():
         loo_gradient(sol, K, [np.zeros(m + 1)], np.ones(20))
 
 
+def test_rbf_derivatives_by_blocks_of_columns_are_the_whole_product(monkeypatch):
+    """The sigma-derivative's support columns, made a few columns at a time (one ``n x |S|``
+    array, issue 64), are ``K[:, S] * D2[:, S] / sigma^2`` exactly."""
+    import svmtune.loo.rbsvm_gradient as grad_module
+
+    X, y = make_problem(40, 2, 3)
+    D2 = squared_distances(X)
+    K = rbf_from_sqdist(D2, 1.3)
+    sol = fit_l2_svm(K, y, 5.0)
+    S = np.flatnonzero(sol.support)
+    monkeypatch.setattr(grad_module, "_COLUMN_VALUES", 3 * 40)  # blocks of 3 columns
+    dS, _ = rbf_l2_derivatives(K, D2, 1.3, sol)
+    assert S.size > 6
+    assert np.array_equal(dS, D2[:, S] / 1.3**2 * K[:, S])
+
+
 def test_objective_is_consistent_with_the_pieces():
     X, y = make_problem(30, 2, 8)
     D2 = squared_distances(X)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from sklearn.utils import gen_batches
 
 from svmtune._dual_solution import (
     DualSolution,
@@ -156,5 +157,13 @@ def rbf_l2_derivatives(
             f"{np.shape(D2)}"
         )
     S = np.flatnonzero(sol.support)
-    cols = rbf_dlogsigma(kernel_columns(as_kernel(K), S), np.asarray(D2)[:, S], sigma)
+    K, D2 = as_kernel(K), np.asarray(D2)
+    # by blocks of columns: one n x |S| array made, not three (issue 64)
+    cols = np.empty((n, S.size))
+    for j in gen_batches(S.size, max(1, _COLUMN_VALUES // max(n, 1))):
+        cols[:, j] = rbf_dlogsigma(kernel_columns(K, S[j]), D2[:, S[j]], sigma)
     return [cols, -sol.H_diag[S]]
+
+
+#: kernel values per block of columns of :func:`rbf_l2_derivatives` (2 MB)
+_COLUMN_VALUES = 2**18

@@ -197,7 +197,7 @@ def _lowrank_rbsvm_objective(
     None): no evaluation repeats their checks nor the ``O(n)`` encoding of the groups
     (issue #55).
     """
-    nf, sols = _fit_tasks_lowrank(inputs, jitter=jitter, tol=tol)
+    nf, sols = _fit_tasks_lowrank(inputs, jitter=jitter, tol=tol, derivatives=gradient)
     n = nf.Z.shape[0]
     weights = np.ones(n) if inputs.w is None else inputs.w
     value, grad = 0.0, (np.zeros(2) if gradient else None)

@@ -391,14 +391,16 @@ class RowBlocks:
 
     def subsample(self, step: int) -> RowBlocks:
         """The driver of every ``step``-th row, ``X[::step]`` (a copy of ``n / step`` rows),
-        with the same features, blocks and cache budget."""
+        with the same features and blocks; it keeps its features only where this driver
+        keeps its own: a fit too large for the cache runs in blocks throughout (issue 64: at
+        10^6 rows and 500 landmarks the warm start's 62,500 rows held 250 MB, more than X)."""
         X = self.X[::step]
         return RowBlocks(
             X if sp.issparse(X) else np.ascontiguousarray(X),
             self.features,
             self.m,
             self.block,
-            self.cache_bytes,
+            self.cache_bytes if self._cache is not None else 0,
         )
 
     def gather(self, result):

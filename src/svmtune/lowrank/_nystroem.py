@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.linalg as sla
@@ -243,13 +244,14 @@ def _distances_to_row(X, j: int, norms: np.ndarray) -> np.ndarray:
 class NystroemFactor:
     """``K~ = Z Z^T`` on fixed landmarks, with what the exact sigma-derivative needs.
 
+    ``K_nm`` and ``G_T``, which only the derivatives use, are computed at their first use
+    (and kept): an evaluation without a gradient holds two ``n x m`` arrays (``Z`` and
+    ``D2_nm``) instead of four (issue 64: the referee's low-rank scores).
+
     Attributes
     ----------
     Z : ndarray (n, m)
         ``K_nm R^{-1}``.
-    G_T : ndarray (n, m)
-        ``K_nm (K_mm + jitter I)^{-1} = Z R^{-T}`` (the transpose of ``G``).
-    K_nm : ndarray (n, m)
     D2_nm : ndarray (n, m)
         Squared distances of the points to the landmarks.
     K_mm, D2_mm : ndarray (m, m)
@@ -260,8 +262,6 @@ class NystroemFactor:
     """
 
     Z: np.ndarray
-    G_T: np.ndarray
-    K_nm: np.ndarray
     D2_nm: np.ndarray
     K_mm: np.ndarray
     D2_mm: np.ndarray
@@ -269,6 +269,16 @@ class NystroemFactor:
     sigma: float
     jitter: float
     landmarks: np.ndarray | None = None
+
+    @cached_property
+    def K_nm(self) -> np.ndarray:
+        """``(n, m)``: the kernel of the points to the landmarks."""
+        return rbf_from_sqdist(self.D2_nm, self.sigma)
+
+    @cached_property
+    def G_T(self) -> np.ndarray:
+        """``(n, m)``: ``K_nm (K_mm + jitter I)^{-1} = Z R^{-T}`` (the transpose of ``G``)."""
+        return sla.solve_triangular(self.R, self.Z.T, lower=False).T
 
     @property
     def rank(self) -> int:
@@ -358,9 +368,11 @@ def _nystroem_factor(
     sigma: float,
     jitter: float,
     landmarks: np.ndarray | None = None,
+    derivatives: bool = True,
 ) -> NystroemFactor:
     """:func:`nystroem_factor` on checked inputs (issue #55): float distances of
     :func:`check_landmark_distances`, a positive finite ``sigma`` and a finite ``jitter >= 0``.
+    Unless ``derivatives``, ``K_nm`` and ``G_T`` are left to the factor's first use of them.
 
     The low-rank searches check their landmarks' distances once, when they choose the
     landmarks, and call this at each evaluation, so that no evaluation repeats the ``O(n m)``
@@ -386,12 +398,10 @@ def _nystroem_factor(
             RuntimeWarning,
             stacklevel=user_stacklevel(),
         )
-    Z = sla.solve_triangular(R, K_nm.T, trans="T", lower=False).T
-    G_T = sla.solve_triangular(R, Z.T, lower=False).T
-    return NystroemFactor(
+    # without the derivatives Z takes K_nm's place (the factor computes K_nm again if asked)
+    Z = sla.solve_triangular(R, K_nm.T, trans="T", lower=False, overwrite_b=not derivatives).T
+    nf = NystroemFactor(
         Z=Z,
-        G_T=G_T,
-        K_nm=K_nm,
         D2_nm=D2_nm,
         K_mm=K_mm,
         D2_mm=D2_mm,
@@ -400,3 +410,7 @@ def _nystroem_factor(
         jitter=jit,
         landmarks=landmarks,
     )
+    if derivatives:  # computed as before, with Z: the gradient's evaluations need both
+        nf.K_nm = K_nm
+        nf.G_T = sla.solve_triangular(R, Z.T, lower=False).T
+    return nf

@@ -356,10 +356,11 @@ def fit_tasks_lowrank(
 
 
 def _fit_tasks_lowrank(
-    inputs: LowRankInputs, *, jitter: float, tol: float
+    inputs: LowRankInputs, *, jitter: float, tol: float, derivatives: bool = True
 ) -> tuple[NystroemFactor, list[DualSolution]]:
     """:func:`fit_tasks_lowrank` on the checked inputs of :func:`check_lowrank_inputs`:
-    the ``(factor, solutions)`` (issue #55).
+    the ``(factor, solutions)`` (issue #55); the factor's ``K_nm`` and ``G_T`` at their first
+    use unless ``derivatives`` (:func:`svmtune.lowrank._nystroem._nystroem_factor`).
 
     The low-rank searches build or check these once -- the landmarks' distances when they
     choose the landmarks, the tasks (:func:`svmtune._labels.ovr_tasks`) and the weights at
@@ -369,7 +370,7 @@ def _fit_tasks_lowrank(
     """
     theta, n = inputs.theta, inputs.D2_nm.shape[0]
     sigma, C = float(np.exp(theta[0])), float(np.exp(theta[1]))
-    nf = _nystroem_factor(inputs.D2_nm, inputs.D2_mm, sigma, float(jitter))
+    nf = _nystroem_factor(inputs.D2_nm, inputs.D2_mm, sigma, float(jitter), derivatives=derivatives)
     d = _l2_diagonal(n, C, inputs.w)  # one ridge for every task
     sols = [
         _fit_l2_svm_lowrank(nf.Z, y_t, d, init, tol=tol)

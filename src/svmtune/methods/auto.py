@@ -475,13 +475,14 @@ class Auto(Selector):
         history: list[Candidate] = []
         racing, refined, winner, st = None, [], None, None
         for i, stage in enumerate(plan.stages):
-            last = st  # the stage before (the all-rows stage keeps it where it cannot run)
             rows = stage_rows(order, stage.size, groups)
             too_large = gather_refusal(X) if stage.path == ALL_ROWS_PATH else None
             if too_large is not None:  # a dask X too large to gather: C carried
                 carried = carried_choice(winner, rows.size, _exponent(refined))
                 skip_all_rows(carried, i, stage, too_large, history, progress)
                 break
+            # the stage before freed before this one is made (kept for the all-rows stage)
+            last, st = (st if stage.path == ALL_ROWS_PATH else None), None
             args = (rows, i, stage, multiclass, random_state, self.families)
             st = StageData.of(X, y, sw, groups, *args)
             if stage.path == ALL_ROWS_PATH:  # C on all rows (module docstring)
