@@ -302,8 +302,11 @@ def test_auto_on_a_dask_x_gives_the_numpy_selection_and_predictions(rows_3000):
     ref = SVMTuner(random_state=0).fit(X, y)
     got = SVMTuner(random_state=0).fit(Xd, da.from_array(y, chunks=500))
     _auto_equal(got, ref)
-    assert got.selection_.info["final_rule"].startswith(ref.selection_.info["final_rule"])
-    assert "X is a dask array that fits in memory" in got.selection_.info["final_rule"]
+    # the same rule and reason; its predicted costs count libsvm's iterations, which differ
+    # with the rounding of X's standardisation (below), so the numbers are not compared
+    rule, rule_ref = got.selection_.info["final_rule"], ref.selection_.info["final_rule"]
+    assert rule.split(":")[0] == rule_ref.split(":")[0]
+    assert "X is a dask array that fits in memory" in rule
     pred = got.predict(Xd)
     assert isinstance(pred, da.Array)
     # the scaler's reductions sum in another order (X standardised differs by ~1e-16), so

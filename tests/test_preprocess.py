@@ -410,3 +410,36 @@ def test_transform_validated_is_the_scalers_transform(kind):
         assert sp.issparse(got) and (got != expected).nnz == 0
     else:
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_large_dense_array_is_scaled_from_row_chunks(monkeypatch, weighted):
+    """Above FIT_CHUNK_VALUES values a standard scaler is fitted chunk by chunk (no chunk
+    above the limit; issue 64), with a single fit's mean and scale to rounding; at or below
+    it, by one fit, bit for bit; a fitted scaler is refitted, not added to."""
+    from sklearn.preprocessing import StandardScaler
+
+    import svmtune.preprocess as pre_module
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(3.0, 2.0, size=(1000, 4))
+    w = rng.uniform(0.5, 2.0, 1000) if weighted else None
+    whole = StandardScaler().fit(X, sample_weight=w)
+    seen = []
+    partial = StandardScaler.partial_fit
+
+    def spy(self, Xc, y=None, sample_weight=None):
+        seen.append(Xc.shape[0])
+        return partial(self, Xc, y, sample_weight)
+
+    monkeypatch.setattr(StandardScaler, "partial_fit", spy)
+    one = pre_module.fit_preprocessor(StandardScaler(), X, w)
+    assert np.array_equal(one.mean_, whole.mean_) and np.array_equal(one.scale_, whole.scale_)
+    monkeypatch.setattr(pre_module, "FIT_CHUNK_VALUES", 4 * 300)
+    fitted = StandardScaler().fit(X[:10] + 100.0)
+    seen.clear()
+    chunked = pre_module.fit_preprocessor(fitted, X, w)
+    assert max(seen) <= 300 and len(seen) == 4  # fit's own partial_fit and three more
+    np.testing.assert_allclose(chunked.mean_, whole.mean_, rtol=1e-13)
+    np.testing.assert_allclose(chunked.scale_, whole.scale_, rtol=1e-13)
+    assert chunked.n_samples_seen_ == pytest.approx(whole.n_samples_seen_, rel=1e-14)

@@ -40,6 +40,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted
 
 from svmtune._warnings import user_stacklevel
@@ -470,13 +471,35 @@ def warn_unseen_categories(pre, X) -> None:
 def fit_preprocessor(pre, X, sample_weight=None):
     """Fit ``pre`` (from :func:`make_preprocessor`) on ``X`` with ``sample_weight`` (None:
     every row once) counting each row that many times in the means, scales, medians and most
-    frequent values.  Returns ``pre``."""
+    frequent values.  Returns ``pre``.
+
+    A standard scaler on a dense array of more than :data:`FIT_CHUNK_VALUES` values is
+    fitted in row chunks (its ``partial_fit``, the statistics equal to a single fit's up to
+    rounding): a single ``fit`` makes temporaries of about ``X``'s size (issue 64: at 10^6
+    rows the tuner's door held ``X`` three times and more)."""
+    if isinstance(pre, StandardScaler):
+        return _fit_scaler(pre, X, sample_weight)
     if sample_weight is None or isinstance(pre, FunctionTransformer):
         return pre.fit(X)
-    if isinstance(pre, StandardScaler):
-        return pre.fit(X, sample_weight=sample_weight)
     with config_context(enable_metadata_routing=True):
         return pre.fit(X, sample_weight=sample_weight)
+
+
+#: values of ``X`` a standard scaler is fitted on at a time (32 MB of float64)
+FIT_CHUNK_VALUES = 2**22
+
+
+def _fit_scaler(pre: StandardScaler, X, sample_weight) -> StandardScaler:
+    """``pre.fit`` on ``X``, in row chunks of :data:`FIT_CHUNK_VALUES` values where a dense
+    ``X`` holds more (the first chunk by ``fit``, which resets ``pre``; the others by
+    ``partial_fit``)."""
+    rows = max(1, FIT_CHUNK_VALUES // max(1, X.shape[1]))
+    if not isinstance(X, np.ndarray) or X.shape[0] <= rows:
+        return pre.fit(X, sample_weight=sample_weight)
+    for i, s in enumerate(gen_batches(X.shape[0], rows)):
+        w = None if sample_weight is None else sample_weight[s]
+        (pre.partial_fit if i else pre.fit)(X[s], sample_weight=w)
+    return pre
 
 
 def transform_validated(pre, X):
