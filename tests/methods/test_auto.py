@@ -184,6 +184,31 @@ def test_stages_follow_the_plan_and_the_budget_holds():
     )
 
 
+def test_a_stage_is_freed_before_the_next_is_made(monkeypatch):
+    """When a stage's rows and distances are made, no stage before it is alive (issue 64: the
+    exact stage's matrices stayed alive through the low-rank stage at 10^6 rows)."""
+    import gc
+    import weakref
+
+    from svmtune.methods import _auto_stage
+
+    X, y = _large()
+    made, alive_at = [], []
+    of = _auto_stage.StageData.of.__func__
+
+    def spy(cls, *args, **kwargs):
+        gc.collect()
+        alive_at.append(sum(r() is not None for r in made))
+        st = of(cls, *args, **kwargs)
+        made.append(weakref.ref(st))
+        return st
+
+    monkeypatch.setattr(_auto_stage.StageData, "of", classmethod(spy))
+    Auto(budget=5.0, rank=60).select(X, y, random_state=0)
+    assert len(made) >= 2
+    assert alive_at == [0] * len(made)
+
+
 def test_C_is_carried_from_the_last_stage_to_all_rows():
     X, y = _large(n=2500, seed=3)
     sel = Auto(budget=1.5, rank=60).select(X, y, random_state=0)
