@@ -372,7 +372,7 @@ def _nystroem_factor(
 ) -> NystroemFactor:
     """:func:`nystroem_factor` on checked inputs (issue #55): float distances of
     :func:`check_landmark_distances`, a positive finite ``sigma`` and a finite ``jitter >= 0``.
-    Unless ``derivatives``, ``K_nm`` and ``G_T`` are left to the factor's first use of them.
+    ``G_T`` is left to the factor's first use of it, and ``K_nm`` too unless ``derivatives``.
 
     The low-rank searches check their landmarks' distances once, when they choose the
     landmarks, and call this at each evaluation, so that no evaluation repeats the ``O(n m)``
@@ -410,7 +410,6 @@ def _nystroem_factor(
         jitter=jit,
         landmarks=landmarks,
     )
-    if derivatives:  # computed as before, with Z: the gradient's evaluations need both
+    if derivatives:  # kept: the gradient's evaluations need it (G_T at its first use)
         nf.K_nm = K_nm
-        nf.G_T = sla.solve_triangular(R, Z.T, lower=False).T
     return nf

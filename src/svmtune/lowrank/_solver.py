@@ -359,8 +359,8 @@ def _fit_tasks_lowrank(
     inputs: LowRankInputs, *, jitter: float, tol: float, derivatives: bool = True
 ) -> tuple[NystroemFactor, list[DualSolution]]:
     """:func:`fit_tasks_lowrank` on the checked inputs of :func:`check_lowrank_inputs`:
-    the ``(factor, solutions)`` (issue #55); the factor's ``K_nm`` and ``G_T`` at their first
-    use unless ``derivatives`` (:func:`svmtune.lowrank._nystroem._nystroem_factor`).
+    the ``(factor, solutions)`` (issue #55); the factor's ``K_nm`` kept only where
+    ``derivatives`` (:func:`svmtune.lowrank._nystroem._nystroem_factor`).
 
     The low-rank searches build or check these once -- the landmarks' distances when they
     choose the landmarks, the tasks (:func:`svmtune._labels.ovr_tasks`) and the weights at
