@@ -165,7 +165,16 @@ def test_no_import_cycles():
 #: the layers, lowest first: a module imports only from its own layer or those below it
 #: (docs/ARCHITECTURE.md draws them); a module is placed by its longest listed prefix
 LAYERS = [
-    ("support", ["svmtune.exceptions", "svmtune._warnings", "svmtune._jit", "svmtune._progress"]),
+    (
+        "support",
+        [
+            "svmtune.exceptions",
+            "svmtune._warnings",
+            "svmtune._jit",
+            "svmtune._progress",
+            "svmtune._memory",
+        ],
+    ),
     (
         "kernels and inputs",
         [
@@ -177,6 +186,7 @@ LAYERS = [
             "svmtune._labels",
             "svmtune.kernels",
             "svmtune.preprocess",
+            "svmtune._standardised_rows",
             "svmtune._validation",
             "svmtune._dask_inputs",
         ],

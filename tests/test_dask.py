@@ -193,7 +193,7 @@ def test_a_selector_that_accepts_dask_gets_the_lazy_standardised_array(data, mon
     from svmtune.methods.rbsvm import RBSVM
 
     X, y = data
-    monkeypatch.setattr(RBSVM, "accepts_dask", True)
+    monkeypatch.setattr(RBSVM, "accepts_lazy_rows", True)
     tuner = SVMTuner(method="rbsvm")
     got = prepare_training(
         tuner, da.from_array(X, chunks=20), y, None, None, selector=get_selector("rbsvm", None)

@@ -344,3 +344,18 @@ def test_rounding_level_jitter_is_not_warned_and_larger_jitter_says_what_to_do()
         _cholesky(bad)
     assert "Remove duplicated rows" in str(rec[0].message)
     assert "log2_C" in str(rec[0].message)
+
+
+def test_sandwich_by_blocks_of_columns_is_the_whole_product(monkeypatch):
+    """``B diag(g) B`` made a few scaled columns at a time (issue 64: no scaled copy of all of
+    ``B``) is the product of the whole matrices, with ``g`` of both signs and zeros."""
+    import svmtune._factor as factor_module
+
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(30, 30))
+    B = A + A.T
+    g = rng.normal(size=30)
+    g[::7] = 0.0
+    want = B @ np.diag(g) @ B
+    monkeypatch.setattr(factor_module, "_SANDWICH_VALUES", 4 * 30)  # blocks of 4 columns
+    np.testing.assert_allclose(factor_module.sandwich(B, g), want, rtol=1e-12, atol=1e-12)

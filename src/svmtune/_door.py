@@ -33,6 +33,7 @@ from svmtune._dask_inputs import (
     fit_dask_scaler,
     is_dask,
 )
+from svmtune._standardised_rows import StandardisedRows
 from svmtune._validation import (
     as_table,
     check_distance_range,
@@ -69,8 +70,10 @@ class PreparedTraining:
     Attributes
     ----------
     data : TrainingData
-        The preprocessed float64 ``X`` (a CSR matrix for a sparse ``X``; a lazily
-        standardised dask array for a selector that takes one), the labels encoded
+        The preprocessed float64 ``X`` (a CSR matrix for a sparse ``X``; for a selector
+        that reads rows, ``accepts_lazy_rows``, a lazily standardised dask array or the
+        rows of a dense ``X`` standardised as they are read,
+        :class:`~svmtune._standardised_rows.StandardisedRows`), the labels encoded
         ``0..k-1``, the per-sample weights (sample weight times class weight; None: all 1)
         and the integer group codes (None: no groups, or a method that holds nothing out).
     preprocessor : fitted transformer
@@ -111,7 +114,7 @@ def prepare_training(tuner, X, y, sample_weight=None, groups=None, *, selector) 
     X : array-like, DataFrame, scipy sparse matrix or dask collection
         The user's features; a dask array or DataFrame of numeric columns is checked and
         standardised by reductions (:mod:`svmtune._dask_inputs`) and handed on as a lazily
-        standardised dask array where the selector takes one (``accepts_dask``), else
+        standardised dask array where the selector takes one (``accepts_lazy_rows``), else
         gathered into memory where it fits.
     y : array-like or dask array
         The user's labels.
@@ -141,7 +144,7 @@ def prepare_training(tuner, X, y, sample_weight=None, groups=None, *, selector) 
     enc = LabelEncoder().fit(y)
     classes, y_enc = enc.classes_, enc.transform(y)
     w, groups = weigh(tuner, y_enc, classes, sample_weight, groups, holdout)
-    pre, Xp = _fit_preprocessing(tuner.preprocess, X, X_named, w)
+    pre, Xp = _fit_preprocessing(tuner.preprocess, X, X_named, w, selector.accepts_lazy_rows)
     return PreparedTraining(
         TrainingData(Xp, y_enc, w, groups),
         pre,
@@ -227,9 +230,12 @@ def as_float(Xt):
     return np.asarray(Xt, dtype=float)
 
 
-def _fit_preprocessing(preprocess: str, X, X_named, w):
+def _fit_preprocessing(preprocess: str, X, X_named, w, lazy: bool = False):
     """The preprocessor for ``preprocess`` fitted on the rows of positive weight (every
-    statistic counts a row ``w`` times), and the transformed float matrix."""
+    statistic counts a row ``w`` times), and the transformed float matrix: for a standard
+    scaler on a dense array and a selector that reads rows (``lazy``), those rows standardised
+    as they are read (:class:`~svmtune._standardised_rows.StandardisedRows`, the copy's rows
+    bit for bit) instead of a standardised copy of ``X``."""
     if preprocess == "none":
         check_distance_range(X)
     elif preprocess == "auto":  # a table: its numeric columns
@@ -248,6 +254,8 @@ def _fit_preprocessing(preprocess: str, X, X_named, w):
     else:
         pre = make_preprocessor(preprocess, X_named)
     fit_preprocessor(pre, X_fit, w_fit)
+    if lazy and type(pre) is StandardScaler and isinstance(X, np.ndarray):
+        return pre, StandardisedRows(X, pre)
     return pre, as_float(transform_validated(pre, X))
 
 
@@ -256,7 +264,7 @@ def _prepare_dask(tuner, X, y, sample_weight, groups, selector) -> PreparedTrain
     path in its order, each on metadata or a reduction (:mod:`svmtune._dask_inputs`); the
     standard scaler fitted by weighted reductions; the labels encoded from their distinct
     values; the weights and groups (one entry a row) as NumPy arrays.  ``X`` is handed on
-    standardised lazily to a selector with ``accepts_dask``, else gathered, where it fits in
+    standardised lazily to a selector with ``accepts_lazy_rows``, else gathered, where it fits in
     memory (:func:`~svmtune._dask_inputs.check_materialise`)."""
     if tuner.preprocess == "auto":
         raise ValueError(
@@ -280,7 +288,7 @@ def _prepare_dask(tuner, X, y, sample_weight, groups, selector) -> PreparedTrain
         check_feature_scale(peak[None, :], getattr(tuner, "feature_names_in_", None))
         pre = fit_dask_scaler(Xd, w)
         Xp = (Xd - pre.mean_) / pre.scale_
-    if not selector.accepts_dask:
+    if not selector.accepts_lazy_rows:
         check_materialise(*Xd.shape, tuner.method)
         Xp = np.asarray(Xp.compute(), dtype=np.float64)
     return PreparedTraining(

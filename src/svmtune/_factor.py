@@ -84,18 +84,25 @@ def mirror_lower(A: np.ndarray) -> np.ndarray:
 _MIRROR_BLOCK = 128
 
 
+#: values of ``B``'s scaled columns :func:`sandwich` makes at a time (8 MB)
+_SANDWICH_VALUES = 2**20
+
+
 def sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """``B diag(g) B`` for a symmetric ``B``: two symmetric rank-k updates (BLAS ``syrk``) on
-    the columns with ``g > 0`` and ``g < 0``, half the flops of a general product."""
+    """``B diag(g) B`` for a symmetric ``B``: symmetric rank-k updates (BLAS ``syrk``) on the
+    columns with ``g > 0`` and ``g < 0``, half the flops of a general product, taken
+    :data:`_SANDWICH_VALUES` values of scaled columns at a time (a scaled copy of all of
+    ``B`` was one more ``m x m`` array at the exact stage's peak: issue 64)."""
     m = B.shape[0]
     out = np.zeros((m, m), order="F")
+    step = max(1, _SANDWICH_VALUES // max(m, 1))
     for sign in (1.0, -1.0):
         cols = np.flatnonzero(sign * g > 0)
-        if cols.size:
-            Bc = B if cols.size == m else B[:, cols]
+        for start in range(0, cols.size, step):
+            c = cols[start : start + step]
             # A^T of the C-ordered A = B_c diag(sqrt|g_c|) is Fortran-ordered: A A^T by syrk's
             # trans=1 form without a copy
-            A = np.ascontiguousarray(Bc * np.sqrt(sign * g[cols]))
+            A = np.ascontiguousarray(B[:, c] * np.sqrt(sign * g[c]))
             out = blas.dsyrk(sign, A.T, beta=1.0, c=out, trans=1, lower=1, overwrite_c=1)
     return mirror_lower(out)  # syrk wrote the lower triangle only
 

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from svmtune._dask_inputs import fits_in_memory, gather_limit, is_dask
+from svmtune._standardised_rows import StandardisedRows
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.estimators_lowrank import LowRankL2SVC
@@ -30,7 +31,9 @@ def final_rows(final: str, X):
     low-rank L2-SVM, which is fitted in its row blocks on dask's scheduler
     (:class:`svmtune.estimators_lowrank.LowRankL2SVC`), and is gathered for libsvm's SVC and
     the exact L2-SVM where it fits in memory (:func:`svmtune._dask_inputs.fits_in_memory`);
-    any other ``X`` is returned as it is.
+    rows standardised as they are read (:class:`svmtune._standardised_rows.StandardisedRows`)
+    stay so for the low-rank model and are made whole for the others; any other ``X`` is
+    returned as it is.
 
     Raises
     ------
@@ -39,7 +42,11 @@ def final_rows(final: str, X):
         (one the user forced with ``final_model``: ``method="auto"`` chooses the low-rank
         model there, :mod:`svmtune.methods._auto_rows`).
     """
-    if final == "lowrank" or not is_dask(X):
+    if final == "lowrank":
+        return X
+    if isinstance(X, StandardisedRows):  # the others are fitted on X whole
+        return np.asarray(X)
+    if not is_dask(X):
         return X
     n, d = X.shape
     if not fits_in_memory(n, d):

@@ -184,8 +184,12 @@ def class_weight_vector(
 #: :class:`L2SVC` trains on the whole ``n x n`` kernel matrix up to this many points and on
 #: a kernel computed by columns above (:meth:`svmtune.kernels.KernelColumns.of`)
 FULL_KERNEL_MAX_N = 4096
-#: kernel values per block when :class:`L2SVC` computes decision values (32 MiB)
-DECISION_BLOCK = 2**22
+#: kernel values per block when :class:`L2SVC` computes decision values and the low-rank
+#: model (:mod:`svmtune.estimators_lowrank`) its passes (8 MiB): a Newton pass of the
+#: low-rank model holds about five arrays of a block's size at once (at 10^6 rows and 500
+#: landmarks 2^22 values held 90 MB more than 2^20, and the fit took no less time:
+#: ``benchmarks/scale_out.md``)
+DECISION_BLOCK = 2**20
 
 
 def _fit_inputs(est, X, y, sample_weight, accept_sparse=False):

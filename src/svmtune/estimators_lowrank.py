@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 import svmtune.estimators as _estimators
 from svmtune._dask_inputs import dask_rows
 from svmtune._option_values import check_positive, check_real
+from svmtune._standardised_rows import StandardisedRows
 from svmtune._validation import check_labels, validate_sample_weight
 from svmtune.estimators import _fit_inputs, _label_inputs, tanh_proba
 from svmtune.kernels import squared_distances
@@ -383,10 +384,8 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         self
         """
         _check_params(self)
-        X_dask = None
-        if is_dask_array(X):  # checked by its metadata and a reduction, never gathered
-            X_dask, y_enc, w, sw = _dask_fit_inputs(self, X, y, sample_weight)
-            X = X_dask
+        if is_dask_array(X) or isinstance(X, StandardisedRows):  # never gathered whole
+            X, y_enc, w, sw = _lazy_fit_inputs(self, X, y, sample_weight)
         else:
             X, y_enc, w = _fit_inputs(self, X, y, sample_weight, accept_sparse=("csr", "csc"))
             X = _as_rows(X)
@@ -398,9 +397,7 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         R, jitter = _landmark_factor(D2_mm, self.sigma, self.jitter)
         m = idx.size
         # the passes read the kernel rows k(x, X_L); R enters their sums once (FeatureBasis)
-        rows = row_blocks(
-            X if X_dask is None else X_dask, NystroemMap(X_L, self.sigma), m, _block_rows(m)
-        )
+        rows = row_blocks(X, NystroemMap(X_L, self.sigma), m, _block_rows(m))
         # the trace residual over the rows of positive weight, weighted by sample_weight
         wz = np.where(w > 0, 1.0 if sw is None else sw, 0.0)
         R_inv = FeatureBasis(R).inverse()
@@ -487,19 +484,25 @@ class LowRankL2SVC(ClassifierMixin, BaseEstimator):
         return tags
 
 
-def _dask_fit_inputs(est, X, y, sample_weight) -> tuple:
+def _lazy_fit_inputs(est, X, y, sample_weight) -> tuple:
     """``(X, encoded y, weights, sample weights)`` for :meth:`LowRankL2SVC.fit` on a dask
-    array ``X`` (as float64) without gathering it: its dtype, dimensions and row chunks
-    checked from its metadata (:func:`svmtune._dask_inputs.dask_rows`), its finiteness by
-    one reduction, ``n_features_in_`` from its shape; then the labels and weights, ``O(n)``
-    vectors on the client, as :func:`svmtune.estimators._fit_inputs` checks them.  The
-    finiteness reduction is skipped under ``sklearn.config_context(assume_finite=True)``."""
-    import dask.array as da
+    array ``X`` (as float64) or on :class:`~svmtune._standardised_rows.StandardisedRows`
+    without making it whole: a dask array's dtype, dimensions and row chunks checked from
+    its metadata (:func:`svmtune._dask_inputs.dask_rows`), its finiteness by one reduction
+    (standardised rows: their unscaled values'), ``n_features_in_`` from its shape; then
+    the labels and weights, ``O(n)`` vectors, as :func:`svmtune.estimators._fit_inputs`
+    checks them.  The finiteness pass is skipped under
+    ``sklearn.config_context(assume_finite=True)``."""
+    if isinstance(X, StandardisedRows):
+        finite = get_config()["assume_finite"] or bool(np.isfinite(X.X).all())
+    else:
+        import dask.array as da
 
-    X, _ = dask_rows(X)
-    # scikit-learn's assume_finite skips the pass, as check_array does (the tuner's final fit
-    # sets it: its door checked X)
-    if not get_config()["assume_finite"] and not bool(da.isfinite(X).all().compute()):
+        X, _ = dask_rows(X)
+        # scikit-learn's assume_finite skips the pass, as check_array does (the tuner's final
+        # fit sets it: its door checked X)
+        finite = get_config()["assume_finite"] or bool(da.isfinite(X).all().compute())
+    if not finite:
         raise ValueError("Input X contains NaN or infinity.")
     y = np.asarray(y)
     check_labels(y)

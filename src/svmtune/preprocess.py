@@ -43,6 +43,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted
 
+from svmtune._standardised_rows import FLOATS, scaled
 from svmtune._warnings import user_stacklevel
 from svmtune.exceptions import UnseenCategoryWarning
 
@@ -516,20 +517,11 @@ def transform_validated(pre, X):
     if type(pre) is not StandardScaler:
         return pre.transform(X)
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=X.dtype if X.dtype in _FLOATS else np.float64, copy=True)
+        X = sp.csr_matrix(X, dtype=X.dtype if X.dtype in FLOATS else np.float64, copy=True)
         if pre.scale_ is not None:
             X.data *= (1.0 / pre.scale_).take(X.indices, mode="clip")
         return X
-    X = np.array(X, dtype=X.dtype if X.dtype in _FLOATS else np.float64, copy=True)
-    if pre.with_mean:
-        X -= pre.mean_.astype(X.dtype)
-    if pre.with_std:
-        X /= pre.scale_.astype(X.dtype)
-    return X
-
-
-#: the dtypes scikit-learn's scaler keeps (``FLOAT_DTYPES``); others become float64
-_FLOATS = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
+    return scaled(pre, X)
 
 
 def transform_as_fitted(pre, X) -> np.ndarray:

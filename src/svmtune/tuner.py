@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from svmtune._dask_inputs import dask_meta, is_dask, map_rows
 from svmtune._door import SPARSE_FORMATS, as_float, class_counts, prepare_training
 from svmtune._final import final_estimators, final_rows
+from svmtune._memory import release_freed_memory
 from svmtune._params import PARAMETER_CHECKS
 from svmtune._progress import (
     HAS_CALLBACKS,
@@ -335,6 +336,7 @@ class SVMTuner(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
                 data, SelectionContext(self.kernel, seed, self.n_jobs, self.multiclass)
             )
             self.selection_time_ = time.perf_counter() - t0
+            release_freed_memory()  # the selection's matrices, before the final fit's own
             if final is not None:
                 with final_step(reporter):
                     final(sel)

@@ -286,6 +286,18 @@ def test_rbf_derivatives_by_blocks_of_columns_are_the_whole_product(monkeypatch)
     assert np.array_equal(dS, D2[:, S] / 1.3**2 * K[:, S])
 
 
+def test_support_inner_product_by_blocks_of_rows_is_the_whole_sum(monkeypatch):
+    """``sum(D[S] * W)``, the support rows read a few at a time (issue 64), is the sum of
+    the whole product."""
+    import svmtune.loo.rbsvm_gradient as grad_module
+
+    rng = np.random.default_rng(2)
+    D, W = rng.normal(size=(50, 20)), rng.normal(size=(20, 20))
+    S = np.sort(rng.choice(50, 20, replace=False))
+    monkeypatch.setattr(grad_module, "_COLUMN_VALUES", 3 * 20)  # blocks of 3 rows
+    assert grad_module._support_inner(D, S, W) == pytest.approx(np.sum(D[S] * W), rel=1e-13)
+
+
 def test_objective_is_consistent_with_the_pieces():
     X, y = make_problem(30, 2, 8)
     D2 = squared_distances(X)

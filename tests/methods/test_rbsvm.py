@@ -83,6 +83,34 @@ def test_selection_is_consistent_with_the_objective(moons, fitted):
     )
 
 
+def test_the_search_keeps_no_factor_and_certifies_with_the_best_point_s(moons, monkeypatch):
+    """The states the search keeps while it makes the next evaluation hold no factor of the
+    support system (issue 64: two were 70 MB of the exact stage's peak at 2,240 rows); the
+    best point's is made again for its certificates, which are those of the search's own."""
+    import svmtune.methods.rbsvm as rbsvm_module
+
+    X, y, _, _ = moons
+    kept, minimize = [], rbsvm_module.minimize_log_params
+
+    def spy(fun, *args, **kwargs):
+        def fun_kept(theta, state):
+            out = fun(theta, state)
+            kept.append(out[2]["obj"])
+            return out
+
+        return minimize(fun_kept, *args, **kwargs)
+
+    monkeypatch.setattr(rbsvm_module, "minimize_log_params", spy)
+    t = SVMTuner(method="rbsvm", random_state=0).fit(X, y)
+    assert len(kept) > 3 and all(s.factor is None for o in kept for s in o.solutions)
+    Xp = t.preprocessor_.transform(X)
+    theta = np.log([t.best_params_["sigma"], t.best_params_["C"]])
+    obj = rbsvm_objective(squared_distances(Xp), ovr_tasks(y), theta)
+    K = rbf_from_sqdist(squared_distances(Xp), t.best_params_["sigma"])
+    want = np.mean([loo_exact_mask(s, K).mean() for s in obj.solutions])
+    assert t.selection_.info["loo_exact_fraction"] == want
+
+
 def test_optimum_is_competitive_with_a_grid_of_the_same_objective(moons, fitted):
     X, y, _, _ = moons
     Xp = fitted.preprocessor_.transform(X)

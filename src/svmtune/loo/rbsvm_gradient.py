@@ -134,8 +134,16 @@ def _loo_gradient(
         if D.ndim == 1:
             out[k] = -float(np.sum(D * (np.diag(W) + v * beta)))
         else:
-            out[k] = -float(np.sum(D[S] * W)) + float(z @ (D @ beta))
+            out[k] = -_support_inner(D, S, W) + float(z @ (D @ beta))
     return out
+
+
+def _support_inner(D: np.ndarray, S: np.ndarray, W: np.ndarray) -> float:
+    """``sum(D[S] * W)``, the support rows of ``D`` read :data:`_COLUMN_VALUES` values at a
+    time (the whole product made two more ``|S| x |S|`` arrays at the exact stage's peak:
+    issue 64)."""
+    rows = max(1, _COLUMN_VALUES // max(S.size, 1))
+    return float(sum(np.sum(D[S[j]] * W[j]) for j in gen_batches(S.size, rows)))
 
 
 def rbf_l2_derivatives(

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from svmtune.lowrank._blocks import (
     BlockOp,
@@ -43,7 +44,9 @@ def gather_rows(X, rows: np.ndarray | None):
     or sparse matrix sliced, a dask array indexed lazily and only those rows computed, as a
     float64 NumPy array (the rest of ``X`` never reaches the client)."""
     if rows is None:
-        return np.asarray(X.compute(), dtype=np.float64) if is_dask_array(X) else X
+        if is_dask_array(X):
+            return np.asarray(X.compute(), dtype=np.float64)
+        return X if isinstance(X, np.ndarray) or sp.issparse(X) else np.asarray(X)
     if not is_dask_array(X):
         return X[rows]
     return np.asarray(X[np.asarray(rows, dtype=np.intp)].compute(), dtype=np.float64)

@@ -16,6 +16,7 @@ from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.svm import _libsvm, _libsvm_sparse
 
 from svmtune._labels import first_seen_codes
+from svmtune._memory import release_freed_memory
 from svmtune._warnings import user_stacklevel
 from svmtune.estimators import make_final_estimator
 from svmtune.estimators_lowrank import LowRankL2SVC
@@ -305,6 +306,7 @@ def final_rule(
     to gather (:func:`~svmtune.methods._auto_rows.gather_refusal`), the low-rank L2-SVM,
     which is fitted in ``X``'s row blocks, is the final model (:func:`_blocked_rule`).
     ``seed`` is the low-rank model's ``random_state`` (its landmark subsample)."""
+    release_freed_memory()  # the last stage's matrices
     n, d = X.shape
     left = plan.left  # negative where the plan overran a budget below its least
     unit = svc_fit_cost(n, d, plan.sv_fraction)
@@ -328,6 +330,7 @@ def final_rule(
             f"{lowrank:.3g} SVC() fits ({rank} landmarks)",
         }
     ratio, fits, svc = libsvm_cost_ratio(params, Xr, y[rows], w, multiclass)
+    release_freed_memory()  # libsvm's kernel cache, before the low-rank model's fit
     # the plan's reserve for the final model (Plan.final_cost), on the landmarks in use
     reserve = min(1.0, lowrank)
     cheaper = ratio > max(left, reserve) and lowrank < ratio

@@ -14,7 +14,9 @@ What needs every row is either a reduction or the door's memory rule
 
 * ``SVC()``'s width, ``gamma = 1 / (d Var(X))`` over all entries (scikit-learn's
   ``gamma="scale"``, :class:`svmtune.methods.default.DefaultSVC`), is two reductions over a
-  dask ``X`` (:func:`default_sigma`);
+  dask ``X``, or over blocks of a NumPy ``X`` standardised as its rows are read
+  (:class:`svmtune._standardised_rows.StandardisedRows`: the door's ``X`` for ``auto``,
+  which holds no standardised copy of it) (:func:`default_sigma`);
 * the all-rows stage (:mod:`svmtune.methods._auto_allrows`) runs on the gathered ``X`` where
   it fits, and is otherwise skipped with the reason in ``history``
   (:func:`skip_all_rows`), ``C`` carried as where the landmarks cannot hold the kernel;
@@ -26,8 +28,10 @@ What needs every row is either a reduction or the door's memory rule
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils import gen_batches
 
 from svmtune._dask_inputs import fits_in_memory, gather_limit, is_dask
+from svmtune._standardised_rows import StandardisedRows
 from svmtune.kernels import sigma_from_gamma
 from svmtune.lowrank._dask_blocks import gather_rows
 from svmtune.methods.base import SelectionContext, TrainingData, get_selector
@@ -85,6 +89,8 @@ def default_sigma(data: TrainingData) -> float:
     :class:`svmtune.methods.default.DefaultSVC` computes them in memory (which it does for
     any other ``X``)."""
     X, w = data.X, data.sample_weight
+    if isinstance(X, StandardisedRows):
+        return _rows_default_sigma(X, w)
     if not is_dask(X):
         return get_selector("default").run(data, SelectionContext()).params["sigma"]
     import dask.array as da
@@ -95,6 +101,27 @@ def default_sigma(data: TrainingData) -> float:
     wd = da.from_array(w, chunks=(X.chunks[0],))
     mean = float((np.asarray((X * wd[:, None]).sum(axis=0).compute()) / total).mean())
     var = float(((((X - mean) ** 2).mean(axis=1)) * wd).sum().compute() / total)
+    gamma = 1.0 / (d * var) if var > 0 else 1.0
+    return sigma_from_gamma(gamma)
+
+
+#: values of ``X`` standardised at a time for :func:`default_sigma` (32 MB of float64)
+SIGMA_BLOCK_VALUES = 2**22
+
+
+def _rows_default_sigma(X: StandardisedRows, w: np.ndarray | None) -> float:
+    """:func:`default_sigma` of rows standardised as they are read: where they hold at most
+    :data:`SIGMA_BLOCK_VALUES` values, :class:`~svmtune.methods.default.DefaultSVC` on all
+    of them (the numbers of a standardised copy, bit for bit); else the same two weighted
+    means over blocks of rows, with no temporary of ``X``'s size."""
+    n, d = X.shape
+    if n * d <= SIGMA_BLOCK_VALUES:
+        data = TrainingData(X[:], np.zeros(n, dtype=int), w)
+        return get_selector("default").run(data, SelectionContext()).params["sigma"]
+    w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+    blocks = list(gen_batches(n, max(1, SIGMA_BLOCK_VALUES // d)))
+    mean = float(sum(w[s] @ X[s] for s in blocks).mean() / w.sum())
+    var = sum(float(w[s] @ ((X[s] - mean) ** 2).mean(axis=1)) for s in blocks) / w.sum()
     gamma = 1.0 / (d * var) if var > 0 else 1.0
     return sigma_from_gamma(gamma)
 

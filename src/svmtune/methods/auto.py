@@ -51,13 +51,11 @@ leave-one-out error; otherwise libsvm's SVC, or the low-rank L2-SVM where libsvm
 cost more than the budget has left *and* the low-rank model's error on held-out rows is
 within :data:`LOWRANK_TOLERANCE` of libsvm's; ``estimate`` is then the held-out error of
 the model returned, and ``info["final_rule"]`` says which and why.
-
 Ties of the referee go to the earlier candidate in the order above (``SVC()``'s point
 first), and for one candidate to the family listed first in ``families``.
 
-The defaults were chosen on 43 bundled data sets offline (``benchmarks/auto_rules.md``) and
-by nested leave-one-data-set-out over runs of ``auto`` (``benchmarks/auto_criteria_lodo.md``,
-``benchmarks/auto_referee_rules.md``).
+The defaults were chosen on 43 bundled data sets offline (``benchmarks/auto_rules.md``) and by
+nested leave-one-data-set-out (``benchmarks/auto_criteria_lodo.md``, ``auto_referee_rules.md``).
 
 **Sparse X.**  A scipy sparse ``X`` (CSR/CSC) takes the low-rank path at every stage: its
 Nystroem factor needs only kernel columns between the rows and the landmarks, from sparse dot
@@ -65,11 +63,11 @@ products (:mod:`svmtune.methods._lowrank_search`), so ``X`` is never densified. 
 need a dense ``X`` (LD, S&S) are skipped there, and LD on every low-rank stage (its pair
 statistics are ``O(n^2)``).
 
-**Dask X.**  A dask array ``X`` (the door's lazily standardised one) is never gathered
-whole where it does not fit in memory (:mod:`svmtune.methods._auto_rows`): every subsample
-is drawn to memory, ``SVC()``'s width is a reduction, the all-rows stage runs only where
-``X`` fits (else ``C`` is carried, ``history`` says why), and the final model is then the
-low-rank L2-SVM fitted in ``X``'s row blocks.
+**Dask X.**  A dask array ``X`` (the door's lazily standardised one; a NumPy ``X`` is
+standardised as its rows are read) is never gathered whole where it does not fit in memory
+(:mod:`svmtune.methods._auto_rows`): every subsample is drawn to memory, ``SVC()``'s width
+is a reduction, the all-rows stage runs only where ``X`` fits (else ``C`` is carried), and the
+final model is then the low-rank L2-SVM fitted in ``X``'s row blocks.
 
 **Groups.**  With ``groups`` the subsamples keep groups whole, and the referee and the
 refinement hold out whole groups: the leave-one-group-out outputs of the L2-SVM
@@ -88,6 +86,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
+from svmtune._memory import release_freed_memory
 from svmtune._progress import current as current_progress
 from svmtune._progress import describe
 from svmtune._validation import available_memory
@@ -224,7 +223,7 @@ class Auto(Selector):
     name = "auto"
     kernels = ("rbf",)
     accepts_sparse = True  # sparse X: the low-rank path (module docstring)
-    accepts_dask = True  # a dask X: its subsamples gathered (module docstring, _auto_rows)
+    accepts_lazy_rows = True  # its subsamples read to memory (module docstring, _auto_rows)
     held_out = "groups"
     _parameter_constraints = {
         "starts": [Names(START_NAMES[1:], empty_ok=True)],
@@ -483,6 +482,7 @@ class Auto(Selector):
                 break
             # the stage before freed before this one is made (kept for the all-rows stage)
             last, st = (st if stage.path == ALL_ROWS_PATH else None), None
+            release_freed_memory()
             args = (rows, i, stage, multiclass, random_state, self.families)
             st = StageData.of(X, y, sw, groups, *args)
             if stage.path == ALL_ROWS_PATH:  # C on all rows (module docstring)

@@ -200,9 +200,12 @@ class Selector(ABC):
     held_out: ClassVar[str] = "none"
     #: whether :meth:`select` takes a scipy sparse (CSR) ``X`` without densifying it
     accepts_sparse: ClassVar[bool] = False
-    #: whether :meth:`run` takes a dask array ``X`` (standardised lazily, never gathered);
-    #: for the others the tuner's door gathers a dask ``X`` where it fits in memory
-    accepts_dask: ClassVar[bool] = False
+    #: whether :meth:`run` takes ``X`` as rows standardised as they are read, never whole: a
+    #: dask array (standardised lazily, never gathered) or, for a dense NumPy ``X``,
+    #: :class:`svmtune._standardised_rows.StandardisedRows` (no standardised copy held); for
+    #: the others the tuner's door gathers a dask ``X`` where it fits in memory and
+    #: standardises a NumPy ``X`` into a copy
+    accepts_lazy_rows: ClassVar[bool] = False
     #: whether the selection's time and memory grow as ``n^2`` whatever its options (pair
     #: statistics of every two rows): a composition runs it only where exact work is affordable
     pairwise: ClassVar[bool] = False

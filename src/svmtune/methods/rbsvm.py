@@ -23,15 +23,18 @@ Differences from the paper, all documented in the option descriptions:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
+from svmtune._dual_solution import DualSolution
+from svmtune._factor import ExtendedFactor
 from svmtune._loo_losses import LOSSES, check_nonsupport
-from svmtune.kernels import rbf_columns, rbf_params
+from svmtune.kernels import kernel_block, rbf_columns, rbf_params
 from svmtune.loo.closed_form import loo_error_rate, loo_exact_mask
 from svmtune.loo.entropy import model_entropy
-from svmtune.loo.rbsvm import _rbsvm_objective
+from svmtune.loo.rbsvm import LOOObjective, _rbsvm_objective
 from svmtune.loo.rbsvm_groups import lgo_exact_mask, objective_codes
 from svmtune.methods._constraints import SEARCH_CONSTRAINTS, Check, Options
 from svmtune.methods.base import Selection, SelectionContext, Selector, TrainingData, ovr_tasks
@@ -183,7 +186,7 @@ class RBSVM(Selector):
                 nonsupport=self.nonsupport,
                 codes=codes,
             )
-            new_state = {"support": obj.supports, "n_sv": obj.n_support, "obj": obj}
+            new_state = {"support": obj.supports, "n_sv": obj.n_support, "obj": _unfactored(obj)}
             return obj.value / total_w, obj.grad / total_w, new_state
 
         res = minimize_log_params(
@@ -205,10 +208,11 @@ class RBSVM(Selector):
             np.mean([model_entropy(t, r, sample_weight=sw) for t, r in zip(tasks, obj.loo)])
         )
         K = rbf_columns(D2, sigma)  # the certificates read the support columns only
+        sols = [_refactored(sol, K) for sol in obj.solutions]
         if groups is None:
-            masks = [loo_exact_mask(sol, K) for sol in obj.solutions]
+            masks = [loo_exact_mask(sol, K) for sol in sols]
         else:
-            masks = [lgo_exact_mask(sol, K, groups) for sol in obj.solutions]
+            masks = [lgo_exact_mask(sol, K, groups) for sol in sols]
         exact = float(np.mean([mask.mean() for mask in masks]))
         info = {
             "model_entropy": entropy,
@@ -226,3 +230,20 @@ class RBSVM(Selector):
             final_model=self.final_model,
             info=info,
         )
+
+
+def _unfactored(obj: LOOObjective) -> LOOObjective:
+    """``obj`` with its solutions' factors dropped (``|S|^2`` floats each): the search keeps
+    the states of its best and its last evaluation while it makes the next, and of those only
+    the best's factors are read, once, at the end (:func:`_refactored`; issue 64: at 2,240
+    rows two such factors were 70 MB of the exact stage's peak)."""
+    sols = [dataclasses.replace(sol, factor=None) for sol in obj.solutions]
+    return dataclasses.replace(obj, solutions=sols)
+
+
+def _refactored(sol: DualSolution, K) -> DualSolution:
+    """``sol`` with the factor of its support system made afresh from the kernel ``K``
+    (``H_SS = K_SS + diag(H_diag_S)``, RBSVM eq. (22))."""
+    S = np.flatnonzero(sol.support)
+    H = kernel_block(K, S, S) + np.diag(sol.H_diag[S])
+    return dataclasses.replace(sol, factor=ExtendedFactor.from_block(H, S))
