@@ -22,15 +22,17 @@ from svmtune.estimators_lowrank import LowRankL2SVC
 from svmtune.exceptions import BudgetWarning
 from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._auto_rows import gather_refusal, take_rows
-from svmtune.methods._fidelity import (
+from svmtune.methods._cost_model import (
     D_EXP,
+    HELD_OUT_ROWS,
     PROBE_ROWS,
+    held_out_rows,
     lowrank_eval_cost,
     rule_rows,
-    stage_rows,
     sv_fraction_at,
     svc_fit_cost,
 )
+from svmtune.methods._fidelity import stage_rows
 
 __all__ = [
     "HELD_OUT_ROWS",
@@ -159,6 +161,11 @@ class Probe:
     work: float
     seconds: float
 
+    @property
+    def shares(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """``(rows, fractions)``, for the plan's pricing of the final rule's fits."""
+        return self.rows, self.fractions
+
     def fraction_at(self, n: int) -> float:
         """The share of support vectors on ``n`` rows (:func:`svmtune.methods._fidelity.
         sv_fraction_at`)."""
@@ -225,8 +232,6 @@ def cost_info(plan, progress, rule_seconds: float) -> dict[str, Any]:
 #: largest gap of the low-rank final model's held-out error over libsvm's at the same point
 #: for it to be returned (half a point of accuracy)
 LOWRANK_TOLERANCE = 0.005
-#: most held-out rows of the final-model rule's comparison
-HELD_OUT_ROWS = 20000
 
 
 def final_rule_text(plan, ratio, lowrank, reserve, rows, rank, final, gap=None, held=0) -> str:
@@ -309,7 +314,7 @@ def final_rule(
     left = plan.left  # negative where the plan overran a budget below its least
     unit = svc_fit_cost(n, d, plan.sv_fraction)
     rows = stage_rows(order, rule_rows(n, plan.stages[0].size))
-    held = np.sort(order[rows.size : rows.size + min(rows.size, HELD_OUT_ROWS)])
+    held = np.sort(order[rows.size : rows.size + held_out_rows(n, rows.size)])
     Xr, Xh = take_rows(X, rows), take_rows(X, held)
     w, wh = (None, None) if sw is None else (sw[rows], sw[held])
     if rank is None:
