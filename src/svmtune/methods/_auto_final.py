@@ -142,7 +142,7 @@ def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int, Any]:
 
 def svc_sv_fraction(X, y, sw) -> float:
     """Share of the rows that are support vectors of scikit-learn's ``SVC()`` on them (the
-    probe of the cost model, :func:`svmtune.methods._fidelity.svc_fit_cost`); rows of
+    probe of the cost model, :func:`svmtune.methods._cost_model.svc_fit_cost`); rows of
     weight 0 are left out."""
     keep = slice(None) if sw is None else np.asarray(sw) > 0
     X, y = X[keep], first_seen_codes(np.asarray(y)[keep])  # whatever the names (issue 63)
@@ -153,7 +153,7 @@ def svc_sv_fraction(X, y, sw) -> float:
 @dataclass(frozen=True)
 class Probe:
     """``SVC()`` fitted on nested probes of ``rows`` rows: its share of support vectors on
-    each (``fractions``), their work (:func:`svmtune.methods._fidelity.svc_fit_cost` of each
+    each (``fractions``), their work (:func:`svmtune.methods._cost_model.svc_fit_cost` of each
     at its own share) and the seconds they took."""
 
     rows: tuple[int, ...]
@@ -173,7 +173,7 @@ class Probe:
 
 
 def probe_svc(X, y, sw, order, groups) -> Probe:
-    """``SVC()`` on the first :data:`~svmtune.methods._fidelity.PROBE_ROWS` rows of ``order``
+    """``SVC()`` on the first :data:`~svmtune.methods._cost_model.PROBE_ROWS` rows of ``order``
     and, where the data have more, on twice as many (all where fewer): the shares of support
     vectors from which the cost model's unit is taken at all rows (the share falls as the
     rows grow; :mod:`svmtune.methods._fidelity`)."""
