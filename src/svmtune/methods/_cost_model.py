@@ -35,7 +35,11 @@ the share of support vectors of ``r`` rows, :func:`sv_fraction_at`), predicting
 vectors: ``h / r`` of a fit's kernel columns), computing the low-rank model's landmarks on
 the ``r`` rows where the last stage was exact, and fitting the low-rank L2-SVM there (and
 predicting the ``h`` rows on its landmarks) where it is the cheaper final model
-(:func:`svmtune.methods._auto_final.final_rule`).  :func:`rule_work` counts these steps and
+(:func:`svmtune.methods._auto_final.final_rule`).  Two counts are bounds: the landmarks are
+priced at the plan's cap ``rank`` (the trace rule stops earlier where the kernel's spectrum
+falls fast), and the low-rank fit wherever that model is the cheaper final one (the rule
+fits it only where libsvm's predicted fit also exceeds what the budget has left).
+:func:`rule_work` counts these steps and
 :func:`rule_cost` prices them; ``tests/methods/test_fidelity.py`` counts what the rule
 really fits and predicts against them.  Until issue 63 the plan charged two fits at the
 share of support vectors of all ``n`` rows and nothing else: on ijcnn1 (20,000 rows) the
