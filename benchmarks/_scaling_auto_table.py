@@ -222,8 +222,9 @@ def _plan_lines(g: dict, n_min: int, bound: float) -> list[str]:
         "",
         f"auto's plan against its measured cost, in `SVC()` fits, from {n_min:,} rows:",
         "",
-        "| set | n train | predicted | measured | measured / predicted |",
-        "|---|---|---|---|---|",
+        "| set | n train | predicted | measured | measured / predicted | probes | stages | "
+        "final rule | final fit |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     within = []
     for (s, n, _), ms in g.items():
@@ -233,12 +234,39 @@ def _plan_lines(g: dict, n_min: int, bound: float) -> list[str]:
         pred = float(a["details"]["info"]["predicted_cost"])
         ratio = float(a["svc_units"]) / pred
         within.append(1 / bound <= ratio <= bound)
-        out.append(f"| {s} | {n:,} | {pred:.2f} | {float(a['svc_units']):.2f} | {ratio:.2f} |")
+        out.append(
+            f"| {s} | {n:,} | {pred:.2f} | {float(a['svc_units']):.2f} | {ratio:.2f} | "
+            + " | ".join(_steps(a))
+            + " |"
+        )
     out += [
         "",
         f"- measured within a factor {bound:g} of the plan: {sum(within)} of {len(within)} cells",
+        '- each step (`info["measured_seconds"]`, the final fit\'s seconds) in `SVC()` fits, '
+        'measured / predicted (`info["predicted_costs"]`); stages in plan order',
     ]
     return out
+
+
+def _steps(a: dict) -> list[str]:
+    """The probes', the stages', the final rule's and the final fit's measured / predicted
+    cost in ``SVC()`` fits of an auto row (blank where the row does not record them)."""
+    info = a["details"]["info"]
+    pred, secs = info.get("predicted_costs"), info.get("measured_seconds")
+    if not pred or not secs or secs.get("stages") is None:
+        return ["", "", "", ""]
+    ref = float(a["ref_fit_s"])
+
+    def pair(seconds, predicted) -> str:
+        return "-" if seconds is None else f"{seconds / ref:.3f} / {predicted:.3f}"
+
+    stages = " + ".join(pair(x, p) for x, p in zip(secs["stages"], pred["stages"]))
+    return [
+        pair(secs["probe"], pred["probe"]),
+        stages,
+        pair(secs["final_rule"], pred["final_rule"]),
+        pair(a["final_fit_s"], pred["final_fit"]),
+    ]
 
 
 def figure(rows: list[dict], path: Path) -> None:

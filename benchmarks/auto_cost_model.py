@@ -1,4 +1,4 @@
-"""Measure the constants of ``auto``'s cost model (:mod:`svmtune.methods._fidelity`).
+"""Measure the constants of ``auto``'s cost model (:mod:`svmtune.methods._cost_model`).
 
 For bundled data sets and subsample sizes, times in one process (one BLAS thread) a fit of
 scikit-learn's ``SVC()``, one exact RBSVM objective evaluation with its gradient
@@ -54,9 +54,9 @@ def measure(sets, sizes):
     from svmtune.loo.rbsvm_lowrank import lowrank_rbsvm_objective
     from svmtune.loo.referee import l1_loo_outputs
     from svmtune.lowrank import pivoted_cholesky_landmarks
-    from svmtune.methods import _fidelity as fid
+    from svmtune.methods import _cost_model as fid
     from svmtune.methods._auto_final import svc_sv_fraction
-    from svmtune.methods._fidelity import exact_eval_cost, lowrank_eval_cost, svc_fit_cost
+    from svmtune.methods._cost_model import exact_eval_cost, lowrank_eval_cost, svc_fit_cost
     from svmtune.methods.base import ovr_tasks
     from svmtune.search.start import initial_sigma
 
@@ -137,7 +137,7 @@ def fit_exact_constants(df) -> tuple[float, float, float]:
     SV_FRACTION / f`` (``f`` the probe's share of support vectors),
     that minimise the median absolute log error over the cells (a grid search: the errors
     are ratios, and a few slow cells should not pull the fit)."""
-    from svmtune.methods import _fidelity as fid
+    from svmtune.methods import _cost_model as fid
 
     cells = df.dropna(subset=["t_exact"])
     ratio = (cells["t_exact"] / cells["t_svc"]).to_numpy()
@@ -156,7 +156,7 @@ def fit_exact_constants(df) -> tuple[float, float, float]:
 def table():
     import pandas as pd
 
-    from svmtune.methods import _fidelity as fid
+    from svmtune.methods import _cost_model as fid
 
     df = pd.DataFrame([json.loads(line) for line in OUT.open()])
     df = df.drop_duplicates(["set", "n"], keep="last")
@@ -202,7 +202,7 @@ def table():
         f"{int(planned.sum())} cells of at least {LOWRANK_FIT_ROWS:,} rows (where `auto` plans "
         f"the low-rank path) **{df.loc[planned, 'kappa_lowrank'].median():.3g}** (over all "
         f"cells {df['kappa_lowrank'].median():.3g}: below, the unit, an `SVC()` fit of a few "
-        f"milliseconds, is mostly fixed cost). In use (`svmtune.methods._fidelity`): "
+        f"milliseconds, is mostly fixed cost). In use (`svmtune.methods._cost_model`): "
         f"KAPPA_KERNEL = {fid.KAPPA_KERNEL}, KAPPA_CUBE = {fid.KAPPA_CUBE}, "
         f"KAPPA_LOWRANK = {fid.KAPPA_LOWRANK}; SV_FRACTION = {fid.SV_FRACTION} (in use), "
         f"**{df.drop_duplicates('set')['sv_fraction'].median():.3g}** (the median of the sets' "

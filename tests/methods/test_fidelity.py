@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 
 from svmtune.estimators import L2SVC
 from svmtune.methods._fidelity import (
@@ -31,11 +32,12 @@ def test_plan_stays_within_its_budget(n, d, tasks, budget):
     assert first.size >= min(n, MIN_FIRST)
     assert sizes == sorted(sizes) and sizes[-1] <= n
     assert all(b == (n if 1.5 * GROWTH * a >= n else GROWTH * a) for a, b in zip(sizes, sizes[1:]))
-    # the planned cost is within budget, but for the smallest first stage, which always runs
+    # the planned cost is within budget, but for the smallest first stage and the final
+    # rule after it, which always run (the plan's least budget)
     if first.size > min(n, MIN_FIRST):
         assert plan.cost <= budget + 1e-9
     else:
-        assert plan.cost - first.cost <= max(budget, 1.0) + 1e-9
+        assert plan.cost <= max(budget, plan.min_budget) + 1e-9
 
 
 def test_a_larger_budget_buys_more_rows_and_all_rows_when_ample():
@@ -175,17 +177,21 @@ def test_the_share_of_support_vectors_is_taken_at_all_rows():
 
 
 def test_the_plan_counts_the_probes_and_the_final_rule_and_its_least_budget():
-    """Issue 63: the probes' fits and the final rule's two fits on an eighth of the rows are
-    in the plan's cost; ``min_budget`` is the smallest first stage with them and the final
+    """Issue 63: the probes' fits and the final rule's work (its libsvm fits on an eighth of
+    the rows at their own share of support vectors, its predictions, the landmarks) are in
+    the plan's cost; ``min_budget`` is the smallest first stage with them and the final
     model, and a budget below it is overrun by exactly the minimal plan."""
-    from svmtune.methods._fidelity import rule_rows, svc_fit_cost
+    from svmtune.methods._cost_model import rule_work
+    from svmtune.methods._fidelity import svc_fit_cost
 
     n, d = 20_000, 20
     work = svc_fit_cost(1000, d, 0.56) + svc_fit_cost(2000, d, 0.47)
     args = dict(max_eval=10, rank=500, max_exact=n, sv_fraction=0.27, probe_work=work)
     plan = plan_stages(n, d, 1, budget=2.25, **args)
     assert plan.probe_cost == pytest.approx(work / svc_fit_cost(n, d, 0.27))
-    assert plan.rule_cost == pytest.approx(2 * (rule_rows(n, plan.stages[0].size) / n) ** 2)
+    steps = rule_work(n, plan.stages[0].size, landmarks=True, lowrank_fit=False)
+    assert plan.stages[-1].path == "exact" and plan.final_cost == 1.0
+    assert plan.rule_cost == pytest.approx(steps.work(d, 1, 500, 0.27) / svc_fit_cost(n, d, 0.27))
     assert plan.cost == pytest.approx(
         plan.probe_cost + sum(s.cost for s in plan.stages) + plan.rule_cost + plan.final_cost
     )
@@ -244,3 +250,100 @@ def test_above_large_rows_the_selection_s_work_stops_growing():
     )
     assert default_budget(2 * LARGE_ROWS) == pytest.approx(default_budget(LARGE_ROWS) / 4)
     assert "budget of 0.0 SVC" not in plans[10**7].describe()  # 3 significant digits
+
+
+def _rule_steps_priced(monkeypatch, plan, rule_args, share, rank):
+    """Run the final-model rule (``rule_args`` after the plan) counting each step it takes
+    and pricing it in the cost model's units: each libsvm fit at ``share(rows)``, the share
+    of support vectors of its own rows; a prediction of ``h`` rows against the support
+    vectors of ``r`` rows at ``h / r`` of such a fit; the landmarks on the rows; the low-rank
+    fit and its held-out rows' kernel to its landmarks.  Returns the steps' names and their
+    work in ``SVC()`` fits on all rows."""
+    import sklearn.svm
+
+    import svmtune.methods._auto_final as af
+    from svmtune.methods._cost_model import D_EXP, KAPPA_LOWRANK, LANDMARK_PASSES
+    from svmtune.methods._fidelity import lowrank_eval_cost, svc_fit_cost
+
+    d = plan.d
+
+    def fit_work(rows):
+        return svc_fit_cost(rows, d, share(rows))
+
+    counted = []
+
+    def wrap(owner, name, price):
+        orig = getattr(owner, name)
+
+        def counting(*a, **k):
+            counted.append((f"{getattr(owner, '__name__', '').split('.')[-1]}.{name}", price(*a)))
+            return orig(*a, **k)
+
+        monkeypatch.setattr(owner, name, counting)
+
+    def landmark_work(X, *_):  # pivoted Cholesky and the kernel to the landmarks
+        return KAPPA_LOWRANK * X.shape[0] * min(rank, X.shape[0]) * (LANDMARK_PASSES * d + D_EXP)
+
+    wrap(af, "default_svc_fit", lambda X, *_: fit_work(X.shape[0]))
+    wrap(sklearn.svm.SVC, "fit", lambda self, X, *_: fit_work(X.shape[0]))
+    wrap(sklearn.svm.SVC, "predict", lambda self, X: X.shape[0] / self.shape_fit_[0]
+         * fit_work(self.shape_fit_[0]))  # fmt: skip
+    wrap(af, "pivoted_cholesky_landmarks", landmark_work)
+    wrap(af.LowRankL2SVC, "fit", lambda self, X, *_: lowrank_eval_cost(X.shape[0], d, 1, rank))
+    # the rule's rows are more than the landmarks here: the held-out rows' kernel to ``rank``
+    wrap(af.LowRankL2SVC, "predict",
+         lambda self, X: KAPPA_LOWRANK * X.shape[0] * rank * (d + D_EXP))  # fmt: skip
+    af.final_rule(plan, *rule_args)
+    unit = svc_fit_cost(plan.n, d, plan.sv_fraction)
+    return sorted(name for name, _ in counted), sum(w for _, w in counted) / unit
+
+
+def test_the_plan_prices_the_work_the_final_rule_does(monkeypatch):
+    """Issue 63: the final-model rule fits libsvm twice on its rows (``SVC()`` and the
+    chosen point), predicts the held-out rows with the latter and, after an exact last
+    stage, computes the low-rank model's landmarks on its rows.  The plan charged two fits
+    at the share of support vectors of all rows and nothing else (ijcnn1, 20,000 rows: the
+    rule took 0.16 ``SVC()`` fits against 0.031 planned).  The rule's steps are counted as
+    it runs and priced in the cost model's units: the plan's ``rule_cost`` is that price."""
+    import svmtune.methods._auto_final as af
+    from svmtune.kernels import rbf_params
+
+    n, d, rank = 6000, 10, 500
+    X, y = make_classification(n, d, n_informative=5, flip_y=0.05, random_state=0)
+    order = nested_subsample(y, 0)
+    probe = af.probe_svc(X, y, None, order, None)
+    plan = Auto().plan(n, d, 1, probe=probe)
+    assert plan.stages[-1].path == "exact" and plan.stages[-1].size < n  # the rule runs
+    assert plan.final_cost == 1.0  # libsvm's fit is the cheaper final model: no low-rank fit
+    args = (rbf_params(2.0, 4.0), None, (rank, 1e-4), X, y, None, order, "ovr")
+    names, work = _rule_steps_priced(monkeypatch, plan, args, probe.fraction_at, rank)
+    assert names == [
+        "SVC.fit",
+        "SVC.predict",
+        "_auto_final.default_svc_fit",
+        "_auto_final.pivoted_cholesky_landmarks",
+    ]
+    assert plan.rule_cost == pytest.approx(work)
+
+
+def test_the_plan_prices_the_rule_s_low_rank_fit_where_it_is_the_cheaper_model(monkeypatch):
+    """Where the low-rank L2-SVM is the cheaper final model (the plan reserves its cost),
+    the rule fits it on its rows and predicts the held-out rows with it too: priced so."""
+    import dataclasses
+
+    from svmtune.kernels import rbf_params
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 4))
+    y = (X[:, 0] + np.sin(2 * X[:, 1]) + 0.6 * rng.normal(size=2000) > 0).astype(int)
+    order = nested_subsample(y, 0)
+    auto = Auto(rank=20)
+    plan = dataclasses.replace(auto.plan(*X.shape, 1), budget=1.0)
+    assert plan.final_cost < 1.0 and plan.rule_cost > 0  # the rule runs, low rank is cheaper
+    exact_last = plan.stages[-1].path == "exact"
+    args = (rbf_params(1.0, 2.0**10), None if exact_last else 20, (20, 1e-4), X, y, None,
+            order, "ovr")  # fmt: skip
+    names, work = _rule_steps_priced(monkeypatch, plan, args, lambda r: None, 20)
+    assert "LowRankL2SVC.fit" in names and "LowRankL2SVC.predict" in names
+    assert ("_auto_final.pivoted_cholesky_landmarks" in names) == exact_last
+    assert plan.rule_cost == pytest.approx(work)

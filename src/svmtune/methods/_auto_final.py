@@ -23,15 +23,17 @@ from svmtune.estimators_lowrank import LowRankL2SVC
 from svmtune.exceptions import BudgetWarning
 from svmtune.lowrank import pivoted_cholesky_landmarks
 from svmtune.methods._auto_rows import gather_refusal, take_rows
-from svmtune.methods._fidelity import (
+from svmtune.methods._cost_model import (
     D_EXP,
+    HELD_OUT_ROWS,
     PROBE_ROWS,
+    held_out_rows,
     lowrank_eval_cost,
     rule_rows,
-    stage_rows,
     sv_fraction_at,
     svc_fit_cost,
 )
+from svmtune.methods._fidelity import stage_rows
 
 __all__ = [
     "HELD_OUT_ROWS",
@@ -141,7 +143,7 @@ def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int, Any]:
 
 def svc_sv_fraction(X, y, sw) -> float:
     """Share of the rows that are support vectors of scikit-learn's ``SVC()`` on them (the
-    probe of the cost model, :func:`svmtune.methods._fidelity.svc_fit_cost`); rows of
+    probe of the cost model, :func:`svmtune.methods._cost_model.svc_fit_cost`); rows of
     weight 0 are left out."""
     keep = slice(None) if sw is None else np.asarray(sw) > 0
     X, y = X[keep], first_seen_codes(np.asarray(y)[keep])  # whatever the names (issue 63)
@@ -152,13 +154,18 @@ def svc_sv_fraction(X, y, sw) -> float:
 @dataclass(frozen=True)
 class Probe:
     """``SVC()`` fitted on nested probes of ``rows`` rows: its share of support vectors on
-    each (``fractions``), their work (:func:`svmtune.methods._fidelity.svc_fit_cost` of each
+    each (``fractions``), their work (:func:`svmtune.methods._cost_model.svc_fit_cost` of each
     at its own share) and the seconds they took."""
 
     rows: tuple[int, ...]
     fractions: tuple[float, ...]
     work: float
     seconds: float
+
+    @property
+    def shares(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """``(rows, fractions)``, for the plan's pricing of the final rule's fits."""
+        return self.rows, self.fractions
 
     def fraction_at(self, n: int) -> float:
         """The share of support vectors on ``n`` rows (:func:`svmtune.methods._fidelity.
@@ -167,7 +174,7 @@ class Probe:
 
 
 def probe_svc(X, y, sw, order, groups) -> Probe:
-    """``SVC()`` on the first :data:`~svmtune.methods._fidelity.PROBE_ROWS` rows of ``order``
+    """``SVC()`` on the first :data:`~svmtune.methods._cost_model.PROBE_ROWS` rows of ``order``
     and, where the data have more, on twice as many (all where fewer): the shares of support
     vectors from which the cost model's unit is taken at all rows (the share falls as the
     rows grow; :mod:`svmtune.methods._fidelity`)."""
@@ -226,8 +233,6 @@ def cost_info(plan, progress, rule_seconds: float) -> dict[str, Any]:
 #: largest gap of the low-rank final model's held-out error over libsvm's at the same point
 #: for it to be returned (half a point of accuracy)
 LOWRANK_TOLERANCE = 0.005
-#: most held-out rows of the final-model rule's comparison
-HELD_OUT_ROWS = 20000
 
 
 def final_rule_text(plan, ratio, lowrank, reserve, rows, rank, final, gap=None, held=0) -> str:
@@ -311,7 +316,7 @@ def final_rule(
     left = plan.left  # negative where the plan overran a budget below its least
     unit = svc_fit_cost(n, d, plan.sv_fraction)
     rows = stage_rows(order, rule_rows(n, plan.stages[0].size))
-    held = np.sort(order[rows.size : rows.size + min(rows.size, HELD_OUT_ROWS)])
+    held = np.sort(order[rows.size : rows.size + held_out_rows(n, rows.size)])
     Xr, Xh = take_rows(X, rows), take_rows(X, held)
     w, wh = (None, None) if sw is None else (sw[rows], sw[held])
     if rank is None:

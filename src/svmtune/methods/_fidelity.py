@@ -10,29 +10,9 @@ the data (rows, features, one-vs-rest tasks), the share of support vectors of a 
 ``SVC()`` fit (a count, not a time), the memory and the budget, so a plan is the same on
 every run.
 
-**Cost model.**  The unit is one fit of scikit-learn's ``SVC()`` on all ``n`` rows.  Work is
-counted in kernel-entry units and converted with constants measured on this project's
-machines (``benchmarks/auto_cost_model.py`` prints them; ``benchmarks/auto_cost_model.md``):
-
-* ``SVC()`` on ``s`` rows: ``s^2 (d + D_EXP) f / SV_FRACTION`` -- libsvm computes kernel
-  columns of ``s`` entries (each ``d`` flops and an exponential, :data:`D_EXP`) for the rows
-  that stay active, about the support vectors: ``f`` is the share of support vectors of
-  ``SVC()`` on a probe subsample of :data:`PROBE_ROWS` rows, which ``auto`` fits first (an
-  easy data set like ijcnn1 keeps a quarter of its rows as support vectors, a hard one like
-  eeg_eye_state four fifths, and its ``SVC()`` costs that much more against the closed
-  forms), and :data:`SV_FRACTION` the median of that share over the calibration's data sets;
-* an exact objective evaluation or referee score on ``s`` rows:
-  ``KAPPA_KERNEL s^2 (d + D_EXP) + KAPPA_CUBE T s^3`` -- the kernel matrix and the work that
-  grows like it, and per task (``T``) the support-set factorisation, its inverse and the
-  gradient's products, each ``O(s^3)`` when the support set is a fair share of the rows;
-* a low-rank evaluation on ``s`` rows and ``m`` landmarks:
-  ``KAPPA_LOWRANK * (s m (LANDMARK_PASSES d + D_EXP) + T s m^2)`` -- the landmarks' pivoted
-  Cholesky and the kernel to them read every row's ``d`` features ``LANDMARK_PASSES`` times
-  per landmark (:func:`svmtune.estimators_lowrank.lowrank_fit_flops` counts 4 and 2), the
-  factor and the solver's products ``s m^2`` per task.
-
-The model takes the support set as large as the rows; the benchmark reports the measured
-cost beside the plan (``benchmarks/scaling_auto.md``, ``benchmarks/auto_eta.py``).
+**Cost model.**  The unit is one fit of scikit-learn's ``SVC()`` on all ``n`` rows; the work
+of an ``SVC()`` fit, of an exact and of a low-rank evaluation and of the final-model rule is
+counted in :mod:`svmtune.methods._cost_model`.
 
 **The share of support vectors at ``n`` rows.**  ``SVC()``'s share of support vectors falls
 as the rows grow (towards a floor of about twice the Bayes risk, Steinwart 2003): on
@@ -44,8 +24,9 @@ nested probes, :data:`PROBE_ROWS` rows and twice that (all rows where fewer), an
 :func:`sv_fraction_at` extends the share to ``n`` rows along the power law through the two
 (its exponent clipped to ``[-1, 0]``: the share does not grow, the support vectors do not
 fall); on the data above it gives 0.27 at 20,000 rows.  The probes' own fits are counted in
-the plan (:attr:`Plan.probe_cost`), as are the final-model rule's two fits on an eighth of
-the rows (:attr:`Plan.rule_cost`).
+the plan (:attr:`Plan.probe_cost`), as is the final-model rule's work, its libsvm fits at
+the share of support vectors of their own rows (:attr:`Plan.rule_cost`,
+:func:`svmtune.methods._cost_model.rule_work`).
 
 **Carrying C between sizes.**  The L2-SVM minimises ``|v|^2 / 2 + C/2 sum_i w_i xi_i^2``: its
 regularisation per row is ``lambda = 1 / (C sum w)``.  A subsample's optimum ``C_s`` carried
@@ -69,6 +50,16 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
+from svmtune.methods._cost_model import (
+    LARGE_ROWS,
+    exact_eval_cost,
+    lowrank_eval_cost,
+    rule_cost,
+    rule_rows,
+    sv_fraction_at,
+    svc_fit_cost,
+)
+
 __all__ = [
     "Plan",
     "Stage",
@@ -86,30 +77,6 @@ __all__ = [
     "svc_fit_cost",
 ]
 
-#: flops-equivalent of one kernel entry beyond its ``d`` products (the exponential, libsvm's
-#: cache bookkeeping); measured by ``benchmarks/auto_cost_model.py``
-D_EXP = 8.0
-#: an exact evaluation's ``s^2`` work against one ``SVC()`` fit on the same rows, and its
-#: ``s^3`` work per task: a least-absolute-log-error fit over 20 cells (5 bundled sets, 250
-#: to 2,000 rows, the unit scaled by each set's probe share of support vectors;
-#: ``benchmarks/auto_cost_model.md``, median error 13 %)
-KAPPA_KERNEL = 1.2
-KAPPA_CUBE = 0.118
-#: a low-rank evaluation's work (``O(s m^2)`` matrix products, a few Newton steps) against
-#: ``SVC()``'s: the median over the cells of ``benchmarks/auto_cost_model.md`` of at least
-#: 2,000 rows, where the path is planned (1.0 over all its cells, down to 250 rows)
-KAPPA_LOWRANK = 1.38
-#: rows of the probe ``SVC()`` fit whose share of support vectors scales the unit
-PROBE_ROWS = 1000
-#: the median share of support vectors of ``SVC()`` on the probe over the calibration's data
-#: sets (``benchmarks/auto_cost_model.md``)
-SV_FRACTION = 0.52
-#: the smallest share taken (a probe with almost no support vectors would make the unit vanish)
-MIN_SV_FRACTION = 0.05
-#: passes over the features per landmark of a low-rank evaluation: pivoted Cholesky's
-#: distances (4) and the kernel to the landmarks (2), as counted by
-#: :func:`svmtune.estimators_lowrank.lowrank_fit_flops`
-LANDMARK_PASSES = 6.0
 #: the smallest first stage: below about 200 rows a leave-one-out error moves in steps of
 #: half a point and more, too coarse to rank candidates
 MIN_FIRST = 200
@@ -134,47 +101,10 @@ ALL_ROWS_PATH = "lowrank_C"
 ALL_ROWS_EVALS = 4
 
 
-def svc_fit_cost(s: float, d: int, sv_fraction: float | None = None) -> float:
-    """Work of one ``SVC()`` fit on ``s`` rows of ``d`` features whose probe ``SVC()`` kept
-    ``sv_fraction`` of its rows as support vectors (None: :data:`SV_FRACTION`; module
-    docstring)."""
-    f = SV_FRACTION if sv_fraction is None else max(float(sv_fraction), MIN_SV_FRACTION)
-    return float(s) ** 2 * (d + D_EXP) * f / SV_FRACTION
-
-
-def sv_fraction_at(n: int, rows, fractions) -> float:
-    """``SVC()``'s share of support vectors on ``n`` rows from its shares ``fractions`` on
-    nested probes of ``rows`` rows: the last share where ``n`` is at most its probe's rows or
-    only one probe was fitted, else the power law through the last two probes, its exponent
-    clipped to ``[-1, 0]`` (module docstring)."""
-    rows = [float(r) for r in rows]
-    fractions = [float(f) for f in fractions]
-    f = fractions[-1]
-    if len(rows) < 2 or n <= rows[-1] or rows[-1] <= rows[-2] or min(fractions[-2:]) <= 0:
-        return f
-    slope = np.log(fractions[-1] / fractions[-2]) / np.log(rows[-1] / rows[-2])
-    return float(f * (n / rows[-1]) ** float(np.clip(slope, -1.0, 0.0)))
-
-
-def exact_eval_cost(s: float, d: int, n_tasks: int) -> float:
-    """Work of one exact closed-form evaluation on ``s`` rows (module docstring)."""
-    return KAPPA_KERNEL * float(s) ** 2 * (d + D_EXP) + KAPPA_CUBE * n_tasks * float(s) ** 3
-
-
-def lowrank_eval_cost(s: float, d: int, n_tasks: int, rank: int) -> float:
-    """Work of one low-rank evaluation on ``s`` rows and ``rank`` landmarks."""
-    m = float(min(rank, s))
-    return KAPPA_LOWRANK * (
-        float(s) * m * (LANDMARK_PASSES * d + D_EXP) + n_tasks * float(s) * m * m
-    )
-
-
 #: the largest n of the small-data regime, where the budget is a fixed number of ``SVC()`` fits
 SMALL_ROWS = 1500
 #: the budget there, in ``SVC()`` fits
 SMALL_BUDGET = 30.0
-#: rows above which the selection's work stops growing (:func:`_large_budget`; issue 64)
-LARGE_ROWS = 100_000
 
 
 def default_budget(
@@ -315,8 +245,10 @@ class Plan:
     or the low-rank L2-SVM's predicted fit where that is cheaper (the final-model rule of
     :mod:`svmtune.methods.auto` takes it where libsvm's fit would cost more than is left).
     ``probe_cost`` is the probes' ``SVC()`` fits, done before the plan, and ``rule_cost`` the
-    final-model rule's two fits on an eighth of the rows (0 where the last stage is exact on
-    all rows, which has no such rule).  ``min_budget`` is the least budget this plan keeps
+    final-model rule's work (:func:`svmtune.methods._cost_model.rule_work`: two libsvm fits
+    on an eighth of the rows or more, its held-out predictions, the low-rank model's
+    landmarks and fit where it runs them; 0 where the last stage is exact on all rows,
+    which has no such rule).  ``min_budget`` is the least budget this plan keeps
     to: the probes, the smallest first stage (:data:`MIN_FIRST` rows, all where fewer), the
     rule and the final model; a smaller budget is overrun (``auto`` warns before the work,
     :class:`svmtune.exceptions.BudgetWarning`).
@@ -382,6 +314,7 @@ def plan_stages(
     first_scores: int = FIRST_SCORES,
     probe_work: float = 0.0,
     all_rows_evals: int = 0,
+    probe_shares: tuple | None = None,
 ) -> Plan:
     """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
 
@@ -418,6 +351,10 @@ def plan_stages(
     probe_work : float
         Work of the probes' ``SVC()`` fits (:func:`svc_fit_cost` of each at its own share),
         spent before the plan: counted in its cost and taken from the budget.
+    probe_shares : (rows, fractions), optional
+        The probes' rows and shares of support vectors, from which the final-model rule's
+        fits are priced at the share of their own rows (:func:`sv_fraction_at`; None:
+        ``sv_fraction``).
 
     Returns
     -------
@@ -427,6 +364,7 @@ def plan_stages(
     final = _final_reserve(n, d, n_tasks, rank, unit)
     probe = float(probe_work) / unit
     left = max(budget - final - probe, 0.0)
+    share = _share_at(sv_fraction, probe_shares)
     first_path = "lowrank" if lowrank_only else "exact"
     evals0 = refiners * max_eval + first_scores
     cap = n if first_path == "lowrank" else min(n, max_exact)
@@ -445,22 +383,32 @@ def plan_stages(
         s0, c_all = first(left), 0.0
     c0 = _stage_cost(s0, first_path, evals0, d, n_tasks, rank, unit)
     stages = [Stage(int(s0), first_path, int(max_eval), FIRST_SCORES, c0)]
-    # the final-model rule's two fits (SVC() and the chosen point's, each about an SVC() fit)
-    # on the larger of the first stage and an eighth of the rows (auto's _final_rule), unless
-    # the stages end exact on all rows (set to 0 below)
-    rule = _rule_cost(n, s0)
-    left -= c0 + rule
+    # the final-model rule's work (_cost_model.rule_work) after a first stage of s0 rows,
+    # unless the stages end exact on all rows (0 below); kept from the budget with the
+    # landmarks it computes where the last stage is exact, and counted with them only then
+    rule = functools.partial(rule_cost, n, d, n_tasks, rank=rank, unit=unit, share=share,
+                             lowrank_fit=final < 1.0)  # fmt: skip
+    left -= c0 + rule(s0, landmarks=first_path == "exact")
     stages += _later_stages(s0, n, left, max_exact, lowrank_only, d, n_tasks, rank, unit)
     if c_all and stages[-1].size < n:
         stages.append(Stage(n, ALL_ROWS_PATH, all_rows_evals - 1, 1, c_all))
-    if stages[-1].size >= n and stages[-1].path == "exact":  # the referee's family: no rule
-        rule = 0.0
+    exact_last = stages[-1].path == "exact"
+    # the referee's family where the stages end exact on all rows: no rule
+    c_rule = 0.0 if exact_last and stages[-1].size >= n else rule(s0, landmarks=exact_last)
     # the least budget kept to: the smallest first stage, and the rule where it runs then
     one_stage_exact = smallest >= n and first_path == "exact"
-    minimum = probe + least + final + (0.0 if one_stage_exact else _rule_cost(n, smallest))
-    return Plan(
-        n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe, rule, minimum
-    )
+    c_min = 0.0 if one_stage_exact else rule(smallest, landmarks=first_path == "exact")
+    return Plan(n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe,
+                c_rule, probe + least + final + c_min)  # fmt: skip
+
+
+def _share_at(sv_fraction, probe_shares):
+    """The share of support vectors on ``r`` rows, a function of ``r``: from the probes'
+    ``(rows, fractions)`` (:func:`sv_fraction_at`), or ``sv_fraction`` at every size."""
+    if probe_shares is None:
+        return lambda r: sv_fraction
+    rows, fractions = probe_shares
+    return lambda r: sv_fraction_at(r, rows, fractions)
 
 
 def _later_stages(size, n, left, max_exact, lowrank_only, d, n_tasks, rank, unit) -> list:
@@ -499,23 +447,6 @@ def _first_size(smallest, cap, path, evals, d, n_tasks, rank, unit, left) -> int
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return int(lo)
-
-
-def rule_rows(n: int, first: int) -> int:
-    """Rows of the final-model rule's fits (:func:`svmtune.methods._auto_final.final_rule`):
-    the first stage's ``first`` rows, at most ``2 * PROBE_ROWS`` of them (the larger probe's
-    size, where libsvm's counts already served the cost model), or an eighth of all ``n``
-    rows (of at most :data:`LARGE_ROWS`, where the selection's work stops growing:
-    12,500) where that is more.  A large low-rank first stage (sparse rows: 15,944 of
-    20,000) made the rule's two libsvm fits cost a minute, more than the final fit; an
-    eighth of ``10^6`` rows would take libsvm many minutes."""
-    return max(min(first, 2 * PROBE_ROWS), min(n, LARGE_ROWS) // 8, 1)
-
-
-def _rule_cost(n: int, first: int) -> float:
-    """The final-model rule's two ``SVC()``-sized fits on :func:`rule_rows` rows, in ``SVC()``
-    fits on all ``n`` rows (the fits grow as the rows squared)."""
-    return 2.0 * (rule_rows(n, first) / float(n)) ** 2
 
 
 def nested_subsample(y: np.ndarray, random_state, groups: np.ndarray | None = None) -> np.ndarray:

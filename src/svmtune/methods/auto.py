@@ -298,13 +298,12 @@ class Auto(Selector):
         self, n: int, d: int, n_tasks: int, *, sparse: bool = False, sv_fraction=None, probe=None
     ):
         """The stages of a run on ``n`` rows (:func:`svmtune.methods._fidelity.plan_stages`;
-        ``sv_fraction``: ``SVC()``'s share of support vectors on all rows, or ``probe``:
-        the probes' :class:`~svmtune.methods._auto_final.Probe`).  A ``budget`` given below
-        the plan's least warns before the work (:func:`~svmtune.methods._auto_final.
-        warn_budget`; the default is a target, kept where the data allow)."""
-        probe_work = 0.0
-        if probe is not None:
-            sv_fraction, probe_work = probe.fraction_at(n), probe.work
+        ``sv_fraction``: ``SVC()``'s share of support vectors on all rows, or ``probe``: the
+        probes' :class:`~svmtune.methods._auto_final.Probe`).  A ``budget`` given below the
+        plan's least warns before the work (:func:`~svmtune.methods._auto_final.warn_budget`)."""
+        probe_work, shares = 0.0, None
+        if probe is not None:  # the shares of support vectors price the final rule's fits
+            sv_fraction, probe_work, shares = probe.fraction_at(n), probe.work, probe.shares
         if self.exact_rows is not None:
             max_exact = int(self.exact_rows)
         else:
@@ -342,6 +341,7 @@ class Auto(Selector):
             first_scores=first_scores,
             probe_work=probe_work,
             all_rows_evals=self.all_rows_evals,
+            probe_shares=shares,
         )
         if self.budget is not None:
             warn_budget(plan)
