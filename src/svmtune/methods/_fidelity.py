@@ -383,9 +383,8 @@ def plan_stages(
         s0, c_all = first(left), 0.0
     c0 = _stage_cost(s0, first_path, evals0, d, n_tasks, rank, unit)
     stages = [Stage(int(s0), first_path, int(max_eval), FIRST_SCORES, c0)]
-    # the final-model rule's work (_cost_model.rule_work) after a first stage of s0 rows,
-    # unless the stages end exact on all rows (0 below); kept from the budget with the
-    # landmarks it computes where the last stage is exact, and counted with them only then
+    # the final-model rule's work (_cost_model.rule_work) after a first stage of s0 rows (0
+    # where the stages end exact on all rows), with its landmarks where the last is exact
     rule = functools.partial(rule_cost, n, d, n_tasks, rank=rank, unit=unit, share=share,
                              lowrank_fit=final < 1.0)  # fmt: skip
     left -= c0 + rule(s0, landmarks=first_path == "exact")
