@@ -382,6 +382,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         class_weight=None,
         max_iter=-1,
         random_state=None,
+        cache_size=200.0,
     ):
         self.C = C
         self.kernel = kernel
@@ -391,6 +392,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.max_iter = max_iter
         self.random_state = random_state
+        self.cache_size = cache_size
 
     def fit(self, X, y, sample_weight=None):
         X, y_enc, w = _fit_inputs(self, X, y, sample_weight, accept_sparse="csr")
@@ -402,6 +404,7 @@ class OvRSVC(ClassifierMixin, BaseEstimator):
             coef0=self.coef0,
             max_iter=self.max_iter,
             random_state=self.random_state,
+            cache_size=self.cache_size,
         )
         tasks = (
             [y_enc] if len(self.classes_) == 2 else [y_enc == k for k in range(len(self.classes_))]

@@ -43,6 +43,7 @@ literal reading with ``nonsupport="label"``; the paper does not say which it com
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -263,12 +264,14 @@ def _rbsvm_objective(
             r, red, rows = rbsvm_groups._lgo_terms(sol, K, codes, Minv)
         L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(weights @ L)
-        if gradient:
-            dH = rbf_l2_derivatives(K, D2, sigma, sol)
+        if gradient:  # the derivatives made where the gradient reads them (_loo_gradient)
+            dH = functools.partial(rbf_l2_derivatives, K, D2, sigma, sol)
             if codes is None:
                 grad += _loo_gradient(sol, K, dH, weights * dL, Minv)
             else:
-                grad += rbsvm_groups._lgo_gradient(sol, K, dH, weights * dL, codes, Minv, red, rows)
+                grad += rbsvm_groups._lgo_gradient(
+                    sol, K, dH(), weights * dL, codes, Minv, red, rows
+                )
         loo.append(r)
         sols.append(sol)
         used |= sol.support

@@ -24,7 +24,7 @@ costs ``O(m^2)`` plus an ``O(n m)`` product.  For ``log sigma`` ``dH = dK/dlog s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from sklearn.utils import gen_batches
@@ -103,11 +103,13 @@ def loo_gradient(
 def _loo_gradient(
     sol: DualSolution,
     K: np.ndarray | KernelColumns,
-    dH: Sequence[np.ndarray],
+    dH: Sequence[np.ndarray] | Callable[[], Sequence[np.ndarray]],
     c: np.ndarray,
     inverse: np.ndarray | None,
 ) -> np.ndarray:
-    """:func:`loo_gradient` on checked inputs."""
+    """:func:`loo_gradient` on checked inputs; ``dH`` may be a function that makes the
+    derivatives, called once ``B diag(g) B`` is made (issue 64: the ``n x |S|`` columns and
+    that product's making were both at the exact stage's peak)."""
     n = sol.y.shape[0]
     S, beta, _ = support_system(sol)
     m = S.size
@@ -128,6 +130,7 @@ def _loo_gradient(
     z = np.zeros(n)
     z[S] = -v
     z[N] = cN
+    dH = dH() if callable(dH) else dH
     out = np.empty(len(dH))
     for k, D in enumerate(dH):
         D = check_derivative(D, n, m)
