@@ -2,7 +2,7 @@
 
 glibc's allocator keeps freed memory in its heaps for reuse, so a process's resident size
 stays at its highest point after the arrays that made it are gone: after ``auto``'s exact
-stage, 300 MB of freed distance and kernel matrices at 10^6 rows stayed resident through the
+stage, 290 MB of freed distance and kernel matrices at 10^6 rows stayed resident through the
 final fit, whose own working set was 80 MB.  :func:`release_freed_memory` asks glibc to
 return them (``malloc_trim(0)``), as dask's workers do for their "unmanaged" memory
 (https://distributed.dask.org/en/stable/worker-memory.html#manually-trim-memory).  Elsewhere

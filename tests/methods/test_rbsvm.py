@@ -85,7 +85,7 @@ def test_selection_is_consistent_with_the_objective(moons, fitted):
 
 def test_the_search_keeps_no_factor_and_certifies_with_the_best_point_s(moons, monkeypatch):
     """The states the search keeps while it makes the next evaluation hold no factor of the
-    support system (issue 64: two were 70 MB of the exact stage's peak at 2,240 rows); the
+    support system (issue 64: one was 35 MB of the exact stage's peak at 2,240 rows); the
     best point's is made again for its certificates, which are those of the search's own."""
     import svmtune.methods.rbsvm as rbsvm_module
 

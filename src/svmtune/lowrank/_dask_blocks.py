@@ -41,8 +41,10 @@ def row_blocks(X, features, m: int, block: int, cache_bytes: int | None = None):
 
 def gather_rows(X, rows: np.ndarray | None):
     """The rows ``rows`` (sorted, increasing; None: all) of ``X`` in memory: a NumPy array
-    or sparse matrix sliced, a dask array indexed lazily and only those rows computed, as a
-    float64 NumPy array (the rest of ``X`` never reaches the client)."""
+    or sparse matrix sliced (rows standardised as they are read,
+    :class:`svmtune._standardised_rows.StandardisedRows`, made for those rows or all), a dask
+    array indexed lazily and only those rows computed, as a float64 NumPy array (the rest of
+    ``X`` never reaches the client)."""
     if rows is None:
         if is_dask_array(X):
             return np.asarray(X.compute(), dtype=np.float64)

@@ -236,7 +236,7 @@ def _unfactored(obj: LOOObjective) -> LOOObjective:
     """``obj`` with its solutions' factors dropped (``|S|^2`` floats each): the search keeps
     the states of its best and its last evaluation while it makes the next, and of those only
     the best's factors are read, once, at the end (:func:`_refactored`; issue 64: at 2,240
-    rows two such factors were 70 MB of the exact stage's peak)."""
+    rows they kept a 35 MB factor beside the evaluation's own at the exact stage's peak)."""
     sols = [dataclasses.replace(sol, factor=None) for sol in obj.solutions]
     return dataclasses.replace(obj, solutions=sols)
 
