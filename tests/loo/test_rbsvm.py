@@ -298,6 +298,25 @@ def test_support_inner_product_by_blocks_of_rows_is_the_whole_sum(monkeypatch):
     assert grad_module._support_inner(D, S, W) == pytest.approx(np.sum(D[S] * W), rel=1e-13)
 
 
+def test_gradient_from_derivative_columns_by_blocks_is_the_gradient_of_the_array(monkeypatch):
+    """The objective's gradient reads the sigma-derivative's columns a block at a time
+    (issue 64: never one ``n x |S|`` array); it is the gradient of the whole array."""
+    import svmtune.loo.rbsvm_gradient as grad_module
+
+    X, y = make_problem(40, 2, 3)
+    D2 = squared_distances(X)
+    K = rbf_from_sqdist(D2, 1.3)
+    sol = fit_l2_svm(K, y, 5.0)
+    c = np.random.default_rng(0).normal(size=40)
+    whole = loo_gradient(sol, K, rbf_l2_derivatives(K, D2, 1.3, sol), c)
+    monkeypatch.setattr(grad_module, "_COLUMN_VALUES", 3 * 40)  # blocks of 3 columns
+    lazy = grad_module._rbf_l2_derivative_blocks(K, D2, 1.3, sol)
+    assert isinstance(lazy[0], grad_module.DerivativeColumns)
+    assert max(j.stop - j.start for j, _ in lazy[0].blocks()) == 3
+    got = grad_module._loo_gradient(sol, K, lazy, c, None)
+    np.testing.assert_allclose(got, whole, rtol=1e-11, atol=1e-13)
+
+
 def test_objective_is_consistent_with_the_pieces():
     X, y = make_problem(30, 2, 8)
     D2 = squared_distances(X)

@@ -43,7 +43,6 @@ literal reading with ``nonsupport="label"``; the paper does not say which it com
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -67,7 +66,11 @@ from svmtune.loo import rbsvm_groups
 from svmtune.loo.closed_form import (
     _closed_form_loo,
 )
-from svmtune.loo.rbsvm_gradient import _loo_gradient, rbf_l2_derivatives
+from svmtune.loo.rbsvm_gradient import (
+    _loo_gradient,
+    _rbf_l2_derivative_blocks,
+    rbf_l2_derivatives,
+)
 from svmtune.svm import _fit_l2_svm
 
 __all__ = [
@@ -264,14 +267,13 @@ def _rbsvm_objective(
             r, red, rows = rbsvm_groups._lgo_terms(sol, K, codes, Minv)
         L, dL = objective_terms(sol, r, loss, nonsupport)
         value += float(weights @ L)
-        if gradient:  # the derivatives made where the gradient reads them (_loo_gradient)
-            dH = functools.partial(rbf_l2_derivatives, K, D2, sigma, sol)
-            if codes is None:
+        if gradient:
+            if codes is None:  # the derivative's columns made where the gradient reads them
+                dH = _rbf_l2_derivative_blocks(K, D2, sigma, sol)
                 grad += _loo_gradient(sol, K, dH, weights * dL, Minv)
             else:
-                grad += rbsvm_groups._lgo_gradient(
-                    sol, K, dH(), weights * dL, codes, Minv, red, rows
-                )
+                dH = rbf_l2_derivatives(K, D2, sigma, sol)
+                grad += rbsvm_groups._lgo_gradient(sol, K, dH, weights * dL, codes, Minv, red, rows)
         loo.append(r)
         sols.append(sol)
         used |= sol.support

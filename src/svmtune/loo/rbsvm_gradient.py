@@ -24,7 +24,8 @@ costs ``O(m^2)`` plus an ``O(n m)`` product.  For ``log sigma`` ``dH = dK/dlog s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils import gen_batches
@@ -103,13 +104,12 @@ def loo_gradient(
 def _loo_gradient(
     sol: DualSolution,
     K: np.ndarray | KernelColumns,
-    dH: Sequence[np.ndarray] | Callable[[], Sequence[np.ndarray]],
+    dH: Sequence[np.ndarray | DerivativeColumns],
     c: np.ndarray,
     inverse: np.ndarray | None,
 ) -> np.ndarray:
-    """:func:`loo_gradient` on checked inputs; ``dH`` may be a function that makes the
-    derivatives, called once ``B diag(g) B`` is made (issue 64: the ``n x |S|`` columns and
-    that product's making were both at the exact stage's peak)."""
+    """:func:`loo_gradient` on checked inputs; a derivative may be
+    :class:`DerivativeColumns`, read a block of columns at a time."""
     n = sol.y.shape[0]
     S, beta, _ = support_system(sol)
     m = S.size
@@ -130,15 +130,26 @@ def _loo_gradient(
     z = np.zeros(n)
     z[S] = -v
     z[N] = cN
-    dH = dH() if callable(dH) else dH
     out = np.empty(len(dH))
     for k, D in enumerate(dH):
+        if isinstance(D, DerivativeColumns):
+            out[k] = _columns_term(D, S, W, z, beta)
+            continue
         D = check_derivative(D, n, m)
         if D.ndim == 1:
             out[k] = -float(np.sum(D * (np.diag(W) + v * beta)))
         else:
             out[k] = -_support_inner(D, S, W) + float(z @ (D @ beta))
     return out
+
+
+def _columns_term(D: DerivativeColumns, S, W, z, beta) -> float:
+    """``-sum(D[S] * W) + z^T (D beta)`` of :func:`_loo_gradient`, over ``D``'s blocks of
+    columns."""
+    total = 0.0
+    for j, Dj in D.blocks():
+        total += float(z @ (Dj @ beta[j])) - float(np.sum(Dj[S] * W[:, j]))
+    return total
 
 
 def _support_inner(D: np.ndarray, S: np.ndarray, W: np.ndarray) -> float:
@@ -167,13 +178,39 @@ def rbf_l2_derivatives(
             f"K and D2 must be ({n}, {n}) for a solution on {n} points, got {np.shape(K)} and "
             f"{np.shape(D2)}"
         )
-    S = np.flatnonzero(sol.support)
-    K, D2 = as_kernel(K), np.asarray(D2)
+    dK, dlogC = _rbf_l2_derivative_blocks(K, D2, sigma, sol)
     # by blocks of columns: one n x |S| array made, not three (issue 64)
-    cols = np.empty((n, S.size))
-    for j in gen_batches(S.size, max(1, _COLUMN_VALUES // max(n, 1))):
-        cols[:, j] = rbf_dlogsigma(kernel_columns(K, S[j]), D2[:, S[j]], sigma)
-    return [cols, -sol.H_diag[S]]
+    cols = np.empty((n, dK.S.size))
+    for j, Dj in dK.blocks():
+        cols[:, j] = Dj
+    return [cols, dlogC]
+
+
+def _rbf_l2_derivative_blocks(K, D2, sigma: float, sol: DualSolution) -> list:
+    """:func:`rbf_l2_derivatives` on checked inputs, the sigma-derivative's columns as
+    :class:`DerivativeColumns` (made where :func:`_loo_gradient` reads them)."""
+    S = np.flatnonzero(sol.support)
+    return [DerivativeColumns(as_kernel(K), np.asarray(D2), float(sigma), S), -sol.H_diag[S]]
+
+
+@dataclass(frozen=True)
+class DerivativeColumns:
+    """The support columns ``dK[:, S] = K[:, S] * D2[:, S] / sigma^2`` of the kernel's
+    derivative in ``log sigma`` (RBSVM eq. (38)), made :data:`_COLUMN_VALUES` values at a time
+    where they are read, never as one ``n x |S|`` array (issue 64: that array was at the
+    exact stage's peak beside the support factor, its inverse and ``B diag(g) B``)."""
+
+    K: np.ndarray | KernelColumns
+    D2: np.ndarray
+    sigma: float
+    S: np.ndarray
+
+    def blocks(self):
+        """``(j, dK[:, S[j]])`` for consecutive slices ``j`` of the support columns."""
+        n = self.D2.shape[0]
+        for j in gen_batches(self.S.size, max(1, _COLUMN_VALUES // max(n, 1))):
+            cols = self.S[j]
+            yield j, rbf_dlogsigma(kernel_columns(self.K, cols), self.D2[:, cols], self.sigma)
 
 
 #: kernel values per block of columns of :func:`rbf_l2_derivatives` (2 MB)
