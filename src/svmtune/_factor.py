@@ -102,7 +102,8 @@ def sandwich(B: np.ndarray, g: np.ndarray) -> np.ndarray:
             c = cols[start : start + step]
             # A^T of the C-ordered A = B_c diag(sqrt|g_c|) is Fortran-ordered: A A^T by syrk's
             # trans=1 form without a copy
-            A = np.ascontiguousarray(B[:, c] * np.sqrt(sign * g[c]))
+            Bc = B if c.size == m else B[:, c]  # one block of all columns: no copy of B
+            A = np.ascontiguousarray(Bc * np.sqrt(sign * g[c]))
             out = blas.dsyrk(sign, A.T, beta=1.0, c=out, trans=1, lower=1, overwrite_c=1)
     return mirror_lower(out)  # syrk wrote the lower triangle only
 

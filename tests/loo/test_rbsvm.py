@@ -286,16 +286,20 @@ def test_rbf_derivatives_by_blocks_of_columns_are_the_whole_product(monkeypatch)
     assert np.array_equal(dS, D2[:, S] / 1.3**2 * K[:, S])
 
 
-def test_support_inner_product_by_blocks_of_rows_is_the_whole_sum(monkeypatch):
-    """``sum(D[S] * W)``, the support rows read a few at a time (issue 64), is the sum of
-    the whole product."""
+def test_gradient_term_by_blocks_of_columns_is_the_whole_sum(monkeypatch):
+    """``-sum(D[S] * W) + z^T (D beta)``, the derivative's columns read a few at a time
+    (issue 64), is the term of the whole arrays."""
     import svmtune.loo.rbsvm_gradient as grad_module
 
     rng = np.random.default_rng(2)
     D, W = rng.normal(size=(50, 20)), rng.normal(size=(20, 20))
+    z, beta = rng.normal(size=50), rng.normal(size=20)
     S = np.sort(rng.choice(50, 20, replace=False))
-    monkeypatch.setattr(grad_module, "_COLUMN_VALUES", 3 * 20)  # blocks of 3 rows
-    assert grad_module._support_inner(D, S, W) == pytest.approx(np.sum(D[S] * W), rel=1e-13)
+    monkeypatch.setattr(grad_module, "_COLUMN_VALUES", 3 * 50)  # blocks of 3 columns
+    blocks = list(grad_module._column_blocks(D))
+    assert len(blocks) == 7 and all(np.shares_memory(Dj, D) for _, Dj in blocks)
+    got = grad_module._columns_term(blocks, S, W, z, beta)
+    assert got == pytest.approx(z @ (D @ beta) - np.sum(D[S] * W), rel=1e-13)
 
 
 def test_gradient_from_derivative_columns_by_blocks_is_the_gradient_of_the_array(monkeypatch):

@@ -132,32 +132,36 @@ def _loo_gradient(
     z[N] = cN
     out = np.empty(len(dH))
     for k, D in enumerate(dH):
-        if isinstance(D, DerivativeColumns):
-            out[k] = _columns_term(D, S, W, z, beta)
-            continue
-        D = check_derivative(D, n, m)
-        if D.ndim == 1:
-            out[k] = -float(np.sum(D * (np.diag(W) + v * beta)))
-        else:
-            out[k] = -_support_inner(D, S, W) + float(z @ (D @ beta))
+        if not isinstance(D, DerivativeColumns):
+            D = check_derivative(D, n, m)
+            if D.ndim == 1:
+                out[k] = -float(np.sum(D * (np.diag(W) + v * beta)))
+                continue
+        out[k] = _columns_term(_column_blocks(D), S, W, z, beta)
     return out
 
 
-def _columns_term(D: DerivativeColumns, S, W, z, beta) -> float:
-    """``-sum(D[S] * W) + z^T (D beta)`` of :func:`_loo_gradient`, over ``D``'s blocks of
-    columns."""
+def _columns_term(blocks, S, W, z, beta) -> float:
+    """``-sum(D[S] * W) + z^T (D beta)`` of :func:`_loo_gradient` over the blocks ``(j,
+    D[:, j])`` of the derivative's support columns (the whole products made two more
+    ``|S| x |S|`` arrays at the exact stage's peak: issue 64)."""
     total = 0.0
-    for j, Dj in D.blocks():
+    for j, Dj in blocks:
         total += float(z @ (Dj @ beta[j])) - float(np.sum(Dj[S] * W[:, j]))
     return total
 
 
-def _support_inner(D: np.ndarray, S: np.ndarray, W: np.ndarray) -> float:
-    """``sum(D[S] * W)``, the support rows of ``D`` read :data:`_COLUMN_VALUES` values at a
-    time (the whole product made two more ``|S| x |S|`` arrays at the exact stage's peak:
-    issue 64)."""
-    rows = max(1, _COLUMN_VALUES // max(S.size, 1))
-    return float(sum(np.sum(D[S[j]] * W[j]) for j in gen_batches(S.size, rows)))
+def _column_blocks(D):
+    """``(j, D[:, j])`` for consecutive column slices ``j`` of :data:`_COLUMN_VALUES` values:
+    :meth:`DerivativeColumns.blocks`, or views of an array's columns."""
+    if isinstance(D, DerivativeColumns):
+        return D.blocks()
+    return ((j, D[:, j]) for j in gen_batches(D.shape[1], _block_columns(D.shape[0])))
+
+
+def _block_columns(n: int) -> int:
+    """Columns of ``n`` rows per block of :data:`_COLUMN_VALUES` values."""
+    return max(1, _COLUMN_VALUES // max(n, 1))
 
 
 def rbf_l2_derivatives(
@@ -207,8 +211,7 @@ class DerivativeColumns:
 
     def blocks(self):
         """``(j, dK[:, S[j]])`` for consecutive slices ``j`` of the support columns."""
-        n = self.D2.shape[0]
-        for j in gen_batches(self.S.size, max(1, _COLUMN_VALUES // max(n, 1))):
+        for j in gen_batches(self.S.size, _block_columns(self.D2.shape[0])):
             cols = self.S[j]
             yield j, rbf_dlogsigma(kernel_columns(self.K, cols), self.D2[:, cols], self.sigma)
 
