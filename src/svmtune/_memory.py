@@ -1,10 +1,11 @@
 """Memory the process has freed, handed back to the system (issue 64, "Past one machine").
 
 glibc's allocator keeps freed memory in its heaps for reuse, so a process's resident size
-stays at its highest point after the arrays that made it are gone: after ``auto``'s exact
-stage, 290 MB of freed distance and kernel matrices at 10^6 rows stayed resident through the
-final fit, whose own working set was 80 MB.  :func:`release_freed_memory` asks glibc to
-return them (``malloc_trim(0)``), as dask's workers do for their "unmanaged" memory
+stays near its highest point after the arrays that made it are gone: at 10^6 rows 156 MB of
+the selection's freed matrices were still resident when the final fit started, 26 MB with
+:func:`release_freed_memory` (``benchmarks/memory_steps.md``; the peak, the exact stage's,
+is the same either way).  :func:`release_freed_memory` asks glibc to return them
+(``malloc_trim(0)``), as dask's workers do for their "unmanaged" memory
 (https://distributed.dask.org/en/stable/worker-memory.html#manually-trim-memory).  Elsewhere
 (macOS, Windows, musl) it does nothing: those allocators return large blocks on their own.
 """

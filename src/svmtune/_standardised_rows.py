@@ -4,7 +4,7 @@
 The tuner's door fits a :class:`~sklearn.preprocessing.StandardScaler` on ``X`` and, for a
 selector that reads ``X`` by rows (``auto``: its subsamples, the final-model rule's rows, the
 low-rank model's row blocks), hands on :class:`StandardisedRows` instead of the transformed
-copy: at 10^6 rows x 20 features that copy was 153 MB, a third of what a selection held
+copy: at 10^6 rows x 20 features that copy was 153 MB, a quarter of what a selection held
 above the data.  Rows read through it are the rows of the copy, bit for bit: both apply the
 scaler's statistics with the same arithmetic (:func:`scaled`, which
 :func:`svmtune.preprocess.transform_validated` calls too).

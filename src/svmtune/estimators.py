@@ -187,8 +187,8 @@ FULL_KERNEL_MAX_N = 4096
 #: kernel values per block when :class:`L2SVC` computes decision values and the low-rank
 #: model (:mod:`svmtune.estimators_lowrank`) its passes (8 MiB): a Newton pass of the
 #: low-rank model holds about five arrays of a block's size at once (at 10^6 rows and 500
-#: landmarks 2^22 values held 90 MB more than 2^20, and the fit took no less time:
-#: ``benchmarks/scale_out.md``)
+#: landmarks its peak was 233 MB above the data with 2^22 values, 143 MB with 2^20, in
+#: 55 s and 48 s: ``benchmarks/memory_steps.md``)
 DECISION_BLOCK = 2**20
 
 

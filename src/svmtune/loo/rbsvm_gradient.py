@@ -144,7 +144,7 @@ def _loo_gradient(
 def _columns_term(blocks, S, W, z, beta) -> float:
     """``-sum(D[S] * W) + z^T (D beta)`` of :func:`_loo_gradient` over the blocks ``(j,
     D[:, j])`` of the derivative's support columns (the whole products made two more
-    ``|S| x |S|`` arrays at the exact stage's peak: issue 64)."""
+    ``|S| x |S|`` arrays: issue 64)."""
     total = 0.0
     for j, Dj in blocks:
         total += float(z @ (Dj @ beta[j])) - float(np.sum(Dj[S] * W[:, j]))

@@ -122,9 +122,9 @@ def default_svc_fit(X, y, sw) -> tuple[int, int]:
 
 
 #: libsvm's kernel cache (MB) in the final-model rule's fits, half scikit-learn's default:
-#: the cache changes their speed, not their support vectors or iterations, and at 10^6 rows the
-#: rule's fits on 12,500 rows held the selection's largest working set (on those rows of
-#: ``benchmarks/scale_out.py``'s data: peak 321 MB against 429, 9.2 s against 8.6 s)
+#: the cache changes their speed, not their support vectors or iterations (on the 12,500
+#: rows of the 10^6-row selection of ``benchmarks/scale_out.py``: peak 129 MB above the data
+#: against 236 MB, 10.7 s against 9.6 s; ``benchmarks/memory_steps.md``)
 RULE_CACHE_MB = 100.0
 
 
@@ -169,11 +169,6 @@ class Probe:
     fractions: tuple[float, ...]
     work: float
     seconds: float
-
-    @property
-    def shares(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
-        """``(rows, fractions)``, for the plan's pricing of the final rule's fits."""
-        return self.rows, self.fractions
 
     def fraction_at(self, n: int) -> float:
         """The share of support vectors on ``n`` rows (:func:`svmtune.methods._fidelity.

@@ -182,7 +182,7 @@ def rule_work(n: int, first: int, *, landmarks: bool, lowrank_fit: bool) -> Rule
     """The final-model rule's steps on ``n`` rows after a first stage of ``first`` rows
     (:func:`rule_rows`, :func:`held_out_rows`)."""
     rows = rule_rows(n, first)
-    return RuleWork(rows, held_out_rows(n, rows), 2, bool(landmarks), bool(lowrank_fit))
+    return RuleWork(rows, held_out_rows(n, rows), landmarks=landmarks, lowrank_fit=lowrank_fit)
 
 
 def rule_cost(

@@ -45,6 +45,7 @@ clipped to ``[-1, 1]``; with one stage ``a = 0``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -314,7 +315,7 @@ def plan_stages(
     first_scores: int = FIRST_SCORES,
     probe_work: float = 0.0,
     all_rows_evals: int = 0,
-    probe_shares: tuple | None = None,
+    share_at: Callable[[int], float] | None = None,
 ) -> Plan:
     """The stages of ``auto`` on ``n`` rows of ``d`` features within ``budget`` ``SVC()`` fits.
 
@@ -351,10 +352,10 @@ def plan_stages(
     probe_work : float
         Work of the probes' ``SVC()`` fits (:func:`svc_fit_cost` of each at its own share),
         spent before the plan: counted in its cost and taken from the budget.
-    probe_shares : (rows, fractions), optional
-        The probes' rows and shares of support vectors, from which the final-model rule's
-        fits are priced at the share of their own rows (:func:`sv_fraction_at`; None:
-        ``sv_fraction``).
+    share_at : callable, optional
+        ``SVC()``'s share of support vectors on ``r`` rows (the probes'
+        :meth:`~svmtune.methods._auto_final.Probe.fraction_at`), at which the final-model
+        rule's fits are priced on their own rows (None: ``sv_fraction`` at every size).
 
     Returns
     -------
@@ -364,7 +365,7 @@ def plan_stages(
     final = _final_reserve(n, d, n_tasks, rank, unit)
     probe = float(probe_work) / unit
     left = max(budget - final - probe, 0.0)
-    share = _share_at(sv_fraction, probe_shares)
+    share = share_at if share_at is not None else (lambda r: sv_fraction)
     first_path = "lowrank" if lowrank_only else "exact"
     evals0 = refiners * max_eval + first_scores
     cap = n if first_path == "lowrank" else min(n, max_exact)
@@ -399,15 +400,6 @@ def plan_stages(
     c_min = 0.0 if one_stage_exact else rule(smallest, landmarks=first_path == "exact")
     return Plan(n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe,
                 c_rule, probe + least + final + c_min)  # fmt: skip
-
-
-def _share_at(sv_fraction, probe_shares):
-    """The share of support vectors on ``r`` rows, a function of ``r``: from the probes'
-    ``(rows, fractions)`` (:func:`sv_fraction_at`), or ``sv_fraction`` at every size."""
-    if probe_shares is None:
-        return lambda r: sv_fraction
-    rows, fractions = probe_shares
-    return lambda r: sv_fraction_at(r, rows, fractions)
 
 
 def _later_stages(size, n, left, max_exact, lowrank_only, d, n_tasks, rank, unit) -> list:

@@ -301,9 +301,9 @@ class Auto(Selector):
         ``sv_fraction``: ``SVC()``'s share of support vectors on all rows, or ``probe``: the
         probes' :class:`~svmtune.methods._auto_final.Probe`).  A ``budget`` given below the
         plan's least warns before the work (:func:`~svmtune.methods._auto_final.warn_budget`)."""
-        probe_work, shares = 0.0, None
+        probe_work, share_at = 0.0, None
         if probe is not None:  # the shares of support vectors price the final rule's fits
-            sv_fraction, probe_work, shares = probe.fraction_at(n), probe.work, probe.shares
+            sv_fraction, probe_work, share_at = probe.fraction_at(n), probe.work, probe.fraction_at
         if self.exact_rows is not None:
             max_exact = int(self.exact_rows)
         else:
@@ -341,7 +341,7 @@ class Auto(Selector):
             first_scores=first_scores,
             probe_work=probe_work,
             all_rows_evals=self.all_rows_evals,
-            probe_shares=shares,
+            share_at=share_at,
         )
         if self.budget is not None:
             warn_budget(plan)
