@@ -7,6 +7,8 @@ import pytest
 from sklearn.datasets import make_classification
 
 from svmtune.estimators import L2SVC
+from svmtune.kernels import rbf_params
+from svmtune.methods._auto_curve import curve_test
 from svmtune.methods._fidelity import (
     GROWTH,
     LARGE_ROWS,
@@ -253,12 +255,15 @@ def test_above_large_rows_the_selection_s_work_stops_growing():
 
 
 def _rule_steps_priced(monkeypatch, plan, rule_args, share, rank):
-    """Run the final-model rule (``rule_args`` after the plan) counting each step it takes
-    and pricing it in the cost model's units: each libsvm fit at ``share(rows)``, the share
-    of support vectors of its own rows; a prediction of ``h`` rows against the support
-    vectors of ``r`` rows at ``h / r`` of such a fit; the landmarks on the rows; the low-rank
-    fit and its held-out rows' kernel to its landmarks.  Returns the steps' names and their
-    work in ``SVC()`` fits on all rows."""
+    """Run the final-model rule (``rule_args`` after the plan) and, where the plan's last
+    stage holds fewer rows than the data and keeps a libsvm fit for the final model, the
+    learning-curve test of the same point against
+    ``SVC()``'s (:mod:`svmtune.methods._auto_curve`), counting
+    each step they take and pricing it in the cost model's units: each libsvm fit at
+    ``share(rows)``, the share of support vectors of its own rows; a prediction of ``h``
+    rows against the support vectors of ``r`` rows at ``h / r`` of such a fit; the
+    landmarks on the rows; the low-rank fit and its held-out rows' kernel to its landmarks.
+    Returns the steps' names and their work in ``SVC()`` fits on all rows."""
     import sklearn.svm
 
     import svmtune.methods._auto_final as af
@@ -294,6 +299,11 @@ def _rule_steps_priced(monkeypatch, plan, rule_args, share, rank):
     wrap(af.LowRankL2SVC, "predict",
          lambda self, X: KAPPA_LOWRANK * X.shape[0] * rank * (d + D_EXP))  # fmt: skip
     af.final_rule(plan, *rule_args)
+    params, _, _, X, y, sw, order, multiclass = rule_args
+    if plan.stages[-1].size < plan.n and plan.final_cost >= 1.0:  # the learning-curve test
+        svc = rbf_params(np.sqrt(d * X.var() / 2), 1.0)  # SVC()'s point on the standard rows
+        first = plan.stages[0].size
+        assert curve_test(params, svc, X, y, sw, None, order, first, multiclass, 0.0) is not None
     unit = svc_fit_cost(plan.n, d, plan.sv_fraction)
     return sorted(name for name, _ in counted), sum(w for _, w in counted) / unit
 
@@ -317,9 +327,9 @@ def test_the_plan_prices_the_work_the_final_rule_does(monkeypatch):
     assert plan.final_cost == 1.0  # libsvm's fit is the cheaper final model: no low-rank fit
     args = (rbf_params(2.0, 4.0), None, (rank, 1e-4), X, y, None, order, "ovr")
     names, work = _rule_steps_priced(monkeypatch, plan, args, probe.fraction_at, rank)
-    assert names == [
-        "SVC.fit",
-        "SVC.predict",
+    assert names == [  # the rule's fit and prediction and the curve test's four of each
+        *["SVC.fit"] * 5,
+        *["SVC.predict"] * 5,
         "_auto_final.default_svc_fit",
         "_auto_final.pivoted_cholesky_landmarks",
     ]

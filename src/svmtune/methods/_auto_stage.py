@@ -23,6 +23,7 @@ from svmtune.loo.rbsvm_groups import group_codes
 from svmtune.methods._auto_rows import take_rows
 from svmtune.methods._fidelity import (
     carry_C,
+    carry_exponent,
 )
 from svmtune.methods.base import SelectionContext, TrainingData, get_selector, ovr_tasks
 from svmtune.search.start import initial_sigma
@@ -39,6 +40,8 @@ __all__ = [
     "on_bound",
     "better_outside",
     "inner_advice_ignored",
+    "refined_exponent",
+    "takes_groups",
 ]
 
 
@@ -359,3 +362,14 @@ def inner_advice_ignored():
         warnings.filterwarnings("ignore", message=stop, category=ConvergenceWarning)
         warnings.filterwarnings("ignore", message=".*S&S", category=UserWarning)
         yield
+
+
+def takes_groups(method: str) -> bool:
+    """Whether the selector ``method`` holds out whole groups (a refinement with ``groups``)."""
+    return get_selector(method).holdout() in ("folds", "groups")
+
+
+def refined_exponent(refined: list[tuple[int, float]]) -> float:
+    """The carry exponent of the rows and the refined ``C`` of each stage so far
+    (:func:`~svmtune.methods._fidelity.carry_exponent`)."""
+    return carry_exponent([r for r, _ in refined], [c for _, c in refined])

@@ -38,7 +38,12 @@ predicting the ``h`` rows on its landmarks) where it is the cheaper final model
 (:func:`svmtune.methods._auto_final.final_rule`).  Two counts are bounds: the landmarks are
 priced at the plan's cap ``rank`` (the trace rule stops earlier where the kernel's spectrum
 falls fast), and the low-rank fit wherever that model is the cheaper final one (the rule
-fits it only where libsvm's predicted fit also exceeds what the budget has left).
+fits it only where libsvm's predicted fit also exceeds what the budget has left).  Beside
+the rule, the learning-curve test (:mod:`svmtune.methods._auto_curve`) fits libsvm at the
+chosen point and at ``SVC()``'s on the ``r`` rows and on ``r / GROWTH`` of them, and predicts
+the ``h`` rows with each: priced wherever the rule is, though it runs only where the chosen
+point is not ``SVC()``'s (a third bound), and only where the last stage holds fewer than
+``n`` rows and libsvm's fit is the plan's reserve for the final model.
 :func:`rule_work` counts these steps and
 :func:`rule_cost` prices them; ``tests/methods/test_fidelity.py`` counts what the rule
 really fits and predicts against them.  Until issue 63 the plan charged two fits at the
@@ -54,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "GROWTH",
     "HELD_OUT_ROWS",
     "RuleWork",
     "exact_eval_cost",
@@ -95,6 +101,9 @@ LANDMARK_PASSES = 6.0
 LARGE_ROWS = 100_000
 #: most held-out rows of the final-model rule's comparison
 HELD_OUT_ROWS = 20000
+#: growth of the plan's stage sizes (successive halving's usual factor 3 to 4), and the ratio
+#: of the learning-curve test's two training sizes (:mod:`svmtune.methods._auto_curve`)
+GROWTH = 4
 
 
 def svc_fit_cost(s: float, d: int, sv_fraction: float | None = None) -> float:
@@ -155,21 +164,36 @@ class RuleWork:
     on ``rows`` rows, predictions of ``held`` held-out rows by the chosen point's SVC,
     the low-rank model's ``landmarks`` on the rows (where the last stage was exact) and its
     ``lowrank_fit`` with predictions of the held-out rows (where it may be the final
-    model)."""
+    model), and (``curve``) the learning-curve test's libsvm fits at the chosen point and
+    ``SVC()``'s on ``rows`` and ``rows // GROWTH`` rows, each predicting the ``held`` rows
+    (:mod:`svmtune.methods._auto_curve`)."""
 
     rows: int
     held: int
     libsvm_fits: int = 2
     landmarks: bool = False
     lowrank_fit: bool = False
+    curve: bool = True
 
-    def work(self, d: int, n_tasks: int, rank: int, sv_fraction: float | None) -> float:
+    def work(
+        self,
+        d: int,
+        n_tasks: int,
+        rank: int,
+        sv_fraction: float | None,
+        small_fraction: float | None = None,
+    ) -> float:
         """The steps' work (:func:`svc_fit_cost` units) at ``sv_fraction``, the share of
-        support vectors on :attr:`rows` rows."""
+        support vectors on :attr:`rows` rows, and ``small_fraction``, on the learning-curve
+        test's ``rows // GROWTH`` (default ``sv_fraction``)."""
         r = float(self.rows)
         fit = svc_fit_cost(r, d, sv_fraction)
         m = float(min(rank, r))
         work = (self.libsvm_fits + self.held / r) * fit
+        if self.curve:  # the learning-curve test: libsvm at two points on r and s rows
+            s = float(max(self.rows // GROWTH, 1))
+            small = svc_fit_cost(s, d, sv_fraction if small_fraction is None else small_fraction)
+            work += 2 * (fit + small) + 2 * self.held * (fit / r + small / s)
         if self.landmarks:  # pivoted Cholesky and the kernel to the landmarks on the rows
             work += KAPPA_LOWRANK * r * m * (LANDMARK_PASSES * d + D_EXP)
         if self.lowrank_fit:  # its fit, and the held-out rows' kernel to its landmarks
@@ -178,11 +202,15 @@ class RuleWork:
         return work
 
 
-def rule_work(n: int, first: int, *, landmarks: bool, lowrank_fit: bool) -> RuleWork:
+def rule_work(
+    n: int, first: int, *, landmarks: bool, lowrank_fit: bool, curve: bool = True
+) -> RuleWork:
     """The final-model rule's steps on ``n`` rows after a first stage of ``first`` rows
-    (:func:`rule_rows`, :func:`held_out_rows`)."""
+    (:func:`rule_rows`, :func:`held_out_rows`), with the learning-curve test's (``curve``:
+    where the last stage holds fewer than ``n`` rows)."""
     rows = rule_rows(n, first)
-    return RuleWork(rows, held_out_rows(n, rows), landmarks=landmarks, lowrank_fit=lowrank_fit)
+    held = held_out_rows(n, rows)
+    return RuleWork(rows, held, landmarks=landmarks, lowrank_fit=lowrank_fit, curve=curve)
 
 
 def rule_cost(
@@ -196,8 +224,10 @@ def rule_cost(
     share: Callable[[int], float | None],
     landmarks: bool,
     lowrank_fit: bool,
+    curve: bool = True,
 ) -> float:
     """The final-model rule's work (:func:`rule_work`) in ``SVC()`` fits of work ``unit``,
     each of its libsvm fits at ``share(rows)``, the share of support vectors on its rows."""
-    steps = rule_work(n, first, landmarks=landmarks, lowrank_fit=lowrank_fit)
-    return steps.work(d, n_tasks, rank, share(steps.rows)) / unit
+    steps = rule_work(n, first, landmarks=landmarks, lowrank_fit=lowrank_fit, curve=curve)
+    small = share(max(steps.rows // GROWTH, 1))
+    return steps.work(d, n_tasks, rank, share(steps.rows), small) / unit

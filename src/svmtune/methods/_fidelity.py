@@ -52,6 +52,7 @@ import numpy as np
 from sklearn.utils.validation import check_random_state
 
 from svmtune.methods._cost_model import (
+    GROWTH,
     LARGE_ROWS,
     exact_eval_cost,
     lowrank_eval_cost,
@@ -81,8 +82,6 @@ __all__ = [
 #: the smallest first stage: below about 200 rows a leave-one-out error moves in steps of
 #: half a point and more, too coarse to rank candidates
 MIN_FIRST = 200
-#: growth of the stage sizes (successive halving's usual factor 3 to 4)
-GROWTH = 4
 #: share of the selection budget the first stage may use: it runs the starts, the referee
 #: and the long refinement; the rest goes to the larger stages
 FIRST_SHARE = 0.6
@@ -388,16 +387,26 @@ def plan_stages(
     # where the stages end exact on all rows), with its landmarks where the last is exact
     rule = functools.partial(rule_cost, n, d, n_tasks, rank=rank, unit=unit, share=share,
                              lowrank_fit=final < 1.0)  # fmt: skip
-    left -= c0 + rule(s0, landmarks=first_path == "exact")
+    curve = final >= 1.0  # the learning-curve test, where libsvm's fit is the final reserve
+    left -= c0 + rule(s0, landmarks=first_path == "exact", curve=curve)
     stages += _later_stages(s0, n, left, max_exact, lowrank_only, d, n_tasks, rank, unit)
     if c_all and stages[-1].size < n:
         stages.append(Stage(n, ALL_ROWS_PATH, all_rows_evals - 1, 1, c_all))
     exact_last = stages[-1].path == "exact"
     # the referee's family where the stages end exact on all rows: no rule
-    c_rule = 0.0 if exact_last and stages[-1].size >= n else rule(s0, landmarks=exact_last)
+    # (and the learning-curve test's where the last stage holds fewer than n rows)
+    c_rule = (
+        0.0
+        if exact_last and stages[-1].size >= n
+        else rule(s0, landmarks=exact_last, curve=curve and stages[-1].size < n)
+    )
     # the least budget kept to: the smallest first stage, and the rule where it runs then
     one_stage_exact = smallest >= n and first_path == "exact"
-    c_min = 0.0 if one_stage_exact else rule(smallest, landmarks=first_path == "exact")
+    c_min = (
+        0.0
+        if one_stage_exact
+        else rule(smallest, landmarks=first_path == "exact", curve=curve and smallest < n)
+    )
     return Plan(n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe,
                 c_rule, probe + least + final + c_min)  # fmt: skip
 

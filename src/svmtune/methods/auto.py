@@ -23,10 +23,8 @@ The published methods are complementary, and this method composes them:
    ``max_eval`` SVM trainings; its end point joins the candidates before the referee
    decides again.
 
-**Fidelities** (:mod:`svmtune.methods._fidelity`).  First ``SVC()`` is fitted on a probe
-subsample of 1,000 rows and on one of 2,000 (where the data have more): its share of support
-vectors, extended to all rows along the power law through the two, tells the cost model what
-an ``SVC()`` fit on all rows costs on these data (the probes' fits are counted in the plan).
+**Fidelities** (:mod:`svmtune.methods._fidelity`).  ``SVC()`` fitted on probes of 1,000 and
+2,000 rows gives the cost model its share of support vectors on all rows (a power law).
 Steps 1-3 run on a stratified subsample whose size the plan takes from the budget; up to
 1,500 rows the default budget's floor in work puts every row in it
 (:func:`svmtune.methods._fidelity.budget_floor`).  Then each larger subsample (4 times the
@@ -45,6 +43,11 @@ data, ``C`` is carried to all rows (:func:`svmtune.methods._fidelity.carry_C`).
 refines ``C`` on all rows at the chosen width on the Nystroem kernel
 (:mod:`svmtune.methods._auto_allrows`), where its landmarks hold the kernel there.
 
+**At all rows.**  Where the last stage holds fewer rows than the data and the final model is
+libsvm's, ``SVC()``'s point replaces the chosen one where it is ahead beyond ``race_z`` on
+held-out rows, both fitted on two nested subsamples and compared along the learning curve
+extended to all rows (:mod:`svmtune.methods._auto_curve`).
+
 **Final model** (:func:`svmtune.methods._auto_final.final_rule`; ``docs/methods/auto.md``).
 Where the last stage is exact on all rows, the referee's family and ``estimate`` its
 leave-one-out error; otherwise libsvm's SVC, or the low-rank L2-SVM where libsvm's fit would
@@ -57,17 +60,13 @@ first), and for one candidate to the family listed first in ``families``.
 The defaults were chosen on 43 bundled data sets offline (``benchmarks/auto_rules.md``) and by
 nested leave-one-data-set-out (``benchmarks/auto_criteria_lodo.md``, ``auto_referee_rules.md``).
 
-**Sparse X.**  A scipy sparse ``X`` (CSR/CSC) takes the low-rank path at every stage: its
-Nystroem factor needs only kernel columns between the rows and the landmarks, from sparse dot
-products (:mod:`svmtune.methods._lowrank_search`), so ``X`` is never densified.  Starts that
-need a dense ``X`` (LD, S&S) are skipped there, and LD on every low-rank stage (its pair
-statistics are ``O(n^2)``).
+**Sparse X.**  A scipy sparse ``X`` takes the low-rank path at every stage, never densified
+(kernel columns to the landmarks from sparse dot products,
+:mod:`svmtune.methods._lowrank_search`); the starts that need a dense ``X`` (LD, S&S) are skipped.
 
-**Dask X.**  A dask array ``X`` (the door's lazily standardised one; a NumPy ``X`` is
-standardised as its rows are read) is never gathered whole where it does not fit in memory
-(:mod:`svmtune.methods._auto_rows`): every subsample is drawn to memory, ``SVC()``'s width
-is a reduction, the all-rows stage runs only where ``X`` fits (else ``C`` is carried), and the
-final model is then the low-rank L2-SVM fitted in ``X``'s row blocks.
+**Dask X.**  A dask ``X`` is never gathered whole where it does not fit in memory
+(:mod:`svmtune.methods._auto_rows`): subsamples are drawn to memory, ``SVC()``'s width is a
+reduction, and the final model is the low-rank L2-SVM fitted in ``X``'s row blocks.
 
 **Groups.**  With ``groups`` the subsamples keep groups whole, and the referee and the
 refinement hold out whole groups: the leave-one-group-out outputs of the L2-SVM
@@ -93,6 +92,7 @@ from svmtune._validation import available_memory
 from svmtune.kernels import rbf_params
 from svmtune.loo.referee import FAMILIES
 from svmtune.methods._auto_allrows import all_rows_stage
+from svmtune.methods._auto_curve import svc_point, test_choice
 from svmtune.methods._auto_final import cost_info, exact_rule, final_rule, probe_svc, warn_budget
 from svmtune.methods._auto_referee import Referee, score_exact, score_lowrank
 from svmtune.methods._auto_rows import default_sigma, gather_refusal, in_memory_note, skip_all_rows
@@ -105,15 +105,16 @@ from svmtune.methods._auto_stage import (
     inner_advice_ignored,
     lowest_estimate,
     on_bound,
+    refined_exponent,
     same_point,
     start_points,
+    takes_groups,
 )
 from svmtune.methods._auto_stage import carried as carried_choice
 from svmtune.methods._constraints import Boolean, IntegerLike, Interval, Names
 from svmtune.methods._fidelity import (
     ALL_ROWS_PATH,
     carry_C,
-    carry_exponent,
     default_budget,
     nested_subsample,
     plan_stages,
@@ -144,7 +145,8 @@ LANDMARK_TOL = 1e-4
 #: sets where ``SVC()`` is at least as good as the 10-fold grid
 NOISE_Z = 0.0
 #: the race's threshold: a candidate is dropped before a larger stage only when the stage's
-#: winner beats it by more than ``RACE_Z`` standard errors (a one-sided test at 5 %)
+#: winner beats it by more than ``RACE_Z`` standard errors (a one-sided test at 5 %); the
+#: learning-curve test returns ``SVC()``'s point only where that is ahead by more
 RACE_Z = 1.645
 #: the data-only starts, in the referee's tie order
 START_NAMES = ("default", "median", "ld", "ss")
@@ -187,21 +189,19 @@ class Auto(Selector):
         (as :class:`~svmtune.methods.rbsvm_lowrank.RBSVMLowRank`).
     noise_z : float
         The referee's threshold in standard errors of the paired difference: a challenger
-        replaces ``SVC()``'s point only when better by more (default :data:`NOISE_Z`); 0 takes
-        the lowest leave-one-out error, ties to ``SVC()``'s point.
+        replaces ``SVC()``'s point only when better by more (default :data:`NOISE_Z`).
     smooth : bool
         Also let the cross-entropy of the leave-one-out outputs decide, where the 0/1 errors
         do not differ beyond noise (default False).
     race_z : float
         Candidates the stage's winner does not beat by more than ``race_z`` standard errors
-        race on to the next stage (default :data:`RACE_Z`).
+        race on; the learning-curve test's threshold too (default :data:`RACE_Z`).
     all_rows_evals : int
         Where the first stage holds at most ``n / 16`` rows, low-rank evaluations on all rows
         that refine ``C`` at the chosen width instead of carrying it, paid for on top of
         the default budget (:mod:`~svmtune.methods._auto_allrows`; e.g.
-        :data:`~svmtune.methods._fidelity.ALL_ROWS_EVALS`).  Default 0, ``C`` carried: on
-        ijcnn1's 49,990 rows the stage took half the halving search's seconds, more than
-        the third ``auto`` keeps to there (``docs/notes/auto_fidelity.md``).
+        :data:`~svmtune.methods._fidelity.ALL_ROWS_EVALS`).  Default 0, ``C`` carried
+        (its cost: ``docs/notes/auto_fidelity.md``).
 
     Notes
     -----
@@ -213,7 +213,8 @@ class Auto(Selector):
     it was scored or refined on), ``chosen_in_stage`` (the one carried to the next stage) and
     ``chosen``.  ``info`` holds ``path`` ("exact" when the
     last stage is exact on all rows, else "lowrank" or "subsample"), ``chosen`` (origin),
-    ``family``, ``referee_test`` (the verdict on the chosen candidate), ``noise_z``,
+    ``family``, ``referee_test`` (the verdict on the chosen candidate), ``curve_test``
+    (the learning-curve test's verdict, None where not run), ``noise_z``,
     ``plan`` (the stages and their predicted costs), ``budget``, ``predicted_cost`` (in
     ``SVC()`` fits), ``min_budget``, ``predicted_costs`` and ``measured_seconds``
     (:func:`~svmtune.methods._auto_final.cost_info`), ``probe``, ``carry_exponent`` and
@@ -433,7 +434,7 @@ class Auto(Selector):
         referee, fams = self._referee(st), st.families
         if racing is None:
             cands = [default, *start_points(self.starts, st)]
-            refiners = [r for r in self.refine if st.groups is None or _takes_groups(r)]
+            refiners = [r for r in self.refine if st.groups is None or takes_groups(r)]
             if st.D2 is None:  # low rank: RBSVM on the Nystroem kernel
                 refiners = refiners[:1]
             steps = stage.steps
@@ -477,7 +478,7 @@ class Auto(Selector):
             rows = stage_rows(order, stage.size, groups)
             too_large = gather_refusal(X) if stage.path == ALL_ROWS_PATH else None
             if too_large is not None:  # a dask X too large to gather: C carried
-                carried = carried_choice(winner, rows.size, _exponent(refined))
+                carried = carried_choice(winner, rows.size, refined_exponent(refined))
                 skip_all_rows(carried, i, stage, too_large, history, progress)
                 break
             # the stage before freed before this one is made (kept for the all-rows stage)
@@ -486,14 +487,14 @@ class Auto(Selector):
             args = (rows, i, stage, multiclass, random_state, self.families)
             st = StageData.of(X, y, sw, groups, *args)
             if stage.path == ALL_ROWS_PATH:  # C on all rows (module docstring)
-                exponent = _exponent(refined)
+                exponent = refined_exponent(refined)
                 carried = carried_choice(winner, st.size, exponent)
                 opts = {"rank": self.rank, "rank_tol": LANDMARK_TOL, "log2_C": self.log2_C}
                 st, winner = all_rows_stage(st, last, winner, carried, self._referee(st),
                                             history, progress, **opts)  # fmt: skip
                 break
             if racing is not None:
-                a = _exponent(refined)
+                a = refined_exponent(refined)
                 racing = [carried_choice(c, st.size, a) for c in racing]
             fresh = dataclasses.replace(default, n_svm_fits=0, time=0.0, estimates={}, losses={})
             cands, winner, survivors = self._run_stage(st, stage, racing, fresh, progress)
@@ -509,18 +510,24 @@ class Auto(Selector):
                 + (f", {len(survivors)} racing on" if i + 1 < len(plan.stages) else "")
                 + f" ({time.perf_counter() - t_start:.1f} s so far)",
             )
-        return self._selection(plan, st, history, winner, refined, X, y, sw, order,
+        return self._selection(plan, st, history, winner, refined, data, order,
                                multiclass, progress, random_state)  # fmt: skip
 
-    def _selection(self, plan, st, history, chosen, refined, X, y, sw, order, multiclass,
+    def _selection(self, plan, st, history, chosen, refined, data, order, multiclass,
                    progress=None, seed=None):  # fmt: skip
-        """The :class:`Selection` of a run: ``chosen`` carried to all rows, its family and the
-        final-model rule, an estimate of the error of the model returned, and the plan's
-        costs beside the seconds of the run's ``progress`` (``seed``: the run's
-        ``random_state``, for the low-rank model's landmark subsample)."""
-        n = X.shape[0]
-        exponent = _exponent(refined)
+        """The :class:`Selection` of a run: ``chosen`` carried to all rows (or ``SVC()``'s
+        point, by the learning-curve test), its family, the final-model rule, an estimate of
+        the returned model's error, and the plan's costs beside the seconds of ``progress``
+        (``seed``: the run's ``random_state``, for the low-rank model's landmark subsample)."""
+        X, y, sw, n = data.X, data.y, data.sample_weight, data.X.shape[0]
+        exponent = refined_exponent(refined)
         exact_all = st.size == n and st.D2 is not None
+        carried = rbf_params(chosen.sigma, carry_C(chosen.C, st.size, n, exponent))
+        t_rule = time.perf_counter()  # the learning-curve test is priced with the rule
+        test = None if st.size == n else test_choice(carried, history, data, order, plan,
+                                                     multiclass, self.race_z)  # fmt: skip
+        if test is not None and not test.keep:  # SVC()'s point, not carried (module docstring)
+            chosen, exponent = svc_point(chosen, history, test), 0.0
         family = lowest_estimate(chosen, st.families)[1]
         outside: list[Candidate] = []
         point = on_bound(
@@ -531,7 +538,6 @@ class Auto(Selector):
         )
         C = point["C"] if st.size == n else carry_C(point["C"], st.size, n, exponent)
         params = rbf_params(point["sigma"], C)
-        t_rule = time.perf_counter()
         if exact_all and gather_refusal(X) is None:
             estimate = chosen.estimates[family]
             why = exact_rule(family, estimate)
@@ -553,7 +559,8 @@ class Auto(Selector):
             # the probe SVC(), the candidates' fits and the final rule's
             n_svm_fits=1
             + int(sum(c.n_svm_fits for c in history + outside))
-            + rule.get("n_svm_fits", 0),
+            + rule.get("n_svm_fits", 0)
+            + (0 if test is None else test.fits),
             history=[c.row(FAMILIES) for c in history],
             final_model=rule["final_model"],
             info={
@@ -562,6 +569,7 @@ class Auto(Selector):
                 "family": rule["final_model"],
                 "referee": "span-rule / eq. (27)" if st.D2 is not None else "eq. (27), Nystroem",
                 "referee_test": chosen.decided,
+                "curve_test": None if test is None else test.describe(),
                 "noise_z": self.noise_z,
                 "plan": [vars(s) for s in plan.stages],
                 "budget": plan.budget,
@@ -589,12 +597,3 @@ class Auto(Selector):
         final_rule`: this method's ``rank``, :data:`LANDMARK_TOL`, ``seed``'s subsample)."""
         landmarks = (self.rank, LANDMARK_TOL)
         return final_rule(plan, params, rank, landmarks, X, y, sw, order, multiclass, seed=seed)
-
-
-def _takes_groups(method: str) -> bool:
-    return get_selector(method).holdout() in ("folds", "groups")
-
-
-def _exponent(refined: list[tuple[int, float]]) -> float:
-    """The carry exponent of the rows and the refined C of each stage so far."""
-    return carry_exponent([r for r, _ in refined], [c for _, c in refined])
