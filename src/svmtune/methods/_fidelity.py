@@ -328,12 +328,9 @@ def plan_stages(
     scores, as the rest of the budget pays for; stages stop when a stage's scores no longer
     fit or all rows are used.  ``lowrank_only`` (sparse ``X``) keeps every stage low rank.
     Where they end before all rows, a last stage of ``all_rows_evals`` low-rank
-    evaluations on all rows refines ``C`` (:data:`ALL_ROWS_PATH`); its work is kept from the
-    budget before the others are planned, where the budget left after the final fit and
-    the probes pays for it and the first stage then holds at most ``n / GROWTH^2`` rows
-    (below, ``C`` is carried over at most two growth steps, and the stage's ``O(n m^2)``
-    evaluations would cost more than scikit-learn's halving search at a few thousand rows,
-    ``benchmarks/scaling_auto.md``).
+    evaluations on all rows refines ``C`` (:data:`ALL_ROWS_PATH`), its work kept first,
+    where the budget pays for it and the first stage holds at most ``n / GROWTH^2`` rows
+    (else its ``O(n m^2)`` evaluations cost more than they save, ``docs/notes/auto_fidelity``).
 
     Parameters
     ----------
@@ -393,20 +390,13 @@ def plan_stages(
     if c_all and stages[-1].size < n:
         stages.append(Stage(n, ALL_ROWS_PATH, all_rows_evals - 1, 1, c_all))
     exact_last = stages[-1].path == "exact"
-    # the referee's family where the stages end exact on all rows: no rule
-    # (and the learning-curve test's where the last stage holds fewer than n rows)
-    c_rule = (
-        0.0
-        if exact_last and stages[-1].size >= n
-        else rule(s0, landmarks=exact_last, curve=curve and stages[-1].size < n)
-    )
+    # no rule where the stages end exact on all rows; the curve test where they end short
+    c_rule = 0.0 if exact_last and stages[-1].size >= n else rule(
+        s0, landmarks=exact_last, curve=curve and stages[-1].size < n)  # fmt: skip
     # the least budget kept to: the smallest first stage, and the rule where it runs then
     one_stage_exact = smallest >= n and first_path == "exact"
-    c_min = (
-        0.0
-        if one_stage_exact
-        else rule(smallest, landmarks=first_path == "exact", curve=curve and smallest < n)
-    )
+    c_min = 0.0 if one_stage_exact else rule(
+        smallest, landmarks=first_path == "exact", curve=curve and smallest < n)  # fmt: skip
     return Plan(n, d, n_tasks, float(budget), tuple(stages), final, sv_fraction, probe,
                 c_rule, probe + least + final + c_min)  # fmt: skip
 
