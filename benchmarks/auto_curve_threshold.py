@@ -126,6 +126,9 @@ def main() -> None:
         + paired([c for c in cs if c["good"]])
         + "; where they are poor, "
         + paired([c for c in cs if not c["good"]])
+        + " ("
+        + ", ".join(f"{c['set']} {c['n']:,}" for c in cs if not c["good"])
+        + ")"
         + "; all cells, "
         + paired(cs)
         + ".",

@@ -19,7 +19,7 @@ holds whatever the rows' correlation between the two sizes).  The chosen point i
 for ``SVC()``'s only where ``SVC()``'s extended loss is lower beyond noise, by more than
 the race's threshold (``race_z`` standard errors, one-sided at 5 %: F-race's elimination
 test, as the race drops a candidate before a larger stage).  Extending to ``n`` multiplies
-the noise of the two differences (by ``1 + 2k``, ``k`` below), so the sign of the point
+the noise of the two differences (by up to ``1 + 2k``, ``k`` below), so the sign of the point
 estimate alone would drop good choices: on ijcnn1's 5,000 rows an extended difference of
 +0.5 points with a standard error of 2 would have returned ``SVC()``'s point, 2.2 points
 of test accuracy below the choice (``docs/notes/auto_fidelity.md``).  The held-out rows were
