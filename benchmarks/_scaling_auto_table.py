@@ -91,12 +91,10 @@ def _ratio_line(g: dict, n_min: int, bound: float, what: str) -> str:
         if n < n_min or ("auto" not in ms and "halving" not in ms):
             continue
         n_cells += 1
-        if "auto" not in ms or "halving" not in ms:
-            unknown.append(f"{s} {n:,}")
-            continue
-        value, how = _ratio(ms["auto"], ms["halving"])
+        value, how = (None, "") if "auto" not in ms or "halving" not in ms else _ratio(
+            ms["auto"], ms["halving"])  # fmt: skip
         if value is None or (how == ">" and value < bound) or (how == "<" and value > bound):
-            unknown.append(f"{s} {n:,}")
+            unknown.append(f"{s} {n:,} ({_status_of(ms)})")
         elif how == ">" or value > bound:
             above.append(f"{s} {n:,} ({_fmt_ratio(value, how)})")
     if not n_cells:
@@ -107,17 +105,13 @@ def _ratio_line(g: dict, n_min: int, bound: float, what: str) -> str:
     text = f"- {what}: {verdict} ({n_cells} cells"
     text += f"; above the bound: {', '.join(above)}" if above else ""
     if unknown:
-        text += (
-            "; not decidable (a method timed out, failed or was not run): "
-            + ", ".join(f"{u} ({_status_of(g, u)})" for u in unknown)
-        )
+        text += "; not decidable (a method timed out, failed or was not run): "
+        text += ", ".join(unknown)
     return text + ")."
 
 
-def _status_of(g: dict, cell: str) -> str:
-    """What auto and halving did in ``cell`` ("set n"): each one's status and message."""
-    s, n = cell.rsplit(" ", 1)
-    ms = next(ms for (s2, n2, _), ms in g.items() if s2 == s and f"{n2:,}" == n)
+def _status_of(ms: dict) -> str:
+    """What auto and halving did in a cell: each one's status and message."""
     out = []
     for m in ("auto", "halving"):
         r = ms.get(m)

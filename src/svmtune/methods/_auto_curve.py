@@ -33,19 +33,16 @@ Functions take arrays and return numbers or a :class:`CurveTest`; the orchestrat
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 
 from svmtune._labels import first_seen_codes
-from svmtune.estimators import make_final_estimator
 from svmtune.kernels import rbf_params
 from svmtune.loo.paired import PairedComparison, paired_comparison
-from svmtune.methods._auto_final import RULE_CACHE_MB
+from svmtune.methods._auto_final import fit_rule_svc, held_out_losses
 from svmtune.methods._auto_rows import gather_refusal, take_rows
-from svmtune.methods._auto_stage import Candidate
+from svmtune.methods._auto_stage import Candidate, at_point
 from svmtune.methods._cost_model import GROWTH, held_out_rows, rule_rows
 from svmtune.methods._fidelity import stage_rows
 
@@ -140,17 +137,11 @@ def curve_test(chosen, default, X, y, sw, groups, order, first, multiclass, z) -
 
 def _held_losses(params, X, y, sw, rows, Xh, yh, multiclass) -> np.ndarray:
     """0/1 losses on the held-out rows ``(Xh, yh)`` of libsvm's SVC at ``params`` fitted on
-    ``rows`` (the labels' first-seen codes, as the final-model rule fits)."""
-    yr = y[rows]
-    codes = first_seen_codes(yr)
-    svc = make_final_estimator(params, multiclass=multiclass, n_classes=int(codes.max()) + 1)
-    svc.set_params(cache_size=RULE_CACHE_MB)  # as the rule's fits (its peak memory)
-    with warnings.catch_warnings():  # the final fit warns of its own
-        warnings.simplefilter("ignore", SklearnConvergenceWarning)
-        svc.fit(take_rows(X, rows), codes, **({} if sw is None else {"sample_weight": sw[rows]}))
-    code = dict(zip(yr.tolist(), codes.tolist(), strict=True))
-    yh_codes = np.array([code.get(v, -1) for v in yh.tolist()])
-    return (svc.predict(Xh) != yh_codes).astype(float)
+    ``rows`` as the final-model rule fits it (:func:`~svmtune.methods._auto_final.
+    fit_rule_svc`)."""
+    yr, w = y[rows], None if sw is None else sw[rows]
+    svc = fit_rule_svc(params, take_rows(X, rows), first_seen_codes(yr), w, multiclass)
+    return held_out_losses(svc, yr, Xh, yh)
 
 
 def test_choice(params, history, data, order, plan, multiclass, z) -> CurveTest | None:
@@ -162,9 +153,7 @@ def test_choice(params, history, data, order, plan, multiclass, z) -> CurveTest 
     _fidelity.Plan.final_cost`: the low-rank L2-SVM is cheaper) or ``X`` cannot be gathered
     (:func:`~svmtune.methods._auto_rows.gather_refusal`: a dask ``X`` past memory)."""
     default = _last_default(history)
-    if np.isclose(params["sigma"], default.sigma, rtol=1e-9) and np.isclose(
-        params["C"], default.C, rtol=1e-9
-    ):
+    if at_point(default, params["sigma"], params["C"]):
         return None
     if plan.final_cost < 1.0 or gather_refusal(data.X) is not None:
         return None

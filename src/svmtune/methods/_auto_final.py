@@ -44,6 +44,8 @@ __all__ = [
     "exact_rule",
     "final_rule",
     "final_rule_text",
+    "fit_rule_svc",
+    "held_out_losses",
     "libsvm_cost_ratio",
     "probe_svc",
     "svc_sv_fraction",
@@ -137,16 +139,33 @@ def libsvm_cost_ratio(params, X, y, sw, multiclass) -> tuple[float, int, Any]:
     fewer columns, and iterations alone overstated the final fit three- to tenfold on the
     benchmark's cells (``docs/notes/auto_fidelity.md``)."""
     y = first_seen_codes(y)  # libsvm's counts whatever the classes are called (issue 63)
-    n_classes = int(np.unique(y).size)
-    kw = {} if sw is None else {"sample_weight": sw}
+    final = fit_rule_svc(params, X, y, sw, multiclass)
     d = X.shape[1]
-    with warnings.catch_warnings():  # the prediction's fit: the final fit warns of its own
-        warnings.simplefilter("ignore", SklearnConvergenceWarning)
-        final = make_final_estimator(params, multiclass=multiclass, n_classes=n_classes)
-        final.set_params(cache_size=RULE_CACHE_MB)
-        a = _libsvm_work(final.fit(X, y, **kw), d)
+    a = _libsvm_work(final, d)
     b = _work(*default_svc_fit(X, y, sw), d)
     return a / max(b, 1.0), 2, final
+
+
+def fit_rule_svc(params, X, codes, sw, multiclass):
+    """libsvm's SVC at ``params`` as the final model would be (:func:`svmtune.estimators.
+    make_final_estimator`) fitted on the rows ``(X, codes, sw)`` (``codes``: the labels'
+    first-seen codes), with the rule's kernel cache :data:`RULE_CACHE_MB`; libsvm's
+    convergence warnings are left to the final fit."""
+    n_classes = int(np.unique(codes).size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SklearnConvergenceWarning)
+        svc = make_final_estimator(params, multiclass=multiclass, n_classes=n_classes)
+        svc.set_params(cache_size=RULE_CACHE_MB)
+        return svc.fit(X, codes, **({} if sw is None else {"sample_weight": sw}))
+
+
+def held_out_losses(svc, y_fit, Xh, yh) -> np.ndarray:
+    """0/1 losses on the held-out rows ``(Xh, yh)`` of ``svc``, fitted on the first-seen codes
+    of the labels ``y_fit`` (:func:`fit_rule_svc`): ``yh`` coded alike, a class absent from
+    ``y_fit`` counted as an error."""
+    code = dict(zip(y_fit.tolist(), first_seen_codes(y_fit).tolist(), strict=True))
+    yh_codes = np.array([code.get(v, -1) for v in yh.tolist()])
+    return (svc.predict(Xh) != yh_codes).astype(float)
 
 
 def svc_sv_fraction(X, y, sw) -> float:
@@ -346,11 +365,7 @@ def final_rule(
     out["final_cost"] = ratio  # the chosen final fit's predicted cost, in SVC() fits
     gap = None
     if held.size:
-        # the SVC was fitted on the first-seen codes of the rows' labels: code the held-out
-        # labels alike (a class absent from the rows counts as an error)
-        code = dict(zip(y[rows].tolist(), first_seen_codes(y[rows]).tolist()))
-        y_codes = np.array([code.get(v, -1) for v in y[held].tolist()])
-        out["estimate"] = _mean((svc.predict(Xh) != y_codes).astype(float), wh)
+        out["estimate"] = _mean(held_out_losses(svc, y[rows], Xh, y[held]), wh)
         if cheaper:
             lr = _blocked_rule(params, rank, landmarks, Xr, y[rows], w, Xh, y[held], wh, seed)
             gap = lr["estimate"] - out["estimate"]

@@ -37,6 +37,7 @@ __all__ = [
     "candidate",
     "carried",
     "same_point",
+    "at_point",
     "on_bound",
     "better_outside",
     "inner_advice_ignored",
@@ -244,9 +245,12 @@ def lowest_estimate(c: Candidate, families: list[str]) -> tuple[float, str]:
 
 
 def same_point(c: Candidate, others: list[Candidate]) -> bool:
-    return any(
-        np.isclose(c.sigma, o.sigma, rtol=1e-9) and np.isclose(c.C, o.C, rtol=1e-9) for o in others
-    )
+    return any(at_point(o, c.sigma, c.C) for o in others)
+
+
+def at_point(c: Candidate, sigma: float, C: float) -> bool:
+    """``c`` is at ``(sigma, C)`` up to round-off."""
+    return bool(np.isclose(c.sigma, sigma, rtol=1e-9) and np.isclose(c.C, C, rtol=1e-9))
 
 
 class PlanProgress:
